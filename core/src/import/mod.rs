@@ -1,0 +1,1 @@
+//! Importers for agent transcript formats found in the wild.

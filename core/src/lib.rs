@@ -1,0 +1,40 @@
+//! # ctxkit-core: the pure half of ctxkit
+//!
+//! An agent keeps the complete log of its session; before every model call ctxkit decides what
+//! the model sees. This crate computes that decision and nothing else: no I/O, no clock, no
+//! environment, no randomness, no panics. Whatever a decision needs (today's date, a file's
+//! contents, the summary an LLM wrote, the real token count the API reported) arrives as an
+//! argument, so every transform is deterministic and can be snapshot-tested. The shells
+//! (`ctxkit` for Rust and the CLI, `ctxkit-wasm` for JavaScript) do the I/O and call in here.
+//!
+//! A tour of the concepts, in the order data flows:
+//!
+//! - [`message`]: [`Message`], [`Content`], [`Part`], [`ToolCall`]: the provider-neutral model.
+//! - [`wire`]: lossless conversion to and from OpenAI Chat Completions and Anthropic Messages.
+//! - [`tokens`]: token estimates (the reference `bytes/4`, and a script- and content-aware
+//!   default with a model-family factor), calibrated by real usage when the API reports it.
+//! - [`repair`]: [`repair_tool_pairs`] turns any message list into one both providers accept.
+//! - [`validate`]: what Anthropic and OpenAI would say about a request, in their own words.
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::indexing_slicing,
+        clippy::string_slice
+    )
+)]
+
+pub mod error;
+pub mod import;
+pub mod message;
+pub mod repair;
+pub mod tokens;
+pub mod validate;
+pub mod wire;
+
+pub use error::{CoreError, Result};
+pub use message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};

@@ -1,0 +1,1 @@
+//! Wire formats: lossless conversion between [`crate::Message`] and the providers' JSON.
