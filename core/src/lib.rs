@@ -38,3 +38,5 @@ pub mod wire;
 
 pub use error::{CoreError, Result};
 pub use message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
+pub use repair::{repair_tool_pairs, repair_view, RepairReport};
+pub use validate::{validate_anthropic, validate_openai, Violation};

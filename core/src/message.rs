@@ -154,7 +154,10 @@ impl<'de> Deserialize<'de> for Content {
             fn visit_none<E: serde::de::Error>(self) -> Result<Content, E> {
                 Ok(Content::default())
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Content, A::Error> {
                 let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
                 while let Some(part) = seq.next_element::<Part>()? {
                     parts.push(part);
@@ -272,7 +275,11 @@ impl Message {
     }
 
     /// A tool result answering `tool_call_id`.
-    pub fn tool_result(tool_call_id: impl Into<String>, text: impl Into<String>, is_error: bool) -> Self {
+    pub fn tool_result(
+        tool_call_id: impl Into<String>,
+        text: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
         Message {
             tool_call_id: Some(tool_call_id.into()),
             is_error,
@@ -288,7 +295,11 @@ impl Message {
 
 impl ToolCall {
     /// A tool call.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),
@@ -305,7 +316,10 @@ mod tests {
     fn serde_form_omits_empty_fields_and_reads_string_or_parts() {
         let message = Message::tool_result("call_1", "ok", true);
         let json = serde_json::to_string(&message).unwrap_or_default();
-        assert_eq!(json, r#"{"role":"tool","content":"ok","tool_call_id":"call_1","is_error":true}"#);
+        assert_eq!(
+            json,
+            r#"{"role":"tool","content":"ok","tool_call_id":"call_1","is_error":true}"#
+        );
 
         let parts: Message = serde_json::from_str(
             r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig=="},{"type":"text","text":"hi"}]}"#,
@@ -318,16 +332,29 @@ mod tests {
     #[test]
     fn unknown_fields_and_missing_role_are_errors() {
         let typo = serde_json::from_str::<Message>(r#"{"role":"user","contnet":"hi"}"#);
-        assert!(typo.map_err(|e| e.to_string()).err().unwrap_or_default().contains("contnet"));
+        assert!(typo
+            .map_err(|e| e.to_string())
+            .err()
+            .unwrap_or_default()
+            .contains("contnet"));
         let no_role = serde_json::from_str::<Message>(r#"{"content":"hi"}"#);
-        assert!(no_role.map_err(|e| e.to_string()).err().unwrap_or_default().contains("role"));
+        assert!(no_role
+            .map_err(|e| e.to_string())
+            .err()
+            .unwrap_or_default()
+            .contains("role"));
     }
 
     #[test]
     fn text_joins_text_parts_only() {
         let content = Content::Parts(vec![
             Part::Text { text: "a".into() },
-            Part::Image { source: ImageSource::Url { url: "https://x/y.png".into() }, detail: None },
+            Part::Image {
+                source: ImageSource::Url {
+                    url: "https://x/y.png".into(),
+                },
+                detail: None,
+            },
             Part::Text { text: "b".into() },
         ]);
         assert_eq!(content.text(), "a\nb");
