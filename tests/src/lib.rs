@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod arbitrary;
+
 /// The project root (the folder holding the workspace `Cargo.toml`).
 pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test of ctxkit, from a fresh clone: installs what it needs, then lints, tests,
+# and builds. This is the README's test command and what CI (.ci/run) calls.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain components"
+rustup component add clippy rustfmt >/dev/null 2>&1 || true
+
+step "format"
+cargo fmt --all -- --check
+
+step "clippy: the core stays pure (core/clippy.toml bans I/O, clock, env, networking)"
+cargo clippy -p ctxkit-core --all-targets -- -D warnings
+
+step "clippy: the whole workspace"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "tests (unit, integration, properties, snapshots, doctests)"
+cargo test --workspace --locked
+
+printf '\nall tests passed\n'
