@@ -32,6 +32,7 @@ pub mod error;
 pub mod import;
 pub mod message;
 pub mod repair;
+pub mod text;
 pub mod tokens;
 pub mod validate;
 pub mod wire;
