@@ -30,11 +30,13 @@
 
 pub mod error;
 pub mod import;
+pub mod log;
 pub mod message;
 pub mod repair;
 pub mod text;
 pub mod tokens;
 pub mod validate;
+pub mod view;
 pub mod wire;
 
 pub use error::{CoreError, Result};

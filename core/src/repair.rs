@@ -23,10 +23,10 @@
 //! touches its input, and borrows every message it does not change. A log with no non-system
 //! message left after repair stays empty: repair never invents a conversation.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::message::{Content, Message, Role};
+use crate::view::ViewMessage;
 
 /// Result text for a call whose result is not in the view.
 pub const MISSING_RESULT: &str = "[Tool result unavailable: context was compacted]";
@@ -79,15 +79,19 @@ impl RepairReport {
 /// assert_eq!(view[2].text_content(), MISSING_RESULT);
 /// ```
 pub fn repair_tool_pairs(messages: &[Message]) -> Vec<Message> {
-    let (repaired, _) = repair_view(messages.iter().map(Cow::Borrowed).collect());
-    repaired.into_iter().map(Cow::into_owned).collect()
+    let (repaired, _) = repair_view(messages.iter().map(ViewMessage::borrowed).collect());
+    repaired
+        .into_iter()
+        .map(|item| item.message.into_owned())
+        .collect()
 }
 
-/// The repair over borrowed-or-owned messages, with a report of what changed. Messages that
-/// need no change stay as they came (borrowed messages stay borrowed).
-pub fn repair_view<'a>(messages: Vec<Cow<'a, Message>>) -> (Vec<Cow<'a, Message>>, RepairReport) {
+/// The repair over view messages, with a report of what changed. Messages that need no change
+/// stay as they came (borrowed stay borrowed, with their seq and cached estimate); a changed or
+/// inserted message is owned and has no cached estimate.
+pub fn repair_view<'a>(messages: Vec<ViewMessage<'a>>) -> (Vec<ViewMessage<'a>>, RepairReport) {
     let mut report = RepairReport::default();
-    let mut out: Vec<Cow<'a, Message>> = Vec::with_capacity(messages.len() + 1);
+    let mut out: Vec<ViewMessage<'a>> = Vec::with_capacity(messages.len() + 1);
     let mut used_ids = BTreeSet::new();
     let mut rest = messages.into_iter().peekable();
 
@@ -113,7 +117,7 @@ pub fn repair_view<'a>(messages: Vec<Cow<'a, Message>>) -> (Vec<Cow<'a, Message>
             .get(index)
             .is_some_and(|message| message.role != Role::User)
         {
-            out.insert(index, Cow::Owned(Message::user(LEADING_USER)));
+            out.insert(index, ViewMessage::owned(Message::user(LEADING_USER)));
             report.inserted_leading_user = true;
         }
     }
@@ -123,10 +127,10 @@ pub fn repair_view<'a>(messages: Vec<Cow<'a, Message>>) -> (Vec<Cow<'a, Message>
 /// Emits one assistant message with calls, then exactly one result per call, then the other
 /// messages of its exchange.
 fn repair_exchange<'a>(
-    assistant: Cow<'a, Message>,
-    exchange: Vec<Cow<'a, Message>>,
+    assistant: ViewMessage<'a>,
+    exchange: Vec<ViewMessage<'a>>,
     used_ids: &mut BTreeSet<String>,
-    out: &mut Vec<Cow<'a, Message>>,
+    out: &mut Vec<ViewMessage<'a>>,
     report: &mut RepairReport,
 ) {
     let final_ids: Vec<String> = assistant
@@ -140,7 +144,7 @@ fn repair_exchange<'a>(
     for (index, call) in assistant.tool_calls.iter().enumerate().rev() {
         waiting.entry(call.id.as_str()).or_default().push(index);
     }
-    let mut results: Vec<Option<Cow<'a, Message>>> = vec![None; final_ids.len()];
+    let mut results: Vec<Option<ViewMessage<'a>>> = vec![None; final_ids.len()];
     let mut others = Vec::new();
     let mut seen_other = false;
     for message in exchange {
@@ -170,22 +174,19 @@ fn repair_exchange<'a>(
         .filter(|(call, id)| call.id != **id)
         .count();
     report.renamed_ids += renamed;
-    let assistant = if renamed == 0 {
-        assistant
-    } else {
-        let mut owned = assistant.into_owned();
-        for (call, id) in owned.tool_calls.iter_mut().zip(&final_ids) {
+    let mut assistant = assistant;
+    if renamed > 0 {
+        for (call, id) in assistant.to_mut().tool_calls.iter_mut().zip(&final_ids) {
             call.id.clone_from(id);
         }
-        Cow::Owned(owned)
-    };
+    }
     out.push(assistant);
 
     for (result, id) in results.into_iter().zip(final_ids) {
         out.push(match result {
             None => {
                 report.missing_results += 1;
-                Cow::Owned(Message::tool_result(id, MISSING_RESULT, false))
+                ViewMessage::owned(Message::tool_result(id, MISSING_RESULT, false))
             }
             Some(result) => fix_result(result, id, report),
         });
@@ -201,21 +202,21 @@ fn repair_exchange<'a>(
 
 /// A result with its final id and non-blank content.
 fn fix_result<'a>(
-    result: Cow<'a, Message>,
+    mut result: ViewMessage<'a>,
     id: String,
     report: &mut RepairReport,
-) -> Cow<'a, Message> {
+) -> ViewMessage<'a> {
     let blank = result.content.is_blank();
     if !blank && result.tool_call_id.as_deref() == Some(id.as_str()) {
         return result;
     }
-    let mut owned = result.into_owned();
+    let owned = result.to_mut();
     owned.tool_call_id = Some(id);
     if blank {
         report.empty_results += 1;
         owned.content = Content::Text(EMPTY_RESULT.to_owned());
     }
-    Cow::Owned(owned)
+    result
 }
 
 fn is_blank(message: &Message) -> bool {
@@ -265,7 +266,7 @@ mod tests {
             Message::user("note"),
             Message::tool_result("a", "A", false),
         ];
-        let (view, report) = repair_view(log.iter().map(Cow::Borrowed).collect());
+        let (view, report) = repair_view(log.iter().map(ViewMessage::borrowed).collect());
         let shape: Vec<_> = view
             .iter()
             .map(|m| {
@@ -287,10 +288,7 @@ mod tests {
             ]
         );
         assert_eq!(report.moved_results, 1);
-        assert!(
-            matches!(view[0], Cow::Borrowed(_)),
-            "unchanged messages stay borrowed"
-        );
+        assert!(view[0].is_borrowed(), "unchanged messages stay borrowed");
     }
 
     #[test]
@@ -323,7 +321,7 @@ mod tests {
             Message::assistant("hello", vec![]),
             Message::user("   "),
         ];
-        let (view, report) = repair_view(log.iter().map(Cow::Borrowed).collect());
+        let (view, report) = repair_view(log.iter().map(ViewMessage::borrowed).collect());
         let roles: Vec<_> = view.iter().map(|m| m.role).collect();
         assert_eq!(roles, vec![Role::System, Role::User, Role::Assistant]);
         assert_eq!(report.dropped_results, 1);
