@@ -28,12 +28,15 @@
     )
 )]
 
+pub mod budget;
 pub mod error;
+pub mod extractive;
 pub mod import;
 pub mod log;
 pub mod message;
 pub mod repair;
 pub mod text;
+pub mod todo;
 pub mod tokens;
 pub mod validate;
 pub mod view;

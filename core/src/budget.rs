@@ -1,0 +1,130 @@
+//! The token budget of a view, and the marks that trigger and size a compaction.
+//!
+//! `usable = context_window - output_reserve - tool_schema_tokens - safety_margin`: the
+//! reference design compacted at 80% of the raw window and forgot that tool schemas (10-30K
+//! tokens) and the model's own output share that window. A compaction starts above the
+//! trigger (default 80% of usable) and brings the view down to the low-water mark (default
+//! 50%), so the next turns append to a stable prefix for a while instead of compacting again.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result};
+
+/// Sizes that bound a view, in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// The model's context window.
+    pub context_window: u64,
+    /// Kept free for the model's answer (`max_tokens`).
+    pub output_reserve: u64,
+    /// What the tool definitions sent with each request cost.
+    pub tool_schema_tokens: u64,
+    /// Slack for estimation error.
+    pub safety_margin: u64,
+    /// Compact when the view passes this share of the usable budget, in percent.
+    pub trigger_percent: u8,
+    /// A compaction brings the view down to this share, in percent.
+    pub low_water_percent: u8,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            context_window: 200_000,
+            output_reserve: 16_384,
+            tool_schema_tokens: 0,
+            safety_margin: 2_048,
+            trigger_percent: 80,
+            low_water_percent: 50,
+        }
+    }
+}
+
+impl Budget {
+    /// A default budget for a model with `context_window` tokens.
+    pub fn for_window(context_window: u64) -> Self {
+        Budget {
+            context_window,
+            ..Budget::default()
+        }
+    }
+
+    /// Checks the percentages; names the field at fault.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=100).contains(&self.trigger_percent) {
+            return Err(CoreError::invalid(
+                "budget.trigger_percent",
+                format!("must be 1 to 100, got {}", self.trigger_percent),
+            ));
+        }
+        if self.low_water_percent == 0 || self.low_water_percent > self.trigger_percent {
+            return Err(CoreError::invalid(
+                "budget.low_water_percent",
+                format!(
+                    "must be 1 to trigger_percent ({}), got {}",
+                    self.trigger_percent, self.low_water_percent
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Tokens a view may use.
+    pub fn usable(&self) -> u64 {
+        self.context_window
+            .saturating_sub(self.output_reserve)
+            .saturating_sub(self.tool_schema_tokens)
+            .saturating_sub(self.safety_margin)
+    }
+
+    /// Above this many tokens, compact.
+    pub fn trigger(&self) -> u64 {
+        percent_of(self.usable(), self.trigger_percent)
+    }
+
+    /// A compaction aims at this many tokens.
+    pub fn low_water(&self) -> u64 {
+        percent_of(self.usable(), self.low_water_percent)
+    }
+}
+
+fn percent_of(total: u64, percent: u8) -> u64 {
+    total.saturating_mul(u64::from(percent)) / 100
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usable_counts_output_schemas_and_margin() {
+        let budget = Budget {
+            context_window: 200_000,
+            output_reserve: 20_000,
+            tool_schema_tokens: 18_000,
+            safety_margin: 2_000,
+            ..Budget::default()
+        };
+        assert_eq!(budget.usable(), 160_000);
+        assert_eq!(budget.trigger(), 128_000);
+        assert_eq!(budget.low_water(), 80_000);
+        assert_eq!(
+            Budget::for_window(1_000).usable(),
+            0,
+            "a window smaller than the reserves leaves nothing"
+        );
+    }
+
+    #[test]
+    fn bad_percentages_are_named() {
+        let bad = Budget {
+            low_water_percent: 90,
+            ..Budget::default()
+        };
+        assert_eq!(
+            bad.validate().map_err(|e| e.to_string()),
+            Err("budget.low_water_percent: must be 1 to trigger_percent (80), got 90".to_owned())
+        );
+    }
+}
