@@ -34,6 +34,7 @@ pub mod extractive;
 pub mod import;
 pub mod log;
 pub mod message;
+pub mod nudge;
 pub mod repair;
 pub mod text;
 pub mod todo;

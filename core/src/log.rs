@@ -78,6 +78,20 @@ pub fn safe_cut_points(entries: &[Entry]) -> Vec<usize> {
     points
 }
 
+/// Where a pair-safe sliding window of the last `keep_last` messages starts: the first safe cut
+/// point that keeps at most `keep_last` messages, or, when the last messages are one long
+/// exchange, the last safe cut point before it (keeping a few more).
+pub fn window_start(entries: &[Entry], keep_last: usize) -> usize {
+    let earliest = entries.len().saturating_sub(keep_last);
+    let points = safe_cut_points(entries);
+    points
+        .iter()
+        .copied()
+        .find(|point| *point >= earliest)
+        .or_else(|| points.iter().copied().rev().find(|point| *point < earliest))
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +119,8 @@ mod tests {
         assert_eq!(first_after(&log, Some(3)), 3);
         assert_eq!(first_after(&log, None), 0);
         assert_eq!(first_after(&log, Some(99)), 7);
+        assert_eq!(window_start(&log, 2), 5);
+        assert_eq!(window_start(&log, 4), 5, "never starts inside the exchange at 1..5");
+        assert_eq!(window_start(&log, 100), 0);
     }
 }

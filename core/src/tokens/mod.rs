@@ -36,3 +36,6 @@ pub fn estimate_message(message: &Message, family: ModelFamily) -> u64 {
         .sum();
     4 + estimate_text(&message.text_content(), family) + calls
 }
+
+mod calibration;
+pub use calibration::{calibrated_tokens, UsageAnchor};

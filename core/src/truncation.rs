@@ -1,0 +1,195 @@
+//! Token-budget truncation: the last fallback, deterministic and always fitting.
+//!
+//! Two moves. Dropping: the oldest whole units (an assistant message with its tool results is
+//! one unit) go, and a [`SummaryMethod::Truncation`](crate::checkpoint::SummaryMethod)
+//! checkpoint records that they went, carrying the previous summary and the user's first
+//! request verbatim, so the task survives. Cutting: a single message too big for what is left
+//! is cut head + tail around a marker that says how much was left out; thinking and
+//! provider-opaque blocks of a cut message are dropped (they cannot be cut without breaking
+//! their signature) and images are replaced by a note.
+//!
+//! Together they make a view fit whenever the system prompt plus [`MIN_MESSAGE_TOKENS`] per
+//! remaining message fits.
+
+use crate::message::{Content, Message, Part};
+use crate::text::{cut_middle, head_bytes};
+use crate::tokens::{estimate_message, ModelFamily};
+use crate::view::ViewMessage;
+
+/// The marker left where a message was cut.
+pub const CUT_MARKER: &str = "\n[… {bytes} bytes cut to fit the context window …]\n";
+/// A message cannot be cut below this estimate (its framing and the marker).
+pub const MIN_MESSAGE_TOKENS: u64 = 24;
+
+/// The summary text of a truncation checkpoint.
+pub fn truncation_summary(dropped_messages: usize, first_request: Option<&str>, previous_summary: Option<&str>, max_bytes: usize) -> String {
+    let mut text = format!(
+        "{dropped_messages} earlier messages were dropped without a summary to fit the context window (they remain in the session log)."
+    );
+    if let Some(request) = first_request {
+        text.push_str("\n\nThe user's first request, verbatim:\n");
+        text.push_str(&cut_middle(request.trim(), max_bytes / 3, CUT_MARKER));
+    }
+    if let Some(previous) = previous_summary {
+        text.push_str("\n\nSummary of what came before:\n");
+        text.push_str(previous.trim());
+    }
+    cut_middle(&text, max_bytes, CUT_MARKER)
+}
+
+/// `message` with its content cut to about `max_bytes` (text head + tail around
+/// [`CUT_MARKER`]; long string values inside tool-call arguments cut the same way, so the
+/// arguments stay valid JSON).
+pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
+    let mut cut = message.clone();
+    let calls = cut.tool_calls.len();
+    // Share the room between the content and the arguments of each call.
+    let share = max_bytes / (calls + 1).max(1);
+    cut.content = match &message.content {
+        Content::Text(text) => Content::Text(cut_middle(text, share, CUT_MARKER)),
+        Content::Parts(parts) => {
+            let texts = parts.iter().filter(|p| matches!(p, Part::Text { .. })).count().max(1);
+            Content::Parts(
+                parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        Part::Text { text } => Some(Part::Text { text: cut_middle(text, share / texts, CUT_MARKER) }),
+                        Part::Image { .. } => Some(Part::Text { text: "[image removed to fit the context window]".to_owned() }),
+                        Part::Thinking { .. } | Part::Opaque { .. } => None,
+                    })
+                    .collect(),
+            )
+        }
+    };
+    for call in &mut cut.tool_calls {
+        call.arguments = cut_arguments(&call.arguments, share);
+    }
+    cut
+}
+
+/// JSON arguments with long string values cut so the text is about `max_bytes`; arguments that
+/// are not JSON are cut as text.
+fn cut_arguments(arguments: &str, max_bytes: usize) -> String {
+    if arguments.len() <= max_bytes {
+        return arguments.to_owned();
+    }
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(mut value) => {
+            let strings = count_strings(&value).max(1);
+            cut_strings(&mut value, max_bytes / strings);
+            serde_json::to_string(&value).unwrap_or_else(|_| head_bytes(arguments, max_bytes).to_owned())
+        }
+        Err(_) => cut_middle(arguments, max_bytes, CUT_MARKER),
+    }
+}
+
+fn count_strings(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::String(_) => 1,
+        serde_json::Value::Array(items) => items.iter().map(count_strings).sum(),
+        serde_json::Value::Object(map) => map.values().map(count_strings).sum(),
+        _ => 0,
+    }
+}
+
+fn cut_strings(value: &mut serde_json::Value, max_bytes: usize) {
+    match value {
+        serde_json::Value::String(text) if text.len() > max_bytes => *text = cut_middle(text, max_bytes, CUT_MARKER),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|item| cut_strings(item, max_bytes)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|item| cut_strings(item, max_bytes)),
+        _ => {}
+    }
+}
+
+/// Cuts the biggest messages of `items` until their estimates sum to at most `allowance`, or
+/// every message is at its floor. Returns how many messages were cut. Deterministic: the same
+/// items and allowance always give the same cuts.
+pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFamily) -> usize {
+    let mut tokens: Vec<u64> = items.iter().map(|item| item.tokens.unwrap_or_else(|| estimate_message(item, family))).collect();
+    // A message is done once cut: a second cut of an already cut message gains little, and
+    // stopping there bounds the work to one cut per message.
+    let mut done = vec![false; items.len()];
+    let mut cut = 0;
+    loop {
+        let total: u64 = tokens.iter().sum();
+        let Some(excess) = total.checked_sub(allowance).filter(|excess| *excess > 0) else {
+            break;
+        };
+        let biggest = tokens
+            .iter()
+            .zip(&done)
+            .enumerate()
+            .filter(|(_, (tokens, done))| !**done && **tokens > MIN_MESSAGE_TOKENS)
+            .max_by_key(|(index, (tokens, _))| (**tokens, std::cmp::Reverse(*index)))
+            .map(|(index, (tokens, _))| (index, *tokens));
+        let Some((index, before)) = biggest else { break };
+        let (Some(item), Some(slot), Some(flag)) = (items.get_mut(index), tokens.get_mut(index), done.get_mut(index)) else {
+            break;
+        };
+        *flag = true;
+        let target = before.saturating_sub(excess).max(MIN_MESSAGE_TOKENS);
+        // Bytes per token of this very message, so the cut lands near the target.
+        let bytes = u128::from(message_bytes(item) as u64);
+        let room = usize::try_from(bytes * u128::from(target) / u128::from(before.max(1))).unwrap_or(usize::MAX);
+        let smaller = cut_message(item, room.saturating_sub(CUT_MARKER.len()));
+        let after = estimate_message(&smaller, family);
+        if after < before {
+            *item.to_mut() = smaller;
+            item.tokens = Some(after);
+            *slot = after;
+            cut += 1;
+        }
+    }
+    cut
+}
+
+fn message_bytes(message: &Message) -> usize {
+    let content = match &message.content {
+        Content::Text(text) => text.len(),
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text } => text.len(),
+                Part::Thinking { thinking, .. } => thinking.len(),
+                Part::Image { .. } | Part::Opaque { .. } => 64,
+            })
+            .sum(),
+    };
+    content + message.tool_calls.iter().map(|call| call.arguments.len()).sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    #[test]
+    fn cut_messages_keep_both_ends_and_valid_arguments() {
+        let big = Message::assistant(
+            "a".repeat(5_000),
+            vec![ToolCall::new("c", "write_file", serde_json::json!({"path": "x.rs", "content": "b".repeat(20_000)}).to_string())],
+        );
+        let cut = cut_message(&big, 2_000);
+        assert!(cut.text_content().len() <= 1_000);
+        assert!(cut.text_content().contains("bytes cut"));
+        let arguments: serde_json::Value = serde_json::from_str(&cut.tool_calls[0].arguments).unwrap();
+        assert_eq!(arguments["path"], "x.rs");
+        assert!(cut.tool_calls[0].arguments.len() < 1_200);
+    }
+
+    #[test]
+    fn cut_to_fit_reaches_the_allowance() {
+        let log = [Message::user("x".repeat(40_000)), Message::user("small"), Message::tool_result("c", "y".repeat(9_000), false)];
+        let mut items: Vec<ViewMessage> = log.iter().map(ViewMessage::borrowed).collect();
+        let cut = cut_to_fit(&mut items, 2_000, ModelFamily::OpenAi);
+        let total: u64 = items.iter().map(|m| estimate_message(m, ModelFamily::OpenAi)).sum();
+        assert!(total <= 2_000, "{total}");
+        assert_eq!(cut, 1, "only the biggest needed cutting");
+        assert!(items[1].is_borrowed());
+
+        let mut tight: Vec<ViewMessage> = log.iter().map(ViewMessage::borrowed).collect();
+        cut_to_fit(&mut tight, 3 * MIN_MESSAGE_TOKENS, ModelFamily::OpenAi);
+        let total: u64 = tight.iter().map(|m| estimate_message(m, ModelFamily::OpenAi)).sum();
+        assert!(total <= 3 * MIN_MESSAGE_TOKENS, "{total}");
+    }
+}
