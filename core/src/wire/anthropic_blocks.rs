@@ -136,7 +136,8 @@ pub(crate) fn content_beside_tool_blocks(mut parts: Vec<Part>) -> Content {
 }
 
 /// Writes a part as an Anthropic block. OpenAI-origin opaque parts have no Anthropic form and
-/// give `None`; an image's `detail` (OpenAI's) is dropped.
+/// give `None`, except text (a `text` part with extra fields, a `refusal`), which is sent as a
+/// text block; an image's `detail` (OpenAI's) is dropped.
 pub(crate) fn part_to_anthropic(part: &Part) -> Option<Value> {
     match part {
         Part::Text { text } => Some(json!({"type": "text", "text": text})),
@@ -151,10 +152,21 @@ pub(crate) fn part_to_anthropic(part: &Part) -> Option<Value> {
             provider: Provider::Anthropic,
             block,
         } => Some(block.clone()),
+        // Crossing providers: an OpenAI text part with extras, or a refusal, is still words the
+        // model read or wrote; send them as text rather than lose them.
         Part::Opaque {
             provider: Provider::OpenAi,
-            ..
-        } => None,
+            block,
+        } => openai_part_text(block).map(|text| json!({"type": "text", "text": text})),
+    }
+}
+
+/// The words of an OpenAI `text` part kept opaque for its extra fields, or of a `refusal` part.
+fn openai_part_text(block: &Value) -> Option<&str> {
+    match block.get("type")?.as_str()? {
+        "text" => block.get("text")?.as_str(),
+        "refusal" => block.get("refusal")?.as_str(),
+        _ => None,
     }
 }
 

@@ -67,7 +67,9 @@
 //!
 //! Anthropic → OpenAI drops thinking, Anthropic opaque blocks and `is_error`. OpenAI → Anthropic
 //! drops `name`, image `detail` and OpenAI opaque parts, sends a later system message as a user
-//! turn, and fails on tool call arguments that are not a JSON object.
+//! turn, and fails on tool call arguments that are not a JSON object. Either way, an opaque block
+//! that holds words the model read or wrote (a text block kept opaque for `cache_control` or
+//! `citations`, an OpenAI refusal) crosses as a plain text block instead of being dropped.
 
 pub mod anthropic;
 mod anthropic_blocks;

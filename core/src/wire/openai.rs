@@ -23,7 +23,8 @@
 //!   null`...) are ignored: the model has no place for them, and response objects pasted back
 //!   into a history carry many of them.
 //! - Written out: thinking parts and Anthropic-origin opaque parts are dropped (Chat Completions
-//!   has no place for them); `is_error` has no OpenAI field and is dropped (the text is not
+//!   has no place for them), except that an Anthropic `text` block kept opaque for its extra
+//!   fields (`cache_control`, `citations`) is sent as a plain text part; `is_error` has no OpenAI field and is dropped (the text is not
 //!   altered); an assistant with tool calls and empty text gets `content: null`.
 //!
 //! Guarantees: `from_openai(&to_openai(msgs))? == msgs` for every list OpenAI can represent (see
@@ -328,12 +329,21 @@ fn part_to_openai(part: &Part) -> Option<Value> {
             provider: Provider::OpenAi,
             block,
         } => Some(block.clone()),
-        Part::Thinking { .. }
-        | Part::Opaque {
+        // Crossing providers: an Anthropic text block with extras (`cache_control`,
+        // `citations`) still says something; send its text rather than lose it.
+        Part::Opaque {
             provider: Provider::Anthropic,
-            ..
-        } => None,
+            block,
+        } => anthropic_text_block(block).map(|text| json!({"type": "text", "text": text})),
+        Part::Thinking { .. } => None,
     }
+}
+
+/// The text of an Anthropic `text` block kept opaque for its extra fields.
+fn anthropic_text_block(block: &Value) -> Option<&str> {
+    (block.get("type")?.as_str()? == "text")
+        .then(|| block.get("text")?.as_str())
+        .flatten()
 }
 
 fn tool_call_to_openai(call: &ToolCall) -> Value {
