@@ -10,7 +10,8 @@ use ctxkit_core::wire::{from_anthropic, to_anthropic};
 #[test]
 fn small_session() {
     let path = ctxkit_tests::fixtures_dir().join("wire/claude_code_session.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let session = import_claude_code(&text).unwrap_or_else(|error| panic!("{error}"));
     let request = to_anthropic(&session.messages).unwrap();
     assert_eq!(from_anthropic(&request).unwrap(), session.messages);

@@ -34,18 +34,32 @@ fn assert_calls_answered_right_after(messages: &[Message]) {
         }
         let results = &messages[index + 1..index + 1 + message.tool_calls.len()];
         for (call, result) in message.tool_calls.iter().zip(results) {
-            assert_eq!(result.role, Role::Tool, "message {index}: call {} not answered", call.id);
-            assert_eq!(result.tool_call_id.as_deref(), Some(call.id.as_str()), "message {index}");
+            assert_eq!(
+                result.role,
+                Role::Tool,
+                "message {index}: call {} not answered",
+                call.id
+            );
+            assert_eq!(
+                result.tool_call_id.as_deref(),
+                Some(call.id.as_str()),
+                "message {index}"
+            );
         }
         if let Some(next) = messages.get(index + 1 + message.tool_calls.len()) {
-            assert_ne!(next.role, Role::Tool, "message {index}: a result beyond its calls");
+            assert_ne!(
+                next.role,
+                Role::Tool,
+                "message {index}: a result beyond its calls"
+            );
         }
     }
 }
 
 #[test]
 fn tau_bench_reads_and_writes_back_exactly() {
-    let corpus: Value = serde_json::from_str(&read_corpus("tau-bench/gpt-4o-airline.json")).unwrap();
+    let corpus: Value =
+        serde_json::from_str(&read_corpus("tau-bench/gpt-4o-airline.json")).unwrap();
     let trajectories = corpus.as_array().unwrap();
     assert_eq!(trajectories.len(), 200);
 
@@ -53,7 +67,8 @@ fn tau_bench_reads_and_writes_back_exactly() {
     let (mut messages_total, mut tool_calls, mut tool_results) = (0, 0, 0);
     for (index, trajectory) in trajectories.iter().enumerate() {
         let traj = &trajectory["traj"];
-        let messages = from_openai(traj).unwrap_or_else(|error| panic!("trajectory {index}: {error}"));
+        let messages =
+            from_openai(traj).unwrap_or_else(|error| panic!("trajectory {index}: {error}"));
         for (role, count) in count_roles(&messages) {
             *roles.entry(role).or_insert(0) += count;
         }
@@ -67,7 +82,12 @@ fn tau_bench_reads_and_writes_back_exactly() {
     assert_eq!(messages_total, 5308);
     assert_eq!(
         roles,
-        BTreeMap::from([("assistant", 2454), ("system", 200), ("tool", 1164), ("user", 1490)])
+        BTreeMap::from([
+            ("assistant", 2454),
+            ("system", 200),
+            ("tool", 1164),
+            ("user", 1490)
+        ])
     );
     assert_eq!(tool_calls, 1164);
     assert_eq!(tool_results, 1164);
@@ -80,14 +100,20 @@ const CLAUDE_CODE_SESSION: &str =
 fn text_blocks(content: &Content) -> usize {
     match content {
         Content::Text(text) => usize::from(!text.is_empty()),
-        Content::Parts(parts) => parts.iter().filter(|p| matches!(p, Part::Text { .. })).count(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter(|p| matches!(p, Part::Text { .. }))
+            .count(),
     }
 }
 
 fn thinking_blocks(content: &Content) -> usize {
     match content {
         Content::Text(_) => 0,
-        Content::Parts(parts) => parts.iter().filter(|p| matches!(p, Part::Thinking { .. })).count(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter(|p| matches!(p, Part::Thinking { .. }))
+            .count(),
     }
 }
 
@@ -102,10 +128,22 @@ fn claude_code_session_imports_with_the_measured_counts() {
         count_roles(messages),
         BTreeMap::from([("assistant", 139), ("tool", 150), ("user", 4)])
     );
-    assert_eq!(messages.iter().map(|m| m.tool_calls.len()).sum::<usize>(), 150);
-    assert_eq!(messages.iter().filter(|m| m.tool_call_id.is_some()).count(), 150);
+    assert_eq!(
+        messages.iter().map(|m| m.tool_calls.len()).sum::<usize>(),
+        150
+    );
+    assert_eq!(
+        messages.iter().filter(|m| m.tool_call_id.is_some()).count(),
+        150
+    );
     assert_eq!(messages.iter().filter(|m| m.is_error).count(), 5);
-    assert_eq!(messages.iter().map(|m| thinking_blocks(&m.content)).sum::<usize>(), 14);
+    assert_eq!(
+        messages
+            .iter()
+            .map(|m| thinking_blocks(&m.content))
+            .sum::<usize>(),
+        14
+    );
     let assistant_text: usize = messages
         .iter()
         .filter(|m| m.role == Role::Assistant)
@@ -129,15 +167,26 @@ fn claude_code_session_imports_with_the_measured_counts() {
     let compaction = &session.compactions[0];
     assert_eq!(compaction.trigger.as_deref(), Some("auto"));
     assert_eq!(compaction.pre_tokens, Some(170251));
-    assert_eq!(compaction.summary_message_index, Some(compaction.message_index));
+    assert_eq!(
+        compaction.summary_message_index,
+        Some(compaction.message_index)
+    );
     let summary = &messages[compaction.message_index];
     assert_eq!(summary.role, Role::User);
     assert!(summary
         .text_content()
         .starts_with("This session is being continued from a previous conversation"));
     // The last response before the boundary was the largest prompt, just under preTokens.
-    let before: Vec<_> = session.api_calls.iter().filter(|c| c.message_index < compaction.message_index).collect();
-    let after: Vec<_> = session.api_calls.iter().filter(|c| c.message_index > compaction.message_index).collect();
+    let before: Vec<_> = session
+        .api_calls
+        .iter()
+        .filter(|c| c.message_index < compaction.message_index)
+        .collect();
+    let after: Vec<_> = session
+        .api_calls
+        .iter()
+        .filter(|c| c.message_index > compaction.message_index)
+        .collect();
     assert!(before.last().and_then(|c| c.prompt_tokens).unwrap() > 160_000);
     assert!(after.first().and_then(|c| c.prompt_tokens).unwrap() < 60_000);
 }
@@ -156,7 +205,11 @@ fn claude_code_session_survives_both_wire_formats() {
     let wire_messages = request["messages"].as_array().unwrap();
     let tool_result_messages = wire_messages
         .iter()
-        .filter(|m| m["content"].as_array().is_some_and(|blocks| blocks.first().is_some_and(|b| b["type"] == "tool_result")))
+        .filter(|m| {
+            m["content"]
+                .as_array()
+                .is_some_and(|blocks| blocks.first().is_some_and(|b| b["type"] == "tool_result"))
+        })
         .count();
     let assistant_turns_with_calls = messages.iter().filter(|m| !m.tool_calls.is_empty()).count();
     assert_eq!(tool_result_messages, assistant_turns_with_calls);
@@ -168,7 +221,11 @@ fn claude_code_session_survives_both_wire_formats() {
         assert_eq!(back.role, original.role, "message {index}");
         assert_eq!(back.tool_calls, original.tool_calls, "message {index}");
         assert_eq!(back.tool_call_id, original.tool_call_id, "message {index}");
-        assert_eq!(back.text_content(), original.text_content(), "message {index}");
+        assert_eq!(
+            back.text_content(),
+            original.text_content(),
+            "message {index}"
+        );
         assert_eq!(thinking_blocks(&back.content), 0);
         assert!(!back.is_error);
     }

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {
     let path = ctxkit_tests::fixtures_dir().join("wire").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
@@ -19,7 +20,11 @@ fn convert(name: &str) -> (Value, Value) {
     let input = fixture(name);
     let messages = from_anthropic(&input).unwrap_or_else(|error| panic!("{name}: {error}"));
     let back = to_anthropic(&messages).unwrap_or_else(|error| panic!("{name}: {error}"));
-    assert_eq!(from_anthropic(&back).unwrap(), messages, "{name}: the model must survive a round trip");
+    assert_eq!(
+        from_anthropic(&back).unwrap(),
+        messages,
+        "{name}: the model must survive a round trip"
+    );
     let snapshot = json!({"messages": messages, "anthropic": back, "openai": to_openai(&messages)});
     (snapshot, back)
 }

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {
     let path = ctxkit_tests::fixtures_dir().join("wire").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
@@ -18,9 +19,17 @@ fn convert(name: &str) -> (Value, Value) {
     let input = fixture(name);
     let messages = from_openai(&input).unwrap_or_else(|error| panic!("{name}: {error}"));
     let back = to_openai(&messages);
-    assert_eq!(from_openai(&back).unwrap(), messages, "{name}: the model must survive a round trip");
-    let anthropic = to_anthropic(&messages).unwrap_or_else(|error| json!({"error": error.to_string()}));
-    (json!({"messages": messages, "openai": back, "anthropic": anthropic}), back)
+    assert_eq!(
+        from_openai(&back).unwrap(),
+        messages,
+        "{name}: the model must survive a round trip"
+    );
+    let anthropic =
+        to_anthropic(&messages).unwrap_or_else(|error| json!({"error": error.to_string()}));
+    (
+        json!({"messages": messages, "openai": back, "anthropic": anthropic}),
+        back,
+    )
 }
 
 #[test]

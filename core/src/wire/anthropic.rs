@@ -71,14 +71,15 @@ pub fn from_anthropic(request: &Value) -> Result<Vec<Message>> {
 /// Errors: a tool message without `tool_call_id`, or tool call `arguments` that are not a JSON
 /// object (empty arguments are read as `{}`).
 pub fn to_anthropic<M: Borrow<Message>>(messages: &[M]) -> Result<Value> {
+    let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
     let leading_systems = messages
         .iter()
-        .take_while(|message| <M as Borrow<Message>>::borrow(message).role == Role::System)
+        .take_while(|message| message.role == Role::System)
         .count();
     let (systems, rest) = messages.split_at(leading_systems.min(messages.len()));
     let mut writer = TurnWriter::default();
     for (offset, message) in rest.iter().enumerate() {
-        writer.push(message.borrow(), leading_systems + offset)?;
+        writer.push(message, leading_systems + offset)?;
     }
     let mut request = Map::new();
     if let Some(system) = system_to_anthropic(systems) {
@@ -109,14 +110,14 @@ fn system_from_anthropic(system: Option<&Value>) -> Result<Option<Message>> {
 
 /// One leading system message keeps its shape (string or blocks); several are merged into one
 /// block list, since Anthropic has a single `system`.
-fn system_to_anthropic<M: Borrow<Message>>(systems: &[M]) -> Option<Value> {
+fn system_to_anthropic(systems: &[&Message]) -> Option<Value> {
     match systems {
         [] => None,
-        [only] => Some(content_to_anthropic(&only.borrow().content)),
+        [only] => Some(content_to_anthropic(&only.content)),
         several => Some(Value::Array(
             several
                 .iter()
-                .flat_map(|message| content_to_blocks(&message.borrow().content))
+                .flat_map(|message| content_to_blocks(&message.content))
                 .collect(),
         )),
     }

@@ -24,8 +24,9 @@
 //!   into a history carry many of them.
 //! - Written out: thinking parts and Anthropic-origin opaque parts are dropped (Chat Completions
 //!   has no place for them), except that an Anthropic `text` block kept opaque for its extra
-//!   fields (`cache_control`, `citations`) is sent as a plain text part; `is_error` has no OpenAI field and is dropped (the text is not
-//!   altered); an assistant with tool calls and empty text gets `content: null`.
+//!   fields (`cache_control`, `citations`) is sent as a plain text part; `is_error` has no
+//!   OpenAI field and is dropped (the text is not altered); an assistant with tool calls and
+//!   empty text gets `content: null`.
 //!
 //! Guarantees: `from_openai(&to_openai(msgs))? == msgs` for every list OpenAI can represent (see
 //! [`crate::wire`]); no function panics; every error names the path of the bad value
