@@ -230,3 +230,47 @@ fn claude_code_session_survives_both_wire_formats() {
         assert!(!back.is_error);
     }
 }
+
+/// Sub-agent files hold only sidechain lines: they are a sub-agent's own session, read whole
+/// (counts measured from the raw files as above).
+#[test]
+fn claude_code_subagent_files_import_whole() {
+    let folder = "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents";
+    let explorer =
+        import_claude_code(&read_corpus(&format!("{folder}/agent-a2898e3.jsonl"))).unwrap();
+    assert_eq!(
+        count_roles(&explorer.messages),
+        BTreeMap::from([("assistant", 12), ("tool", 33), ("user", 1)])
+    );
+    assert_eq!(
+        explorer
+            .messages
+            .iter()
+            .map(|m| m.tool_calls.len())
+            .sum::<usize>(),
+        33
+    );
+    assert_eq!(explorer.messages.iter().filter(|m| m.is_error).count(), 8);
+    assert_eq!(explorer.api_calls.len(), 12);
+    assert!(explorer
+        .api_calls
+        .iter()
+        .all(|call| call.model == "claude-sonnet-4-5-20250929"));
+    assert_calls_answered_right_after(&explorer.messages);
+
+    let compaction = import_claude_code(&read_corpus(&format!(
+        "{folder}/agent-acompact-e1f845.jsonl"
+    )))
+    .unwrap();
+    assert_eq!(
+        count_roles(&compaction.messages),
+        BTreeMap::from([("assistant", 1), ("user", 4)])
+    );
+    assert_eq!(compaction.api_calls.len(), 1);
+    let summary = compaction.messages.last().unwrap();
+    assert_eq!(summary.role, Role::Assistant);
+    assert!(
+        summary.text_content().contains("<analysis>"),
+        "the compaction call's summary"
+    );
+}

@@ -3,7 +3,9 @@
 //! One JSON object per line. Only three kinds of line make up the conversation: `user`,
 //! `assistant`, and `system` with `subtype: "compact_boundary"`; the rest (`progress`,
 //! `file-history-snapshot`, `queue-operation`, other `system` lines) are skipped, and so are
-//! sub-agent lines (`isSidechain: true`).
+//! sub-agent lines (`isSidechain: true`) of a main session file. A file whose conversation lines
+//! are all sub-agent lines (`subagents/agent-<id>.jsonl`, including the `agent-acompact-*`
+//! compaction calls) is a sub-agent's own session and is read whole.
 //!
 //! How lines become messages:
 //! - **Assistant lines are grouped by `message.id`.** Claude Code writes one content block per
@@ -97,7 +99,22 @@ pub struct CompactionMarker {
 /// `type`; a conversation line whose `message`, `message.id`, `message.model` or
 /// `message.content` is missing or of the wrong type; a malformed content block.
 pub fn import_claude_code(jsonl: &str) -> Result<ClaudeCodeSession> {
-    let mut builder = SessionBuilder::default();
+    let lines = parse_lines(jsonl)?;
+    let mut builder = SessionBuilder {
+        skip_sidechains: lines.iter().any(|(_, line)| is_main_thread_line(line)),
+        ..SessionBuilder::default()
+    };
+    for (number, line) in &lines {
+        builder
+            .add_line(line, *number)
+            .map_err(|error| at_line(error, *number))?;
+    }
+    Ok(builder.finish())
+}
+
+/// Each non-blank line as JSON, with its 1-based number.
+fn parse_lines(jsonl: &str) -> Result<Vec<(usize, Value)>> {
+    let mut lines = Vec::new();
     for (index, line) in jsonl.lines().enumerate() {
         let number = index + 1;
         let line = line.trim_start_matches('\u{feff}');
@@ -112,11 +129,17 @@ pub fn import_claude_code(jsonl: &str) -> Result<ClaudeCodeSession> {
             };
             CoreError::invalid(format!("line {number}"), problem)
         })?;
-        builder
-            .add_line(&value, number)
-            .map_err(|error| at_line(error, number))?;
+        lines.push((number, value));
     }
-    Ok(builder.finish())
+    Ok(lines)
+}
+
+/// A user or assistant line of the main thread (not a sub-agent's).
+fn is_main_thread_line(line: &Value) -> bool {
+    matches!(
+        line.get("type").and_then(Value::as_str),
+        Some("user" | "assistant")
+    ) && line.get("isSidechain").and_then(Value::as_bool) != Some(true)
 }
 
 /// Puts `line N: ` in front of an error's path.
@@ -143,6 +166,8 @@ enum Entry {
 
 #[derive(Debug, Default)]
 struct SessionBuilder {
+    /// Skip sub-agent lines: true unless the file holds nothing else (a sub-agent's own file).
+    skip_sidechains: bool,
     entries: Vec<Entry>,
     /// Where each response id's message is in `entries`.
     response_index: BTreeMap<String, usize>,
@@ -154,7 +179,7 @@ impl SessionBuilder {
     /// Paths in errors are relative to the line; the caller adds `line N: `.
     fn add_line(&mut self, value: &Value, number: usize) -> Result<()> {
         let line = as_object(value, "", "a JSON object")?;
-        if optional_bool(line, "", "isSidechain")? {
+        if optional_bool(line, "", "isSidechain")? && self.skip_sidechains {
             return Ok(());
         }
         match required_str(line, "", "type")? {
@@ -386,6 +411,16 @@ mod tests {
         assert!(session.messages[3].is_error);
         assert_eq!(session.api_calls.len(), 1);
         assert_eq!(session.api_calls[0].prompt_tokens, Some(6));
+    }
+
+    #[test]
+    fn sidechain_lines_are_skipped_only_beside_main_thread_lines() {
+        let side = r#"{"type":"user","isSidechain":true,"message":{"content":"explore"}}"#;
+        let main = r#"{"type":"user","isSidechain":false,"message":{"content":"go"}}"#;
+        let sub_agent_file = import_claude_code(side).unwrap();
+        assert_eq!(sub_agent_file.messages, vec![Message::user("explore")]);
+        let main_file = import_claude_code(&format!("{main}\n{side}")).unwrap();
+        assert_eq!(main_file.messages, vec![Message::user("go")]);
     }
 
     #[test]
