@@ -1,0 +1,441 @@
+//! Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
+//!
+//! One JSON object per line. Only three kinds of line make up the conversation: `user`,
+//! `assistant`, and `system` with `subtype: "compact_boundary"`; the rest (`progress`,
+//! `file-history-snapshot`, `queue-operation`, other `system` lines) are skipped, and so are
+//! sub-agent lines (`isSidechain: true`) of a main session file. A file whose conversation lines
+//! are all sub-agent lines (`subagents/agent-<id>.jsonl`, including the `agent-acompact-*`
+//! compaction calls) is a sub-agent's own session and is read whole.
+//!
+//! How lines become messages:
+//! - **Assistant lines are grouped by `message.id`.** Claude Code writes one content block per
+//!   line, and when the model makes parallel calls the lines of one response interleave with the
+//!   results (`tool_use A, tool_result A, tool_use B, tool_result B`). All blocks of one id make
+//!   ONE assistant message (text and thinking as its content, `tool_use` as its calls), placed
+//!   where the id first appears; the tool messages after it are put in call order. So every call
+//!   is followed by its result, as the API saw it.
+//! - Content: no blocks or a single non-empty text block read as plain text, anything else as
+//!   parts; thinking blocks are [`crate::Part::Thinking`] with their signature as written
+//!   (Claude Code logs may redact it); other blocks are kept opaque (see
+//!   [`crate::wire::anthropic`]).
+//! - A user line with string content is a user message. `isMeta` lines (text Claude Code
+//!   injected, such as command caveats) are kept: the model saw them.
+//! - Each `tool_result` block is a tool message (its `is_error` kept); other blocks on the same
+//!   line make a user message after the tool messages.
+//! - A compact boundary is a [`CompactionMarker`], not a message. The user line after it
+//!   (`isCompactSummary: true`, the summary the model continued from) stays a user message and
+//!   the marker points at it. Messages before the boundary are kept: this is the complete log.
+//! - Each distinct `message.id` is one [`ApiCall`], with the prompt size from its `usage`
+//!   (`input_tokens + cache_creation_input_tokens + cache_read_input_tokens`, taken once per
+//!   id). `output_tokens` is not read: in these logs it is often a streaming placeholder.
+//!   Responses of the `<synthetic>` model (made up by Claude Code, not the API) are not calls.
+//!
+//! Guarantees: no panics on any input; an error names the line (1-based) and the field
+//! (`line 17: message.content: expected ...`); a truncated last line (a session still being
+//! written) is an error naming that line, so a caller can choose to drop it and retry.
+//! Branches left by rewinding a conversation are not followed: lines are taken in file order.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{CoreError, Result};
+use crate::message::{Message, Part, Role, ToolCall};
+use crate::wire::{
+    as_object, block_from_anthropic, content_beside_tool_blocks, expected, field_path, index_path,
+    optional_bool, optional_str, optional_u64, required, required_str, Block, Object,
+};
+
+/// A Claude Code session read into the message model.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ClaudeCodeSession {
+    /// The whole conversation in order, across compactions (the complete log).
+    pub messages: Vec<Message>,
+    /// One entry per API response (distinct `message.id`), in order of first appearance.
+    pub api_calls: Vec<ApiCall>,
+    /// Where Claude Code compacted the conversation, in order.
+    pub compactions: Vec<CompactionMarker>,
+}
+
+/// One call to the Anthropic API, as the transcript records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiCall {
+    /// The response id (`msg_...`).
+    pub message_id: String,
+    /// The index in [`ClaudeCodeSession::messages`] of the assistant message this response
+    /// became. The prompt of the call was the messages before it (from the latest compaction
+    /// summary on), plus the system prompt and tool schemas, which the transcript does not hold.
+    pub message_index: usize,
+    /// The model that answered (`claude-opus-4-6`...).
+    pub model: String,
+    /// The prompt size the API reported: input + cache creation + cache read tokens. `None`
+    /// when the line has no `usage`.
+    pub prompt_tokens: Option<u64>,
+    /// The 1-based line where the response first appears.
+    pub line: usize,
+}
+
+/// A point where Claude Code replaced the conversation by a summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompactionMarker {
+    /// The index in [`ClaudeCodeSession::messages`] of the first message after the boundary:
+    /// the model no longer saw `messages[..message_index]` after it.
+    pub message_index: usize,
+    /// `auto` or `manual`, when recorded.
+    pub trigger: Option<String>,
+    /// The prompt size that triggered it, when recorded.
+    pub pre_tokens: Option<u64>,
+    /// The index of the user message holding the summary the model continued from, if the
+    /// transcript has one.
+    pub summary_message_index: Option<usize>,
+    /// The 1-based line of the boundary.
+    pub line: usize,
+}
+
+/// Reads a Claude Code session transcript (the text of its `.jsonl` file).
+///
+/// Errors: a line that is not JSON (a truncated one says so), not an object, or without a
+/// `type`; a conversation line whose `message`, `message.id`, `message.model` or
+/// `message.content` is missing or of the wrong type; a malformed content block.
+pub fn import_claude_code(jsonl: &str) -> Result<ClaudeCodeSession> {
+    let lines = parse_lines(jsonl)?;
+    let mut builder = SessionBuilder {
+        skip_sidechains: lines.iter().any(|(_, line)| is_main_thread_line(line)),
+        ..SessionBuilder::default()
+    };
+    for (number, line) in &lines {
+        builder
+            .add_line(line, *number)
+            .map_err(|error| at_line(error, *number))?;
+    }
+    Ok(builder.finish())
+}
+
+/// Each non-blank line as JSON, with its 1-based number.
+fn parse_lines(jsonl: &str) -> Result<Vec<(usize, Value)>> {
+    let mut lines = Vec::new();
+    for (index, line) in jsonl.lines().enumerate() {
+        let number = index + 1;
+        let line = line.trim_start_matches('\u{feff}');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|error| {
+            let problem = if error.is_eof() {
+                format!("truncated JSON: the line ends inside a value ({error})")
+            } else {
+                format!("not valid JSON ({error})")
+            };
+            CoreError::invalid(format!("line {number}"), problem)
+        })?;
+        lines.push((number, value));
+    }
+    Ok(lines)
+}
+
+/// A user or assistant line of the main thread (not a sub-agent's).
+fn is_main_thread_line(line: &Value) -> bool {
+    matches!(
+        line.get("type").and_then(Value::as_str),
+        Some("user" | "assistant")
+    ) && line.get("isSidechain").and_then(Value::as_bool) != Some(true)
+}
+
+/// Puts `line N: ` in front of an error's path.
+fn at_line(error: CoreError, number: usize) -> CoreError {
+    match error {
+        CoreError::InvalidInput { at, problem } if at.is_empty() => {
+            CoreError::invalid(format!("line {number}"), problem)
+        }
+        CoreError::InvalidInput { at, problem } => {
+            CoreError::invalid(format!("line {number}: {at}"), problem)
+        }
+    }
+}
+
+/// A message being assembled: an assistant response gathers blocks from several lines.
+#[derive(Debug)]
+enum Entry {
+    Response {
+        parts: Vec<Part>,
+        calls: Vec<ToolCall>,
+    },
+    Complete(Message),
+}
+
+#[derive(Debug, Default)]
+struct SessionBuilder {
+    /// Skip sub-agent lines: true unless the file holds nothing else (a sub-agent's own file).
+    skip_sidechains: bool,
+    entries: Vec<Entry>,
+    /// Where each response id's message is in `entries`.
+    response_index: BTreeMap<String, usize>,
+    api_calls: Vec<ApiCall>,
+    compactions: Vec<CompactionMarker>,
+}
+
+impl SessionBuilder {
+    /// Paths in errors are relative to the line; the caller adds `line N: `.
+    fn add_line(&mut self, value: &Value, number: usize) -> Result<()> {
+        let line = as_object(value, "", "a JSON object")?;
+        if optional_bool(line, "", "isSidechain")? && self.skip_sidechains {
+            return Ok(());
+        }
+        match required_str(line, "", "type")? {
+            "assistant" => self.add_assistant(line, number),
+            "user" => self.add_user(line),
+            "system" if optional_str(line, "", "subtype")? == Some("compact_boundary") => {
+                self.add_compaction(line, number)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn add_assistant(&mut self, line: &Object, number: usize) -> Result<()> {
+        let message = as_object(required(line, "", "message")?, "message", "an object")?;
+        let id = required_str(message, "message", "id")?;
+        let model = required_str(message, "message", "model")?;
+        let mut new_parts = Vec::new();
+        let mut new_calls = Vec::new();
+        for (at, block) in content_blocks(message)? {
+            match block {
+                Block::Part(part) => new_parts.push(part),
+                Block::ToolUse(call) => new_calls.push(call),
+                Block::ToolResult(_) => {
+                    return Err(CoreError::invalid(
+                        field_path(&at, "type"),
+                        "a tool_result block belongs in a user line",
+                    ))
+                }
+            }
+        }
+        let entry_index = match self.response_index.get(id) {
+            Some(&index) => index,
+            None => {
+                let index = self.entries.len();
+                self.entries.push(Entry::Response {
+                    parts: Vec::new(),
+                    calls: Vec::new(),
+                });
+                self.response_index.insert(id.to_owned(), index);
+                if model != "<synthetic>" {
+                    self.api_calls.push(ApiCall {
+                        message_id: id.to_owned(),
+                        message_index: index,
+                        model: model.to_owned(),
+                        prompt_tokens: prompt_tokens(message)?,
+                        line: number,
+                    });
+                }
+                index
+            }
+        };
+        if let Some(Entry::Response { parts, calls }) = self.entries.get_mut(entry_index) {
+            parts.append(&mut new_parts);
+            calls.append(&mut new_calls);
+        }
+        Ok(())
+    }
+
+    fn add_user(&mut self, line: &Object) -> Result<()> {
+        let message = as_object(required(line, "", "message")?, "message", "an object")?;
+        let is_summary = optional_bool(line, "", "isCompactSummary")?;
+        let mut parts = Vec::new();
+        for (at, block) in content_blocks(message)? {
+            match block {
+                Block::Part(part) => parts.push(part),
+                Block::ToolResult(result) => self.entries.push(Entry::Complete(Message {
+                    content: result.content,
+                    tool_call_id: Some(result.tool_use_id),
+                    is_error: result.is_error,
+                    ..Message::text(Role::Tool, "")
+                })),
+                Block::ToolUse(_) => {
+                    return Err(CoreError::invalid(
+                        field_path(&at, "type"),
+                        "a tool_use block belongs in an assistant line",
+                    ))
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Ok(());
+        }
+        let index = self.entries.len();
+        self.entries.push(Entry::Complete(Message {
+            content: content_beside_tool_blocks(parts),
+            ..Message::text(Role::User, "")
+        }));
+        if is_summary {
+            if let Some(marker) = self.compactions.last_mut() {
+                if marker.summary_message_index.is_none() {
+                    marker.summary_message_index = Some(index);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn add_compaction(&mut self, line: &Object, number: usize) -> Result<()> {
+        let (trigger, pre_tokens) = match line.get("compactMetadata") {
+            None | Some(Value::Null) => (None, None),
+            Some(value) => {
+                let metadata = as_object(value, "compactMetadata", "an object")?;
+                (
+                    optional_str(metadata, "compactMetadata", "trigger")?.map(str::to_owned),
+                    optional_u64(metadata, "compactMetadata", "preTokens")?,
+                )
+            }
+        };
+        self.compactions.push(CompactionMarker {
+            message_index: self.entries.len(),
+            trigger,
+            pre_tokens,
+            summary_message_index: None,
+            line: number,
+        });
+        Ok(())
+    }
+
+    fn finish(self) -> ClaudeCodeSession {
+        let mut messages: Vec<Message> = self
+            .entries
+            .into_iter()
+            .map(|entry| match entry {
+                Entry::Complete(message) => message,
+                Entry::Response { parts, calls } => Message {
+                    content: content_beside_tool_blocks(parts),
+                    tool_calls: calls,
+                    ..Message::text(Role::Assistant, "")
+                },
+            })
+            .collect();
+        put_results_in_call_order(&mut messages);
+        ClaudeCodeSession {
+            messages,
+            api_calls: self.api_calls,
+            compactions: self.compactions,
+        }
+    }
+}
+
+/// The blocks of `message.content`, each with its path; a string is one text block.
+fn content_blocks(message: &Object) -> Result<Vec<(String, Block)>> {
+    let at = "message.content";
+    match required(message, "message", "content")? {
+        Value::String(text) => Ok(vec![(
+            at.to_owned(),
+            Block::Part(Part::Text { text: text.clone() }),
+        )]),
+        Value::Array(blocks) => blocks
+            .iter()
+            .enumerate()
+            .map(|(index, block)| {
+                let block_at = index_path(at, index);
+                block_from_anthropic(block, &block_at).map(|block| (block_at, block))
+            })
+            .collect(),
+        other => Err(expected(
+            at,
+            "a string or an array of content blocks",
+            other,
+        )),
+    }
+}
+
+/// `input + cache_creation_input + cache_read_input` tokens of `message.usage`, if present.
+fn prompt_tokens(message: &Object) -> Result<Option<u64>> {
+    let usage = match message.get("usage") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => as_object(value, "message.usage", "an object")?,
+    };
+    let mut total: u64 = 0;
+    for key in [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ] {
+        total = total.saturating_add(optional_u64(usage, "message.usage", key)?.unwrap_or(0));
+    }
+    Ok(Some(total))
+}
+
+/// Sorts each run of tool messages after an assistant message into the order of its calls
+/// (results whose id is not among the calls keep their place after the others).
+fn put_results_in_call_order(messages: &mut [Message]) {
+    let mut index = 0;
+    while let Some(message) = messages.get(index) {
+        index += 1;
+        if message.role != Role::Assistant || message.tool_calls.is_empty() {
+            continue;
+        }
+        let call_ids: Vec<String> = message
+            .tool_calls
+            .iter()
+            .map(|call| call.id.clone())
+            .collect();
+        let run = messages.get(index..).map_or(0, |rest| {
+            rest.iter().take_while(|m| m.role == Role::Tool).count()
+        });
+        if let Some(results) = messages.get_mut(index..index.saturating_add(run)) {
+            results.sort_by_key(|result| {
+                call_ids
+                    .iter()
+                    .position(|id| Some(id.as_str()) == result.tool_call_id.as_deref())
+                    .unwrap_or(call_ids.len())
+            });
+        }
+        index = index.saturating_add(run);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleaved_parallel_calls_become_one_message_then_results_in_call_order() {
+        let jsonl = [
+            r#"{"type":"user","message":{"role":"user","content":"go"}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","model":"x","content":[{"type":"tool_use","id":"a","name":"f","input":{}}],"usage":{"input_tokens":1,"cache_creation_input_tokens":2,"cache_read_input_tokens":3}}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"A"}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","model":"x","content":[{"type":"tool_use","id":"b","name":"f","input":{}}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"B","is_error":true}]}}"#,
+        ]
+        .join("\n");
+        let session = import_claude_code(&jsonl).unwrap();
+        let roles: Vec<Role> = session.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Tool]);
+        assert_eq!(session.messages[1].tool_calls.len(), 2);
+        assert!(session.messages[3].is_error);
+        assert_eq!(session.api_calls.len(), 1);
+        assert_eq!(session.api_calls[0].prompt_tokens, Some(6));
+    }
+
+    #[test]
+    fn sidechain_lines_are_skipped_only_beside_main_thread_lines() {
+        let side = r#"{"type":"user","isSidechain":true,"message":{"content":"explore"}}"#;
+        let main = r#"{"type":"user","isSidechain":false,"message":{"content":"go"}}"#;
+        let sub_agent_file = import_claude_code(side).unwrap();
+        assert_eq!(sub_agent_file.messages, vec![Message::user("explore")]);
+        let main_file = import_claude_code(&format!("{main}\n{side}")).unwrap();
+        assert_eq!(main_file.messages, vec![Message::user("go")]);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let error =
+            import_claude_code("\n{\"type\":\"user\",\"message\":{\"content\":5}}").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "line 2: message.content: expected a string or an array of content blocks, found a number"
+        );
+        let truncated =
+            import_claude_code("{\"type\":\"progress\"}\n{\"type\":\"user\",\"mess").unwrap_err();
+        assert!(
+            truncated.to_string().starts_with("line 2: truncated JSON"),
+            "{truncated}"
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Reading untyped JSON with errors that say where.
+//!
+//! The wire converters and the importers walk `serde_json::Value`s by hand (rather than deriving
+//! `Deserialize`) so that a bad input is reported with its full path in the input
+//! (`messages[4].tool_calls[0].function.name: missing`) and so that blocks ctxkit does not model
+//! can be kept verbatim. These helpers do the repetitive part: fetch a field, check its JSON
+//! type, build the path of the next level down.
+//!
+//! Guarantees: no helper panics; every error is a [`CoreError::InvalidInput`] whose `at` is the
+//! path of the offending value and whose problem says what was expected and what was found.
+
+use serde_json::{Map, Value};
+
+use crate::error::{CoreError, Result};
+
+/// A JSON object, as the helpers hand it out.
+pub(crate) type Object = Map<String, Value>;
+
+/// The kind of a JSON value, worded for "expected X, found Y".
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The error for a value of the wrong JSON type.
+pub(crate) fn expected(at: &str, what: &str, found: &Value) -> CoreError {
+    CoreError::invalid(at, format!("expected {what}, found {}", kind(found)))
+}
+
+/// The path of field `key` inside the value at `at`.
+pub(crate) fn field_path(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+/// The path of element `index` inside the array at `at`.
+pub(crate) fn index_path(at: &str, index: usize) -> String {
+    format!("{at}[{index}]")
+}
+
+/// `value` as an object, or an error at `at`.
+pub(crate) fn as_object<'a>(value: &'a Value, at: &str, what: &str) -> Result<&'a Object> {
+    value.as_object().ok_or_else(|| expected(at, what, value))
+}
+
+/// The field `key` of `object`, which must be present (`null` counts as present).
+pub(crate) fn required<'a>(object: &'a Object, at: &str, key: &str) -> Result<&'a Value> {
+    object
+        .get(key)
+        .ok_or_else(|| CoreError::invalid(field_path(at, key), "missing"))
+}
+
+/// The string field `key` of `object`, which must be present.
+pub(crate) fn required_str<'a>(object: &'a Object, at: &str, key: &str) -> Result<&'a str> {
+    let value = required(object, at, key)?;
+    value
+        .as_str()
+        .ok_or_else(|| expected(&field_path(at, key), "a string", value))
+}
+
+/// The string field `key` of `object`; absent and `null` both read as `None`.
+pub(crate) fn optional_str<'a>(object: &'a Object, at: &str, key: &str) -> Result<Option<&'a str>> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(expected(&field_path(at, key), "a string", other)),
+    }
+}
+
+/// The boolean field `key` of `object`; absent and `null` both read as `false`.
+pub(crate) fn optional_bool(object: &Object, at: &str, key: &str) -> Result<bool> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(flag)) => Ok(*flag),
+        Some(other) => Err(expected(&field_path(at, key), "a boolean", other)),
+    }
+}
+
+/// The non-negative integer field `key` of `object`; absent and `null` both read as `None`.
+pub(crate) fn optional_u64(object: &Object, at: &str, key: &str) -> Result<Option<u64>> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| expected(&field_path(at, key), "a non-negative integer", value)),
+    }
+}
+
+/// True when `object` has no keys besides `allowed`. A known block with extra keys (say
+/// `cache_control`) is kept verbatim instead of being modelled, so nothing is lost.
+pub(crate) fn has_only_keys(object: &Object, allowed: &[&str]) -> bool {
+    object.keys().all(|key| allowed.contains(&key.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn errors_carry_the_path_and_the_found_kind() {
+        let object = json!({"name": 3});
+        let object = object.as_object().unwrap();
+        let error = required_str(object, "messages[1]", "name").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "messages[1].name: expected a string, found a number"
+        );
+        let error = required(object, "messages[1]", "role").unwrap_err();
+        assert_eq!(error.to_string(), "messages[1].role: missing");
+        assert_eq!(field_path("", "messages"), "messages");
+        assert_eq!(index_path("messages", 2), "messages[2]");
+    }
+}
