@@ -47,3 +47,4 @@ pub use error::{CoreError, Result};
 pub use message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
 pub use repair::{repair_tool_pairs, repair_view, RepairReport};
 pub use validate::{validate_anthropic, validate_openai, Violation};
+pub use wire::{from_anthropic, from_openai, to_anthropic, to_openai};

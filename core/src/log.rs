@@ -120,7 +120,11 @@ mod tests {
         assert_eq!(first_after(&log, None), 0);
         assert_eq!(first_after(&log, Some(99)), 7);
         assert_eq!(window_start(&log, 2), 5);
-        assert_eq!(window_start(&log, 4), 5, "never starts inside the exchange at 1..5");
+        assert_eq!(
+            window_start(&log, 4),
+            5,
+            "never starts inside the exchange at 1..5"
+        );
         assert_eq!(window_start(&log, 100), 0);
     }
 }

@@ -90,8 +90,12 @@ pub struct NudgeOutcome {
 /// assert_eq!(second.next.turn, 2);
 /// ```
 pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -> NudgeOutcome {
-    let new = log.get(first_after(log, state.last_seq)..).unwrap_or_default();
-    let acted = new.iter().any(|entry| entry.message.role == Role::Assistant);
+    let new = log
+        .get(first_after(log, state.last_seq)..)
+        .unwrap_or_default();
+    let acted = new
+        .iter()
+        .any(|entry| entry.message.role == Role::Assistant);
     let progressed = new
         .iter()
         .flat_map(|entry| &entry.message.tool_calls)
@@ -114,7 +118,11 @@ pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -
     }
     if policy.stall_after_turns > 0 && without_progress >= policy.stall_after_turns {
         kinds.push(NudgeKind::Stall);
-        messages.push(Message::user(policy.stall_text.replace("{turns}", &without_progress.to_string())));
+        messages.push(Message::user(
+            policy
+                .stall_text
+                .replace("{turns}", &without_progress.to_string()),
+        ));
         without_progress = 0;
     }
     NudgeOutcome {
@@ -135,12 +143,20 @@ mod tests {
     use crate::tokens::ModelFamily;
 
     fn turn_with(tool: &str, seq: u64) -> Entry {
-        Entry::new(seq, Message::assistant("", vec![ToolCall::new(format!("c{seq}"), tool, "{}")]), ModelFamily::OpenAi)
+        Entry::new(
+            seq,
+            Message::assistant("", vec![ToolCall::new(format!("c{seq}"), tool, "{}")]),
+            ModelFamily::OpenAi,
+        )
     }
 
     #[test]
     fn stall_fires_once_after_k_idle_turns_then_restarts() {
-        let policy = NudgePolicy { memory_every_turns: 0, stall_after_turns: 3, ..NudgePolicy::default() };
+        let policy = NudgePolicy {
+            memory_every_turns: 0,
+            stall_after_turns: 3,
+            ..NudgePolicy::default()
+        };
         let mut state = NudgeState::default();
         let mut log = Vec::new();
         let mut fired = Vec::new();
@@ -159,7 +175,11 @@ mod tests {
 
     #[test]
     fn turns_without_new_actions_do_not_count_as_idle() {
-        let policy = NudgePolicy { memory_every_turns: 0, stall_after_turns: 1, ..NudgePolicy::default() };
+        let policy = NudgePolicy {
+            memory_every_turns: 0,
+            stall_after_turns: 1,
+            ..NudgePolicy::default()
+        };
         let log = [Entry::new(1, Message::user("hi"), ModelFamily::OpenAi)];
         let outcome = advance_nudges(&NudgeState::default(), &log, &policy);
         assert!(outcome.kinds.is_empty());

@@ -184,7 +184,8 @@ fn anthropic_message() -> impl Strategy<Value = Message> {
 }
 
 /// The one content shape with two model forms (see `ctxkit_core::wire`): next to tool blocks, a
-/// block list of one non-empty text block (and, for an assistant with calls, of none) is text.
+/// block list of one non-empty text block (and, for an assistant with calls, of none) is text;
+/// and blank text parts are not representable in a block list.
 fn apply_content_shape_rule(messages: &mut [Message]) {
     let mut previous_is_tool = false;
     for message in messages.iter_mut() {
@@ -192,6 +193,15 @@ fn apply_content_shape_rule(messages: &mut [Message]) {
         let after_results =
             message.role != Role::Tool && message.role != Role::Assistant && previous_is_tool;
         if with_calls || after_results {
+            // Anthropic rejects blank text blocks: the writer leaves them out of block lists.
+            if let Content::Parts(parts) = &mut message.content {
+                parts.retain(|part| !matches!(part, Part::Text { text } if text.trim().is_empty()));
+            }
+            if let Content::Text(text) = &mut message.content {
+                if with_calls && text.trim().is_empty() {
+                    text.clear();
+                }
+            }
             let as_text = match &message.content {
                 Content::Parts(parts) => match parts.as_slice() {
                     [] if with_calls => Some(String::new()),

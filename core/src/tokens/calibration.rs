@@ -36,7 +36,12 @@ pub struct UsageAnchor {
 /// // After a compaction the anchor no longer applies.
 /// assert_eq!(calibrated_tokens(&anchor, Some(30), Some(42), 9_000), None);
 /// ```
-pub fn calibrated_tokens(anchor: &UsageAnchor, checkpoint_through: Option<u64>, last_seq: Option<u64>, estimated_tokens: u64) -> Option<u64> {
+pub fn calibrated_tokens(
+    anchor: &UsageAnchor,
+    checkpoint_through: Option<u64>,
+    last_seq: Option<u64>,
+    estimated_tokens: u64,
+) -> Option<u64> {
     if anchor.checkpoint_through != checkpoint_through || last_seq < anchor.last_seq {
         return None;
     }

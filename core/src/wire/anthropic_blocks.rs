@@ -153,11 +153,21 @@ pub(crate) fn part_to_anthropic(part: &Part) -> Option<Value> {
             block,
         } => Some(block.clone()),
         // Crossing providers: an OpenAI text part with extras, or a refusal, is still words the
-        // model read or wrote; send them as text rather than lose them.
+        // model read or wrote; send them as text rather than lose them. Any other OpenAI part
+        // (audio, file) becomes a note, so a message made only of such parts is not empty.
         Part::Opaque {
             provider: Provider::OpenAi,
             block,
-        } => openai_part_text(block).map(|text| json!({"type": "text", "text": text})),
+        } => Some(match openai_part_text(block) {
+            Some(text) => json!({"type": "text", "text": text}),
+            None => {
+                let kind = block
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown");
+                json!({"type": "text", "text": format!("[{kind} content omitted: Anthropic does not accept it]")})
+            }
+        }),
     }
 }
 
@@ -171,21 +181,26 @@ fn openai_part_text(block: &Value) -> Option<&str> {
 }
 
 /// Writes content as a list of blocks, for places that need a list (beside tool blocks, a merged
-/// system prompt): plain text becomes one text block, or none when empty (Anthropic rejects
-/// empty text blocks).
+/// system prompt): plain text becomes one text block, or none when blank; blank text parts are
+/// left out (Anthropic rejects text blocks without non-whitespace text).
 pub(crate) fn content_to_blocks(content: &Content) -> Vec<Value> {
     match content {
-        Content::Text(text) if text.is_empty() => Vec::new(),
+        Content::Text(text) if text.trim().is_empty() => Vec::new(),
         Content::Text(text) => vec![json!({"type": "text", "text": text})],
-        Content::Parts(parts) => parts.iter().filter_map(part_to_anthropic).collect(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter(|part| !matches!(part, Part::Text { text } if text.trim().is_empty()))
+            .filter_map(part_to_anthropic)
+            .collect(),
     }
 }
 
-/// Writes content where Anthropic accepts a string or a list: text stays a string.
+/// Writes content where Anthropic accepts a string or a list: text stays a string; in a list,
+/// blank text parts are left out.
 pub(crate) fn content_to_anthropic(content: &Content) -> Value {
     match content {
         Content::Text(text) => Value::String(text.clone()),
-        Content::Parts(parts) => Value::Array(parts.iter().filter_map(part_to_anthropic).collect()),
+        Content::Parts(_) => Value::Array(content_to_blocks(content)),
     }
 }
 

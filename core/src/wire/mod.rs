@@ -52,8 +52,8 @@
 //!
 //! Representable messages (exact round trip on the model): at most one system message, first
 //! (several leading ones are merged into one block list; a later one is sent as a user turn);
-//! no `name` (Anthropic has none); no OpenAI-origin opaque part and no image `detail` (both
-//! dropped); `tool_call_id` present on tool messages and absent elsewhere (writing a tool message
+//! no `name` (Anthropic has none) and no image `detail` (dropped); no OpenAI-origin opaque
+//! part (sent as a text note, see below); `tool_call_id` present on tool messages and absent elsewhere (writing a tool message
 //! without one is an error); tool call `arguments` are the compact JSON text of an object with
 //! sorted keys, as `serde_json` writes it (empty arguments are written as `{}`; anything else is
 //! an error); opaque parts are objects with a string `type` that would not read as a modelled
@@ -66,10 +66,12 @@
 //! ## Across providers (best effort)
 //!
 //! Anthropic → OpenAI drops thinking, Anthropic opaque blocks and `is_error`. OpenAI → Anthropic
-//! drops `name`, image `detail` and OpenAI opaque parts, sends a later system message as a user
-//! turn, and fails on tool call arguments that are not a JSON object. Either way, an opaque block
-//! that holds words the model read or wrote (a text block kept opaque for `cache_control` or
-//! `citations`, an OpenAI refusal) crosses as a plain text block instead of being dropped.
+//! drops `name` and image `detail`, replaces an OpenAI part Anthropic cannot take (audio, file)
+//! by a short text note saying so (a message made only of such parts would otherwise be empty,
+//! which Anthropic rejects), sends a later system message as a user turn, and fails on tool call
+//! arguments that are not a JSON object. Either way, an opaque block that holds words the model
+//! read or wrote (a text block kept opaque for `cache_control` or `citations`, an OpenAI refusal)
+//! crosses as a plain text block instead of being dropped.
 
 pub mod anthropic;
 mod anthropic_blocks;
