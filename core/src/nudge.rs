@@ -99,7 +99,7 @@ pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -
     let progressed = new
         .iter()
         .flat_map(|entry| &entry.message.tool_calls)
-        .any(|call| policy.progress_tools.iter().any(|tool| *tool == call.name));
+        .any(|call| policy.progress_tools.contains(&call.name));
 
     let turn = state.turn.saturating_add(1);
     let mut without_progress = if progressed {

@@ -192,11 +192,11 @@ fn apply_content_shape_rule(messages: &mut [Message]) {
         let with_calls = message.role == Role::Assistant && !message.tool_calls.is_empty();
         let after_results =
             message.role != Role::Tool && message.role != Role::Assistant && previous_is_tool;
+        // Anthropic rejects blank text blocks: the writer leaves them out of block lists.
+        if let Content::Parts(parts) = &mut message.content {
+            parts.retain(|part| !matches!(part, Part::Text { text } if text.trim().is_empty()));
+        }
         if with_calls || after_results {
-            // Anthropic rejects blank text blocks: the writer leaves them out of block lists.
-            if let Content::Parts(parts) = &mut message.content {
-                parts.retain(|part| !matches!(part, Part::Text { text } if text.trim().is_empty()));
-            }
             if let Content::Text(text) = &mut message.content {
                 if with_calls && text.trim().is_empty() {
                     text.clear();

@@ -13,11 +13,12 @@ proptest! {
     #[test]
     fn repaired_views_pass_both_validators(log in arb_log()) {
         let view = repair_tool_pairs(&log);
+        // An empty conversation is no request at all: repair never invents one.
+        prop_assume!(view.iter().any(|m| m.role != Role::System));
         let openai = to_openai(&view);
         let violations = validate_openai(&openai);
         prop_assert!(violations.is_empty(), "OpenAI: {violations:?}\n{openai:#}");
-        // An empty conversation is no request at all: repair never invents one.
-        if view.iter().any(|m| m.role != Role::System) {
+        {
             let anthropic = to_anthropic(&view).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let violations = validate_anthropic(&anthropic);
             prop_assert!(violations.is_empty(), "Anthropic: {violations:?}\n{anthropic:#}");

@@ -189,10 +189,23 @@ pub(crate) fn content_to_blocks(content: &Content) -> Vec<Value> {
         Content::Text(text) => vec![json!({"type": "text", "text": text})],
         Content::Parts(parts) => parts
             .iter()
-            .filter(|part| !matches!(part, Part::Text { text } if text.trim().is_empty()))
             .filter_map(part_to_anthropic)
+            .filter(|block| !is_blank_text_block(block))
             .collect(),
     }
+}
+
+/// A plain text block whose text is blank (what a blank text part, or an OpenAI text part with
+/// extras and blank text, becomes).
+fn is_blank_text_block(block: &Value) -> bool {
+    block.as_object().is_some_and(|object| {
+        object.len() == 2
+            && object.get("type").and_then(Value::as_str) == Some("text")
+            && object
+                .get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|text| text.trim().is_empty())
+    })
 }
 
 /// Writes content where Anthropic accepts a string or a list: text stays a string; in a list,
