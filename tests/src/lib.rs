@@ -22,3 +22,8 @@ pub fn fixtures_dir() -> PathBuf {
 pub fn corpus_dir() -> PathBuf {
     project_root().join("../shared/corpus/raw")
 }
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
