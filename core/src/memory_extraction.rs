@@ -210,7 +210,7 @@ pub fn parse_memory_drafts(answer: &str) -> ExtractionOutcome {
         } else {
             format!(
                 "no JSON array found in the answer (it starts {:?})",
-                head_bytes(answer.trim(), QUOTE_MAX_BYTES)
+                single_line(head_bytes(answer.trim(), QUOTE_MAX_BYTES))
             )
         };
         return ExtractionOutcome {
