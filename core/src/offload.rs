@@ -96,7 +96,8 @@ pub struct OffloadPlan {
     pub file_name: String,
     /// Where to write it, relative to the working directory: `<folder>/<session>/<file_name>`.
     pub relative_path: String,
-    /// What to write: the result's text, byte for byte.
+    /// What to write: the result's text byte for byte ([`Message::text_content`]: the text
+    /// parts joined by newlines when the content has parts).
     pub content: String,
     /// The size of `content` in bytes.
     pub bytes: usize,

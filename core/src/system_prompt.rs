@@ -48,9 +48,10 @@ pub struct Skill {
 }
 
 /// How the model reads an offloaded output back: the folder and the paging tool with its
-/// parameter names. Build it from the policy with `OffloadGuidance::from(&policy)`.
+/// parameter names. Build it from the policy with `OffloadGuidance::from(&policy)`; the
+/// default is that of the default [`OffloadPolicy`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct OffloadGuidance {
     /// Where offloaded outputs are saved.
     pub folder: String,
@@ -60,6 +61,12 @@ pub struct OffloadGuidance {
     pub offset_param: String,
     /// Its parameter for how many lines to read.
     pub limit_param: String,
+}
+
+impl Default for OffloadGuidance {
+    fn default() -> Self {
+        OffloadGuidance::from(&OffloadPolicy::default())
+    }
 }
 
 impl From<&OffloadPolicy> for OffloadGuidance {

@@ -27,8 +27,9 @@
 //! `per_tool_call_bytes`, any other message's text to `per_message_bytes`, each keeping its head
 //! and tail around a marker that says how many bytes were cut (limits apply to the text before
 //! the role label and indentation are added). When the blocks together are still too long, the
-//! first message (usually the task) and as many of the latest as fit are kept, around a marker
-//! saying how many messages were left out.
+//! first message (usually the task, kept when it takes at most half the room) and as many of
+//! the latest messages as fit are kept, around a marker saying how many messages and bytes were
+//! left out. Only when not even that marker fits is the transcript simply cut at the cap.
 
 use std::collections::BTreeMap;
 
