@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
+use crate::fence::tag_fence;
 use crate::message::Message;
 use crate::summary_request::SummaryRequest;
 use crate::tokens::{estimate_message, ModelFamily};
@@ -59,11 +60,19 @@ pub const SUMMARY_HEADER: &str = "[Context checkpoint] The conversation before t
 
 /// The user message that stands for the checkpoint in a view.
 pub fn summary_message(checkpoint: &Checkpoint) -> Message {
-    Message::user(render_summary_text(&checkpoint.summary, checkpoint.active_tasks.as_deref()))
+    Message::user(render_summary_text(
+        &checkpoint.summary,
+        checkpoint.active_tasks.as_deref(),
+    ))
 }
 
 fn render_summary_text(summary: &str, active_tasks: Option<&str>) -> String {
-    let mut text = format!("{SUMMARY_HEADER}\n\n<summary>\n{}\n</summary>", summary.trim());
+    let summary = summary.trim();
+    // Fenced so nothing inside the summary (it was written from tool outputs) can end it.
+    let mut text = format!(
+        "{SUMMARY_HEADER}\n\n{}",
+        tag_fence("summary", summary).wrap(summary)
+    );
     if let Some(tasks) = active_tasks {
         text.push_str("\n\n");
         text.push_str(tasks.trim_end());
@@ -77,18 +86,33 @@ fn render_summary_text(summary: &str, active_tasks: Option<&str>) -> String {
 ///
 /// Fails, naming the reason, when the summary is empty or its estimate is over
 /// `request.max_summary_tokens`: the caller then answers with the extractive summary instead.
-pub fn checkpoint_from_answer(request: &SummaryRequest, answer: &str, method: SummaryMethod, family: ModelFamily) -> Result<Checkpoint> {
+pub fn checkpoint_from_answer(
+    request: &SummaryRequest,
+    answer: &str,
+    method: SummaryMethod,
+    family: ModelFamily,
+) -> Result<Checkpoint> {
     let summary = clean_answer(answer);
     if summary.is_empty() {
-        return Err(CoreError::invalid("summary", "the summarizer returned an empty summary"));
+        return Err(CoreError::invalid(
+            "summary",
+            "the summarizer returned an empty summary",
+        ));
     }
-    let message = Message::user(render_summary_text(summary, request.active_tasks.as_deref()));
+    let message = Message::user(render_summary_text(
+        summary,
+        request.active_tasks.as_deref(),
+    ));
     let tokens = estimate_message(&message, family);
-    let summary_tokens = tokens.saturating_sub(crate::tokens::estimate_text(SUMMARY_HEADER, family));
+    let summary_tokens =
+        tokens.saturating_sub(crate::tokens::estimate_text(SUMMARY_HEADER, family));
     if summary_tokens > request.max_summary_tokens {
         return Err(CoreError::invalid(
             "summary",
-            format!("the summary is about {summary_tokens} tokens, over the limit of {}", request.max_summary_tokens),
+            format!(
+                "the summary is about {summary_tokens} tokens, over the limit of {}",
+                request.max_summary_tokens
+            ),
         ));
     }
     Ok(Checkpoint {
@@ -108,7 +132,10 @@ fn clean_answer(answer: &str) -> &str {
         return inner.trim();
     }
     match answer.find("</analysis>") {
-        Some(end) => answer.get(end + "</analysis>".len()..).unwrap_or_default().trim(),
+        Some(end) => answer
+            .get(end + "</analysis>".len()..)
+            .unwrap_or_default()
+            .trim(),
         None => answer.trim(),
     }
 }
@@ -117,7 +144,11 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
     let start = text.find(open)? + open.len();
     let rest = text.get(start..)?;
     // An unclosed tag (a cut-off answer) keeps everything after it.
-    Some(rest.find(close).and_then(|end| rest.get(..end)).unwrap_or(rest))
+    Some(
+        rest.find(close)
+            .and_then(|end| rest.get(..end))
+            .unwrap_or(rest),
+    )
 }
 
 #[cfg(test)]
@@ -126,8 +157,14 @@ mod tests {
 
     #[test]
     fn answers_are_cleaned_of_analysis_and_tags() {
-        assert_eq!(clean_answer("<analysis>thinking</analysis>\n<summary>\n## Goal\nx\n</summary>"), "## Goal\nx");
-        assert_eq!(clean_answer("<analysis>t</analysis>\n## Goal\ny"), "## Goal\ny");
+        assert_eq!(
+            clean_answer("<analysis>thinking</analysis>\n<summary>\n## Goal\nx\n</summary>"),
+            "## Goal\nx"
+        );
+        assert_eq!(
+            clean_answer("<analysis>t</analysis>\n## Goal\ny"),
+            "## Goal\ny"
+        );
         assert_eq!(clean_answer("  ## Goal\nz  "), "## Goal\nz");
         assert_eq!(clean_answer("<summary>cut off"), "cut off");
     }

@@ -46,7 +46,10 @@ pub fn cleared_placeholder(tool: &str) -> String {
 
 /// Clears old results in `items` (a view's messages, before repair); returns how many.
 pub fn clear_old_tool_results(items: &mut [ViewMessage<'_>], policy: &ClearPolicy) -> usize {
-    let exchanges = items.iter().filter(|item| item.role == Role::Assistant && !item.tool_calls.is_empty()).count();
+    let exchanges = items
+        .iter()
+        .filter(|item| item.role == Role::Assistant && !item.tool_calls.is_empty())
+        .count();
     let batch = policy.batch_exchanges.max(1);
     let clearable = exchanges.saturating_sub(policy.keep_last_exchanges) / batch * batch;
     if clearable == 0 {
@@ -62,13 +65,24 @@ pub fn clear_old_tool_results(items: &mut [ViewMessage<'_>], policy: &ClearPolic
                 if exchange > clearable {
                     break;
                 }
-                tools = item.tool_calls.iter().map(|call| (call.id.clone(), call.name.clone())).collect();
+                tools = item
+                    .tool_calls
+                    .iter()
+                    .map(|call| (call.id.clone(), call.name.clone()))
+                    .collect();
             }
             Role::Tool if exchange > 0 => {
                 let id = item.tool_call_id.as_deref().unwrap_or_default();
-                let tool = tools.iter().find(|(call, _)| call == id).map(|(_, name)| name.as_str()).unwrap_or("the tool");
+                let tool = tools
+                    .iter()
+                    .find(|(call, _)| call == id)
+                    .map(|(_, name)| name.as_str())
+                    .unwrap_or("the tool");
                 let big = item.text_content().len() >= policy.min_bytes;
-                if big && !policy.exclude_tools.iter().any(|t| t == tool) && !is_offload_reference(item) {
+                if big
+                    && !policy.exclude_tools.iter().any(|t| t == tool)
+                    && !is_offload_reference(item)
+                {
                     let placeholder = cleared_placeholder(tool);
                     item.to_mut().content = Content::Text(placeholder);
                     cleared += 1;
@@ -87,25 +101,49 @@ mod tests {
 
     fn exchange(i: usize) -> [Message; 2] {
         [
-            Message::assistant("", vec![ToolCall::new(format!("c{i}"), if i == 0 { "keep_me" } else { "bash" }, "{}")]),
+            Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    format!("c{i}"),
+                    if i == 0 { "keep_me" } else { "bash" },
+                    "{}",
+                )],
+            ),
             Message::tool_result(format!("c{i}"), "x".repeat(500), false),
         ]
     }
 
     #[test]
     fn clears_in_batches_keeping_recent_and_excluded() {
-        let policy = ClearPolicy { keep_last_exchanges: 2, batch_exchanges: 3, exclude_tools: vec!["keep_me".into()], min_bytes: 100 };
+        let policy = ClearPolicy {
+            keep_last_exchanges: 2,
+            batch_exchanges: 3,
+            exclude_tools: vec!["keep_me".into()],
+            min_bytes: 100,
+        };
         let cleared_for = |n: usize| {
             let log: Vec<Message> = (0..n).flat_map(exchange).collect();
             let mut items: Vec<ViewMessage> = log.iter().map(ViewMessage::borrowed).collect();
             let count = clear_old_tool_results(&mut items, &policy);
-            let flags: Vec<bool> = items.iter().filter(|m| m.role == Role::Tool).map(|m| m.text_content().starts_with("[Old tool")).collect();
+            let flags: Vec<bool> = items
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .map(|m| m.text_content().starts_with("[Old tool"))
+                .collect();
             (count, flags)
         };
-        assert_eq!(cleared_for(4).0, 0, "2 clearable exchanges are less than one batch");
+        assert_eq!(
+            cleared_for(4).0,
+            0,
+            "2 clearable exchanges are less than one batch"
+        );
         let (count, flags) = cleared_for(6);
         assert_eq!(count, 2, "exchanges 0..3 clearable, exchange 0 excluded");
         assert_eq!(flags, vec![false, true, true, false, false, false]);
-        assert_eq!(cleared_for(7).0, 2, "the prefix does not move until the next batch");
+        assert_eq!(
+            cleared_for(7).0,
+            2,
+            "the prefix does not move until the next batch"
+        );
     }
 }

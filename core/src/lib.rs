@@ -15,6 +15,15 @@
 //!   default with a model-family factor), calibrated by real usage when the API reports it.
 //! - [`repair`]: [`repair_tool_pairs`] turns any message list into one both providers accept.
 //! - [`validate`]: what Anthropic and OpenAI would say about a request, in their own words.
+//! - [`offload`]: [`plan_offload`] replaces a big tool output by a paged reference to a file.
+//! - [`precis`]: [`render_precis`] ranks long-term memories into a bounded `MEMORY.md`.
+//! - [`system_prompt`]: [`build_system_prompt`] assembles the prompt from explicit parts.
+//! - [`transcript`]: [`render_transcript`], a bounded plain-text transcript for prompts about a
+//!   conversation.
+//! - [`memory_extraction`]: asks a model for durable memories before a compaction, and checks
+//!   its answer ([`parse_memory_drafts`]).
+//! - [`text`], [`fence`], [`fingerprint`]: UTF-8-safe cutting, fences that keep untrusted text
+//!   as data, stable fingerprints.
 #![deny(missing_docs)]
 #![cfg_attr(
     not(test),
@@ -29,22 +38,39 @@
 )]
 
 pub mod budget;
+pub mod checkpoint;
+pub mod clearing;
 pub mod error;
 pub mod extractive;
+pub mod fence;
+pub mod fingerprint;
 pub mod import;
 pub mod log;
+pub mod memory_extraction;
 pub mod message;
 pub mod nudge;
+pub mod offload;
+pub mod plan;
+pub mod precis;
 pub mod repair;
+pub mod summary_request;
+pub mod system_prompt;
 pub mod text;
 pub mod todo;
 pub mod tokens;
+pub mod transcript;
+pub mod truncation;
 pub mod validate;
 pub mod view;
 pub mod wire;
 
 pub use error::{CoreError, Result};
+pub use memory_extraction::{memory_extraction_request, parse_memory_drafts};
 pub use message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
+pub use offload::{is_offload_reference, plan_offload, OffloadPlan, OffloadPolicy};
+pub use precis::{render_precis, MemoryEntry, PrecisOptions};
 pub use repair::{repair_tool_pairs, repair_view, RepairReport};
+pub use system_prompt::{build_system_prompt, PromptParts};
+pub use transcript::{render_transcript, TranscriptLimits};
 pub use validate::{validate_anthropic, validate_openai, Violation};
 pub use wire::{from_anthropic, from_openai, to_anthropic, to_openai};

@@ -93,26 +93,27 @@ impl Default for Policy {
     }
 }
 
-/// The inputs of one turn. Everything the pipeline knows arrives here.
+/// The inputs of one turn. Everything the pipeline knows arrives here. The view borrows from
+/// the log (`'log`) only; the other inputs (`'x`) may be short-lived.
 #[derive(Debug, Clone, Copy)]
-pub struct TurnInput<'a> {
+pub struct TurnInput<'log, 'x> {
     /// The session's log, in `seq` order. It may start anywhere at or before the latest
     /// checkpoint's `through_seq + 1` (a store may load only the tail).
-    pub log: &'a [Entry],
+    pub log: &'log [Entry],
     /// The latest checkpoint, if any.
-    pub checkpoint: Option<&'a Checkpoint>,
+    pub checkpoint: Option<&'x Checkpoint>,
     /// The system prompt of this turn (see [`crate::system_prompt`]).
-    pub system_prompt: &'a str,
+    pub system_prompt: &'x str,
     /// The token budget.
     pub budget: Budget,
     /// The policy.
-    pub policy: &'a Policy,
+    pub policy: &'x Policy,
     /// The session's nudge state from the previous turn.
     pub nudge_state: NudgeState,
     /// The last real usage the API reported, if any.
-    pub usage_anchor: Option<&'a UsageAnchor>,
+    pub usage_anchor: Option<&'x UsageAnchor>,
     /// The agent's todo list (its active items are frozen into a new checkpoint).
-    pub todos: &'a [TodoItem],
+    pub todos: &'x [TodoItem],
 }
 
 /// What planning a turn decided.
@@ -216,41 +217,67 @@ impl ViewStats {
 }
 
 /// Plans one turn (see the module doc).
-pub fn plan_turn<'a>(input: &TurnInput<'a>) -> Result<Plan<'a>> {
+pub fn plan_turn<'a>(input: &TurnInput<'a, '_>) -> Result<Plan<'a>> {
     input.budget.validate()?;
     let policy = input.policy;
     let family = policy.family;
     let budget = input.budget;
     let through = input.checkpoint.map(|c| c.through_seq);
-    let tail = input.log.get(first_after(input.log, through)..).unwrap_or_default();
+    let tail = input
+        .log
+        .get(first_after(input.log, through)..)
+        .unwrap_or_default();
     check_order(tail)?;
     let this_turn = input.nudge_state.turn.saturating_add(1);
-    let compacted_this_turn = input.checkpoint.is_some_and(|c| c.made_at_turn == this_turn);
+    let compacted_this_turn = input
+        .checkpoint
+        .is_some_and(|c| c.made_at_turn == this_turn);
 
     let system = Message::text(Role::System, input.system_prompt);
-    let system_tokens = if input.system_prompt.is_empty() { 0 } else { estimate_message(&system, family) };
+    let system_tokens = if input.system_prompt.is_empty() {
+        0
+    } else {
+        estimate_message(&system, family)
+    };
     let nudges = advance_nudges(&input.nudge_state, input.log, &policy.nudges);
-    let nudge_tokens: u64 = nudges.messages.iter().map(|m| estimate_message(m, family)).sum();
+    let nudge_tokens: u64 = nudges
+        .messages
+        .iter()
+        .map(|m| estimate_message(m, family))
+        .sum();
     let mut checkpoint = input.checkpoint.cloned();
     let summary_tokens = checkpoint.as_ref().map_or(0, |c| c.tokens);
     let mut items: Vec<ViewMessage<'a>> = tail.iter().map(ViewMessage::from_entry).collect();
-    let raw_total = system_tokens + summary_tokens + nudge_tokens + tail.iter().map(|e| e.tokens).sum::<u64>();
+    let raw_total =
+        system_tokens + summary_tokens + nudge_tokens + tail.iter().map(|e| e.tokens).sum::<u64>();
     let last_seq = tail.last().map(|e| e.seq).or(through);
     // Calibration: what the API said about this view's prefix corrects every estimate of it
     // by the same difference.
     let delta: i128 = input
         .usage_anchor
         .and_then(|anchor| calibrated_tokens(anchor, through, last_seq, raw_total))
-        .map_or(0, |calibrated| i128::from(calibrated) - i128::from(raw_total));
+        .map_or(0, |calibrated| {
+            i128::from(calibrated) - i128::from(raw_total)
+        });
     let correction = |raw: u64| u64::try_from((i128::from(raw) + delta).max(0)).unwrap_or(u64::MAX);
-    let low_water = u64::try_from((i128::from(budget.low_water()) - delta.max(0)).max(0)).unwrap_or(0);
+    let low_water =
+        u64::try_from((i128::from(budget.low_water()) - delta.max(0)).max(0)).unwrap_or(0);
 
-    let mut outcome = Outcome { tier: if compacted_this_turn { Tier::Summarized } else { Tier::Fits }, ..Outcome::default() };
+    let mut outcome = Outcome {
+        tier: if compacted_this_turn {
+            Tier::Summarized
+        } else {
+            Tier::Fits
+        },
+        ..Outcome::default()
+    };
     let fixed = system_tokens + summary_tokens + nudge_tokens;
     if correction(raw_total) > budget.trigger() {
         if let Some(clear) = &policy.clear_tool_results {
             outcome.cleared = clear_old_tool_results(&mut items, clear);
-            if outcome.cleared > 0 && correction(fixed + sum_tokens(&items, family)) <= budget.trigger() {
+            if outcome.cleared > 0
+                && correction(fixed + sum_tokens(&items, family)) <= budget.trigger()
+            {
                 outcome.tier = Tier::Cleared;
             }
         }
@@ -262,10 +289,19 @@ pub fn plan_turn<'a>(input: &TurnInput<'a>) -> Result<Plan<'a>> {
             Strategy::Summarize if allowed_to_compact => {
                 let expected_summary = policy.max_summary_tokens / 2;
                 let target_fixed = system_tokens + expected_summary + nudge_tokens;
-                if let Some(cut) = choose_cut(tail, policy.keep_last_messages, target_fixed, low_water) {
+                if let Some(cut) =
+                    choose_cut(tail, policy.keep_last_messages, target_fixed, low_water)
+                {
                     let covered = tail.get(..cut).unwrap_or_default();
                     let active_tasks = render_active_tasks(input.todos);
-                    let request = summary_request(covered, input.checkpoint, active_tasks, this_turn, policy.max_summary_tokens, &policy.transcript);
+                    let request = summary_request(
+                        covered,
+                        input.checkpoint,
+                        active_tasks,
+                        this_turn,
+                        policy.max_summary_tokens,
+                        &policy.transcript,
+                    );
                     return Ok(Plan::Summarize(Box::new(request)));
                 }
             }
@@ -281,7 +317,13 @@ pub fn plan_turn<'a>(input: &TurnInput<'a>) -> Result<Plan<'a>> {
         if over && policy.strategy != Strategy::Off {
             outcome.tier = Tier::Truncated;
             if allowed_to_compact && outcome.dropped == 0 {
-                if let Some(new) = truncation_checkpoint(input, tail, this_turn, system_tokens + nudge_tokens, low_water) {
+                if let Some(new) = truncation_checkpoint(
+                    input,
+                    tail,
+                    this_turn,
+                    system_tokens + nudge_tokens,
+                    low_water,
+                ) {
                     let cut = first_after(tail, Some(new.through_seq));
                     items.drain(..cut.min(items.len()));
                     checkpoint = Some(new.clone());
@@ -300,25 +342,48 @@ pub fn plan_turn<'a>(input: &TurnInput<'a>) -> Result<Plan<'a>> {
     all.extend(items);
     let (mut all, repair) = repair_view(all);
 
-    if outcome.tier == Tier::Truncated || outcome.tier == Tier::Summarized && correction(system_tokens + nudge_tokens + sum_tokens(&all, family)) > budget.trigger() {
+    if outcome.tier == Tier::Truncated
+        || outcome.tier == Tier::Summarized
+            && correction(system_tokens + nudge_tokens + sum_tokens(&all, family))
+                > budget.trigger()
+    {
         outcome.tier = Tier::Truncated;
-        fit_view(&mut all, system_tokens + nudge_tokens, &budget, family, &mut outcome);
+        fit_view(
+            &mut all,
+            system_tokens + nudge_tokens,
+            &budget,
+            family,
+            &mut outcome,
+        );
     }
 
     let message_tokens = sum_tokens(&all, family);
     let summary_in_view = match all.first() {
-        Some(first) if first.seq.is_none() && first.text_content().starts_with(SUMMARY_HEADER) => sum_tokens(all.get(..1).unwrap_or_default(), family),
+        Some(first) if first.seq.is_none() && first.text_content().starts_with(SUMMARY_HEADER) => {
+            sum_tokens(all.get(..1).unwrap_or_default(), family)
+        }
         _ => 0,
     };
     let offload_references = all.iter().filter(|m| is_offload_reference(m)).count();
     // Nudges are reminders: they never push a view over its budget.
     let nudges_fit = system_tokens + message_tokens + nudge_tokens <= budget.usable();
-    let (nudge_kinds, nudge_tokens) = if nudges_fit { (nudges.kinds, nudge_tokens) } else { (Vec::new(), 0) };
+    let (nudge_kinds, nudge_tokens) = if nudges_fit {
+        (nudges.kinds, nudge_tokens)
+    } else {
+        (Vec::new(), 0)
+    };
     if nudges_fit {
         all.extend(nudges.messages.into_iter().map(ViewMessage::owned));
     }
     let total = system_tokens + message_tokens + nudge_tokens;
-    let calibrated = input.usage_anchor.and_then(|anchor| calibrated_tokens(anchor, checkpoint.as_ref().map(|c| c.through_seq), last_seq, total));
+    let calibrated = input.usage_anchor.and_then(|anchor| {
+        calibrated_tokens(
+            anchor,
+            checkpoint.as_ref().map(|c| c.through_seq),
+            last_seq,
+            total,
+        )
+    });
     let stats = ViewStats {
         tier: Some(outcome.tier),
         system_tokens,
@@ -343,7 +408,10 @@ pub fn plan_turn<'a>(input: &TurnInput<'a>) -> Result<Plan<'a>> {
         repair,
     };
     Ok(Plan::Ready(Box::new(ReadyView {
-        view: View { system: input.system_prompt.to_owned(), messages: all },
+        view: View {
+            system: input.system_prompt.to_owned(),
+            messages: all,
+        },
         stats,
         next_nudge_state: nudges.next,
         new_checkpoint: outcome.new_checkpoint,
@@ -361,7 +429,13 @@ struct Outcome {
 }
 
 fn sum_tokens(items: &[ViewMessage<'_>], family: ModelFamily) -> u64 {
-    items.iter().map(|item| item.tokens.unwrap_or_else(|| estimate_message(item, family))).sum()
+    items
+        .iter()
+        .map(|item| {
+            item.tokens
+                .unwrap_or_else(|| estimate_message(item, family))
+        })
+        .sum()
 }
 
 fn check_order(tail: &[Entry]) -> Result<()> {
@@ -383,31 +457,69 @@ fn check_order(tail: &[Entry]) -> Result<()> {
 /// `None` when no cut above 0 is allowed.
 fn choose_cut(tail: &[Entry], keep_last: usize, fixed: u64, target: u64) -> Option<usize> {
     let latest = tail.len().checked_sub(keep_last)?;
-    let points: Vec<usize> = safe_cut_points(tail).into_iter().filter(|p| *p > 0 && *p <= latest).collect();
-    let mut suffix = vec![0u64; tail.len() + 1];
-    for (index, entry) in tail.iter().enumerate().rev() {
-        if let (Some(&next), Some(slot)) = (suffix.get(index + 1), suffix.get_mut(index)) {
-            *slot = next + entry.tokens;
-        }
-    }
-    let fits = |point: &usize| suffix.get(*point).is_some_and(|rest| fixed + rest <= target);
-    points.iter().copied().find(|p| fits(p)).or_else(|| points.last().copied())
+    let points: Vec<usize> = safe_cut_points(tail)
+        .into_iter()
+        .filter(|p| *p > 0 && *p <= latest)
+        .collect();
+    // suffix[i] = tokens of tail[i..]
+    let mut suffix: Vec<u64> = tail
+        .iter()
+        .rev()
+        .scan(0u64, |sum, entry| {
+            *sum += entry.tokens;
+            Some(*sum)
+        })
+        .collect();
+    suffix.reverse();
+    suffix.push(0);
+    let fits = |point: &usize| {
+        suffix
+            .get(*point)
+            .is_some_and(|rest| fixed + rest <= target)
+    };
+    points
+        .iter()
+        .copied()
+        .find(|p| fits(p))
+        .or_else(|| points.last().copied())
 }
 
 /// A truncation checkpoint dropping the oldest units of `tail` down to the low-water mark, or
 /// `None` when nothing can be dropped.
-fn truncation_checkpoint(input: &TurnInput<'_>, tail: &[Entry], this_turn: u64, fixed: u64, low_water: u64) -> Option<Checkpoint> {
+fn truncation_checkpoint(
+    input: &TurnInput<'_, '_>,
+    tail: &[Entry],
+    this_turn: u64,
+    fixed: u64,
+    low_water: u64,
+) -> Option<Checkpoint> {
     let policy = input.policy;
-    let max_bytes = usize::try_from(policy.max_summary_tokens.saturating_mul(2)).unwrap_or(usize::MAX);
+    let max_bytes =
+        usize::try_from(policy.max_summary_tokens.saturating_mul(2)).unwrap_or(usize::MAX);
     let first_request = if input.checkpoint.is_none() {
-        input.log.iter().take(1_000).find(|e| e.message.role == Role::User).map(|e| e.message.text_content().into_owned())
+        input
+            .log
+            .iter()
+            .take(1_000)
+            .find(|e| e.message.role == Role::User)
+            .map(|e| e.message.text_content().into_owned())
     } else {
         None
     };
     let estimate_summary = (max_bytes as u64) / 3;
-    let cut = choose_cut(tail, policy.keep_last_messages, fixed + estimate_summary, low_water)?;
+    let cut = choose_cut(
+        tail,
+        policy.keep_last_messages,
+        fixed + estimate_summary,
+        low_water,
+    )?;
     let through = tail.get(cut.checked_sub(1)?)?.seq;
-    let summary = truncation_summary(cut, first_request.as_deref(), input.checkpoint.map(|c| c.summary.as_str()), max_bytes);
+    let summary = truncation_summary(
+        cut,
+        first_request.as_deref(),
+        input.checkpoint.map(|c| c.summary.as_str()),
+        max_bytes,
+    );
     let mut checkpoint = Checkpoint {
         through_seq: through,
         summary,
@@ -423,12 +535,28 @@ fn truncation_checkpoint(input: &TurnInput<'_>, tail: &[Entry], this_turn: u64, 
 /// Makes a repaired view fit under the trigger: cut oversized messages, then (only for a tiny
 /// budget) drop the oldest units of the view. Dropping whole units, and never leaving a
 /// non-user message first, keeps the view repaired.
-fn fit_view(all: &mut Vec<ViewMessage<'_>>, fixed: u64, budget: &Budget, family: ModelFamily, outcome: &mut Outcome) {
+fn fit_view(
+    all: &mut Vec<ViewMessage<'_>>,
+    fixed: u64,
+    budget: &Budget,
+    family: ModelFamily,
+    outcome: &mut Outcome,
+) {
     let allowance = budget.trigger().saturating_sub(fixed);
     outcome.cut += cut_to_fit(all, allowance, family);
-    while !all.is_empty() && (sum_tokens(all, family) > allowance || all.first().is_some_and(|m| m.role != Role::User)) {
+    while !all.is_empty()
+        && (sum_tokens(all, family) > allowance
+            || all.first().is_some_and(|m| m.role != Role::User))
+    {
         // The first unit: a message and the tool results right after it.
-        let unit = 1 + all.iter().skip(1).take_while(|m| m.role == Role::Tool).count();
-        outcome.dropped += all.drain(..unit.min(all.len())).filter(|m| m.seq.is_some()).count();
+        let unit = 1 + all
+            .iter()
+            .skip(1)
+            .take_while(|m| m.role == Role::Tool)
+            .count();
+        outcome.dropped += all
+            .drain(..unit.min(all.len()))
+            .filter(|m| m.seq.is_some())
+            .count();
     }
 }

@@ -1,5 +1,6 @@
 //! UTF-8-safe text cutting shared by every layer that bounds text: previews, precis,
-//! transcripts, head+tail truncation.
+//! transcripts, head+tail truncation; and the two small measures and normalizations those
+//! layers share ([`count_lines`], [`single_line`]).
 //!
 //! Guarantees: every function returns valid UTF-8 (slices end on character boundaries, and
 //! never between a character and the combining marks, joiners or variation selectors that
@@ -96,6 +97,50 @@ pub fn cut_middle(text: &str, max_bytes: usize, marker: &str) -> String {
     out
 }
 
+/// The number of lines in `text`, as an editor counts them: a final line without a newline
+/// counts, an empty text has no lines, and `"a\n"` is one line.
+///
+/// ```
+/// use ctxkit_core::text::count_lines;
+/// assert_eq!(count_lines(""), 0);
+/// assert_eq!(count_lines("a\n"), 1);
+/// assert_eq!(count_lines("a\nb"), 2);
+/// ```
+pub fn count_lines(text: &str) -> usize {
+    let newlines = text.bytes().filter(|byte| *byte == b'\n').count();
+    if text.is_empty() || text.ends_with('\n') {
+        newlines
+    } else {
+        newlines.saturating_add(1)
+    }
+}
+
+/// `text` on one line: every line break and other control character (`\n`, `\r`, tab, form
+/// feed, NEL, U+2028/U+2029...) becomes a space, runs of whitespace shrink to one space, and
+/// both ends are trimmed. Renderers use it for any field that must not start a new line (a
+/// memory entry, a skill, a tool name), so text cannot forge a heading or another entry.
+///
+/// ```
+/// use ctxkit_core::text::single_line;
+/// assert_eq!(single_line("  a\n## not a heading\r\n\tb  "), "a ## not a heading b");
+/// ```
+pub fn single_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() || c.is_control() {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The largest character boundary at or below `index`.
 pub fn floor_char_boundary(text: &str, index: usize) -> usize {
     let mut index = index.min(text.len());
@@ -162,5 +207,13 @@ mod tests {
         assert!(cut.contains("bytes cut"));
         assert_eq!(cut_middle("short", 100, "[cut]"), "short");
         assert_eq!(cut_middle(&text, 3, "[cut]"), "[cu");
+    }
+
+    #[test]
+    fn single_line_removes_every_kind_of_line_break() {
+        let text = "a\u{2028}b\u{2029}c\u{85}d\u{b}e\u{c}f\r\ng\u{0}h";
+        assert_eq!(single_line(text), "a b c d e f g h");
+        assert_eq!(single_line(" \n "), "");
+        assert_eq!(single_line("e\u{301} x"), "e\u{301} x");
     }
 }

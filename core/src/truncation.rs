@@ -22,7 +22,12 @@ pub const CUT_MARKER: &str = "\n[… {bytes} bytes cut to fit the context window
 pub const MIN_MESSAGE_TOKENS: u64 = 24;
 
 /// The summary text of a truncation checkpoint.
-pub fn truncation_summary(dropped_messages: usize, first_request: Option<&str>, previous_summary: Option<&str>, max_bytes: usize) -> String {
+pub fn truncation_summary(
+    dropped_messages: usize,
+    first_request: Option<&str>,
+    previous_summary: Option<&str>,
+    max_bytes: usize,
+) -> String {
     let mut text = format!(
         "{dropped_messages} earlier messages were dropped without a summary to fit the context window (they remain in the session log)."
     );
@@ -48,13 +53,21 @@ pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
     cut.content = match &message.content {
         Content::Text(text) => Content::Text(cut_middle(text, share, CUT_MARKER)),
         Content::Parts(parts) => {
-            let texts = parts.iter().filter(|p| matches!(p, Part::Text { .. })).count().max(1);
+            let texts = parts
+                .iter()
+                .filter(|p| matches!(p, Part::Text { .. }))
+                .count()
+                .max(1);
             Content::Parts(
                 parts
                     .iter()
                     .filter_map(|part| match part {
-                        Part::Text { text } => Some(Part::Text { text: cut_middle(text, share / texts, CUT_MARKER) }),
-                        Part::Image { .. } => Some(Part::Text { text: "[image removed to fit the context window]".to_owned() }),
+                        Part::Text { text } => Some(Part::Text {
+                            text: cut_middle(text, share / texts, CUT_MARKER),
+                        }),
+                        Part::Image { .. } => Some(Part::Text {
+                            text: "[image removed to fit the context window]".to_owned(),
+                        }),
                         Part::Thinking { .. } | Part::Opaque { .. } => None,
                     })
                     .collect(),
@@ -77,7 +90,8 @@ fn cut_arguments(arguments: &str, max_bytes: usize) -> String {
         Ok(mut value) => {
             let strings = count_strings(&value).max(1);
             cut_strings(&mut value, max_bytes / strings);
-            serde_json::to_string(&value).unwrap_or_else(|_| head_bytes(arguments, max_bytes).to_owned())
+            serde_json::to_string(&value)
+                .unwrap_or_else(|_| head_bytes(arguments, max_bytes).to_owned())
         }
         Err(_) => cut_middle(arguments, max_bytes, CUT_MARKER),
     }
@@ -94,9 +108,15 @@ fn count_strings(value: &serde_json::Value) -> usize {
 
 fn cut_strings(value: &mut serde_json::Value, max_bytes: usize) {
     match value {
-        serde_json::Value::String(text) if text.len() > max_bytes => *text = cut_middle(text, max_bytes, CUT_MARKER),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|item| cut_strings(item, max_bytes)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|item| cut_strings(item, max_bytes)),
+        serde_json::Value::String(text) if text.len() > max_bytes => {
+            *text = cut_middle(text, max_bytes, CUT_MARKER)
+        }
+        serde_json::Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| cut_strings(item, max_bytes)),
+        serde_json::Value::Object(map) => map
+            .values_mut()
+            .for_each(|item| cut_strings(item, max_bytes)),
         _ => {}
     }
 }
@@ -105,7 +125,13 @@ fn cut_strings(value: &mut serde_json::Value, max_bytes: usize) {
 /// every message is at its floor. Returns how many messages were cut. Deterministic: the same
 /// items and allowance always give the same cuts.
 pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFamily) -> usize {
-    let mut tokens: Vec<u64> = items.iter().map(|item| item.tokens.unwrap_or_else(|| estimate_message(item, family))).collect();
+    let mut tokens: Vec<u64> = items
+        .iter()
+        .map(|item| {
+            item.tokens
+                .unwrap_or_else(|| estimate_message(item, family))
+        })
+        .collect();
     // A message is done once cut: a second cut of an already cut message gains little, and
     // stopping there bounds the work to one cut per message.
     let mut done = vec![false; items.len()];
@@ -122,15 +148,22 @@ pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFa
             .filter(|(_, (tokens, done))| !**done && **tokens > MIN_MESSAGE_TOKENS)
             .max_by_key(|(index, (tokens, _))| (**tokens, std::cmp::Reverse(*index)))
             .map(|(index, (tokens, _))| (index, *tokens));
-        let Some((index, before)) = biggest else { break };
-        let (Some(item), Some(slot), Some(flag)) = (items.get_mut(index), tokens.get_mut(index), done.get_mut(index)) else {
+        let Some((index, before)) = biggest else {
+            break;
+        };
+        let (Some(item), Some(slot), Some(flag)) = (
+            items.get_mut(index),
+            tokens.get_mut(index),
+            done.get_mut(index),
+        ) else {
             break;
         };
         *flag = true;
         let target = before.saturating_sub(excess).max(MIN_MESSAGE_TOKENS);
         // Bytes per token of this very message, so the cut lands near the target.
         let bytes = u128::from(message_bytes(item) as u64);
-        let room = usize::try_from(bytes * u128::from(target) / u128::from(before.max(1))).unwrap_or(usize::MAX);
+        let room = usize::try_from(bytes * u128::from(target) / u128::from(before.max(1)))
+            .unwrap_or(usize::MAX);
         let smaller = cut_message(item, room.saturating_sub(CUT_MARKER.len()));
         let after = estimate_message(&smaller, family);
         if after < before {
@@ -155,7 +188,12 @@ fn message_bytes(message: &Message) -> usize {
             })
             .sum(),
     };
-    content + message.tool_calls.iter().map(|call| call.arguments.len()).sum::<usize>()
+    content
+        + message
+            .tool_calls
+            .iter()
+            .map(|call| call.arguments.len())
+            .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -167,29 +205,48 @@ mod tests {
     fn cut_messages_keep_both_ends_and_valid_arguments() {
         let big = Message::assistant(
             "a".repeat(5_000),
-            vec![ToolCall::new("c", "write_file", serde_json::json!({"path": "x.rs", "content": "b".repeat(20_000)}).to_string())],
+            vec![ToolCall::new(
+                "c",
+                "write_file",
+                serde_json::json!({"path": "x.rs", "content": "b".repeat(20_000)}).to_string(),
+            )],
         );
         let cut = cut_message(&big, 2_000);
         assert!(cut.text_content().len() <= 1_000);
         assert!(cut.text_content().contains("bytes cut"));
-        let arguments: serde_json::Value = serde_json::from_str(&cut.tool_calls[0].arguments).unwrap();
+        let arguments: serde_json::Value =
+            serde_json::from_str(&cut.tool_calls[0].arguments).unwrap();
         assert_eq!(arguments["path"], "x.rs");
         assert!(cut.tool_calls[0].arguments.len() < 1_200);
     }
 
     #[test]
     fn cut_to_fit_reaches_the_allowance() {
-        let log = [Message::user("x".repeat(40_000)), Message::user("small"), Message::tool_result("c", "y".repeat(9_000), false)];
+        let log = [
+            Message::user("x".repeat(40_000)),
+            Message::user("small"),
+            Message::tool_result("c", "y".repeat(9_000), false),
+        ];
+        let family = ModelFamily::OpenAi;
+        let others = estimate_message(&log[1], family) + estimate_message(&log[2], family);
+        let allowance = others + 500;
         let mut items: Vec<ViewMessage> = log.iter().map(ViewMessage::borrowed).collect();
-        let cut = cut_to_fit(&mut items, 2_000, ModelFamily::OpenAi);
-        let total: u64 = items.iter().map(|m| estimate_message(m, ModelFamily::OpenAi)).sum();
-        assert!(total <= 2_000, "{total}");
+        let cut = cut_to_fit(&mut items, allowance, family);
+        let total: u64 = items.iter().map(|m| estimate_message(m, family)).sum();
+        assert!(total <= allowance, "{total} > {allowance}");
+        assert!(
+            total + 100 > allowance,
+            "cut near the allowance, not far below it: {total}"
+        );
         assert_eq!(cut, 1, "only the biggest needed cutting");
         assert!(items[1].is_borrowed());
 
         let mut tight: Vec<ViewMessage> = log.iter().map(ViewMessage::borrowed).collect();
         cut_to_fit(&mut tight, 3 * MIN_MESSAGE_TOKENS, ModelFamily::OpenAi);
-        let total: u64 = tight.iter().map(|m| estimate_message(m, ModelFamily::OpenAi)).sum();
+        let total: u64 = tight
+            .iter()
+            .map(|m| estimate_message(m, ModelFamily::OpenAi))
+            .sum();
         assert!(total <= 3 * MIN_MESSAGE_TOKENS, "{total}");
     }
 }
