@@ -12,7 +12,7 @@ use crate::error::{CoreError, Result};
 use crate::fence::tag_fence;
 use crate::message::Message;
 use crate::summary_request::SummaryRequest;
-use crate::tokens::{estimate_message, ModelFamily};
+use crate::tokens::{estimate_message, estimate_text, ModelFamily};
 
 /// How a checkpoint's summary was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,13 +99,7 @@ pub fn checkpoint_from_answer(
             "the summarizer returned an empty summary",
         ));
     }
-    let message = Message::user(render_summary_text(
-        summary,
-        request.active_tasks.as_deref(),
-    ));
-    let tokens = estimate_message(&message, family);
-    let summary_tokens =
-        tokens.saturating_sub(crate::tokens::estimate_text(SUMMARY_HEADER, family));
+    let summary_tokens = estimate_text(summary, family);
     if summary_tokens > request.max_summary_tokens {
         return Err(CoreError::invalid(
             "summary",
@@ -115,12 +109,16 @@ pub fn checkpoint_from_answer(
             ),
         ));
     }
+    let message = Message::user(render_summary_text(
+        summary,
+        request.active_tasks.as_deref(),
+    ));
     Ok(Checkpoint {
         through_seq: request.through_seq,
         summary: summary.to_owned(),
         method,
         active_tasks: request.active_tasks.clone(),
-        tokens,
+        tokens: estimate_message(&message, family),
         made_at_turn: request.turn,
     })
 }

@@ -20,7 +20,7 @@ use crate::extractive::{extractive_summary, ExtractiveLimits, SECTIONS};
 use crate::fence::tag_fence;
 use crate::log::{first_after, Entry};
 use crate::message::Message;
-use crate::tokens::ModelFamily;
+use crate::tokens::{estimate_text, ModelFamily};
 use crate::transcript::{render_transcript, TranscriptLimits};
 
 /// A request for a summary of the log from after `after_seq` through `through_seq`.
@@ -117,9 +117,9 @@ pub fn covered_entries<'l>(request: &SummaryRequest, log: &'l [Entry]) -> &'l [E
     log.get(start..end.max(start)).unwrap_or_default()
 }
 
-/// Answers `request` with the extractive summarizer (no LLM): always succeeds in practice;
-/// fails only if the extractive summary itself is over the request's limit, which the default
-/// limits rule out.
+/// Answers `request` with the extractive summarizer (no LLM). The summary is sized to the
+/// request's token limit (shrunk and rebuilt if dense text, such as CJK, makes it estimate
+/// over), so this fails only for a limit too small for any summary.
 pub fn answer_extractively(
     request: &SummaryRequest,
     log: &[Entry],
@@ -130,6 +130,23 @@ pub fn answer_extractively(
         .iter()
         .map(|entry| entry.message.clone())
         .collect();
-    let summary = extractive_summary(&messages, request.previous_summary.as_deref(), limits);
-    checkpoint_from_answer(request, &summary, SummaryMethod::Extractive, family)
+    let mut limits = *limits;
+    // Three bytes per token is a safe start for code and English; denser text shrinks below.
+    let bytes_for_limit =
+        usize::try_from(request.max_summary_tokens.saturating_mul(3)).unwrap_or(usize::MAX);
+    limits.max_bytes = limits.max_bytes.min(bytes_for_limit);
+    let mut attempt = 0;
+    loop {
+        let summary = extractive_summary(&messages, request.previous_summary.as_deref(), &limits);
+        let tokens = estimate_text(&summary, family);
+        attempt += 1;
+        if tokens <= request.max_summary_tokens || attempt >= 4 || limits.max_bytes < 64 {
+            return checkpoint_from_answer(request, &summary, SummaryMethod::Extractive, family);
+        }
+        // Scale by how far over it came out, with 10% to spare.
+        let scaled =
+            u128::from(limits.max_bytes as u64) * u128::from(request.max_summary_tokens) * 9
+                / (u128::from(tokens) * 10);
+        limits.max_bytes = usize::try_from(scaled).unwrap_or(0);
+    }
 }

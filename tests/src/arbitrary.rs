@@ -105,7 +105,8 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
         )
 }
 
-/// One exchange: a user turn, an assistant reply with 0..=3 calls and their results, damaged.
+/// One exchange: a user turn, an assistant reply with 0..=3 calls and their results (sometimes
+/// a big prompt or output), damaged.
 fn arb_exchange() -> impl Strategy<Value = Vec<Message>> {
     (
         arb_text(),
@@ -126,21 +127,29 @@ fn arb_exchange() -> impl Strategy<Value = Vec<Message>> {
         any::<bool>(),
         any::<bool>(),
         prop::option::of(arb_call_id()),
+        prop_oneof![4 => Just(0usize), 1 => 1usize..2_000],
     )
         .prop_map(
-            |(prompt, reply, calls, damages, reverse, interleave, orphan)| {
+            |(prompt, reply, calls, damages, reverse, interleave, orphan, big)| {
+                // Sometimes a big prompt or output (up to ~60 KB), as real tool results are.
+                let prompt = if big > 1_000 {
+                    format!("{prompt} {}", "please ".repeat(big))
+                } else {
+                    prompt
+                };
                 let mut exchange = vec![
                     Message::user(prompt),
                     Message::assistant(reply, calls.clone()),
                 ];
                 let mut results = Vec::new();
                 let mut late = Vec::new();
-                for (call, damage) in calls.iter().zip(damages) {
-                    let result = Message::tool_result(
-                        call.id.clone(),
-                        format!("output of {}", call.name),
-                        call.name == "grep",
-                    );
+                for (index, (call, damage)) in calls.iter().zip(damages).enumerate() {
+                    let output = if index == 0 && big > 0 {
+                        "line of output ".repeat(big * 2)
+                    } else {
+                        format!("output of {}", call.name)
+                    };
+                    let result = Message::tool_result(call.id.clone(), output, call.name == "grep");
                     match damage {
                         Damage::None => results.push(result),
                         Damage::Drop => {}
