@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 pub mod arbitrary;
+pub mod corpus_log;
 
 /// The project root (the folder holding the workspace `Cargo.toml`).
 pub fn project_root() -> PathBuf {
