@@ -1,0 +1,204 @@
+//! The byte classes the default estimator reads text through.
+//!
+//! Every byte of UTF-8 text falls in one of [`CLASS_COUNT`] classes: ASCII letters by case,
+//! digits, kinds of whitespace and punctuation, and, for non-ASCII text, the *lead byte* of a
+//! character grouped by the script it starts (2-byte scripts such as Cyrillic or Greek, CJK,
+//! Hangul, 3-byte symbols, other 3-byte scripts, 4-byte emoji) plus one class for continuation
+//! bytes. The estimator prices each pair of neighbouring classes, so the classes are chosen so
+//! that BPE tokenizers behave alike within a class and differently across classes.
+//!
+//! Guarantees: the table covers all 256 byte values (invalid UTF-8 bytes land in a lead or
+//! continuation class like any other), and every class index is below [`CLASS_COUNT`], so a
+//! cost table of `CLASS_COUNT * CLASS_COUNT` entries can be indexed without a bounds failure.
+
+/// A class of bytes that tokenizers treat alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ByteClass {
+    /// `a`–`z`.
+    Lower = 0,
+    /// `A`–`Z`.
+    Upper = 1,
+    /// `0`–`9`.
+    Digit = 2,
+    /// The space character.
+    Space = 3,
+    /// `\n` and `\r`.
+    Newline = 4,
+    /// Tab and the other ASCII control bytes.
+    Control = 5,
+    /// `"`, `'` and `` ` ``.
+    Quote = 6,
+    /// `(`, `[`, `{` and `<`.
+    Open = 7,
+    /// `)`, `]`, `}` and `>`.
+    Close = 8,
+    /// `.`, `,`, `:`, `;`, `!` and `?`.
+    Separator = 9,
+    /// The other ASCII symbols: `-_=+*/\|&^%$#@~`.
+    Symbol = 10,
+    /// Lead byte of a 2-byte character (`C0`–`DF`): Latin accents, Greek, Cyrillic, Hebrew,
+    /// Arabic...
+    Lead2 = 11,
+    /// Lead byte `E3`–`E9`: kana, CJK punctuation and CJK ideographs (U+3000–U+9FFF).
+    LeadCjk = 12,
+    /// Lead byte `EA`–`ED`: mostly Hangul syllables (U+A000–U+DFFF).
+    LeadHangul = 13,
+    /// Lead byte `E2`: general punctuation, arrows, math, box drawing (U+2000–U+2FFF).
+    LeadSymbol3 = 14,
+    /// The other 3-byte leads (`E0`, `E1`, `EE`, `EF`): Indic, Thai, Georgian, Vietnamese
+    /// extended Latin, private use, full-width forms.
+    Lead3Other = 15,
+    /// Lead byte of a 4-byte character (`F0`–`FF`): emoji and rare scripts.
+    Lead4 = 16,
+    /// A UTF-8 continuation byte (`80`–`BF`).
+    Continuation = 17,
+}
+
+/// How many byte classes there are.
+pub const CLASS_COUNT: usize = 18;
+
+impl ByteClass {
+    /// Every class, in index order.
+    pub const ALL: [ByteClass; CLASS_COUNT] = [
+        ByteClass::Lower,
+        ByteClass::Upper,
+        ByteClass::Digit,
+        ByteClass::Space,
+        ByteClass::Newline,
+        ByteClass::Control,
+        ByteClass::Quote,
+        ByteClass::Open,
+        ByteClass::Close,
+        ByteClass::Separator,
+        ByteClass::Symbol,
+        ByteClass::Lead2,
+        ByteClass::LeadCjk,
+        ByteClass::LeadHangul,
+        ByteClass::LeadSymbol3,
+        ByteClass::Lead3Other,
+        ByteClass::Lead4,
+        ByteClass::Continuation,
+    ];
+
+    /// The class of one byte.
+    pub const fn of(byte: u8) -> ByteClass {
+        match byte {
+            b'a'..=b'z' => ByteClass::Lower,
+            b'A'..=b'Z' => ByteClass::Upper,
+            b'0'..=b'9' => ByteClass::Digit,
+            b' ' => ByteClass::Space,
+            b'\n' | b'\r' => ByteClass::Newline,
+            b'"' | b'\'' | b'`' => ByteClass::Quote,
+            b'(' | b'[' | b'{' | b'<' => ByteClass::Open,
+            b')' | b']' | b'}' | b'>' => ByteClass::Close,
+            b'.' | b',' | b':' | b';' | b'!' | b'?' => ByteClass::Separator,
+            0x21..=0x7e => ByteClass::Symbol,
+            0x00..=0x7f => ByteClass::Control,
+            0x80..=0xbf => ByteClass::Continuation,
+            0xc0..=0xdf => ByteClass::Lead2,
+            0xe2 => ByteClass::LeadSymbol3,
+            0xe3..=0xe9 => ByteClass::LeadCjk,
+            0xea..=0xed => ByteClass::LeadHangul,
+            0xe0..=0xef => ByteClass::Lead3Other,
+            0xf0..=0xff => ByteClass::Lead4,
+        }
+    }
+
+    /// The class's index, below [`CLASS_COUNT`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A short lowercase name, for reports and generated tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ByteClass::Lower => "lower",
+            ByteClass::Upper => "upper",
+            ByteClass::Digit => "digit",
+            ByteClass::Space => "space",
+            ByteClass::Newline => "newline",
+            ByteClass::Control => "control",
+            ByteClass::Quote => "quote",
+            ByteClass::Open => "open",
+            ByteClass::Close => "close",
+            ByteClass::Separator => "separator",
+            ByteClass::Symbol => "symbol",
+            ByteClass::Lead2 => "lead2",
+            ByteClass::LeadCjk => "lead_cjk",
+            ByteClass::LeadHangul => "lead_hangul",
+            ByteClass::LeadSymbol3 => "lead_symbol3",
+            ByteClass::Lead3Other => "lead3_other",
+            ByteClass::Lead4 => "lead4",
+            ByteClass::Continuation => "continuation",
+        }
+    }
+}
+
+/// The class a text is assumed to follow: the estimator prices the first byte as if it came
+/// after a line break, which is where most message texts start.
+pub const START_CLASS: ByteClass = ByteClass::Newline;
+
+/// `CLASS_OF[byte]` is `ByteClass::of(byte).index()` as a byte: one load in the hot loop.
+pub(crate) const CLASS_OF: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0usize;
+    while byte < 256 {
+        table[byte] = ByteClass::of(byte as u8) as u8;
+        byte += 1;
+    }
+    table
+};
+
+/// Counts each pair of neighbouring classes in `text` (the first byte pairs with
+/// [`START_CLASS`]): the features the cost tables were fitted on. Index `prev * CLASS_COUNT +
+/// next`.
+pub fn class_pair_counts(text: &str) -> Vec<u64> {
+    let mut counts = vec![0u64; CLASS_COUNT * CLASS_COUNT];
+    let mut prev = START_CLASS.index();
+    for &byte in text.as_bytes() {
+        let next = ByteClass::of(byte).index();
+        if let Some(count) = counts.get_mut(prev * CLASS_COUNT + next) {
+            *count = count.saturating_add(1);
+        }
+        prev = next;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_cover_every_byte_and_match_their_index() {
+        for (index, class) in ByteClass::ALL.iter().enumerate() {
+            assert_eq!(class.index(), index);
+        }
+        for byte in 0..=255u8 {
+            assert!(ByteClass::of(byte).index() < CLASS_COUNT);
+            assert_eq!(CLASS_OF[byte as usize] as usize, ByteClass::of(byte).index());
+        }
+    }
+
+    #[test]
+    fn scripts_land_in_their_lead_classes() {
+        let lead = |text: &str| ByteClass::of(text.as_bytes()[0]);
+        assert_eq!(lead("ж"), ByteClass::Lead2);
+        assert_eq!(lead("中"), ByteClass::LeadCjk);
+        assert_eq!(lead("の"), ByteClass::LeadCjk);
+        assert_eq!(lead("한"), ByteClass::LeadHangul);
+        assert_eq!(lead("→"), ByteClass::LeadSymbol3);
+        assert_eq!(lead("ก"), ByteClass::Lead3Other);
+        assert_eq!(lead("😀"), ByteClass::Lead4);
+        assert_eq!(ByteClass::of("ж".as_bytes()[1]), ByteClass::Continuation);
+    }
+
+    #[test]
+    fn pair_counts_sum_to_the_byte_count() {
+        let counts = class_pair_counts("ab 中");
+        assert_eq!(counts.iter().sum::<u64>(), 6);
+        let lower_lower = ByteClass::Lower.index() * CLASS_COUNT + ByteClass::Lower.index();
+        assert_eq!(counts[lower_lower], 1);
+    }
+}
