@@ -20,3 +20,5 @@ pub fn fixtures_dir() -> PathBuf {
 pub fn corpus_dir() -> PathBuf {
     project_root().join("../shared/corpus/raw")
 }
+pub mod estimator_corpus;
+pub mod estimator_eval;

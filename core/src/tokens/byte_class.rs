@@ -37,26 +37,29 @@ pub enum ByteClass {
     Separator = 9,
     /// The other ASCII symbols: `-_=+*/\|&^%$#@~`.
     Symbol = 10,
-    /// Lead byte of a 2-byte character (`C0`–`DF`): Latin accents, Greek, Cyrillic, Hebrew,
-    /// Arabic...
-    Lead2 = 11,
-    /// Lead byte `E3`–`E9`: kana, CJK punctuation and CJK ideographs (U+3000–U+9FFF).
-    LeadCjk = 12,
+    /// Lead byte `C0`–`CF` of a 2-byte character: accented Latin, IPA, Greek.
+    Lead2Latin = 11,
+    /// Lead byte `D0`–`DF` of a 2-byte character: Cyrillic, Armenian, Hebrew, Arabic...
+    Lead2Other = 12,
+    /// Lead byte `E3`: kana and CJK punctuation (U+3000–U+3FFF).
+    LeadKana = 13,
+    /// Lead byte `E4`–`E9`: CJK ideographs (U+4000–U+9FFF).
+    LeadHan = 14,
     /// Lead byte `EA`–`ED`: mostly Hangul syllables (U+A000–U+DFFF).
-    LeadHangul = 13,
+    LeadHangul = 15,
     /// Lead byte `E2`: general punctuation, arrows, math, box drawing (U+2000–U+2FFF).
-    LeadSymbol3 = 14,
+    LeadSymbol3 = 16,
     /// The other 3-byte leads (`E0`, `E1`, `EE`, `EF`): Indic, Thai, Georgian, Vietnamese
     /// extended Latin, private use, full-width forms.
-    Lead3Other = 15,
+    Lead3Other = 17,
     /// Lead byte of a 4-byte character (`F0`–`FF`): emoji and rare scripts.
-    Lead4 = 16,
+    Lead4 = 18,
     /// A UTF-8 continuation byte (`80`–`BF`).
-    Continuation = 17,
+    Continuation = 19,
 }
 
 /// How many byte classes there are.
-pub const CLASS_COUNT: usize = 18;
+pub const CLASS_COUNT: usize = 20;
 
 impl ByteClass {
     /// Every class, in index order.
@@ -72,8 +75,10 @@ impl ByteClass {
         ByteClass::Close,
         ByteClass::Separator,
         ByteClass::Symbol,
-        ByteClass::Lead2,
-        ByteClass::LeadCjk,
+        ByteClass::Lead2Latin,
+        ByteClass::Lead2Other,
+        ByteClass::LeadKana,
+        ByteClass::LeadHan,
         ByteClass::LeadHangul,
         ByteClass::LeadSymbol3,
         ByteClass::Lead3Other,
@@ -96,9 +101,11 @@ impl ByteClass {
             0x21..=0x7e => ByteClass::Symbol,
             0x00..=0x7f => ByteClass::Control,
             0x80..=0xbf => ByteClass::Continuation,
-            0xc0..=0xdf => ByteClass::Lead2,
+            0xc0..=0xcf => ByteClass::Lead2Latin,
+            0xd0..=0xdf => ByteClass::Lead2Other,
             0xe2 => ByteClass::LeadSymbol3,
-            0xe3..=0xe9 => ByteClass::LeadCjk,
+            0xe3 => ByteClass::LeadKana,
+            0xe4..=0xe9 => ByteClass::LeadHan,
             0xea..=0xed => ByteClass::LeadHangul,
             0xe0..=0xef => ByteClass::Lead3Other,
             0xf0..=0xff => ByteClass::Lead4,
@@ -124,8 +131,10 @@ impl ByteClass {
             ByteClass::Close => "close",
             ByteClass::Separator => "separator",
             ByteClass::Symbol => "symbol",
-            ByteClass::Lead2 => "lead2",
-            ByteClass::LeadCjk => "lead_cjk",
+            ByteClass::Lead2Latin => "lead2_latin",
+            ByteClass::Lead2Other => "lead2_other",
+            ByteClass::LeadKana => "lead_kana",
+            ByteClass::LeadHan => "lead_han",
             ByteClass::LeadHangul => "lead_hangul",
             ByteClass::LeadSymbol3 => "lead_symbol3",
             ByteClass::Lead3Other => "lead3_other",
@@ -184,9 +193,10 @@ mod tests {
     #[test]
     fn scripts_land_in_their_lead_classes() {
         let lead = |text: &str| ByteClass::of(text.as_bytes()[0]);
-        assert_eq!(lead("ж"), ByteClass::Lead2);
-        assert_eq!(lead("中"), ByteClass::LeadCjk);
-        assert_eq!(lead("の"), ByteClass::LeadCjk);
+        assert_eq!(lead("ж"), ByteClass::Lead2Other);
+        assert_eq!(lead("ü"), ByteClass::Lead2Latin);
+        assert_eq!(lead("中"), ByteClass::LeadHan);
+        assert_eq!(lead("の"), ByteClass::LeadKana);
         assert_eq!(lead("한"), ByteClass::LeadHangul);
         assert_eq!(lead("→"), ByteClass::LeadSymbol3);
         assert_eq!(lead("ก"), ByteClass::Lead3Other);
