@@ -10,7 +10,8 @@ use std::hint::black_box;
 
 const SIZE: usize = 1 << 20;
 
-const ENGLISH: &str = "The agent keeps the complete log of its session, and before every model call the \
+const ENGLISH: &str =
+    "The agent keeps the complete log of its session, and before every model call the \
 kernel decides what the model sees. Old tool outputs are replaced by short references to files, \
 the summary of earlier turns comes first, and nothing is ever lost from the log itself. ";
 
@@ -32,14 +33,22 @@ fn repeat_to(text: &str, size: usize) -> String {
 
 fn bench_estimator(c: &mut Criterion) {
     let mut group = c.benchmark_group("estimator");
-    for (name, text) in [("ascii_english", ENGLISH), ("mixed_code", CODE), ("cjk", CJK)] {
+    for (name, text) in [
+        ("ascii_english", ENGLISH),
+        ("mixed_code", CODE),
+        ("cjk", CJK),
+    ] {
         let input = repeat_to(text, SIZE);
         group.throughput(Throughput::Bytes(input.len() as u64));
-        group.bench_function(name, |b| b.iter(|| estimate_text(black_box(&input), ModelFamily::OpenAi)));
+        group.bench_function(name, |b| {
+            b.iter(|| estimate_text(black_box(&input), ModelFamily::OpenAi))
+        });
     }
     let english = Message::user(repeat_to(ENGLISH, SIZE));
     group.throughput(Throughput::Bytes(SIZE as u64));
-    group.bench_function("bytes4_english", |b| b.iter(|| bytes4_message(black_box(&english))));
+    group.bench_function("bytes4_english", |b| {
+        b.iter(|| bytes4_message(black_box(&english)))
+    });
     group.finish();
 }
 

@@ -32,7 +32,10 @@ fn main() {
     }
     let claude = read_ctok_counts();
     let bpe = tiktoken_rs::o200k_base().expect("o200k ranks are embedded in tiktoken-rs");
-    let fit: Vec<&Sample> = samples.iter().filter(|sample| sample.half == Half::Fit).collect();
+    let fit: Vec<&Sample> = samples
+        .iter()
+        .filter(|sample| sample.half == Half::Fit)
+        .collect();
     let mut source = String::new();
     source.push_str(HEADER);
     for family in ModelFamily::ALL {
@@ -41,8 +44,12 @@ fn main() {
             .filter_map(|sample| {
                 let real = match family {
                     ModelFamily::OpenAi => Some(bpe.encode_ordinary(&sample.text).len() as f64),
-                    ModelFamily::Claude => claude.get(&key(&sample.text)).map(|counts| counts.0 as f64),
-                    ModelFamily::Claude47 => claude.get(&key(&sample.text)).map(|counts| counts.1 as f64),
+                    ModelFamily::Claude => {
+                        claude.get(&key(&sample.text)).map(|counts| counts.0 as f64)
+                    }
+                    ModelFamily::Claude47 => {
+                        claude.get(&key(&sample.text)).map(|counts| counts.1 as f64)
+                    }
                 }?;
                 (real > 0.0).then_some((*sample, real))
             })
@@ -105,7 +112,10 @@ pub fn read_ctok_counts() -> BTreeMap<String, (u64, u64)> {
 fn prior(next: ByteClass) -> f64 {
     match next {
         ByteClass::Continuation => 0.3,
-        ByteClass::LeadKana | ByteClass::LeadHan | ByteClass::LeadHangul | ByteClass::Lead3Other => 0.5,
+        ByteClass::LeadKana
+        | ByteClass::LeadHan
+        | ByteClass::LeadHangul
+        | ByteClass::Lead3Other => 0.5,
         ByteClass::Lead4 => 0.6,
         ByteClass::Lead2Latin | ByteClass::Lead2Other | ByteClass::LeadSymbol3 => 0.5,
         _ => 0.25,
@@ -135,7 +145,9 @@ fn fit_costs(truth: &[(&Sample, f64)]) -> Vec<f64> {
             }
         }
     }
-    let priors: Vec<f64> = (0..PAIRS).map(|index| prior(ByteClass::ALL[index % CLASS_COUNT])).collect();
+    let priors: Vec<f64> = (0..PAIRS)
+        .map(|index| prior(ByteClass::ALL[index % CLASS_COUNT]))
+        .collect();
     for index in 0..PAIRS {
         gram[index * PAIRS + index] += RIDGE;
         rhs[index] += RIDGE * priors[index];
@@ -159,11 +171,17 @@ fn fit_costs(truth: &[(&Sample, f64)]) -> Vec<f64> {
 
 fn write_table(source: &mut String, family: ModelFamily, costs: &[f64]) {
     let (name, doc) = match family {
-        ModelFamily::OpenAi => ("OPENAI", "OpenAI, fitted to o200k_base counts (tiktoken-rs)."),
+        ModelFamily::OpenAi => (
+            "OPENAI",
+            "OpenAI, fitted to o200k_base counts (tiktoken-rs).",
+        ),
         ModelFamily::Claude => ("CLAUDE", "Claude 3 to Opus 4.6, fitted to ctok v3 counts."),
         ModelFamily::Claude47 => ("CLAUDE_47", "Claude Opus 4.7+, fitted to ctok v4.7 counts."),
     };
-    let _ = writeln!(source, "/// {doc}\n#[rustfmt::skip]\npub(crate) const {name}: FittedCosts = [");
+    let _ = writeln!(
+        source,
+        "/// {doc}\n#[rustfmt::skip]\npub(crate) const {name}: FittedCosts = ["
+    );
     let _ = write!(source, "    //");
     for class in ByteClass::ALL {
         let _ = write!(source, " {:>5}", short_name(class));
@@ -173,7 +191,9 @@ fn write_table(source: &mut String, family: ModelFamily, costs: &[f64]) {
         let _ = write!(source, "    [");
         for next in ByteClass::ALL {
             let cost = costs[prev.index() * CLASS_COUNT + next.index()];
-            let fixed = (cost * COST_SCALE as f64).round().clamp(0.0, f64::from(u16::MAX)) as u16;
+            let fixed = (cost * COST_SCALE as f64)
+                .round()
+                .clamp(0.0, f64::from(u16::MAX)) as u16;
             let _ = write!(source, "{fixed:>5},");
         }
         let _ = writeln!(source, "], // after {}", prev.name());

@@ -10,8 +10,12 @@
 //! `target/criterion/estimator/`. Measures on the report half of the samples only.
 
 use ctxkit_core::tokens::{estimate_text, ModelFamily};
-use ctxkit_tests::estimator_corpus::{claude_intervals, fnv1a64, load_samples, Half, Sample, CLASSES};
-use ctxkit_tests::estimator_eval::{chars4, error_stats, interval_ratios, quantile, ErrorStats, INTERVAL_ESTIMATORS};
+use ctxkit_tests::estimator_corpus::{
+    claude_intervals, fnv1a64, load_samples, Half, Sample, CLASSES,
+};
+use ctxkit_tests::estimator_eval::{
+    chars4, error_stats, interval_ratios, quantile, ErrorStats, INTERVAL_ESTIMATORS,
+};
 use ctxkit_tests::{corpus_dir, fixtures_dir, project_root};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,8 +24,15 @@ fn main() {
     let samples = load_samples(&corpus_dir(), &fixtures_dir());
     // `-- fit` measures the fit half instead (in-sample, for diagnosing the fit); the doc is
     // always written from the report half.
-    let half = if std::env::args().nth(1).as_deref() == Some("fit") { Half::Fit } else { Half::Report };
-    let report: Vec<&Sample> = samples.iter().filter(|sample| sample.half == half).collect();
+    let half = if std::env::args().nth(1).as_deref() == Some("fit") {
+        Half::Fit
+    } else {
+        Half::Report
+    };
+    let report: Vec<&Sample> = samples
+        .iter()
+        .filter(|sample| sample.half == half)
+        .collect();
     let fit_count = samples.len() - report.len();
     let bpe = tiktoken_rs::o200k_base().expect("o200k ranks are embedded in tiktoken-rs");
     let ctok = read_ctok_counts();
@@ -49,7 +60,9 @@ fn main() {
             continue;
         }
         let bytes: usize = rows.iter().map(|(sample, _)| sample.text.len()).sum();
-        let ours = stats(&rows, |text| estimate_text(text, ModelFamily::OpenAi) as f64);
+        let ours = stats(&rows, |text| {
+            estimate_text(text, ModelFamily::OpenAi) as f64
+        });
         let chars = stats(&rows, chars4);
         let bytes4 = stats(&rows, |text| (text.len() / 4) as f64);
         let _ = writeln!(
@@ -67,8 +80,15 @@ fn main() {
         );
         openai_rows.push((class, ours));
     }
-    let worst = openai_rows.iter().map(|(_, stats)| stats.median_abs_error).fold(0.0, f64::max);
-    let _ = writeln!(doc, "\nWorst class median absolute error: {}.\n", percent(worst));
+    let worst = openai_rows
+        .iter()
+        .map(|(_, stats)| stats.median_abs_error)
+        .fold(0.0, f64::max);
+    let _ = writeln!(
+        doc,
+        "\nWorst class median absolute error: {}.\n",
+        percent(worst)
+    );
 
     // Claude families against ctok.
     doc.push_str(CLAUDE_CLASS_HEAD);
@@ -76,15 +96,28 @@ fn main() {
         let rows: Vec<(&Sample, (u64, u64))> = report
             .iter()
             .filter(|sample| sample.class == *class)
-            .filter_map(|sample| Some((*sample, *ctok.get(&format!("{:016x}", fnv1a64(&sample.text)))?)))
+            .filter_map(|sample| {
+                Some((
+                    *sample,
+                    *ctok.get(&format!("{:016x}", fnv1a64(&sample.text)))?,
+                ))
+            })
             .collect();
         if rows.is_empty() {
             continue;
         }
-        let v3: Vec<(&Sample, f64)> = rows.iter().map(|(sample, counts)| (*sample, counts.0 as f64)).collect();
-        let v47: Vec<(&Sample, f64)> = rows.iter().map(|(sample, counts)| (*sample, counts.1 as f64)).collect();
+        let v3: Vec<(&Sample, f64)> = rows
+            .iter()
+            .map(|(sample, counts)| (*sample, counts.0 as f64))
+            .collect();
+        let v47: Vec<(&Sample, f64)> = rows
+            .iter()
+            .map(|(sample, counts)| (*sample, counts.1 as f64))
+            .collect();
         let claude = stats(&v3, |text| estimate_text(text, ModelFamily::Claude) as f64);
-        let claude47 = stats(&v47, |text| estimate_text(text, ModelFamily::Claude47) as f64);
+        let claude47 = stats(&v47, |text| {
+            estimate_text(text, ModelFamily::Claude47) as f64
+        });
         let chars = stats(&v3, chars4);
         let chars47 = stats(&v47, chars4);
         let _ = writeln!(
@@ -105,13 +138,19 @@ fn main() {
 
     // Real Claude usage intervals.
     let intervals = claude_intervals(&corpus_dir());
-    let measurable: Vec<_> = intervals.iter().filter(|interval| interval.is_measurable()).collect();
+    let measurable: Vec<_> = intervals
+        .iter()
+        .filter(|interval| interval.is_measurable())
+        .collect();
     let real_total: u64 = measurable.iter().map(|interval| interval.real_tokens).sum();
     let mut models: BTreeMap<&str, usize> = BTreeMap::new();
     for interval in &measurable {
         *models.entry(interval.model.as_str()).or_insert(0) += 1;
     }
-    let model_list: Vec<String> = models.iter().map(|(model, count)| format!("{model} ({count})")).collect();
+    let model_list: Vec<String> = models
+        .iter()
+        .map(|(model, count)| format!("{model} ({count})"))
+        .collect();
     let _ = writeln!(
         doc,
         "{DELTA_HEAD}{} of {} intervals pass the filter ({} tokens of real growth; models: {}).\n",
@@ -122,7 +161,10 @@ fn main() {
     );
     doc.push_str("| estimator | p10 | median | p90 | within ±10% |\n|---|---|---|---|---|\n");
     for (name, ratios) in INTERVAL_ESTIMATORS.iter().zip(interval_ratios(&intervals)) {
-        let within = ratios.iter().filter(|ratio| (*ratio - 1.0).abs() <= 0.10).count();
+        let within = ratios
+            .iter()
+            .filter(|ratio| (*ratio - 1.0).abs() <= 0.10)
+            .count();
         let _ = writeln!(
             doc,
             "| {name} | {:.2} | **{:.2}** | {:.2} | {within}/{} |",
@@ -149,7 +191,10 @@ fn main() {
 }
 
 fn stats(rows: &[(&Sample, f64)], estimate: impl Fn(&str) -> f64) -> ErrorStats {
-    let pairs: Vec<(f64, f64)> = rows.iter().map(|(sample, real)| (estimate(&sample.text), *real)).collect();
+    let pairs: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|(sample, real)| (estimate(&sample.text), *real))
+        .collect();
     error_stats(&pairs)
 }
 
@@ -162,7 +207,8 @@ fn kilobytes(bytes: usize) -> String {
 }
 
 fn read_ctok_counts() -> BTreeMap<String, (u64, u64)> {
-    let text = std::fs::read_to_string(fixtures_dir().join("estimator/ctok_counts.json")).unwrap_or_else(|_| "{}".into());
+    let text = std::fs::read_to_string(fixtures_dir().join("estimator/ctok_counts.json"))
+        .unwrap_or_else(|_| "{}".into());
     let value: serde_json::Value = serde_json::from_str(&text).expect("ctok_counts.json is JSON");
     value
         .as_object()
@@ -186,15 +232,26 @@ fn cpu_model() -> String {
 
 fn throughput_section() -> String {
     let mut out = String::from(THROUGHPUT_HEAD);
-    let _ = writeln!(out, "Machine: {} (one core; the machine has {} logical CPUs, shared).\n", cpu_model(), num_cpus());
+    let _ = writeln!(
+        out,
+        "Machine: {} (one core; the machine has {} logical CPUs, shared).\n",
+        cpu_model(),
+        num_cpus()
+    );
     out.push_str("| input (1 MiB) | throughput |\n|---|---|\n");
     let folder = project_root().join("target/criterion/estimator");
     let mut found = false;
     for (name, label) in [
         ("ascii_english", "ASCII English prose, `estimate_text`"),
-        ("mixed_code", "mixed code, JSON and line-numbered tool output"),
+        (
+            "mixed_code",
+            "mixed code, JSON and line-numbered tool output",
+        ),
         ("cjk", "CJK (Chinese and Japanese)"),
-        ("bytes4_english", "`bytes4_message` on the English text (for scale)"),
+        (
+            "bytes4_english",
+            "`bytes4_message` on the English text (for scale)",
+        ),
     ] {
         let estimates = std::fs::read_to_string(folder.join(name).join("new/estimates.json")).ok();
         let mean_ns = estimates
@@ -214,7 +271,9 @@ fn throughput_section() -> String {
 }
 
 fn num_cpus() -> usize {
-    std::thread::available_parallelism().map(usize::from).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
 }
 
 const INTRO: &str = "# Token estimation: method and measured accuracy

@@ -48,15 +48,42 @@ pub struct Sample {
 
 /// The content classes, in report order, with a description of their source.
 pub const CLASSES: &[(&str, &str)] = &[
-    ("english_chat", "English chat, simulated users (tau-bench user turns)"),
-    ("gpt4o_agent", "English chat, GPT-4o agent turns (tau-bench assistant text)"),
-    ("claude_prose", "Claude's prose replies (Claude Code text blocks)"),
-    ("markdown", "Markdown: issue texts (SWE-agent, OpenHands), a Claude Code compaction summary"),
-    ("python_code", "Python file views and command output (SWE-agent observations)"),
-    ("c_pony_code", "C and Pony file views with line numbers (OpenHands read observations)"),
-    ("compact_json", "Compact JSON tool outputs (tau-bench tool messages)"),
-    ("minified_jsonl", "Minified JSONL (raw lines of a Claude Code log)"),
-    ("agent_tool_results", "Agent tool results (Claude Code tool_result contents)"),
+    (
+        "english_chat",
+        "English chat, simulated users (tau-bench user turns)",
+    ),
+    (
+        "gpt4o_agent",
+        "English chat, GPT-4o agent turns (tau-bench assistant text)",
+    ),
+    (
+        "claude_prose",
+        "Claude's prose replies (Claude Code text blocks)",
+    ),
+    (
+        "markdown",
+        "Markdown: issue texts (SWE-agent, OpenHands), a Claude Code compaction summary",
+    ),
+    (
+        "python_code",
+        "Python file views and command output (SWE-agent observations)",
+    ),
+    (
+        "c_pony_code",
+        "C and Pony file views with line numbers (OpenHands read observations)",
+    ),
+    (
+        "compact_json",
+        "Compact JSON tool outputs (tau-bench tool messages)",
+    ),
+    (
+        "minified_jsonl",
+        "Minified JSONL (raw lines of a Claude Code log)",
+    ),
+    (
+        "agent_tool_results",
+        "Agent tool results (Claude Code tool_result contents)",
+    ),
     ("german", "German prose (original fixture)"),
     ("russian", "Russian prose (original fixture)"),
     ("chinese", "Chinese (simplified) prose (original fixture)"),
@@ -65,7 +92,8 @@ pub const CLASSES: &[(&str, &str)] = &[
 ];
 
 /// The main Claude Code session of the corpus, relative to the corpus folder.
-pub const CLAUDE_SESSION: &str = "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
+pub const CLAUDE_SESSION: &str =
+    "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
 /// Its sub-agent session.
 pub const CLAUDE_SUBAGENT: &str =
     "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl";
@@ -76,8 +104,9 @@ pub const CLAUDE_COMPACT: &str =
 /// FNV-1a 64 of a string: a stable hash for splitting documents and keying cached counts
 /// (`scripts/ctok_counts.py` computes the same).
 pub fn fnv1a64(text: &str) -> u64 {
-    text.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The half a document key falls in.
@@ -96,7 +125,10 @@ pub fn load_samples(corpus: &Path, fixtures: &Path) -> Vec<Sample> {
     tau_bench_items(&corpus.join("tau-bench/gpt-4o-airline.json"), &mut items);
     claude_code_items(corpus, &mut items);
     swe_agent_items(corpus, &mut items);
-    openhands_items(&corpus.join("openhands/multi_swe_bench_examples_output.jsonl"), &mut items);
+    openhands_items(
+        &corpus.join("openhands/multi_swe_bench_examples_output.jsonl"),
+        &mut items,
+    );
     fixture_items(&fixtures.join("estimator"), &mut items);
     chunk(items)
 }
@@ -117,7 +149,9 @@ fn chunk(mut items: Vec<(&'static str, String, String)>) -> Vec<Sample> {
     };
     for (class, document, text) in items {
         for piece in cut(&text) {
-            let same = current.as_ref().is_some_and(|sample| sample.class == class && sample.document == document);
+            let same = current
+                .as_ref()
+                .is_some_and(|sample| sample.class == class && sample.document == document);
             if !same {
                 flush(current.take(), &mut samples);
             }
@@ -150,7 +184,10 @@ fn cut(text: &str) -> Vec<&str> {
         while !rest.is_char_boundary(end) {
             end += 1;
         }
-        if let Some(newline) = rest.as_bytes()[TARGET_SAMPLE_BYTES..end].iter().rposition(|&byte| byte == b'\n') {
+        if let Some(newline) = rest.as_bytes()[TARGET_SAMPLE_BYTES..end]
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+        {
             end = TARGET_SAMPLE_BYTES + newline + 1;
         }
         pieces.push(&rest[..end]);
@@ -166,7 +203,11 @@ fn read_json(path: &Path) -> Option<Value> {
 
 fn read_jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
-        .map(|text| text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect())
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str(line).ok())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -175,7 +216,9 @@ fn str_of(value: &Value) -> &str {
 }
 
 fn tau_bench_items(path: &Path, items: &mut Vec<(&'static str, String, String)>) {
-    let Some(Value::Array(runs)) = read_json(path) else { return };
+    let Some(Value::Array(runs)) = read_json(path) else {
+        return;
+    };
     for run in &runs {
         // Trials of one task repeat its data: key by task so they stay in one half.
         let document = format!("tau-{}", run["task_id"]);
@@ -197,7 +240,12 @@ fn tau_bench_items(path: &Path, items: &mut Vec<(&'static str, String, String)>)
 
 /// Keys consecutive texts into groups of about [`TARGET_SAMPLE_BYTES`], so each group is one
 /// document.
-fn grouped(prefix: &str, class: &'static str, texts: Vec<String>, items: &mut Vec<(&'static str, String, String)>) {
+fn grouped(
+    prefix: &str,
+    class: &'static str,
+    texts: Vec<String>,
+    items: &mut Vec<(&'static str, String, String)>,
+) {
     let (mut group, mut size) = (0usize, 0usize);
     for text in texts {
         items.push((class, format!("{prefix}-{group}"), text.clone()));
@@ -214,7 +262,9 @@ fn claude_code_items(corpus: &Path, items: &mut Vec<(&'static str, String, Strin
         let path = corpus.join(file);
         let (mut prose, mut results, mut lines) = (Vec::new(), Vec::new(), Vec::new());
         for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
-            let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
+            let Ok(value) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
             let kind = str_of(&value["type"]);
             if kind == "user" || kind == "assistant" {
                 lines.push(line.to_string());
@@ -230,7 +280,12 @@ fn claude_code_items(corpus: &Path, items: &mut Vec<(&'static str, String, Strin
             }
         }
         grouped(&format!("{key}-prose"), "claude_prose", prose, items);
-        grouped(&format!("{key}-result"), "agent_tool_results", results, items);
+        grouped(
+            &format!("{key}-result"),
+            "agent_tool_results",
+            results,
+            items,
+        );
         grouped(&format!("{key}-line"), "minified_jsonl", lines, items);
     }
     // The compaction summary: markdown written by Claude.
@@ -252,7 +307,11 @@ fn claude_code_items(corpus: &Path, items: &mut Vec<(&'static str, String, Strin
 pub fn tool_result_text(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks.iter().map(|block| str_of(&block["text"])).collect::<Vec<_>>().join("\n"),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|block| str_of(&block["text"]))
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => String::new(),
     }
 }
@@ -262,15 +321,24 @@ fn swe_agent_items(corpus: &Path, items: &mut Vec<(&'static str, String, String)
         "swe-agent/marshmallow-1867__function_calling_replace_from_source.traj",
         "swe-agent/pydicom-1458__gpt4_default.traj",
     ] {
-        let Some(trajectory) = read_json(&corpus.join(file)) else { continue };
-        for (index, message) in trajectory["history"].as_array().into_iter().flatten().enumerate() {
+        let Some(trajectory) = read_json(&corpus.join(file)) else {
+            continue;
+        };
+        for (index, message) in trajectory["history"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let text = str_of(&message["content"]).to_string();
             let role = str_of(&message["role"]);
             let document = format!("{file}-{index}");
             if text.contains("ISSUE:\n") {
                 // The task statement: an issue written in markdown.
                 items.push(("markdown", document, text));
-            } else if role == "tool" || (role == "user" && message["is_demo"].as_bool() != Some(true)) {
+            } else if role == "tool"
+                || (role == "user" && message["is_demo"].as_bool() != Some(true))
+            {
                 items.push(("python_code", document, text));
             }
         }
@@ -283,7 +351,11 @@ fn openhands_items(path: &Path, items: &mut Vec<(&'static str, String, String)>)
         for event in run["history"].as_array().into_iter().flatten() {
             let document = format!("{instance}-{}", event["id"]);
             if str_of(&event["observation"]) == "read" {
-                items.push(("c_pony_code", document, str_of(&event["content"]).to_string()));
+                items.push((
+                    "c_pony_code",
+                    document,
+                    str_of(&event["content"]).to_string(),
+                ));
             } else if str_of(&event["source"]) == "user" && str_of(&event["action"]) == "message" {
                 items.push(("markdown", document, str_of(&event["message"]).to_string()));
             }
@@ -301,7 +373,12 @@ fn fixture_items(folder: &Path, items: &mut Vec<(&'static str, String, String)>)
     ] {
         let text = std::fs::read_to_string(folder.join(file)).unwrap_or_default();
         // Each paragraph is a document (and a sample): a few hundred bytes.
-        let paragraphs: Vec<String> = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()).map(String::from).collect();
+        let paragraphs: Vec<String> = text
+            .split("\n\n")
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
         for (index, paragraph) in paragraphs.into_iter().enumerate() {
             items.push((class, format!("{file}-{index}"), paragraph));
         }
@@ -332,14 +409,21 @@ impl ClaudeInterval {
     /// Whether FORMATS.md's filter keeps it: no thinking, at least 4,000 characters of tool
     /// result, a positive increase, no compaction in between.
     pub fn is_measurable(&self) -> bool {
-        !self.has_thinking && self.tool_result_chars >= 4000 && self.real_tokens > 0 && !self.crosses_compaction
+        !self.has_thinking
+            && self.tool_result_chars >= 4000
+            && self.real_tokens > 0
+            && !self.crosses_compaction
     }
 }
 
 /// The intervals of the corpus's Claude Code session and its sub-agent.
 pub fn claude_intervals(corpus: &Path) -> Vec<ClaudeInterval> {
     let mut intervals = session_intervals(&corpus.join(CLAUDE_SESSION), "main", true);
-    intervals.extend(session_intervals(&corpus.join(CLAUDE_SUBAGENT), "subagent", false));
+    intervals.extend(session_intervals(
+        &corpus.join(CLAUDE_SUBAGENT),
+        "subagent",
+        false,
+    ));
     intervals
 }
 
@@ -354,7 +438,11 @@ struct ApiCall {
     compaction_after: bool,
 }
 
-fn session_intervals(path: &Path, session: &'static str, skip_sidechain: bool) -> Vec<ClaudeInterval> {
+fn session_intervals(
+    path: &Path,
+    session: &'static str,
+    skip_sidechain: bool,
+) -> Vec<ClaudeInterval> {
     let mut calls: Vec<ApiCall> = Vec::new();
     let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
     for value in read_jsonl(path) {
@@ -367,14 +455,24 @@ fn session_intervals(path: &Path, session: &'static str, skip_sidechain: bool) -
                 let id = str_of(&message["id"]).to_string();
                 let index = *index_of.entry(id).or_insert_with(|| {
                     let usage = &message["usage"];
-                    let tokens = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]
-                        .iter()
-                        .map(|field| usage[field].as_u64().unwrap_or(0))
-                        .sum();
-                    calls.push(ApiCall { prompt_tokens: tokens, model: str_of(&message["model"]).to_string(), ..ApiCall::default() });
+                    let tokens = [
+                        "input_tokens",
+                        "cache_creation_input_tokens",
+                        "cache_read_input_tokens",
+                    ]
+                    .iter()
+                    .map(|field| usage[field].as_u64().unwrap_or(0))
+                    .sum();
+                    calls.push(ApiCall {
+                        prompt_tokens: tokens,
+                        model: str_of(&message["model"]).to_string(),
+                        ..ApiCall::default()
+                    });
                     calls.len() - 1
                 });
-                let Some(call) = calls.get_mut(index) else { continue };
+                let Some(call) = calls.get_mut(index) else {
+                    continue;
+                };
                 for block in message["content"].as_array().into_iter().flatten() {
                     match str_of(&block["type"]) {
                         "text" => call.text.push_str(str_of(&block["text"])),
@@ -389,7 +487,9 @@ fn session_intervals(path: &Path, session: &'static str, skip_sidechain: bool) -
                 }
             }
             "user" => {
-                let Some(call) = calls.last_mut() else { continue };
+                let Some(call) = calls.last_mut() else {
+                    continue;
+                };
                 match &value["message"]["content"] {
                     Value::String(text) => call.after.push(Message::user(text.clone())),
                     Value::Array(blocks) => {
@@ -420,7 +520,10 @@ fn session_intervals(path: &Path, session: &'static str, skip_sidechain: bool) -
         .windows(2)
         .filter_map(|pair| {
             let [call, next] = pair else { return None };
-            let mut appended = vec![Message::assistant(call.text.clone(), call.tool_calls.clone())];
+            let mut appended = vec![Message::assistant(
+                call.text.clone(),
+                call.tool_calls.clone(),
+            )];
             appended.extend(call.after.iter().cloned());
             let tool_result_chars = call
                 .after
@@ -435,7 +538,8 @@ fn session_intervals(path: &Path, session: &'static str, skip_sidechain: bool) -
                 real_tokens: next.prompt_tokens.saturating_sub(call.prompt_tokens),
                 tool_result_chars,
                 has_thinking: call.has_thinking,
-                crosses_compaction: call.compaction_after || next.prompt_tokens < call.prompt_tokens,
+                crosses_compaction: call.compaction_after
+                    || next.prompt_tokens < call.prompt_tokens,
             })
         })
         .collect()

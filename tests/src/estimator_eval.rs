@@ -34,7 +34,11 @@ pub struct ErrorStats {
 
 /// Statistics of `(estimate, real)` pairs; pairs with `real == 0` are skipped.
 pub fn error_stats(pairs: &[(f64, f64)]) -> ErrorStats {
-    let ratios: Vec<f64> = pairs.iter().filter(|(_, real)| *real > 0.0).map(|(estimate, real)| estimate / real).collect();
+    let ratios: Vec<f64> = pairs
+        .iter()
+        .filter(|(_, real)| *real > 0.0)
+        .map(|(estimate, real)| estimate / real)
+        .collect();
     let errors: Vec<f64> = ratios.iter().map(|ratio| (ratio - 1.0).abs()).collect();
     ErrorStats {
         count: ratios.len(),
@@ -67,27 +71,68 @@ pub fn message_chars(messages: &[Message]) -> usize {
                     })
                     .sum(),
             };
-            let calls: usize =
-                message.tool_calls.iter().map(|call| count(&call.id) + count(&call.name) + count(&call.arguments)).sum();
+            let calls: usize = message
+                .tool_calls
+                .iter()
+                .map(|call| count(&call.id) + count(&call.name) + count(&call.arguments))
+                .sum();
             content + calls + message.tool_call_id.as_deref().map_or(0, count)
         })
         .sum()
 }
 
 /// The estimators compared on the Claude intervals, in table order.
-pub const INTERVAL_ESTIMATORS: &[&str] =
-    &["ctxkit claude", "ctxkit claude-4.7", "ctxkit openai", "chars / 4", "bytes / 4 (reference)"];
+pub const INTERVAL_ESTIMATORS: &[&str] = &[
+    "ctxkit claude",
+    "ctxkit claude-4.7",
+    "ctxkit openai",
+    "chars / 4",
+    "bytes / 4 (reference)",
+];
 
 /// Estimate ÷ real growth for each measurable interval, per estimator of
 /// [`INTERVAL_ESTIMATORS`].
 pub fn interval_ratios(intervals: &[ClaudeInterval]) -> Vec<Vec<f64>> {
-    let measurable: Vec<&ClaudeInterval> = intervals.iter().filter(|interval| interval.is_measurable()).collect();
+    let measurable: Vec<&ClaudeInterval> = intervals
+        .iter()
+        .filter(|interval| interval.is_measurable())
+        .collect();
     let ratio = |estimate: f64, interval: &ClaudeInterval| estimate / interval.real_tokens as f64;
     vec![
-        measurable.iter().map(|i| ratio(estimate_messages(&i.appended, ModelFamily::Claude) as f64, i)).collect(),
-        measurable.iter().map(|i| ratio(estimate_messages(&i.appended, ModelFamily::Claude47) as f64, i)).collect(),
-        measurable.iter().map(|i| ratio(estimate_messages(&i.appended, ModelFamily::OpenAi) as f64, i)).collect(),
-        measurable.iter().map(|i| ratio(message_chars(&i.appended) as f64 / 4.0, i)).collect(),
-        measurable.iter().map(|i| ratio(bytes4_messages(&i.appended) as f64, i)).collect(),
+        measurable
+            .iter()
+            .map(|i| {
+                ratio(
+                    estimate_messages(&i.appended, ModelFamily::Claude) as f64,
+                    i,
+                )
+            })
+            .collect(),
+        measurable
+            .iter()
+            .map(|i| {
+                ratio(
+                    estimate_messages(&i.appended, ModelFamily::Claude47) as f64,
+                    i,
+                )
+            })
+            .collect(),
+        measurable
+            .iter()
+            .map(|i| {
+                ratio(
+                    estimate_messages(&i.appended, ModelFamily::OpenAi) as f64,
+                    i,
+                )
+            })
+            .collect(),
+        measurable
+            .iter()
+            .map(|i| ratio(message_chars(&i.appended) as f64 / 4.0, i))
+            .collect(),
+        measurable
+            .iter()
+            .map(|i| ratio(bytes4_messages(&i.appended) as f64, i))
+            .collect(),
     ]
 }

@@ -24,7 +24,9 @@ use crate::message::{Content, Message, Part};
 pub fn message_bytes(message: &Message) -> u64 {
     let content = match &message.content {
         Content::Text(text) => len(text),
-        Content::Parts(parts) => parts.iter().fold(0u64, |sum, part| sum.saturating_add(part_bytes(part))),
+        Content::Parts(parts) => parts
+            .iter()
+            .fold(0u64, |sum, part| sum.saturating_add(part_bytes(part))),
     };
     let calls = message.tool_calls.iter().fold(0u64, |sum, call| {
         sum.saturating_add(len(&call.id))
@@ -42,7 +44,9 @@ pub fn bytes4_message(message: &Message) -> u64 {
 
 /// The reference estimate of a list of messages: the total of their bytes, divided by 4 once.
 pub fn bytes4_messages(messages: &[Message]) -> u64 {
-    messages.iter().fold(0u64, |sum, message| sum.saturating_add(message_bytes(message))) / 4
+    messages.iter().fold(0u64, |sum, message| {
+        sum.saturating_add(message_bytes(message))
+    }) / 4
 }
 
 fn part_bytes(part: &Part) -> u64 {
@@ -76,11 +80,21 @@ mod tests {
     fn counts_text_thinking_opaque_and_ids_but_not_images() {
         let message = Message {
             content: Content::Parts(vec![
-                Part::Text { text: "abcd".into() },
-                Part::Thinking { thinking: "hmm!".into(), signature: "not counted".into() },
-                Part::Opaque { provider: Provider::Anthropic, block: serde_json::json!({"a": 1}) },
+                Part::Text {
+                    text: "abcd".into(),
+                },
+                Part::Thinking {
+                    thinking: "hmm!".into(),
+                    signature: "not counted".into(),
+                },
+                Part::Opaque {
+                    provider: Provider::Anthropic,
+                    block: serde_json::json!({"a": 1}),
+                },
                 Part::Image {
-                    source: crate::message::ImageSource::Url { url: "https://x/y.png".into() },
+                    source: crate::message::ImageSource::Url {
+                        url: "https://x/y.png".into(),
+                    },
                     detail: None,
                 },
             ]),

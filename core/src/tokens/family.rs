@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A group of models that tokenize alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 pub enum ModelFamily {
     /// OpenAI's `o200k_base` models (GPT-4o, GPT-4.1, o-series, GPT-5) and, roughly,
     /// OpenAI-compatible servers. The default.
@@ -24,7 +26,11 @@ pub enum ModelFamily {
 
 impl ModelFamily {
     /// Every family.
-    pub const ALL: [ModelFamily; 3] = [ModelFamily::OpenAi, ModelFamily::Claude, ModelFamily::Claude47];
+    pub const ALL: [ModelFamily; 3] = [
+        ModelFamily::OpenAi,
+        ModelFamily::Claude,
+        ModelFamily::Claude47,
+    ];
 
     /// The serde name.
     pub const fn as_str(self) -> &'static str {

@@ -51,7 +51,9 @@ pub fn image_tokens(size: Option<ImageSize>, detail: Option<&str>, family: Model
                 size.map_or(OPENAI_DEFAULT_IMAGE_TOKENS, openai_high_detail_tokens)
             }
         }
-        ModelFamily::Claude | ModelFamily::Claude47 => size.map_or(CLAUDE_MAX_IMAGE_TOKENS, claude_tokens),
+        ModelFamily::Claude | ModelFamily::Claude47 => {
+            size.map_or(CLAUDE_MAX_IMAGE_TOKENS, claude_tokens)
+        }
     }
 }
 
@@ -68,8 +70,15 @@ fn openai_high_detail_tokens(size: ImageSize) -> u64 {
 }
 
 fn claude_tokens(size: ImageSize) -> u64 {
-    let (width, height) = scale_to_fit(u64::from(size.width), u64::from(size.height), CLAUDE_MAX_EDGE);
-    width.saturating_mul(height).div_ceil(750).clamp(1, CLAUDE_MAX_IMAGE_TOKENS)
+    let (width, height) = scale_to_fit(
+        u64::from(size.width),
+        u64::from(size.height),
+        CLAUDE_MAX_EDGE,
+    );
+    width
+        .saturating_mul(height)
+        .div_ceil(750)
+        .clamp(1, CLAUDE_MAX_IMAGE_TOKENS)
 }
 
 /// Scales `(width, height)` down, keeping the aspect ratio, so the longer edge is at most
@@ -79,7 +88,10 @@ fn scale_to_fit(width: u64, height: u64, max_edge: u64) -> (u64, u64) {
     if longer <= max_edge {
         (width, height)
     } else {
-        (scale(width, max_edge, longer), scale(height, max_edge, longer))
+        (
+            scale(width, max_edge, longer),
+            scale(height, max_edge, longer),
+        )
     }
 }
 
@@ -103,22 +115,49 @@ mod tests {
     fn openai_follows_the_published_examples() {
         // OpenAI's docs: 1024×1024 high → 768×768, 4 tiles, 765 tokens; 2048×4096 → 1024×2048
         // → 768×1536, 6 tiles, 1105 tokens; low detail is always 85.
-        assert_eq!(image_tokens(size(1024, 1024), Some("high"), ModelFamily::OpenAi), 765);
-        assert_eq!(image_tokens(size(2048, 4096), None, ModelFamily::OpenAi), 1105);
-        assert_eq!(image_tokens(size(4096, 4096), Some("low"), ModelFamily::OpenAi), 85);
-        assert_eq!(image_tokens(size(100, 100), Some("auto"), ModelFamily::OpenAi), 255);
-        assert_eq!(image_tokens(None, None, ModelFamily::OpenAi), OPENAI_DEFAULT_IMAGE_TOKENS);
+        assert_eq!(
+            image_tokens(size(1024, 1024), Some("high"), ModelFamily::OpenAi),
+            765
+        );
+        assert_eq!(
+            image_tokens(size(2048, 4096), None, ModelFamily::OpenAi),
+            1105
+        );
+        assert_eq!(
+            image_tokens(size(4096, 4096), Some("low"), ModelFamily::OpenAi),
+            85
+        );
+        assert_eq!(
+            image_tokens(size(100, 100), Some("auto"), ModelFamily::OpenAi),
+            255
+        );
+        assert_eq!(
+            image_tokens(None, None, ModelFamily::OpenAi),
+            OPENAI_DEFAULT_IMAGE_TOKENS
+        );
     }
 
     #[test]
     fn claude_follows_the_published_examples() {
         // Anthropic's table: 200×200 ≈ 54 tokens, 1000×1000 ≈ 1334, 1092×1092 ≈ 1590.
         assert_eq!(image_tokens(size(200, 200), None, ModelFamily::Claude), 54);
-        assert_eq!(image_tokens(size(1000, 1000), None, ModelFamily::Claude), 1334);
-        assert_eq!(image_tokens(size(1092, 1092), None, ModelFamily::Claude47), 1590);
-        assert_eq!(image_tokens(size(8000, 6000), None, ModelFamily::Claude), CLAUDE_MAX_IMAGE_TOKENS);
+        assert_eq!(
+            image_tokens(size(1000, 1000), None, ModelFamily::Claude),
+            1334
+        );
+        assert_eq!(
+            image_tokens(size(1092, 1092), None, ModelFamily::Claude47),
+            1590
+        );
+        assert_eq!(
+            image_tokens(size(8000, 6000), None, ModelFamily::Claude),
+            CLAUDE_MAX_IMAGE_TOKENS
+        );
         assert_eq!(image_tokens(size(1, 1), None, ModelFamily::Claude), 1);
-        assert_eq!(image_tokens(None, None, ModelFamily::Claude), CLAUDE_MAX_IMAGE_TOKENS);
+        assert_eq!(
+            image_tokens(None, None, ModelFamily::Claude),
+            CLAUDE_MAX_IMAGE_TOKENS
+        );
     }
 
     #[test]

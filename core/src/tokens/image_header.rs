@@ -35,7 +35,9 @@ pub fn sniff_base64_image_size(data: &str) -> Option<ImageSize> {
 
 /// The dimensions of a PNG, GIF or JPEG from its first bytes.
 pub fn sniff_image_size(bytes: &[u8]) -> Option<ImageSize> {
-    png_size(bytes).or_else(|| gif_size(bytes)).or_else(|| jpeg_size(bytes))
+    png_size(bytes)
+        .or_else(|| gif_size(bytes))
+        .or_else(|| jpeg_size(bytes))
 }
 
 fn png_size(bytes: &[u8]) -> Option<ImageSize> {
@@ -78,7 +80,8 @@ fn jpeg_size(bytes: &[u8]) -> Option<ImageSize> {
             _ => {}
         }
         let length = usize::from(read_u16_be(bytes, at)?);
-        let is_start_of_frame = matches!(marker, 0xc0..=0xcf) && !matches!(marker, 0xc4 | 0xc8 | 0xcc);
+        let is_start_of_frame =
+            matches!(marker, 0xc0..=0xcf) && !matches!(marker, 0xc4 | 0xc8 | 0xcc);
         if is_start_of_frame {
             // length(2) precision(1) height(2) width(2)
             let height = read_u16_be(bytes, at.checked_add(3)?)?;
@@ -98,11 +101,19 @@ fn non_zero(width: u32, height: u32) -> Option<ImageSize> {
 
 fn read_u32_be(bytes: &[u8], at: usize) -> Option<u32> {
     let slice = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_be_bytes([*slice.first()?, *slice.get(1)?, *slice.get(2)?, *slice.get(3)?]))
+    Some(u32::from_be_bytes([
+        *slice.first()?,
+        *slice.get(1)?,
+        *slice.get(2)?,
+        *slice.get(3)?,
+    ]))
 }
 
 fn read_u16_be(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*bytes.get(at)?, *bytes.get(at.checked_add(1)?)?]))
+    Some(u16::from_be_bytes([
+        *bytes.get(at)?,
+        *bytes.get(at.checked_add(1)?)?,
+    ]))
 }
 
 /// Decodes base64 until `limit` bytes are out, an invalid character or padding is met, or the
@@ -145,17 +156,43 @@ mod tests {
     fn jpeg_640x480() -> Vec<u8> {
         let mut bytes = vec![0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10];
         bytes.extend_from_slice(b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0");
-        bytes.extend_from_slice(&[0xff, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0xe0, 0x02, 0x80, 0x03]);
+        bytes.extend_from_slice(&[
+            0xff, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0xe0, 0x02, 0x80, 0x03,
+        ]);
         bytes
     }
 
     #[test]
     fn reads_png_gif_and_jpeg_headers() {
-        assert_eq!(sniff_base64_image_size(PNG_1X1), Some(ImageSize { width: 1, height: 1 }));
-        assert_eq!(sniff_base64_image_size(GIF_3X2), Some(ImageSize { width: 3, height: 2 }));
-        assert_eq!(sniff_image_size(&jpeg_640x480()), Some(ImageSize { width: 640, height: 480 }));
+        assert_eq!(
+            sniff_base64_image_size(PNG_1X1),
+            Some(ImageSize {
+                width: 1,
+                height: 1
+            })
+        );
+        assert_eq!(
+            sniff_base64_image_size(GIF_3X2),
+            Some(ImageSize {
+                width: 3,
+                height: 2
+            })
+        );
+        assert_eq!(
+            sniff_image_size(&jpeg_640x480()),
+            Some(ImageSize {
+                width: 640,
+                height: 480
+            })
+        );
         let data_url = format!("data:image/png;base64,{PNG_1X1}");
-        assert_eq!(sniff_base64_image_size(&data_url), Some(ImageSize { width: 1, height: 1 }));
+        assert_eq!(
+            sniff_base64_image_size(&data_url),
+            Some(ImageSize {
+                width: 1,
+                height: 1
+            })
+        );
     }
 
     #[test]
@@ -177,7 +214,10 @@ mod tests {
         for cut in 0..jpeg.len() - 1 {
             assert_eq!(sniff_image_size(&jpeg[..cut]), None, "cut at {cut}");
         }
-        assert_eq!(sniff_image_size(&[0xff, 0xd8, 0xff, 0xe0, 0x00, 0x00]), None);
+        assert_eq!(
+            sniff_image_size(&[0xff, 0xd8, 0xff, 0xe0, 0x00, 0x00]),
+            None
+        );
         assert_eq!(sniff_image_size(&[0xff, 0xd8, 0xff, 0xda]), None);
         assert_eq!(sniff_image_size(&[0xff; 64]), None);
     }

@@ -38,12 +38,20 @@ pub struct Framing {
 pub const fn framing(family: ModelFamily) -> Framing {
     match family {
         // OpenAI cookbook: 3 per message, plus the role (1 token), plus 3 to prime the reply.
-        ModelFamily::OpenAi => Framing { per_message: 4, per_tool_call: 6, per_tool_result: 2, per_request: 3 },
+        ModelFamily::OpenAi => Framing {
+            per_message: 4,
+            per_tool_call: 6,
+            per_tool_result: 2,
+            per_request: 3,
+        },
         // Claude wraps tool use and results in more structure (block types, ids); the sizes
         // are chosen so the estimate matches real prompt growth in Claude Code sessions.
-        ModelFamily::Claude | ModelFamily::Claude47 => {
-            Framing { per_message: 4, per_tool_call: 10, per_tool_result: 6, per_request: 4 }
-        }
+        ModelFamily::Claude | ModelFamily::Claude47 => Framing {
+            per_message: 4,
+            per_tool_call: 10,
+            per_tool_result: 6,
+            per_request: 4,
+        },
     }
 }
 
@@ -58,9 +66,9 @@ pub fn estimate_message(message: &Message, family: ModelFamily) -> u64 {
     let frame = framing(family);
     let content = match &message.content {
         Content::Text(text) => estimate_text(text, family),
-        Content::Parts(parts) => parts
-            .iter()
-            .fold(0u64, |sum, part| sum.saturating_add(estimate_part(part, family))),
+        Content::Parts(parts) => parts.iter().fold(0u64, |sum, part| {
+            sum.saturating_add(estimate_part(part, family))
+        }),
     };
     let calls = message.tool_calls.iter().fold(0u64, |sum, call| {
         sum.saturating_add(frame.per_tool_call)
@@ -69,9 +77,14 @@ pub fn estimate_message(message: &Message, family: ModelFamily) -> u64 {
             .saturating_add(estimate_text(&call.arguments, family))
     });
     let result = message.tool_call_id.as_deref().map_or(0, |id| {
-        frame.per_tool_result.saturating_add(estimate_text(id, family))
+        frame
+            .per_tool_result
+            .saturating_add(estimate_text(id, family))
     });
-    let name = message.name.as_deref().map_or(0, |name| estimate_text(name, family));
+    let name = message
+        .name
+        .as_deref()
+        .map_or(0, |name| estimate_text(name, family));
     frame
         .per_message
         .saturating_add(content)
@@ -82,9 +95,9 @@ pub fn estimate_message(message: &Message, family: ModelFamily) -> u64 {
 
 /// Estimated tokens of a list of messages: exactly the sum of [`estimate_message`] over it.
 pub fn estimate_messages(messages: &[Message], family: ModelFamily) -> u64 {
-    messages
-        .iter()
-        .fold(0u64, |sum, message| sum.saturating_add(estimate_message(message, family)))
+    messages.iter().fold(0u64, |sum, message| {
+        sum.saturating_add(estimate_message(message, family))
+    })
 }
 
 fn estimate_part(part: &Part, family: ModelFamily) -> u64 {
@@ -106,9 +119,15 @@ mod tests {
     fn framing_is_counted_once_per_message() {
         for family in ModelFamily::ALL {
             let empty = Message::user("");
-            assert_eq!(estimate_message(&empty, family), framing(family).per_message);
+            assert_eq!(
+                estimate_message(&empty, family),
+                framing(family).per_message
+            );
             let hello = Message::user("hello");
-            assert_eq!(estimate_message(&hello, family), framing(family).per_message + estimate_text("hello", family));
+            assert_eq!(
+                estimate_message(&hello, family),
+                framing(family).per_message + estimate_text("hello", family)
+            );
         }
     }
 
@@ -131,7 +150,9 @@ mod tests {
     fn images_are_priced_by_family() {
         let image = Message {
             content: Content::Parts(vec![Part::Image {
-                source: ImageSource::Url { url: "https://example.com/a.png".into() },
+                source: ImageSource::Url {
+                    url: "https://example.com/a.png".into(),
+                },
                 detail: Some("low".into()),
             }]),
             ..Message::user("")
@@ -142,9 +163,16 @@ mod tests {
 
     #[test]
     fn messages_are_additive() {
-        let messages = vec![Message::user("a b c"), Message::assistant("d", vec![]), Message::user("中文")];
+        let messages = vec![
+            Message::user("a b c"),
+            Message::assistant("d", vec![]),
+            Message::user("中文"),
+        ];
         for family in ModelFamily::ALL {
-            let sum: u64 = messages.iter().map(|message| estimate_message(message, family)).sum();
+            let sum: u64 = messages
+                .iter()
+                .map(|message| estimate_message(message, family))
+                .sum();
             assert_eq!(estimate_messages(&messages, family), sum);
             assert_eq!(estimate_messages(&[], family), 0);
         }

@@ -37,8 +37,8 @@ pub use byte_class::{class_pair_counts, ByteClass, CLASS_COUNT, START_CLASS};
 pub use bytes4::{bytes4_message, bytes4_messages, message_bytes};
 pub use family::ModelFamily;
 pub use image::{
-    estimate_image, image_tokens, CLAUDE_MAX_EDGE, CLAUDE_MAX_IMAGE_TOKENS, OPENAI_BASE_IMAGE_TOKENS,
-    OPENAI_DEFAULT_IMAGE_TOKENS, OPENAI_TILE_TOKENS,
+    estimate_image, image_tokens, CLAUDE_MAX_EDGE, CLAUDE_MAX_IMAGE_TOKENS,
+    OPENAI_BASE_IMAGE_TOKENS, OPENAI_DEFAULT_IMAGE_TOKENS, OPENAI_TILE_TOKENS,
 };
 pub use image_header::{sniff_base64_image_size, sniff_image_size, ImageSize, SNIFF_PREFIX_BYTES};
 pub use message::{estimate_message, estimate_messages, framing, request_overhead, Framing};

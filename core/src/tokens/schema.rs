@@ -43,10 +43,12 @@ pub fn estimate_tool_schemas(tools: &Value, family: ModelFamily) -> u64 {
     if definitions.is_empty() {
         return 0;
     }
-    definitions.iter().fold(tools_preamble(family), |sum, definition| {
-        sum.saturating_add(per_tool_overhead(family))
-            .saturating_add(estimate_text(&definition.to_string(), family))
-    })
+    definitions
+        .iter()
+        .fold(tools_preamble(family), |sum, definition| {
+            sum.saturating_add(per_tool_overhead(family))
+                .saturating_add(estimate_text(&definition.to_string(), family))
+        })
 }
 
 #[cfg(test)]
@@ -70,7 +72,10 @@ mod tests {
             let one = estimate_tool_schemas(&json!([tool.clone()]), family);
             let two = estimate_tool_schemas(&json!([tool.clone(), tool.clone()]), family);
             assert_eq!(estimate_tool_schemas(&tool, family), one);
-            assert_eq!(two - one, per_tool_overhead(family) + estimate_text(&tool.to_string(), family));
+            assert_eq!(
+                two - one,
+                per_tool_overhead(family) + estimate_text(&tool.to_string(), family)
+            );
             assert_eq!(one, tools_preamble(family) + two - one);
         }
     }
