@@ -1,11 +1,11 @@
 //! Throughput of the default text estimator on one core: ASCII English prose, mixed code and
-//! CJK text, 1 MiB each. `cargo bench -p ctxkit-core --bench estimator`; the report program
+//! CJK text, 1 MiB each, and `estimate_messages` over a conversation of tool calls and results. `cargo bench -p ctxkit-core --bench estimator`; the report program
 //! (`cargo run --release -p ctxkit-tests --example estimator_report`) copies the figures into
 //! docs/estimator.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ctxkit_core::tokens::{bytes4_message, estimate_text, ModelFamily};
-use ctxkit_core::Message;
+use ctxkit_core::tokens::{estimate_messages, estimate_text, message_bytes, ModelFamily};
+use ctxkit_core::{Message, ToolCall};
 use std::hint::black_box;
 
 const SIZE: usize = 1 << 20;
@@ -44,10 +44,26 @@ fn bench_estimator(c: &mut Criterion) {
             b.iter(|| estimate_text(black_box(&input), ModelFamily::OpenAi))
         });
     }
-    let english = Message::user(repeat_to(ENGLISH, SIZE));
-    group.throughput(Throughput::Bytes(SIZE as u64));
-    group.bench_function("bytes4_english", |b| {
-        b.iter(|| bytes4_message(black_box(&english)))
+    // A conversation: 1 KiB tool results answering tool calls, 1 MiB of text in all.
+    let result = repeat_to(CODE, 1024);
+    let messages: Vec<Message> = (0..SIZE / 1024)
+        .map(|index| {
+            if index % 2 == 0 {
+                let call = ToolCall::new(
+                    format!("call_{index}"),
+                    "read_file",
+                    r#"{"path":"src/lib.rs"}"#,
+                );
+                Message::assistant("Reading the file.", vec![call])
+            } else {
+                Message::tool_result(format!("call_{}", index - 1), result.clone(), false)
+            }
+        })
+        .collect();
+    let bytes: usize = messages.iter().map(message_bytes).sum::<u64>() as usize;
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.bench_function("messages", |b| {
+        b.iter(|| estimate_messages(black_box(&messages), ModelFamily::Claude))
     });
     group.finish();
 }

@@ -59,6 +59,8 @@ fn main() {
         write_table(&mut source, family, &costs);
     }
     let path = project_root().join("core/src/tokens/cost_tables.rs");
+    // One newline at the end, as rustfmt leaves it.
+    let source = format!("{}\n", source.trim_end());
     std::fs::write(&path, source).expect("write cost_tables.rs");
     eprintln!("wrote {}", path.display());
 }

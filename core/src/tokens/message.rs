@@ -8,8 +8,10 @@
 //! - a tool result's `tool_call_id` and `name`, plus [`Framing::per_tool_result`];
 //! - [`Framing::per_message`] for the role and the separators around the message.
 //!
-//! The framing constants come from OpenAI's cookbook (3 tokens per message plus the role) and,
-//! for Claude, from the real prompt growth of a Claude Code session (see `docs/estimator.md`).
+//! The framing constants come from OpenAI's cookbook (3 tokens per message plus the role); the
+//! Claude ones are estimates of its block structure (`tool_use` and `tool_result` blocks with
+//! ids), consistent with the real prompt growth of a Claude Code session but hardly
+//! constrained by it: framing is under 1% of those intervals (see `docs/estimator.md`).
 //!
 //! Guarantees: [`estimate_messages`] is additive, the sum of [`estimate_message`] over the
 //! slice, with no per-request constant inside (so a caller may cache per-message estimates and
@@ -44,8 +46,8 @@ pub const fn framing(family: ModelFamily) -> Framing {
             per_tool_result: 2,
             per_request: 3,
         },
-        // Claude wraps tool use and results in more structure (block types, ids); the sizes
-        // are chosen so the estimate matches real prompt growth in Claude Code sessions.
+        // Claude wraps tool use and results in more structure (block types, ids): estimates,
+        // consistent with real prompt growth in a Claude Code session.
         ModelFamily::Claude | ModelFamily::Claude47 => Framing {
             per_message: 4,
             per_tool_call: 10,
