@@ -176,6 +176,8 @@ fn main() {
     }
     doc.push_str(DELTA_NOTES);
 
+    doc.push_str(&stress_section(&bpe));
+
     // Throughput.
     doc.push_str(&throughput_section());
     doc.push_str(CAVEATS);
@@ -216,6 +218,54 @@ fn read_ctok_counts() -> BTreeMap<String, (u64, u64)> {
         .flatten()
         .filter_map(|(key, counts)| Some((key.clone(), (counts[0].as_u64()?, counts[1].as_u64()?))))
         .collect()
+}
+
+/// Synthetic inputs outside the fitted classes, to show where a byte-pair model breaks.
+fn stress_section(bpe: &tiktoken_rs::CoreBPE) -> String {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut random = move |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    let mut pick = |alphabet: &[u8], length: usize| -> String {
+        (0..length)
+            .map(|_| char::from(alphabet[random(alphabet.len() as u64) as usize]))
+            .collect()
+    };
+    let base64 = pick(
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        4000,
+    );
+    let hex = pick(b"0123456789abcdef", 4000);
+    let digits = pick(b"0123456789", 4000);
+    let cases: Vec<(&str, String)> = vec![
+        ("random base64, 4,000 chars", base64),
+        ("random hex, 4,000 chars", hex),
+        ("random digits, 4,000", digits),
+        ("`=` × 80 per line, 50 lines", format!("{}\n", "=".repeat(80)).repeat(50)),
+        ("4,000 spaces", " ".repeat(4000)),
+        ("dense emoji", "😀👍🏽🎉🚀❤️🔥✅".repeat(100)),
+        ("minified JavaScript", "function(e,t){var n=e.length,r=0;for(;r<n;r++){if(t(e[r],r)===!1)break}return e}".repeat(40)),
+        ("file tree with box drawing", "│ ├── src/\n│ │   ├── lib.rs\n│ │   └── main.rs\n".repeat(60)),
+        ("CSV rows", "2024-01-15,42.17,1337,ACME Corp,true\n".repeat(100)),
+        ("log lines", "2026-02-12T16:02:27.718Z INFO  server: request id=7f3a2 path=/api/v1/items status=200 dur=12ms\n".repeat(40)),
+    ];
+    let mut out = String::from(STRESS_HEAD);
+    for (name, text) in cases {
+        let real = bpe.encode_ordinary(&text).len() as f64;
+        let ours = estimate_text(&text, ModelFamily::OpenAi) as f64;
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {real} | {ours} | **{:.2}** | {:.2} |",
+            text.len(),
+            ours / real,
+            chars4(&text) / real
+        );
+    }
+    out.push('\n');
+    out
 }
 
 fn cpu_model() -> String {
@@ -304,20 +354,27 @@ ctxkit-core offers two estimators (`ctxkit_core::tokens`):
 
 ## Method
 
-Every byte falls in one of 20 classes: lowercase, uppercase, digit, space, newline, other
-control, quote, opening and closing bracket, separator (`.,:;!?`), other symbol; for non-ASCII
-text, the lead byte by script (2-byte leads `C0`–`CF`: accented Latin, Greek; `D0`–`DF`:
-Cyrillic, Hebrew, Arabic; `E2`: punctuation, arrows, box drawing; `E3`: kana; `E4`–`E9`: Han;
-`EA`–`ED`: Hangul; other 3-byte leads; 4-byte leads: emoji) and the continuation byte.
+Every byte falls in one of 32 classes: lowercase, uppercase, digit, space, newline, other
+control, quote, opening and closing bracket, sentence end (`.!?`), comma, colon (`:;`), dash,
+equals, underscore, slash, backslash, markup (`#*`), other symbol; for non-ASCII text, the lead
+byte by script (2-byte leads `C0`–`CD`: accented Latin; `CE`–`CF`: Greek; `D0`–`D7`: Cyrillic,
+Hebrew; `D8`–`DF`: Arabic; 3-byte leads `E0`: Indic, Thai; `E1`: Vietnamese and other extended
+letters; `E2`: punctuation, arrows, box drawing; `E3`: kana; `E4`–`E9`: Han; `EA`–`ED`: Hangul;
+`EE`–`EF`: full-width forms, private use; 4-byte leads: emoji) and the continuation byte.
 The estimate of a text is the sum over its bytes of `cost[class of previous byte][class of this
 byte]` (fixed point, 1/4096 token), rounded, at least 1 for non-empty text: one branch-free pass
 with two table loads per byte. A byte pair sees what makes BPE tokenizers cut: word starts after
 spaces, case changes, digit runs (grouped by three), punctuation runs, and the cost of each
 script's characters.
 
-One 20×20 table per family is fitted by non-negative least squares on relative error (features:
-each sample's pair counts divided by its real token count; target 1; each content class weighted
-equally; a small ridge pulls unseen pairs towards a prior), by
+One 32×32 table per family is fitted by non-negative least squares on relative error
+(features: each sample's pair counts divided by its real token count; target 1), in two stages:
+one cost per byte class first, then the pair costs with a ridge pulling each pair towards its
+class's cost, so rare pairs fall back to the class's price. The ridge strength is picked by
+two-fold cross-validation inside the fit half. Each content class weighs the same, except
+German, French and Spanish (0.3): they share every ASCII pair with English and code but
+tokenize differently, and agent traffic comes first. Every pair costs between 1/64 and 8
+tokens, so appending text never lowers an estimate and no run of a byte is free. The fit is
 `cargo run --release -p ctxkit-tests --example estimator_fit`, which writes
 `core/src/tokens/cost_tables.rs`. Ground truth:
 
@@ -385,6 +442,17 @@ The low tail comes from intervals where Claude Code added text the transcript do
 (system reminders, file-change notices), so medians are the meaningful figures. FORMATS.md found
 chars/4 at a median of 0.70 on 66 such intervals from five sessions of the same project.
 
+";
+
+const STRESS_HEAD: &str = "## Stress cases (synthetic, not in any fitted class)
+
+Where a byte-pair model is weakest, OpenAI family vs o200k (ratio = estimate ÷ real). Random
+identifiers and base64 cost more than their letter pairs suggest; long runs of one symbol merge
+into few tokens, which pairs cannot see; the floor of 1/64 token per byte keeps runs from being
+free.
+
+| input | bytes | o200k | estimate | ratio | chars/4 ratio |
+|---|---|---|---|---|---|
 ";
 
 const THROUGHPUT_HEAD: &str = "## Throughput

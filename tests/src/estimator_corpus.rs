@@ -85,10 +85,35 @@ pub const CLASSES: &[(&str, &str)] = &[
         "Agent tool results (Claude Code tool_result contents)",
     ),
     ("german", "German prose (original fixture)"),
+    ("french", "French prose (original fixture)"),
+    ("spanish", "Spanish prose (original fixture)"),
+    ("vietnamese", "Vietnamese prose (original fixture)"),
+    ("greek", "Greek prose (original fixture)"),
     ("russian", "Russian prose (original fixture)"),
+    ("arabic", "Arabic prose (original fixture)"),
+    ("hindi", "Hindi prose (original fixture)"),
+    ("thai", "Thai prose (original fixture)"),
     ("chinese", "Chinese (simplified) prose (original fixture)"),
     ("japanese", "Japanese prose (original fixture)"),
     ("korean", "Korean prose (original fixture)"),
+    ("emoji_chat", "English chat with emoji (original fixture)"),
+];
+
+/// The original fixture texts, one per language: `(class, file under tests/fixtures/estimator)`.
+pub const FIXTURE_TEXTS: &[(&str, &str)] = &[
+    ("german", "german.txt"),
+    ("french", "french.txt"),
+    ("spanish", "spanish.txt"),
+    ("vietnamese", "vietnamese.txt"),
+    ("greek", "greek.txt"),
+    ("russian", "russian.txt"),
+    ("arabic", "arabic.txt"),
+    ("hindi", "hindi.txt"),
+    ("thai", "thai.txt"),
+    ("chinese", "chinese.txt"),
+    ("japanese", "japanese.txt"),
+    ("korean", "korean.txt"),
+    ("emoji_chat", "emoji.txt"),
 ];
 
 /// The main Claude Code session of the corpus, relative to the corpus folder.
@@ -364,13 +389,7 @@ fn openhands_items(path: &Path, items: &mut Vec<(&'static str, String, String)>)
 }
 
 fn fixture_items(folder: &Path, items: &mut Vec<(&'static str, String, String)>) {
-    for (class, file) in [
-        ("german", "german.txt"),
-        ("russian", "russian.txt"),
-        ("chinese", "chinese.txt"),
-        ("japanese", "japanese.txt"),
-        ("korean", "korean.txt"),
-    ] {
+    for &(class, file) in FIXTURE_TEXTS {
         let text = std::fs::read_to_string(folder.join(file)).unwrap_or_default();
         // Each paragraph is a document (and a sample): a few hundred bytes.
         let paragraphs: Vec<String> = text

@@ -40,7 +40,7 @@ fn openai_family_is_within_ten_percent_of_o200k_per_class() {
     for (class, _) in CLASSES {
         let members = classes.get(class).map(Vec::as_slice).unwrap_or_default();
         assert!(
-            members.len() >= 5,
+            members.len() >= 3,
             "class {class} has {} report samples: is the corpus at ../shared/corpus/raw?",
             members.len()
         );
@@ -92,7 +92,7 @@ fn claude_families_are_within_ten_percent_of_ctok_per_class() {
                 })
                 .collect();
             assert!(
-                pairs.len() >= 5,
+                pairs.len() >= 3,
                 "{class}: only {} samples have ctok counts: rerun scripts/ctok_counts.py",
                 pairs.len()
             );

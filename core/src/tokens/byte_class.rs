@@ -2,9 +2,9 @@
 //!
 //! Every byte of UTF-8 text falls in one of [`CLASS_COUNT`] classes: ASCII letters by case,
 //! digits, kinds of whitespace and punctuation, and, for non-ASCII text, the *lead byte* of a
-//! character grouped by the script it starts (2-byte scripts such as Cyrillic or Greek, CJK,
-//! Hangul, 3-byte symbols, other 3-byte scripts, 4-byte emoji) plus one class for continuation
-//! bytes. The estimator prices each pair of neighbouring classes, so the classes are chosen so
+//! character grouped by the script it starts (accented Latin, Greek, Cyrillic and the other
+//! 2-byte scripts, Indic and Thai, kana, Han, Hangul, 3-byte symbols, 4-byte emoji) plus one
+//! class for continuation bytes. The estimator prices each pair of neighbouring classes, so the classes are chosen so
 //! that BPE tokenizers behave alike within a class and differently across classes.
 //!
 //! Guarantees: the table covers all 256 byte values (invalid UTF-8 bytes land in a lead or
@@ -33,33 +33,56 @@ pub enum ByteClass {
     Open = 7,
     /// `)`, `]`, `}` and `>`.
     Close = 8,
-    /// `.`, `,`, `:`, `;`, `!` and `?`.
-    Separator = 9,
-    /// The other ASCII symbols: `-_=+*/\|&^%$#@~`.
-    Symbol = 10,
-    /// Lead byte `C0`–`CF` of a 2-byte character: accented Latin, IPA, Greek.
-    Lead2Latin = 11,
-    /// Lead byte `D0`–`DF` of a 2-byte character: Cyrillic, Armenian, Hebrew, Arabic...
-    Lead2Other = 12,
-    /// Lead byte `E3`: kana and CJK punctuation (U+3000–U+3FFF).
-    LeadKana = 13,
-    /// Lead byte `E4`–`E9`: CJK ideographs (U+4000–U+9FFF).
-    LeadHan = 14,
-    /// Lead byte `EA`–`ED`: mostly Hangul syllables (U+A000–U+DFFF).
-    LeadHangul = 15,
+    /// `.`, `!` and `?`: sentence ends, decimal points, file extensions.
+    Period = 9,
+    /// `,`.
+    Comma = 10,
+    /// `:` and `;`.
+    Colon = 11,
+    /// `-`: hyphens, options, rule lines.
+    Dash = 12,
+    /// `=`.
+    Equals = 13,
+    /// `_`: snake_case.
+    Underscore = 14,
+    /// `/`: paths and URLs.
+    Slash = 15,
+    /// `\\`: escapes in JSON strings.
+    Backslash = 16,
+    /// `#` and `*`: markdown headings and emphasis, comments, globs.
+    Markup = 17,
+    /// The other ASCII symbols: `+|&^%$@~`.
+    Symbol = 18,
+    /// Lead byte `C0`–`CD` of a 2-byte character: accented Latin, IPA, combining marks.
+    Lead2Latin = 19,
+    /// Lead byte `CE`–`CF`: Greek and Coptic.
+    Lead2Greek = 20,
+    /// Lead byte `D0`–`D7`: Cyrillic, Armenian, Hebrew.
+    Lead2Cyrillic = 21,
+    /// Lead byte `D8`–`DF`: Arabic, Syriac, Thaana, N'Ko.
+    Lead2Arabic = 22,
     /// Lead byte `E2`: general punctuation, arrows, math, box drawing (U+2000–U+2FFF).
-    LeadSymbol3 = 16,
-    /// The other 3-byte leads (`E0`, `E1`, `EE`, `EF`): Indic, Thai, Georgian, Vietnamese
-    /// extended Latin, private use, full-width forms.
-    Lead3Other = 17,
+    LeadSymbol3 = 23,
+    /// Lead byte `E3`: kana and CJK punctuation (U+3000–U+3FFF).
+    LeadKana = 24,
+    /// Lead byte `E4`–`E9`: CJK ideographs (U+4000–U+9FFF).
+    LeadHan = 25,
+    /// Lead byte `EA`–`ED`: mostly Hangul syllables (U+A000–U+DFFF).
+    LeadHangul = 26,
+    /// Lead byte `E0` (U+0800–U+0FFF): Devanagari and the other Indic scripts, Thai, Lao, Tibetan.
+    LeadIndic = 27,
+    /// Lead byte `E1` (U+1000–U+1FFF): Myanmar, Georgian, Hangul jamo, Ethiopic, Khmer, Vietnamese and Greek extended letters.
+    LeadExtended = 28,
+    /// Lead bytes `EE`–`EF`: private use, full-width forms, specials.
+    Lead3Other = 29,
     /// Lead byte of a 4-byte character (`F0`–`FF`): emoji and rare scripts.
-    Lead4 = 18,
+    Lead4 = 30,
     /// A UTF-8 continuation byte (`80`–`BF`).
-    Continuation = 19,
+    Continuation = 31,
 }
 
-/// How many byte classes there are.
-pub const CLASS_COUNT: usize = 20;
+/// How many byte classes there are (a power of two: the cost table's row stride).
+pub const CLASS_COUNT: usize = 32;
 
 impl ByteClass {
     /// Every class, in index order.
@@ -73,14 +96,26 @@ impl ByteClass {
         ByteClass::Quote,
         ByteClass::Open,
         ByteClass::Close,
-        ByteClass::Separator,
+        ByteClass::Period,
+        ByteClass::Comma,
+        ByteClass::Colon,
+        ByteClass::Dash,
+        ByteClass::Equals,
+        ByteClass::Underscore,
+        ByteClass::Slash,
+        ByteClass::Backslash,
+        ByteClass::Markup,
         ByteClass::Symbol,
         ByteClass::Lead2Latin,
-        ByteClass::Lead2Other,
+        ByteClass::Lead2Greek,
+        ByteClass::Lead2Cyrillic,
+        ByteClass::Lead2Arabic,
+        ByteClass::LeadSymbol3,
         ByteClass::LeadKana,
         ByteClass::LeadHan,
         ByteClass::LeadHangul,
-        ByteClass::LeadSymbol3,
+        ByteClass::LeadIndic,
+        ByteClass::LeadExtended,
         ByteClass::Lead3Other,
         ByteClass::Lead4,
         ByteClass::Continuation,
@@ -97,17 +132,29 @@ impl ByteClass {
             b'"' | b'\'' | b'`' => ByteClass::Quote,
             b'(' | b'[' | b'{' | b'<' => ByteClass::Open,
             b')' | b']' | b'}' | b'>' => ByteClass::Close,
-            b'.' | b',' | b':' | b';' | b'!' | b'?' => ByteClass::Separator,
+            b'.' | b'!' | b'?' => ByteClass::Period,
+            b',' => ByteClass::Comma,
+            b':' | b';' => ByteClass::Colon,
+            b'-' => ByteClass::Dash,
+            b'=' => ByteClass::Equals,
+            b'_' => ByteClass::Underscore,
+            b'/' => ByteClass::Slash,
+            b'\\' => ByteClass::Backslash,
+            b'#' | b'*' => ByteClass::Markup,
             0x21..=0x7e => ByteClass::Symbol,
             0x00..=0x7f => ByteClass::Control,
             0x80..=0xbf => ByteClass::Continuation,
-            0xc0..=0xcf => ByteClass::Lead2Latin,
-            0xd0..=0xdf => ByteClass::Lead2Other,
+            0xc0..=0xcd => ByteClass::Lead2Latin,
+            0xce..=0xcf => ByteClass::Lead2Greek,
+            0xd0..=0xd7 => ByteClass::Lead2Cyrillic,
+            0xd8..=0xdf => ByteClass::Lead2Arabic,
+            0xe0 => ByteClass::LeadIndic,
+            0xe1 => ByteClass::LeadExtended,
             0xe2 => ByteClass::LeadSymbol3,
             0xe3 => ByteClass::LeadKana,
             0xe4..=0xe9 => ByteClass::LeadHan,
             0xea..=0xed => ByteClass::LeadHangul,
-            0xe0..=0xef => ByteClass::Lead3Other,
+            0xee..=0xef => ByteClass::Lead3Other,
             0xf0..=0xff => ByteClass::Lead4,
         }
     }
@@ -117,7 +164,7 @@ impl ByteClass {
         self as usize
     }
 
-    /// A short lowercase name, for reports and generated tables.
+    /// A short lowercase name, for reports.
     pub const fn name(self) -> &'static str {
         match self {
             ByteClass::Lower => "lower",
@@ -129,17 +176,67 @@ impl ByteClass {
             ByteClass::Quote => "quote",
             ByteClass::Open => "open",
             ByteClass::Close => "close",
-            ByteClass::Separator => "separator",
+            ByteClass::Period => "period",
+            ByteClass::Comma => "comma",
+            ByteClass::Colon => "colon",
+            ByteClass::Dash => "dash",
+            ByteClass::Equals => "equals",
+            ByteClass::Underscore => "underscore",
+            ByteClass::Slash => "slash",
+            ByteClass::Backslash => "backslash",
+            ByteClass::Markup => "markup",
             ByteClass::Symbol => "symbol",
             ByteClass::Lead2Latin => "lead2_latin",
-            ByteClass::Lead2Other => "lead2_other",
+            ByteClass::Lead2Greek => "lead2_greek",
+            ByteClass::Lead2Cyrillic => "lead2_cyrillic",
+            ByteClass::Lead2Arabic => "lead2_arabic",
+            ByteClass::LeadSymbol3 => "lead_symbol3",
             ByteClass::LeadKana => "lead_kana",
             ByteClass::LeadHan => "lead_han",
             ByteClass::LeadHangul => "lead_hangul",
-            ByteClass::LeadSymbol3 => "lead_symbol3",
+            ByteClass::LeadIndic => "lead_indic",
+            ByteClass::LeadExtended => "lead_extended",
             ByteClass::Lead3Other => "lead3_other",
             ByteClass::Lead4 => "lead4",
             ByteClass::Continuation => "continuation",
+        }
+    }
+
+    /// A name of at most five characters, for the columns of the generated tables.
+    pub const fn short_name(self) -> &'static str {
+        match self {
+            ByteClass::Lower => "lower",
+            ByteClass::Upper => "upper",
+            ByteClass::Digit => "digit",
+            ByteClass::Space => "space",
+            ByteClass::Newline => "nl",
+            ByteClass::Control => "ctrl",
+            ByteClass::Quote => "quote",
+            ByteClass::Open => "open",
+            ByteClass::Close => "close",
+            ByteClass::Period => "prd",
+            ByteClass::Comma => "comma",
+            ByteClass::Colon => "colon",
+            ByteClass::Dash => "dash",
+            ByteClass::Equals => "eq",
+            ByteClass::Underscore => "under",
+            ByteClass::Slash => "slash",
+            ByteClass::Backslash => "bslsh",
+            ByteClass::Markup => "markup",
+            ByteClass::Symbol => "sym",
+            ByteClass::Lead2Latin => "l2lat",
+            ByteClass::Lead2Greek => "l2grk",
+            ByteClass::Lead2Cyrillic => "l2cyr",
+            ByteClass::Lead2Arabic => "l2ara",
+            ByteClass::LeadSymbol3 => "l3sym",
+            ByteClass::LeadKana => "kana",
+            ByteClass::LeadHan => "han",
+            ByteClass::LeadHangul => "hangl",
+            ByteClass::LeadIndic => "indic",
+            ByteClass::LeadExtended => "l3ext",
+            ByteClass::Lead3Other => "l3oth",
+            ByteClass::Lead4 => "lead4",
+            ByteClass::Continuation => "cont",
         }
     }
 }
@@ -198,13 +295,18 @@ mod tests {
     #[test]
     fn scripts_land_in_their_lead_classes() {
         let lead = |text: &str| ByteClass::of(text.as_bytes()[0]);
-        assert_eq!(lead("ж"), ByteClass::Lead2Other);
+        assert_eq!(lead("ж"), ByteClass::Lead2Cyrillic);
+        assert_eq!(lead("ع"), ByteClass::Lead2Arabic);
+        assert_eq!(lead("λ"), ByteClass::Lead2Greek);
+        assert_eq!(lead("ह"), ByteClass::LeadIndic);
+        assert_eq!(lead("ệ"), ByteClass::LeadExtended);
+        assert_eq!(lead("，"), ByteClass::Lead3Other);
         assert_eq!(lead("ü"), ByteClass::Lead2Latin);
         assert_eq!(lead("中"), ByteClass::LeadHan);
         assert_eq!(lead("の"), ByteClass::LeadKana);
         assert_eq!(lead("한"), ByteClass::LeadHangul);
         assert_eq!(lead("→"), ByteClass::LeadSymbol3);
-        assert_eq!(lead("ก"), ByteClass::Lead3Other);
+        assert_eq!(lead("ก"), ByteClass::LeadIndic);
         assert_eq!(lead("😀"), ByteClass::Lead4);
         assert_eq!(ByteClass::of("ж".as_bytes()[1]), ByteClass::Continuation);
     }

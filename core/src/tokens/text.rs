@@ -26,6 +26,10 @@ pub const COST_SCALE: u64 = 1 << 12;
 const STRIDE_BITS: usize = 5;
 const STRIDE: usize = 1 << STRIDE_BITS;
 const MASK: usize = STRIDE * STRIDE - 1;
+const _: () = assert!(
+    CLASS_COUNT <= STRIDE,
+    "the byte classes must fit the table stride"
+);
 
 /// A fitted table: `cost[prev][next]` in 1/[`COST_SCALE`] tokens.
 pub(crate) type FittedCosts = [[u16; CLASS_COUNT]; CLASS_COUNT];
