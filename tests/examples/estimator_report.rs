@@ -438,6 +438,10 @@ positive growth are kept; intervals across a compaction are skipped. The estimat
 ";
 
 const DELTA_NOTES: &str = "
+The `claude-4.7` row is a consistency check, not an error: these calls went to Opus 4.6 and
+Sonnet 4.5, and Opus 4.7's tokenizer needs 1.2–1.45× more tokens on code and Latin text, so its
+estimate should sit about that much above the real growth. The `openai` row shows how far o200k
+counts are from Claude's on agent traffic (FORMATS.md measured 0.83 with tiktoken itself).
 The low tail comes from intervals where Claude Code added text the transcript does not hold
 (system reminders, file-change notices), so medians are the meaningful figures. FORMATS.md found
 chars/4 at a median of 0.70 on 66 such intervals from five sessions of the same project.

@@ -195,6 +195,40 @@ mod tests {
         );
     }
 
+    // The widely used smallest JPEG: JFIF and a quantization table before a progressive
+    // (SOF2) 1×1 frame.
+    const JPEG_1X1: &str = "/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=";
+    // The classic transparent 1×1 GIF.
+    const GIF_1X1: &str = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+
+    #[test]
+    fn reads_real_minimal_files() {
+        let one = Some(ImageSize { width: 1, height: 1 });
+        assert_eq!(sniff_base64_image_size(JPEG_1X1), one);
+        assert_eq!(sniff_base64_image_size(GIF_1X1), one);
+    }
+
+    #[test]
+    fn jpeg_frame_after_big_segments_is_found_within_the_prefix_only() {
+        // An APP1 (EXIF-like) segment of 60 KB before the frame: inside the prefix.
+        let mut jpeg = vec![0xff, 0xd8, 0xff, 0xe1, 0xea, 0x60];
+        jpeg.resize(jpeg.len() + 0xea60 - 2, 0);
+        let frame = [0xff, 0xc0, 0x00, 0x11, 0x08, 0x04, 0x38, 0x07, 0x80, 0x03];
+        jpeg.extend_from_slice(&frame);
+        let size = Some(ImageSize { width: 1920, height: 1080 });
+        assert_eq!(sniff_image_size(&jpeg), size);
+        // Segments that push the frame past the prefix: no size rather than unbounded work.
+        let mut far = vec![0xff, 0xd8];
+        for _ in 0..2 {
+            far.extend_from_slice(&[0xff, 0xe1, 0xff, 0xff]);
+            far.resize(far.len() + 0xffff - 2, 0);
+        }
+        far.extend_from_slice(&frame);
+        assert_eq!(sniff_image_size(&far), size);
+        let truncated = &far[..SNIFF_PREFIX_BYTES.min(far.len())];
+        assert_eq!(sniff_image_size(truncated), None);
+    }
+
     #[test]
     fn base64_decoding_matches_known_values() {
         assert_eq!(decode_base64_prefix("aGVsbG8=", 100), b"hello");

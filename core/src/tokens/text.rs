@@ -12,7 +12,7 @@
 //! Guarantees: never panics, on any string; O(n) with no allocation and no data-dependent
 //! branch in the loop (over 1 GB/s on ASCII on one core, see the estimator bench); the
 //! estimate of a non-empty text is at least 1 and the empty text costs 0; appending text never
-//! lowers the estimate beyond rounding (every cost is non-negative).
+//! lowers the estimate (every pair costs at least 1/64 token).
 
 use super::byte_class::{CLASS_COUNT, CLASS_OF, START_CLASS};
 use super::cost_tables::{CLAUDE, CLAUDE_47, OPENAI};
