@@ -468,15 +468,15 @@ workspace bench profile). The machine is shared with other jobs, so these are lo
 
 const CAVEATS: &str = "## Caveats
 
+- Out of sample means unseen documents of the same sources: the report half shares sources and
+  kinds of content with the fit half. New kinds of content can be further off; the stress
+  table shows the worst known cases (random base64, long runs of one symbol).
 - The Claude tables rest on ctok's reconstruction; the only real Claude check here is the usage
-  table above (agent tool traffic from one project). Anthropic's tokenizer may change with new
-  models.
-- The CJK, German and Russian samples are small original texts (a few KB per language), so their
-  figures carry more noise than the corpus classes.
-- Framing and tool-schema constants are from published rules of thumb and one Claude Code
-  session, not fitted per model; with real usage reported by the API, calibrate instead
-  (real count of the last request + estimate of what was appended since).
-- A pair model cannot see whole words: rare long words, random identifiers and base64 cost more
-  than it predicts, common words in foreign Latin-script languages less or more depending on the
-  vocabulary.
+  table (agent tool traffic of one project, 21 intervals). Anthropic's tokenizer may change
+  with new models.
+- The fixture languages are small original texts (a few KB each, 3–11 report samples per
+  language), so their figures are noisier than the corpus classes'.
+- Framing and tool-schema constants are published rules of thumb and estimates, not fitted per
+  model. When the API reports real usage, calibrate instead: the real count of the last request
+  plus the estimate of what was appended since.
 ";
