@@ -10,9 +10,8 @@
 //! `target/criterion/estimator/`. Measures on the report half of the samples only.
 
 use ctxkit_core::tokens::{estimate_text, ModelFamily};
-use ctxkit_tests::estimator_corpus::{
-    claude_intervals, fnv1a64, load_samples, Half, Sample, CLASSES,
-};
+use ctxkit_tests::claude_usage::claude_intervals;
+use ctxkit_tests::estimator_corpus::{fnv1a64, load_samples, Half, Sample, CLASSES};
 use ctxkit_tests::estimator_eval::{
     chars4, error_stats, interval_ratios, quantile, ErrorStats, INTERVAL_ESTIMATORS,
 };

@@ -1,7 +1,7 @@
 //! Measuring token estimators: error statistics over samples and the Claude usage intervals.
 //! Shared by the report program and the accuracy test so both compute the same numbers.
 
-use crate::estimator_corpus::ClaudeInterval;
+use crate::claude_usage::ClaudeInterval;
 use ctxkit_core::tokens::{bytes4_messages, estimate_messages, ModelFamily};
 use ctxkit_core::{Content, Message, Part};
 

@@ -20,5 +20,7 @@ pub fn fixtures_dir() -> PathBuf {
 pub fn corpus_dir() -> PathBuf {
     project_root().join("../shared/corpus/raw")
 }
+
+pub mod claude_usage;
 pub mod estimator_corpus;
 pub mod estimator_eval;

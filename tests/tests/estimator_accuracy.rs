@@ -5,9 +5,8 @@
 //! docs/estimator.md has the full figures; this test samples a few per class to stay fast.
 
 use ctxkit_core::tokens::{estimate_text, ModelFamily};
-use ctxkit_tests::estimator_corpus::{
-    claude_intervals, fnv1a64, load_samples, Half, Sample, CLASSES,
-};
+use ctxkit_tests::claude_usage::claude_intervals;
+use ctxkit_tests::estimator_corpus::{fnv1a64, load_samples, Half, Sample, CLASSES};
 use ctxkit_tests::estimator_eval::{error_stats, interval_ratios, quantile, INTERVAL_ESTIMATORS};
 use ctxkit_tests::{corpus_dir, fixtures_dir};
 use std::collections::BTreeMap;
