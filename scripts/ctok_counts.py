@@ -10,7 +10,13 @@ Needs `ctok` (PyPI, MIT, Sander Land): an unofficial offline reconstruction of C
 tokenizer counts ("v3" = Claude 3 ... Opus 4.6, "4.7" = Opus 4.7+), which its author reports
 exact on held-out count_tokens measurements. Output: {key: [v3, v4.7]}, content tokens only
 (the single-message frame ctok adds is subtracted). Keys are FNV-1a 64 of the sample text in
-hex, as `ctxkit_tests::estimator_corpus::fnv1a64` computes them.
+hex, as `ctxkit_tests::estimator_corpus::fnv1a64` computes them. Samples already in the
+target file keep their cached counts.
+
+ctok 1.3.0 declares Python >= 3.12 but runs on 3.11 too; where pip refuses it:
+    pip download ctok==1.3.0 --python-version 3.12 --only-binary=:all: --no-deps -d /tmp/ctok
+    (cd /tmp/ctok && unzip -q ctok-1.3.0-py3-none-any.whl) && pip install regex
+    PYTHONPATH=/tmp/ctok python3 scripts/ctok_counts.py ...
 """
 import json
 import sys

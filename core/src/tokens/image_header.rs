@@ -203,7 +203,10 @@ mod tests {
 
     #[test]
     fn reads_real_minimal_files() {
-        let one = Some(ImageSize { width: 1, height: 1 });
+        let one = Some(ImageSize {
+            width: 1,
+            height: 1,
+        });
         assert_eq!(sniff_base64_image_size(JPEG_1X1), one);
         assert_eq!(sniff_base64_image_size(GIF_1X1), one);
     }
@@ -215,7 +218,10 @@ mod tests {
         jpeg.resize(jpeg.len() + 0xea60 - 2, 0);
         let frame = [0xff, 0xc0, 0x00, 0x11, 0x08, 0x04, 0x38, 0x07, 0x80, 0x03];
         jpeg.extend_from_slice(&frame);
-        let size = Some(ImageSize { width: 1920, height: 1080 });
+        let size = Some(ImageSize {
+            width: 1920,
+            height: 1080,
+        });
         assert_eq!(sniff_image_size(&jpeg), size);
         // Segments that push the frame past the prefix: no size rather than unbounded work.
         let mut far = vec![0xff, 0xd8];

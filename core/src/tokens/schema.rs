@@ -5,7 +5,8 @@
 //! tool-use system prompt (Anthropic's pricing docs: 346 tokens with `tool_choice` auto or
 //! none on Claude 4 models; 313 with any/tool, so 346 is the safe figure). The estimate is the
 //! text cost of each definition's compact JSON, plus a per-tool overhead, plus that fixed part
-//! when there is at least one tool.
+//! when there is at least one tool. OpenAI renders definitions in a TypeScript-like form that
+//! is usually shorter than their JSON, so for OpenAI this errs on the high side.
 //!
 //! Guarantees: accepts any JSON value (an array of tools in either provider's shape, a single
 //! tool object, or `null`/anything else for "no tools" when empty); never panics.
