@@ -375,7 +375,8 @@ German, French and Spanish (0.3): they share every ASCII pair with English and c
 tokenize differently, and agent traffic comes first. Every pair costs between 1/64 and 8
 tokens, so appending text never lowers an estimate and no run of a byte is free. The fit is
 `cargo run --release -p ctxkit-tests --example estimator_fit`, which writes
-`core/src/tokens/cost_tables.rs`. Ground truth:
+`core/src/tokens/cost_tables.rs` (its doc comment lists the steps, including refreshing the
+ctok cache). Ground truth:
 
 - OpenAI: exact `o200k_base` counts from the `tiktoken-rs` crate (`encode_ordinary`, content
   only).
@@ -389,8 +390,9 @@ tokens, so appending text never lowers an estimate and no run of a byte is free.
 
 Samples: the content classes of `shared/corpus/FORMATS.md` that the corpus supplies, cut into
 pieces of 2–8 KB (smaller when the source document is smaller, at least 128 bytes), plus original
-German, Russian, Chinese, Japanese and Korean paragraphs written for this project
-(`tests/fixtures/estimator/`). Every sample belongs to a source document (a tau-bench task with
+paragraphs written for this project in German, French, Spanish, Vietnamese, Greek, Russian,
+Arabic, Hindi, Thai, Chinese, Japanese and Korean, and English chat with emoji
+(`tests/fixtures/estimator/`; the corpus has almost no text in other scripts). Every sample belongs to a source document (a tau-bench task with
 all its trials, a group of consecutive Claude Code blocks or log lines of about 2 KB, one
 observation, one fixture paragraph), and documents are split in two halves by a hash of their key:
 **the tables are fitted on one half and every figure below is measured on the other half.**
