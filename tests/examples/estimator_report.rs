@@ -375,8 +375,8 @@ German, French and Spanish (0.3): they share every ASCII pair with English and c
 tokenize differently, and agent traffic comes first. Every pair costs between 1/64 and 8
 tokens, so appending text never lowers an estimate and no run of a byte is free. The fit is
 `cargo run --release -p ctxkit-tests --example estimator_fit`, which writes
-`core/src/tokens/cost_tables.rs` (the program's doc comment lists the steps, including refreshing the
-ctok cache). Ground truth:
+`core/src/tokens/cost_tables.rs` (the program's doc comment lists the steps, including
+refreshing the ctok cache). Ground truth:
 
 - OpenAI: exact `o200k_base` counts from the `tiktoken-rs` crate (`encode_ordinary`, content
   only).
