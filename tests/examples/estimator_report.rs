@@ -152,7 +152,7 @@ fn main() {
         .collect();
     let _ = writeln!(
         doc,
-        "{DELTA_HEAD}{} of {} intervals pass the filter ({} tokens of real growth; models: {}).\n",
+        "{DELTA_HEAD}{} of {} intervals pass the filter ({} tokens of real growth;\nmodels: {}).\n",
         measurable.len(),
         intervals.len(),
         real_total,
@@ -392,9 +392,10 @@ Samples: the content classes of `shared/corpus/FORMATS.md` that the corpus suppl
 pieces of 2–8 KB (smaller when the source document is smaller, at least 128 bytes), plus original
 paragraphs written for this project in German, French, Spanish, Vietnamese, Greek, Russian,
 Arabic, Hindi, Thai, Chinese, Japanese and Korean, and English chat with emoji
-(`tests/fixtures/estimator/`; the corpus has almost no text in other scripts). Every sample belongs to a source document (a tau-bench task with
-all its trials, a group of consecutive Claude Code blocks or log lines of about 2 KB, one
-observation, one fixture paragraph), and documents are split in two halves by a hash of their key:
+(`tests/fixtures/estimator/`; the corpus has almost no text in other scripts). Every sample
+belongs to a source document (a tau-bench task with all its trials, a group of consecutive
+Claude Code blocks or log lines of about 2 KB, one observation, one fixture paragraph), and
+documents are split in two halves by a hash of their key:
 **the tables are fitted on one half and every figure below is measured on the other half.**
 For the Claude families only up to 150 samples per class and half were counted by ctok.
 
