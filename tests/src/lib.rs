@@ -24,6 +24,10 @@ pub fn corpus_dir() -> PathBuf {
     project_root().join("../shared/corpus/raw")
 }
 
+pub mod claude_usage;
+pub mod estimator_corpus;
+pub mod estimator_eval;
+
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
