@@ -190,7 +190,8 @@ pub struct ViewStats {
     pub checkpoint_method: Option<SummaryMethod>,
     /// The last log `seq` in the view (for a usage anchor).
     pub last_seq: Option<u64>,
-    /// Log messages left out of this view by a sliding window or by view-only truncation.
+    /// Log messages dropped this turn by a sliding window or by truncation (messages covered
+    /// by a summary are not counted here).
     pub dropped_messages: usize,
     /// Tool results cleared this turn.
     pub cleared_results: usize,
@@ -287,7 +288,9 @@ pub fn plan_turn<'a>(input: &TurnInput<'a, '_>) -> Result<Plan<'a>> {
         match &policy.strategy {
             Strategy::Off => outcome.tier = Tier::Uncompacted,
             Strategy::Summarize if allowed_to_compact => {
-                let expected_summary = policy.max_summary_tokens / 2;
+                // What the summary will likely cost: half its limit, but never most of the
+                // low-water mark (a small window gets a small summary).
+                let expected_summary = (policy.max_summary_tokens / 2).min(low_water / 3);
                 let target_fixed = system_tokens + expected_summary + nudge_tokens;
                 if let Some(cut) =
                     choose_cut(tail, policy.keep_last_messages, target_fixed, low_water)
@@ -326,6 +329,7 @@ pub fn plan_turn<'a>(input: &TurnInput<'a, '_>) -> Result<Plan<'a>> {
                 ) {
                     let cut = first_after(tail, Some(new.through_seq));
                     items.drain(..cut.min(items.len()));
+                    outcome.dropped += cut;
                     checkpoint = Some(new.clone());
                     outcome.new_checkpoint = Some(new);
                 }
@@ -506,28 +510,25 @@ fn truncation_checkpoint(
     } else {
         None
     };
-    let estimate_summary = (max_bytes as u64) / 3;
-    let cut = choose_cut(
-        tail,
-        policy.keep_last_messages,
-        fixed + estimate_summary,
-        low_water,
-    )?;
-    let through = tail.get(cut.checked_sub(1)?)?.seq;
-    let summary = truncation_summary(
-        cut,
-        first_request.as_deref(),
-        input.checkpoint.map(|c| c.summary.as_str()),
-        max_bytes,
-    );
+    let previous = input.checkpoint.map(|c| c.summary.as_str());
     let mut checkpoint = Checkpoint {
-        through_seq: through,
-        summary,
+        through_seq: 0,
+        // Sized with the largest count it could state, to choose the cut.
+        summary: truncation_summary(tail.len(), first_request.as_deref(), previous, max_bytes),
         method: SummaryMethod::Truncation,
         active_tasks: render_active_tasks(input.todos),
         tokens: 0,
         made_at_turn: this_turn,
     };
+    let summary_tokens = estimate_message(&summary_message(&checkpoint), policy.family);
+    let cut = choose_cut(
+        tail,
+        policy.keep_last_messages,
+        fixed + summary_tokens,
+        low_water,
+    )?;
+    checkpoint.through_seq = tail.get(cut.checked_sub(1)?)?.seq;
+    checkpoint.summary = truncation_summary(cut, first_request.as_deref(), previous, max_bytes);
     checkpoint.tokens = estimate_message(&summary_message(&checkpoint), policy.family);
     Some(checkpoint)
 }

@@ -132,10 +132,11 @@ pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFa
                 .unwrap_or_else(|| estimate_message(item, family))
         })
         .collect();
-    // A message is done once cut: a second cut of an already cut message gains little, and
-    // stopping there bounds the work to one cut per message.
-    let mut done = vec![false; items.len()];
-    let mut cut = 0;
+    // Each message is cut from its original text (never a cut of a cut), at most a few times:
+    // the bytes-per-token guess may land a little over its target.
+    const ATTEMPTS: u8 = 4;
+    let mut attempts = vec![0u8; items.len()];
+    let mut originals: Vec<Option<Message>> = vec![None; items.len()];
     loop {
         let total: u64 = tokens.iter().sum();
         let Some(excess) = total.checked_sub(allowance).filter(|excess| *excess > 0) else {
@@ -143,37 +144,44 @@ pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFa
         };
         let biggest = tokens
             .iter()
-            .zip(&done)
+            .zip(&attempts)
             .enumerate()
-            .filter(|(_, (tokens, done))| !**done && **tokens > MIN_MESSAGE_TOKENS)
+            .filter(|(_, (tokens, tried))| **tried < ATTEMPTS && **tokens > MIN_MESSAGE_TOKENS)
             .max_by_key(|(index, (tokens, _))| (**tokens, std::cmp::Reverse(*index)))
             .map(|(index, (tokens, _))| (index, *tokens));
         let Some((index, before)) = biggest else {
             break;
         };
-        let (Some(item), Some(slot), Some(flag)) = (
+        let (Some(item), Some(slot), Some(tried), Some(original)) = (
             items.get_mut(index),
             tokens.get_mut(index),
-            done.get_mut(index),
+            attempts.get_mut(index),
+            originals.get_mut(index),
         ) else {
             break;
         };
-        *flag = true;
-        let target = before.saturating_sub(excess).max(MIN_MESSAGE_TOKENS);
+        *tried += 1;
+        let original = original.get_or_insert_with(|| item.message.as_ref().clone());
+        // Aim a little under the target: 2% and a few tokens to spare.
+        let target = before
+            .saturating_sub(excess + excess / 50 + 2)
+            .max(MIN_MESSAGE_TOKENS);
         // Bytes per token of this very message, so the cut lands near the target.
         let bytes = u128::from(message_bytes(item) as u64);
         let room = usize::try_from(bytes * u128::from(target) / u128::from(before.max(1)))
             .unwrap_or(usize::MAX);
-        let smaller = cut_message(item, room.saturating_sub(CUT_MARKER.len()));
+        let smaller = cut_message(original, room.saturating_sub(CUT_MARKER.len()));
         let after = estimate_message(&smaller, family);
         if after < before {
             *item.to_mut() = smaller;
             item.tokens = Some(after);
             *slot = after;
-            cut += 1;
         }
     }
-    cut
+    originals
+        .iter()
+        .filter(|original| original.is_some())
+        .count()
 }
 
 fn message_bytes(message: &Message) -> usize {

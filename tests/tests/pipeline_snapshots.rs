@@ -15,7 +15,7 @@ use ctxkit_core::plan::{plan_turn, Plan, Policy, ReadyView, Strategy, TurnInput}
 use ctxkit_core::summary_request::{answer_extractively, SummaryRequest};
 use ctxkit_core::text::head_bytes;
 use ctxkit_core::todo::{TodoItem, TodoStatus};
-use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::tokens::{estimate_message, ModelFamily};
 use ctxkit_core::Message;
 
 const FAMILY: ModelFamily = ModelFamily::Claude;
@@ -96,7 +96,8 @@ fn request(plan: Plan<'_>) -> SummaryRequest {
     }
 }
 
-/// One line per message: role, seq (`-` for messages the pipeline made), tokens, first line.
+/// One line per message: role, seq (`-` for messages the pipeline made), tokens (`*`: made or
+/// changed this turn), first line.
 fn render(ready: &ReadyView<'_>) -> String {
     let mut out = format!("system: {}\n", ready.view.system.replace('\n', " / "));
     for item in &ready.view.messages {
@@ -126,7 +127,12 @@ fn render(ready: &ReadyView<'_>) -> String {
             "{:<9} {:>3} {:>5}t{id}{error}{calls} | {}\n",
             item.role.as_str(),
             seq,
-            item.tokens.map_or("?".to_owned(), |t| t.to_string()),
+            // `*`: made or changed this turn, estimated now (the log's cached estimate is not
+            // used for it).
+            item.tokens.map_or_else(
+                || format!("{}*", estimate_message(item, FAMILY)),
+                |t| t.to_string()
+            ),
             head_bytes(first.trim(), 90)
         ));
     }
@@ -214,13 +220,15 @@ fn nudges_go_after_the_tool_results_and_only_into_the_view() {
         },
         ..Policy::default()
     };
-    // Two earlier turns saw the first ten messages, acting without progress tools.
+    // Two earlier turns saw the first ten messages, acting without progress tools. Claude
+    // Code's `Write`/`Edit` are not among the default progress tools (`write_file`,
+    // `edit_file`), so the stall nudge fires too.
     let state = NudgeState {
         turn: 2,
         last_seq: Some(10),
         turns_without_progress: 1,
     };
-    let view = ready(plan(&log[..30], None, budget(200_000), &policy, state));
+    let view = ready(plan(&log[..31], None, budget(200_000), &policy, state));
     insta::assert_snapshot!("nudged_view", render(&view));
 }
 
@@ -279,7 +287,7 @@ fn clearing_replaces_old_tool_results_in_batches() {
     let clear = ClearPolicy {
         keep_last_exchanges: 3,
         batch_exchanges: 4,
-        exclude_tools: vec!["Read".into()],
+        exclude_tools: vec!["Task".into()],
         min_bytes: 200,
     };
     let policy = Policy {
@@ -291,7 +299,7 @@ fn clearing_replaces_old_tool_results_in_batches() {
     let view = ready(plan(
         &log,
         None,
-        budget(12_000),
+        budget(9_000),
         &policy,
         NudgeState::default(),
     ));
