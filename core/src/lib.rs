@@ -9,21 +9,32 @@
 //!
 //! A tour of the concepts, in the order data flows:
 //!
+//! **Messages and wire formats**
 //! - [`message`]: [`Message`], [`Content`], [`Part`], [`ToolCall`]: the provider-neutral model.
 //! - [`wire`]: lossless conversion to and from OpenAI Chat Completions and Anthropic Messages.
+//! - [`import`]: real transcripts in (Claude Code session files).
 //! - [`tokens`]: token estimates (the reference `bytes/4`, and a script- and content-aware
 //!   default with a model-family factor), calibrated by real usage when the API reports it.
 //! - [`repair`]: [`repair_tool_pairs`] turns any message list into one both providers accept.
 //! - [`validate`]: what Anthropic and OpenAI would say about a request, in their own words.
+//!
+//! **The per-turn pipeline** ([`plan::plan_turn`], composed from the layers below)
+//! - [`log`]: log entries (`seq`, message, cached estimate) and safe cut points.
+//! - [`budget`]: window − output reserve − tool schemas − margin; trigger and low-water mark.
+//! - [`checkpoint`], [`summary_request`], [`extractive`]: compaction as data: a request the
+//!   caller answers (LLM or the extractive summarizer), turned into a stored checkpoint.
+//! - [`clearing`], [`truncation`]: the cheaper and the last-resort tiers.
 //! - [`offload`]: [`plan_offload`] replaces a big tool output by a paged reference to a file.
 //! - [`precis`]: [`render_precis`] ranks long-term memories into a bounded `MEMORY.md`.
 //! - [`system_prompt`]: [`build_system_prompt`] assembles the prompt from explicit parts.
-//! - [`transcript`]: [`render_transcript`], a bounded plain-text transcript for prompts about a
-//!   conversation.
+//! - [`nudge`], [`mod@todo`]: reminders that live in the view only; active tasks kept by a summary.
 //! - [`memory_extraction`]: asks a model for durable memories before a compaction, and checks
 //!   its answer ([`parse_memory_drafts`]).
-//! - [`text`], [`fence`], [`fingerprint`]: UTF-8-safe cutting, fences that keep untrusted text
-//!   as data, stable fingerprints.
+//! - [`view`]: what is sent, borrowing unchanged messages from the log.
+//! - [`session`]: a session in memory and the turn protocol both shells follow.
+//!
+//! **Helpers**: [`transcript`] (a bounded transcript for prompts), [`text`] (UTF-8-safe
+//! cutting), [`fence`] (fences that keep untrusted text as data), [`fingerprint`].
 #![deny(missing_docs)]
 #![cfg_attr(
     not(test),
@@ -53,6 +64,7 @@ pub mod offload;
 pub mod plan;
 pub mod precis;
 pub mod repair;
+pub mod session;
 pub mod summary_request;
 pub mod system_prompt;
 pub mod text;

@@ -3,7 +3,7 @@
 //! When a view passes the trigger, planning returns a [`SummaryRequest`] instead of a view. The
 //! caller answers it (an LLM from `system` + `prompt`, or [`answer_extractively`] when no LLM is
 //! configured or the call fails), turns the answer into a checkpoint with
-//! [`checkpoint_from_answer`](crate::checkpoint::checkpoint_from_answer), stores it, and plans
+//! [`checkpoint_from_answer`], stores it, and plans
 //! again.
 //!
 //! Incremental by construction: the previous checkpoint's summary travels in its own slot and

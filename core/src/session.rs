@@ -1,0 +1,279 @@
+//! A session in memory: the log, its checkpoints, the nudge state and the last real usage,
+//! with the per-turn protocol around [`plan_turn`].
+//!
+//! Both shells keep a session this way (the wasm `Engine` in memory, the native engine loaded
+//! from and saved to SQLite), so the rules live here once: sequence numbers are assigned on
+//! append and never reused, checkpoints only move forward, the turn's protocol is
+//! plan → (summary request → checkpoint → plan again) → ready, and a failed or unusable
+//! summary falls back to the extractive one. Every method is pure computation on the
+//! session's own data; a method that fails leaves the session as it was.
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::Budget;
+use crate::checkpoint::{checkpoint_from_answer, Checkpoint, SummaryMethod};
+use crate::error::{CoreError, Result};
+use crate::log::Entry;
+use crate::message::Message;
+use crate::nudge::NudgeState;
+use crate::plan::{plan_turn, Plan, Policy, ReadyView, TurnInput, ViewStats};
+use crate::summary_request::{answer_extractively, SummaryRequest};
+use crate::todo::TodoItem;
+use crate::tokens::{ModelFamily, UsageAnchor};
+
+/// One session's state, serializable as a whole (to keep it in IndexedDB, a file, a row).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Session {
+    /// The tokenizer family the cached estimates were computed for.
+    pub family: ModelFamily,
+    /// The complete log, in `seq` order.
+    pub entries: Vec<Entry>,
+    /// Every checkpoint, oldest first (the view uses the last).
+    pub checkpoints: Vec<Checkpoint>,
+    /// The nudge counters, carried from turn to turn.
+    pub nudge_state: NudgeState,
+    /// The last real usage the API reported.
+    pub usage_anchor: Option<UsageAnchor>,
+}
+
+/// The settings of one turn, besides the session itself.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnSettings<'x> {
+    /// The system prompt of this turn.
+    pub system_prompt: &'x str,
+    /// The token budget.
+    pub budget: Budget,
+    /// The policy (its `family` should match the session's).
+    pub policy: &'x Policy,
+    /// The agent's todo list.
+    pub todos: &'x [TodoItem],
+}
+
+impl Session {
+    /// An empty session whose estimates are for `family`.
+    pub fn new(family: ModelFamily) -> Self {
+        Session {
+            family,
+            ..Session::default()
+        }
+    }
+
+    /// The `seq` the next appended message gets (1 for an empty log).
+    pub fn next_seq(&self) -> u64 {
+        self.entries
+            .last()
+            .map_or(1, |entry| entry.seq.saturating_add(1))
+    }
+
+    /// The checkpoint the view starts from.
+    pub fn latest_checkpoint(&self) -> Option<&Checkpoint> {
+        self.checkpoints.last()
+    }
+
+    /// Appends `messages`, numbering them and caching their estimates; returns their entries.
+    pub fn append(&mut self, messages: impl IntoIterator<Item = Message>) -> &[Entry] {
+        let start = self.entries.len();
+        let first = self.next_seq();
+        self.entries
+            .extend(Entry::number(messages, first, self.family));
+        self.entries.get(start..).unwrap_or_default()
+    }
+
+    /// Appends entries that already carry their seq and estimate (loaded from a store), after
+    /// checking that their seqs continue the log.
+    pub fn append_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
+        let mut last = self.entries.last().map(|entry| entry.seq);
+        for entry in &entries {
+            if last.is_some_and(|last| entry.seq <= last) {
+                return Err(CoreError::invalid(
+                    format!("entries[seq {}]", entry.seq),
+                    format!(
+                        "seq must increase, but {} follows {}",
+                        entry.seq,
+                        last.unwrap_or_default()
+                    ),
+                ));
+            }
+            last = Some(entry.seq);
+        }
+        self.entries.extend(entries);
+        Ok(())
+    }
+
+    /// Stores a checkpoint after checking that it moves forward and covers only logged messages.
+    pub fn add_checkpoint(&mut self, checkpoint: Checkpoint) -> Result<()> {
+        if let Some(latest) = self.latest_checkpoint() {
+            if checkpoint.through_seq <= latest.through_seq {
+                return Err(CoreError::invalid(
+                    "checkpoint.through_seq",
+                    format!(
+                        "must be after the latest checkpoint's {}, got {}",
+                        latest.through_seq, checkpoint.through_seq
+                    ),
+                ));
+            }
+        }
+        let last = self.entries.last().map_or(0, |entry| entry.seq);
+        if checkpoint.through_seq > last {
+            return Err(CoreError::invalid(
+                "checkpoint.through_seq",
+                format!(
+                    "covers seq {} but the log ends at {last}",
+                    checkpoint.through_seq
+                ),
+            ));
+        }
+        self.checkpoints.push(checkpoint);
+        Ok(())
+    }
+
+    /// Plans this turn (see [`plan_turn`]).
+    pub fn plan<'s>(&'s self, settings: &TurnSettings<'_>) -> Result<Plan<'s>> {
+        plan_turn(&TurnInput {
+            log: &self.entries,
+            checkpoint: self.latest_checkpoint(),
+            system_prompt: settings.system_prompt,
+            budget: settings.budget,
+            policy: settings.policy,
+            nudge_state: self.nudge_state,
+            usage_anchor: self.usage_anchor.as_ref(),
+            todos: settings.todos,
+        })
+    }
+
+    /// Turns a summarizer's answer to `request` into a checkpoint and stores it. A missing
+    /// answer (no LLM, or it failed) or an unusable one (empty, oversized) falls back to the
+    /// extractive summary; the returned method says which was used, and the reason for a
+    /// fallback is returned beside it.
+    pub fn complete_summary(
+        &mut self,
+        request: &SummaryRequest,
+        answer: Option<&str>,
+        policy: &Policy,
+    ) -> Result<(SummaryMethod, Option<CoreError>)> {
+        let from_answer = answer
+            .map(|text| checkpoint_from_answer(request, text, SummaryMethod::Llm, self.family));
+        let (checkpoint, fallback_reason) = match from_answer {
+            Some(Ok(checkpoint)) => (checkpoint, None),
+            Some(Err(reason)) => (
+                answer_extractively(request, &self.entries, &policy.extractive, self.family)?,
+                Some(reason),
+            ),
+            None => (
+                answer_extractively(request, &self.entries, &policy.extractive, self.family)?,
+                None,
+            ),
+        };
+        let method = checkpoint.method;
+        self.add_checkpoint(checkpoint)?;
+        Ok((method, fallback_reason))
+    }
+
+    /// Keeps what a ready view hands back: its truncation checkpoint (if any) and the nudge
+    /// state for the next turn. Call once per turn, after sending the view.
+    pub fn finish_turn(
+        &mut self,
+        new_checkpoint: Option<Checkpoint>,
+        next_nudge_state: NudgeState,
+    ) -> Result<()> {
+        if let Some(checkpoint) = new_checkpoint {
+            self.add_checkpoint(checkpoint)?;
+        }
+        self.nudge_state = next_nudge_state;
+        Ok(())
+    }
+
+    /// Records the real input tokens the API reported for the view described by `stats`.
+    pub fn record_usage(&mut self, stats: &ViewStats, input_tokens: u64) {
+        self.usage_anchor = Some(stats.usage_anchor(input_tokens));
+    }
+
+    /// Runs a whole turn without an LLM: plan, answer any summary request extractively, plan
+    /// again, and keep what the view hands back. Returns the view's messages (system prompt
+    /// first) and stats. The shells' async turns follow the same steps with an LLM in between.
+    pub fn prepare_offline(
+        &mut self,
+        settings: &TurnSettings<'_>,
+    ) -> Result<(Vec<Message>, ViewStats)> {
+        if let Plan::Summarize(request) = self.plan(settings)? {
+            self.complete_summary(&request, None, settings.policy)?;
+        }
+        let (messages, stats, new_checkpoint, next) = match self.plan(settings)? {
+            Plan::Ready(ready) => {
+                let ReadyView {
+                    view,
+                    stats,
+                    next_nudge_state,
+                    new_checkpoint,
+                } = *ready;
+                (view.to_messages(), stats, new_checkpoint, next_nudge_state)
+            }
+            Plan::Summarize(_) => {
+                return Err(CoreError::invalid(
+                    "plan",
+                    "a second summary request in one turn (this is a bug in ctxkit)",
+                ));
+            }
+        };
+        self.finish_turn(new_checkpoint, next)?;
+        Ok((messages, stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    #[test]
+    fn a_session_compacts_offline_and_checkpoints_move_forward() {
+        let mut session = Session::new(ModelFamily::OpenAi);
+        let budget = Budget {
+            context_window: 3_000,
+            output_reserve: 0,
+            tool_schema_tokens: 0,
+            safety_margin: 0,
+            ..Budget::default()
+        };
+        let policy = Policy {
+            max_summary_tokens: 300,
+            ..Policy::default()
+        };
+        let settings = TurnSettings {
+            system_prompt: "sys",
+            budget,
+            policy: &policy,
+            todos: &[],
+        };
+        for turn in 0..40 {
+            session.append([
+                Message::user(format!("step {turn}: look at src/file{turn}.rs")),
+                Message::assistant(
+                    "",
+                    vec![ToolCall::new(
+                        format!("c{turn}"),
+                        "read_file",
+                        format!(r#"{{"path":"src/file{turn}.rs"}}"#),
+                    )],
+                ),
+                Message::tool_result(format!("c{turn}"), "fn main() {}\n".repeat(20), false),
+            ]);
+            let (messages, stats) = session.prepare_offline(&settings).unwrap();
+            assert!(stats.fits, "turn {turn}: {stats:?}");
+            assert!(messages.len() > 1);
+        }
+        assert!(session.checkpoints.len() >= 2);
+        assert!(session
+            .checkpoints
+            .windows(2)
+            .all(|pair| pair[0].through_seq < pair[1].through_seq));
+        assert_eq!(session.nudge_state.turn, 40);
+        assert_eq!(session.next_seq(), 121);
+
+        let stale = session.checkpoints[0].clone();
+        let before = session.clone();
+        assert!(session.add_checkpoint(stale).is_err());
+        assert_eq!(session, before, "a failed call changes nothing");
+    }
+}
