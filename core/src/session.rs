@@ -59,11 +59,12 @@ impl Session {
         }
     }
 
-    /// The `seq` the next appended message gets (1 for an empty log).
+    /// The `seq` the next appended message gets (1 for an empty log). A store may load only
+    /// the entries after the latest checkpoint, so the checkpoint counts too.
     pub fn next_seq(&self) -> u64 {
-        self.entries
-            .last()
-            .map_or(1, |entry| entry.seq.saturating_add(1))
+        let last_entry = self.entries.last().map_or(0, |entry| entry.seq);
+        let last_checkpoint = self.latest_checkpoint().map_or(0, |c| c.through_seq);
+        last_entry.max(last_checkpoint).saturating_add(1)
     }
 
     /// The checkpoint the view starts from.
@@ -83,7 +84,7 @@ impl Session {
     /// Appends entries that already carry their seq and estimate (loaded from a store), after
     /// checking that their seqs continue the log.
     pub fn append_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
-        let mut last = self.entries.last().map(|entry| entry.seq);
+        let mut last = self.next_seq().checked_sub(1).filter(|last| *last > 0);
         for entry in &entries {
             if last.is_some_and(|last| entry.seq <= last) {
                 return Err(CoreError::invalid(
@@ -114,7 +115,7 @@ impl Session {
                 ));
             }
         }
-        let last = self.entries.last().map_or(0, |entry| entry.seq);
+        let last = self.next_seq().saturating_sub(1);
         if checkpoint.through_seq > last {
             return Err(CoreError::invalid(
                 "checkpoint.through_seq",
