@@ -30,6 +30,8 @@
 //! - [`nudge`], [`mod@todo`]: reminders that live in the view only; active tasks kept by a summary.
 //! - [`memory_extraction`]: asks a model for durable memories before a compaction, and checks
 //!   its answer ([`parse_memory_drafts`]).
+//! - [`memory_rules`]: what every memory store applies: importance clamped to 1–10, duplicates
+//!   found by normalized content.
 //! - [`view`]: what is sent, borrowing unchanged messages from the log.
 //! - [`session`]: a session in memory and the turn protocol both shells follow.
 //!
@@ -58,6 +60,7 @@ pub mod fingerprint;
 pub mod import;
 pub mod log;
 pub mod memory_extraction;
+pub mod memory_rules;
 pub mod message;
 pub mod nudge;
 pub mod offload;

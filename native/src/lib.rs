@@ -1,11 +1,83 @@
 //! # ctxkit: the native shell
 //!
-//! Rust programs and the `ctxkit` command line use this crate. It re-exports the pure core
-//! ([`core`]) and, as the shell grows, does the I/O around it: the SQLite store, offload files,
-//! the clock, and HTTP calls to an LLM. It decides nothing itself: every policy is a core call.
+//! Rust programs and the `ctxkit` command line use this crate. It does the I/O around the pure
+//! core ([`core`], re-exported): a SQLite store, offload files, the clock, and HTTP calls to an
+//! LLM. It decides nothing itself: every policy is a core call.
+//!
+//! - [`Engine`]: the context half of an agent loop. [`Engine::prepare_turn`] builds the view
+//!   to send (system prompt, compaction, offload references, memory, nudges);
+//!   [`Engine::record`] stores what came back; [`Engine::record_usage`] keeps the real token
+//!   count the API reported. Sessions can be created, imported, listed and exported, and
+//!   long-term memories added, searched, listed and removed.
+//! - [`store`]: the [`store::Store`] traits and [`store::SqliteStore`] (WAL, one transaction
+//!   per append, migrations, trigram full-text search over memories).
+//! - [`offload`], [`files`]: big tool outputs and `MEMORY.md` under `<workdir>/.ctxkit/`.
+//! - [`summarizer`]: the extractive summary (default, offline), OpenAI-compatible Chat
+//!   Completions and the Anthropic Messages API, with timeouts, retries and fallback.
+//! - [`clock`]: the time, behind a trait. [`Error`]: the one error type.
+//!
+//! ## One turn
+//!
+//! ```
+//! use ctxkit::core::{Message, ToolCall};
+//! use ctxkit::{Engine, EngineConfig, Event};
+//! use ctxkit::clock::FixedClock;
+//!
+//! let workdir = tempfile::tempdir()?;
+//! std::fs::write(workdir.path().join("AGENTS.md"), "Run `cargo test` before committing.")?;
+//! let db = workdir.path().join(".ctxkit/ctxkit.db");
+//! let mut engine = Engine::open(&db, workdir.path(), EngineConfig::default())?
+//!     .with_clock(FixedClock(1_770_768_000)); // 2026-02-11
+//!
+//! engine.create_session("demo")?;
+//! engine.record("demo", vec![Message::user("What is in src/?")])?;
+//!
+//! // Before the model call: the view, with the system prompt rebuilt for this turn.
+//! let turn = engine.prepare_turn("demo")?;
+//! assert!(turn.system_prompt().contains("Current date: 2026-02-11"));
+//! assert!(turn.system_prompt().contains("cargo test"));
+//! assert_eq!(turn.messages.len(), 2);
+//! let _request_body = turn.to_openai(); // or turn.to_anthropic()?
+//! assert!(matches!(turn.events.last(), Some(Event::TokensEstimated { .. })));
+//!
+//! // After it: what came back, then the real usage the API reported.
+//! engine.record("demo", vec![
+//!     Message::assistant("", vec![ToolCall::new("call_1", "bash", r#"{"cmd":"ls src"}"#)]),
+//!     Message::tool_result("call_1", "main.rs\n".repeat(5_000), false), // 40 KB: offloaded
+//! ])?;
+//! engine.record_usage("demo", &turn.stats, 1_234)?;
+//!
+//! let next = engine.prepare_turn("demo")?;
+//! assert_eq!(next.stats.offload_references, 1);
+//! assert!(workdir.path().join(".ctxkit/tool_results/demo").is_dir());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 pub use ctxkit_core as core;
+
+pub mod clock;
+mod engine;
+pub mod error;
+pub mod files;
+pub mod offload;
+pub mod store;
+pub mod summarizer;
+
+pub use engine::{
+    Engine, EngineConfig, Event, EventSink, MemoryOptions, PromptConfig, RecordOutcome,
+    RecordedMessage, TurnView, WarningKind,
+};
+pub use error::{Error, Result};
 
 /// The version of this crate, as the CLI's `--version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,229 @@
+//! The engine: the context half of an agent loop, over a store and a working directory.
+//!
+//! Per session, an agent loop calls:
+//! 1. [`Engine::prepare_turn`]: reads the clock and AGENTS.md, renders memory, builds the
+//!    system prompt, plans, answers a summary request (LLM or extractive) and stores the
+//!    checkpoint, stores the nudge state, and returns the view to send;
+//! 2. [`Engine::record`]: what came back (the assistant message, tool results), each message
+//!    offloaded if big and appended in its own transaction;
+//! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
+//!    calibration anchor of the next turns.
+//!
+//! Every decision is a core call ([`ctxkit_core::session::Session`], [`ctxkit_core::plan`]):
+//! the engine reads, writes and calls the LLM. The engine keeps each session's tail (what
+//! the next turn reads) in memory, and checks with one small query per call that no other
+//! process changed the session meanwhile; if one did, the tail is read again.
+//!
+//! Guarantees: a call that fails leaves the store as it was (earlier messages of a
+//! [`Engine::record`] batch stay recorded: each is its own transaction); a summarizer or an
+//! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
+//! prompt is never stored.
+
+mod config;
+mod events;
+mod memory;
+mod prompt;
+mod record;
+mod turn;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ctxkit_core::log::Entry;
+use ctxkit_core::session::Session;
+use ctxkit_core::Message;
+
+pub use config::{EngineConfig, MemoryOptions, PromptConfig};
+pub use events::{Event, WarningKind};
+pub use record::{RecordOutcome, RecordedMessage};
+pub use turn::TurnView;
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::store::{SessionHead, SessionInfo, SqliteStore, Store};
+use crate::summarizer::{Llm, SummarizerConfig};
+
+/// A session's tail kept between calls, with the usage version it was read at.
+#[derive(Debug)]
+struct CachedSession {
+    session: Session,
+    usage_version: i64,
+}
+
+impl CachedSession {
+    /// True when the store's head says nothing changed since this was read or written.
+    fn is_current(&self, head: &SessionHead) -> bool {
+        let session = &self.session;
+        session.family == head.family
+            && session.next_seq().saturating_sub(1) == head.last_seq
+            && session.latest_checkpoint().map(|c| c.through_seq) == head.checkpoint_through
+            && session.nudge_state == head.nudge_state
+            && self.usage_version == head.usage_version
+    }
+}
+
+/// Receives every event the engine produces.
+pub type EventSink = Box<dyn FnMut(&Event) + Send>;
+
+/// The per-turn engine (see the module doc).
+pub struct Engine {
+    store: Box<dyn Store>,
+    workdir: PathBuf,
+    /// The project key of project-scoped memories: the canonical working directory.
+    project: String,
+    config: EngineConfig,
+    llm: Option<Box<dyn Llm>>,
+    clock: Box<dyn Clock>,
+    sessions: BTreeMap<String, CachedSession>,
+    sink: Option<EventSink>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("workdir", &self.workdir)
+            .field("config", &self.config)
+            .field("llm", &self.llm.as_ref().map(|llm| llm.describe()))
+            .field("clock", &self.clock)
+            .field("cached_sessions", &self.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Opens the SQLite database at `db_path` (created if missing) for the project in
+    /// `workdir` (which must exist).
+    pub fn open(
+        db_path: impl AsRef<Path>,
+        workdir: impl AsRef<Path>,
+        config: EngineConfig,
+    ) -> Result<Self> {
+        let store = SqliteStore::open(db_path)?;
+        Engine::with_store(Box::new(store), workdir, config)
+    }
+
+    /// An engine over any store.
+    pub fn with_store(
+        store: Box<dyn Store>,
+        workdir: impl AsRef<Path>,
+        config: EngineConfig,
+    ) -> Result<Self> {
+        let workdir = workdir
+            .as_ref()
+            .canonicalize()
+            .map_err(|e| Error::io("resolve the working directory", workdir.as_ref(), e))?;
+        let llm = match &config.summarizer {
+            SummarizerConfig::Extractive => None,
+            SummarizerConfig::Llm(endpoint) => Some(endpoint.client()),
+        };
+        Ok(Engine {
+            store,
+            project: workdir.to_string_lossy().into_owned(),
+            workdir,
+            config,
+            llm,
+            clock: Box::new(SystemClock),
+            sessions: BTreeMap::new(),
+            sink: None,
+        })
+    }
+
+    /// Uses `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// Uses `llm` as the summarizer (and memory extractor), whatever the config says.
+    pub fn with_llm(mut self, llm: Box<dyn Llm>) -> Self {
+        self.llm = Some(llm);
+        self
+    }
+
+    /// Passes every event to `sink` as it happens.
+    pub fn on_event(&mut self, sink: impl FnMut(&Event) + Send + 'static) {
+        self.sink = Some(Box::new(sink));
+    }
+
+    /// The working directory (canonical).
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Creates an empty session whose estimates are for the policy's family.
+    pub fn create_session(&mut self, name: &str) -> Result<SessionInfo> {
+        let now = self.clock.now_unix();
+        self.store
+            .create_session(name, self.config.policy.family, now)?;
+        self.store.session_info(name)
+    }
+
+    /// Creates a session holding `messages` (a transcript from elsewhere), in one
+    /// transaction. The messages are stored as they are: nothing is offloaded.
+    pub fn import_session(&mut self, name: &str, messages: Vec<Message>) -> Result<SessionInfo> {
+        let now = self.clock.now_unix();
+        let family = self.config.policy.family;
+        let entries = Entry::number(messages, 1, family);
+        self.store.import_session(name, family, &entries, now)?;
+        self.store.session_info(name)
+    }
+
+    /// Every session, most recently updated first.
+    pub fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.store.list_sessions()
+    }
+
+    /// One session's numbers.
+    pub fn session_info(&self, name: &str) -> Result<SessionInfo> {
+        self.store.session_info(name)
+    }
+
+    /// The whole session: every message and checkpoint.
+    pub fn export_session(&self, name: &str) -> Result<Session> {
+        self.store.export_session(name)
+    }
+
+    /// The store (for reads the engine does not wrap).
+    pub fn store(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    /// Reports `event` to the sink and adds it to `events`.
+    fn emit(&mut self, events: &mut Vec<Event>, event: Event) {
+        if let Some(sink) = &mut self.sink {
+            sink(&event);
+        }
+        events.push(event);
+    }
+}
+
+/// The session's tail, from the cache when the store says it is current, else read again.
+fn cached_session<'c>(
+    store: &dyn Store,
+    cache: &'c mut BTreeMap<String, CachedSession>,
+    name: &str,
+) -> Result<&'c mut Session> {
+    let head = store.session_head(name)?;
+    let current = cache
+        .get(name)
+        .is_some_and(|cached| cached.is_current(&head));
+    if !current {
+        let session = store.load_for_turn(name)?;
+        cache.insert(
+            name.to_owned(),
+            CachedSession {
+                session,
+                usage_version: head.usage_version,
+            },
+        );
+    }
+    cache
+        .get_mut(name)
+        .map(|cached| &mut cached.session)
+        .ok_or_else(|| Error::NoSuchSession(name.to_owned()))
+}

@@ -1,0 +1,141 @@
+//! The one error type of the native shell.
+//!
+//! Every fallible public function returns [`Error`]. Each variant names what is at fault: the
+//! session, the file, the memory id or the field, so a program (or the CLI) can show the
+//! message to a person as it is. Failed calls change nothing already stored: writes run in
+//! transactions, and an error is returned only after the transaction rolled back.
+//!
+//! Summarizer and offload failures inside a turn are not errors: they fall back (extractive
+//! summary, output kept in the view) and are reported as [`crate::Event::Warning`]s.
+
+use std::path::{Path, PathBuf};
+
+use ctxkit_core::CoreError;
+
+/// Why a call of the native shell failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The core refused an input (the message names the field).
+    #[error("{context}: {source}")]
+    Core {
+        /// What was being done, naming the session when there is one.
+        context: String,
+        /// The core's error.
+        source: CoreError,
+    },
+    /// SQLite failed.
+    #[error("{context}: {source}")]
+    Database {
+        /// What was being done, naming the session or memory.
+        context: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// A file or folder could not be read or written.
+    #[error("could not {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done (`create folder`, `write`...).
+        action: &'static str,
+        /// The file or folder at fault.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// No session has this name.
+    #[error("no session named {0:?}")]
+    NoSuchSession(String),
+    /// A session with this name already exists.
+    #[error("a session named {0:?} already exists")]
+    SessionExists(String),
+    /// Another writer appended to the session first; nothing was written.
+    #[error("session {session:?}: expected to append seq {expected}, but the log ends at seq {found} (another writer appended first; reload and retry)")]
+    SeqConflict {
+        /// The session.
+        session: String,
+        /// The seq this call tried to write.
+        expected: u64,
+        /// The last seq in the store.
+        found: u64,
+    },
+    /// A stored row could not be read back.
+    #[error("session {session:?}, {row}: {problem}")]
+    CorruptRow {
+        /// The session.
+        session: String,
+        /// Which row (`message seq 17`, `checkpoint through 40`).
+        row: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The database was written by a newer ctxkit.
+    #[error("database {}: schema version {found} is newer than this ctxkit supports ({supported}); upgrade ctxkit", path.display())]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// No live memory has this id.
+    #[error("no memory with id {0}")]
+    NoSuchMemory(i64),
+    /// An argument is invalid.
+    #[error("{field}: {problem}")]
+    InvalidInput {
+        /// The field at fault.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A summarizer call failed (only returned by direct summarizer calls; a turn falls back).
+    #[error(transparent)]
+    Summarizer(#[from] crate::summarizer::SummarizerError),
+}
+
+/// Shorthand for results of the native shell.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An [`Error::InvalidInput`].
+    pub fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// An [`Error::Io`].
+    pub fn io(action: &'static str, path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Adds context to SQLite and core results.
+pub(crate) trait Context<T> {
+    /// Wraps the error with what was being done.
+    fn context(self, context: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> Context<T> for std::result::Result<T, rusqlite::Error> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Database {
+            context: context(),
+            source,
+        })
+    }
+}
+
+impl<T> Context<T> for std::result::Result<T, CoreError> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Core {
+            context: context(),
+            source,
+        })
+    }
+}

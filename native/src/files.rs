@@ -1,0 +1,136 @@
+//! The `<workdir>/.ctxkit/` folder and safe file writes.
+//!
+//! Guarantees:
+//! - Folders ctxkit creates are mode 0700, files 0600: offloaded outputs and memories may hold
+//!   secrets a tool printed.
+//! - `.ctxkit/.gitignore` (ignoring everything in `.ctxkit`) is written when the folder is
+//!   first prepared, so nothing of ctxkit's is committed by accident.
+//! - [`write_atomically`] replaces a file whole or not at all: a temporary file in the same
+//!   folder, synced, then renamed over the target; readers see the old or the new content,
+//!   never a mix.
+//! - [`create_new_inside`] writes a new file only if its canonical path is inside the given
+//!   folder, and never over an existing file.
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The name of ctxkit's folder in a working directory.
+pub const CTXKIT_DIR: &str = ".ctxkit";
+/// The memory precis file, inside [`CTXKIT_DIR`].
+pub const MEMORY_FILE: &str = "MEMORY.md";
+/// What `.ctxkit/.gitignore` says: ignore everything here, itself included.
+pub const GITIGNORE_CONTENT: &str =
+    "# Written by ctxkit: offloaded tool outputs and memory stay out of git.\n*\n";
+
+/// Creates `dir` and any missing parents with mode 0700 (existing folders are left as they
+/// are).
+pub fn create_private_dir(dir: &Path) -> Result<()> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io("create folder", dir, e))
+}
+
+/// Creates `<workdir>/.ctxkit` (0700) and its `.gitignore` if missing; returns the folder.
+pub fn prepare_ctxkit_dir(workdir: &Path) -> Result<PathBuf> {
+    let dir = workdir.join(CTXKIT_DIR);
+    create_private_dir(&dir)?;
+    let gitignore = dir.join(".gitignore");
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&gitignore)
+    {
+        Ok(mut file) => file
+            .write_all(GITIGNORE_CONTENT.as_bytes())
+            .map_err(|e| Error::io("write", &gitignore, e))?,
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(Error::io("create", &gitignore, error)),
+    }
+    Ok(dir)
+}
+
+/// Replaces `path` with `content` atomically (temporary file in the same folder, synced, then
+/// renamed), mode 0600.
+pub fn write_atomically(path: &Path, content: &[u8]) -> Result<()> {
+    let folder = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // tempfile creates the file with mode 0600 and a random name, with O_EXCL.
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".ctxkit-")
+        .suffix(".tmp")
+        .tempfile_in(folder)
+        .map_err(|e| Error::io("create a temporary file in", folder, e))?;
+    temporary
+        .write_all(content)
+        .and_then(|()| temporary.as_file().sync_all())
+        .map_err(|e| Error::io("write", temporary.path(), e))?;
+    temporary
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::io("set the mode of", temporary.path(), e))?;
+    temporary
+        .persist(path)
+        .map_err(|e| Error::io("rename a temporary file over", path, e.error))?;
+    Ok(())
+}
+
+/// Writes `content` to a new file `file_name` inside `folder` (which must exist), mode 0600.
+/// Refuses a name that is not one plain path component, a folder whose canonical path is not
+/// inside `root`'s, and an existing file. Returns the file's path.
+pub fn create_new_inside(
+    root: &Path,
+    folder: &Path,
+    file_name: &str,
+    content: &[u8],
+) -> Result<PathBuf> {
+    let mut components = Path::new(file_name).components();
+    let plain = matches!(
+        (components.next(), components.next()),
+        (Some(Component::Normal(_)), None)
+    );
+    if !plain || file_name.starts_with('.') {
+        return Err(Error::invalid(
+            "file_name",
+            format!("{file_name:?} is not a plain file name"),
+        ));
+    }
+    let canonical_root = root
+        .canonicalize()
+        .map_err(|e| Error::io("resolve", root, e))?;
+    let canonical_folder = folder
+        .canonicalize()
+        .map_err(|e| Error::io("resolve", folder, e))?;
+    if !canonical_folder.starts_with(&canonical_root) {
+        return Err(Error::invalid(
+            "offload folder",
+            format!(
+                "{} resolves to {}, outside {}",
+                folder.display(),
+                canonical_folder.display(),
+                canonical_root.display()
+            ),
+        ));
+    }
+    let path = canonical_folder.join(file_name);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| Error::io("create", &path, e))?;
+    if let Err(error) = file.write_all(content).and_then(|()| file.sync_data()) {
+        // A partial file must not stay behind to be read as the whole output.
+        let _ = std::fs::remove_file(&path);
+        return Err(Error::io("write", &path, error));
+    }
+    Ok(path)
+}

@@ -1,0 +1,188 @@
+//! The plain data of memories as the store takes and returns them.
+//!
+//! [`MemoryRecord`] is a stored memory with its bookkeeping (scope, source, timestamps,
+//! expiry, use count, soft deletion); [`MemoryRecord::to_entry`] gives the core's
+//! [`MemoryEntry`] that the precis ranks. Importance is clamped to 1–10 by the store
+//! ([`ctxkit_core::memory_rules::clamp_importance`]); it is never rejected.
+
+use ctxkit_core::precis::{MemoryEntry, MemoryScope, MemorySource};
+use serde::{Deserialize, Serialize};
+
+/// A memory to add.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NewMemory {
+    /// A short name.
+    pub title: String,
+    /// What to remember (required, not blank).
+    pub content: String,
+    /// A free category (`preference`, `convention`...).
+    pub category: String,
+    /// 1 to 10 (clamped). Default 5.
+    pub importance: i64,
+    /// Free tags.
+    pub tags: Vec<String>,
+    /// This project or every project. Default project.
+    pub scope: MemoryScope,
+    /// Who wrote it. Default agent.
+    pub source: MemorySource,
+    /// When it stops applying (unix seconds); `None`: never.
+    pub expires_at: Option<i64>,
+}
+
+impl Default for NewMemory {
+    fn default() -> Self {
+        NewMemory {
+            title: String::new(),
+            content: String::new(),
+            category: String::new(),
+            importance: 5,
+            tags: Vec::new(),
+            scope: MemoryScope::Project,
+            source: MemorySource::Agent,
+            expires_at: None,
+        }
+    }
+}
+
+/// A stored memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    /// The store's id.
+    pub id: i64,
+    /// The project it belongs to (`None` for global memories).
+    pub project: Option<String>,
+    /// A short name.
+    pub title: String,
+    /// What to remember.
+    pub content: String,
+    /// Its category.
+    pub category: String,
+    /// 1 to 10.
+    pub importance: i32,
+    /// Free tags.
+    pub tags: Vec<String>,
+    /// Project or global.
+    pub scope: MemoryScope,
+    /// User, agent or extracted.
+    pub source: MemorySource,
+    /// When it was added (unix seconds).
+    pub created_at: i64,
+    /// When it last changed (unix seconds).
+    pub updated_at: i64,
+    /// When it stops applying.
+    pub expires_at: Option<i64>,
+    /// How many searches returned it.
+    pub use_count: i64,
+    /// When it was soft-deleted (`None`: live unless expired).
+    pub disabled_at: Option<i64>,
+}
+
+impl MemoryRecord {
+    /// The core's view of it, for the precis.
+    pub fn to_entry(&self) -> MemoryEntry {
+        MemoryEntry {
+            id: self.id.to_string(),
+            title: self.title.clone(),
+            content: self.content.clone(),
+            category: self.category.clone(),
+            importance: self.importance,
+            source: self.source,
+            scope: self.scope,
+            updated_at: self.updated_at,
+            tags: self.tags.clone(),
+        }
+    }
+
+    /// True when it is neither disabled nor expired at `now`.
+    pub fn is_live(&self, now: i64) -> bool {
+        self.disabled_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
+}
+
+/// The result of adding a memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddedMemory {
+    /// Stored as a new memory.
+    Added(MemoryRecord),
+    /// A live memory already says the same; it is returned unchanged.
+    Duplicate(MemoryRecord),
+}
+
+impl AddedMemory {
+    /// The memory, new or existing.
+    pub fn record(&self) -> &MemoryRecord {
+        match self {
+            AddedMemory::Added(record) | AddedMemory::Duplicate(record) => record,
+        }
+    }
+}
+
+/// Changes to a memory; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryUpdate {
+    /// New title.
+    pub title: Option<String>,
+    /// New content (not blank).
+    pub content: Option<String>,
+    /// New category.
+    pub category: Option<String>,
+    /// New importance (clamped).
+    pub importance: Option<i64>,
+    /// New tags.
+    pub tags: Option<Vec<String>>,
+    /// New expiry: `Some(None)` removes it.
+    pub expires_at: Option<Option<i64>>,
+}
+
+/// A full-text search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryQuery {
+    /// The user's words, taken literally (no FTS syntax).
+    pub text: String,
+    /// At most this many results. Default 20.
+    pub limit: usize,
+}
+
+impl Default for MemoryQuery {
+    fn default() -> Self {
+        MemoryQuery {
+            text: String::new(),
+            limit: 20,
+        }
+    }
+}
+
+impl MemoryQuery {
+    /// A query for `text` with the default limit.
+    pub fn new(text: impl Into<String>) -> Self {
+        MemoryQuery {
+            text: text.into(),
+            ..MemoryQuery::default()
+        }
+    }
+}
+
+/// Which memories to list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryFilter {
+    /// Include soft-deleted memories.
+    pub include_disabled: bool,
+    /// Include expired memories.
+    pub include_expired: bool,
+    /// At most this many. Default 1,000.
+    pub limit: usize,
+}
+
+impl Default for MemoryFilter {
+    fn default() -> Self {
+        MemoryFilter {
+            include_disabled: false,
+            include_expired: false,
+            limit: 1_000,
+        }
+    }
+}

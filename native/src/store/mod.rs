@@ -1,0 +1,203 @@
+//! Persistence: sessions (the append-only log, checkpoints, nudge state, usage anchors, offload
+//! records) and long-term memories, behind traits.
+//!
+//! [`SessionStore`] and [`MemoryStore`] are what the engine needs; [`SqliteStore`] is the
+//! embedded implementation (a PostgreSQL one for fleets of workers is planned behind the same
+//! traits). What every implementation guarantees:
+//! - **Append-only**: a message, once committed, is never changed or removed; `seq` numbers are
+//!   strictly increasing per session and never reused. A write is one transaction: after a
+//!   crash or Ctrl-C the log holds exactly the committed appends, never part of one.
+//! - **Optimistic concurrency**: an append states the `seq` it writes; if another writer got
+//!   there first the append fails with [`crate::Error::SeqConflict`] and writes nothing.
+//! - **Checkpoints only move forward** and never cover a message that is not logged.
+//! - **The system prompt is never stored**: it is rebuilt every turn.
+//! - **Loading for a turn is proportional to the view**: [`SessionStore::load_for_turn`] reads
+//!   the latest checkpoint and the entries after it (or after the previous turn's last `seq`,
+//!   if earlier, so nudges see every new message); [`SessionStore::export_session`] reads all.
+//! - Failed calls change nothing.
+
+mod fts_query;
+mod memory_types;
+mod schema;
+mod sqlite;
+mod sqlite_memory;
+mod sqlite_rows;
+
+pub use fts_query::{fts5_match_expression, like_pattern, MIN_TRIGRAM_CHARS};
+pub use memory_types::{
+    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
+};
+pub use schema::SCHEMA_VERSION;
+pub use sqlite::{SqliteOptions, SqliteStore};
+
+use ctxkit_core::checkpoint::{Checkpoint, SummaryMethod};
+use ctxkit_core::log::Entry;
+use ctxkit_core::nudge::NudgeState;
+use ctxkit_core::session::Session;
+use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// What a session is, in numbers (for `sessions` and `stats`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The session's name.
+    pub name: String,
+    /// The tokenizer family its cached estimates are for.
+    pub family: ModelFamily,
+    /// When it was created (unix seconds).
+    pub created_at: i64,
+    /// When it last changed (unix seconds).
+    pub updated_at: i64,
+    /// Messages in its log.
+    pub messages: u64,
+    /// The last `seq` (0 for an empty log).
+    pub last_seq: u64,
+    /// The sum of the messages' cached estimates.
+    pub total_tokens: u64,
+    /// Checkpoints stored.
+    pub checkpoints: u64,
+    /// The latest checkpoint's `through_seq` and method.
+    pub latest_checkpoint: Option<(u64, SummaryMethod)>,
+    /// Outputs offloaded to files.
+    pub offloads: u64,
+    /// Turns prepared so far (the nudge counter).
+    pub turns: u64,
+    /// The last usage the API reported.
+    pub usage_anchor: Option<UsageAnchor>,
+}
+
+/// The few numbers that tell whether a session cached in memory is still current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionHead {
+    /// The tokenizer family.
+    pub family: ModelFamily,
+    /// The last `seq` (0 for an empty log).
+    pub last_seq: u64,
+    /// The latest checkpoint's `through_seq`.
+    pub checkpoint_through: Option<u64>,
+    /// The nudge state.
+    pub nudge_state: NudgeState,
+    /// The newest usage anchor's row id (changes whenever usage is recorded).
+    pub usage_version: i64,
+}
+
+/// A tool output written to a file in place of the log's copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffloadRecord {
+    /// The `seq` of the tool message whose output was offloaded.
+    pub seq: u64,
+    /// The call it answered.
+    pub tool_call_id: Option<String>,
+    /// The file, relative to the working directory.
+    pub relative_path: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its lines.
+    pub lines: u64,
+    /// Whether the tool reported a failure.
+    pub is_error: bool,
+}
+
+/// Sessions: the log, checkpoints, nudge state, usage anchors and offload records.
+pub trait SessionStore {
+    /// Creates an empty session. Fails with [`crate::Error::SessionExists`] if the name is
+    /// taken, and on an empty name.
+    fn create_session(&mut self, name: &str, family: ModelFamily, now: i64) -> Result<()>;
+
+    /// Every session, most recently updated first.
+    fn list_sessions(&self) -> Result<Vec<SessionInfo>>;
+
+    /// One session's numbers; [`crate::Error::NoSuchSession`] if there is none.
+    fn session_info(&self, name: &str) -> Result<SessionInfo>;
+
+    /// The numbers that tell whether a cached copy of the session is current.
+    fn session_head(&self, name: &str) -> Result<SessionHead>;
+
+    /// What a turn needs: the latest checkpoint, the entries after it (or after the nudge
+    /// state's `last_seq`, if that is earlier), the nudge state and the latest usage anchor.
+    fn load_for_turn(&self, name: &str) -> Result<Session>;
+
+    /// The whole session: every entry and every checkpoint.
+    fn export_session(&self, name: &str) -> Result<Session>;
+
+    /// Appends `entries` (their `seq`s must continue the log: the first is `last_seq + 1`)
+    /// and the offload records of some of them, in one transaction.
+    fn append(
+        &mut self,
+        name: &str,
+        entries: &[Entry],
+        offloads: &[OffloadRecord],
+        now: i64,
+    ) -> Result<()>;
+
+    /// Creates a session holding `entries` (numbered from 1), in one transaction: either the
+    /// whole session is stored or nothing is.
+    fn import_session(
+        &mut self,
+        name: &str,
+        family: ModelFamily,
+        entries: &[Entry],
+        now: i64,
+    ) -> Result<()>;
+
+    /// Stores a checkpoint; it must move forward and cover only logged messages.
+    fn add_checkpoint(&mut self, name: &str, checkpoint: &Checkpoint, now: i64) -> Result<()>;
+
+    /// Ends a turn in one transaction: stores the truncation checkpoint the view used (if any)
+    /// and the nudge state for the next turn.
+    fn finish_turn(
+        &mut self,
+        name: &str,
+        checkpoint: Option<&Checkpoint>,
+        nudge_state: &NudgeState,
+        now: i64,
+    ) -> Result<()>;
+
+    /// Records the real usage the API reported (the calibration anchor of later turns).
+    fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<()>;
+
+    /// The session's offload records, in `seq` order.
+    fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>>;
+}
+
+/// Long-term memories. `project` is the project the caller works in (its working directory);
+/// project-scoped memories of other projects are invisible to it. `now` decides expiry.
+pub trait MemoryStore {
+    /// Adds a memory, or finds the live duplicate it would repeat (normalized content equal,
+    /// visible in `project`) and returns that instead, unchanged.
+    fn add_memory(&mut self, project: &str, memory: &NewMemory, now: i64) -> Result<AddedMemory>;
+
+    /// Changes the fields `update` sets on a live memory and returns it.
+    fn update_memory(&mut self, id: i64, update: &MemoryUpdate, now: i64) -> Result<MemoryRecord>;
+
+    /// One memory, live or not (`None` when the id was never used).
+    fn get_memory(&self, id: i64) -> Result<Option<MemoryRecord>>;
+
+    /// Live memories matching `query` (full text, trigram; a LIKE for queries too short for
+    /// trigrams), best match first. Increments the use count of what it returns.
+    fn search_memories(
+        &mut self,
+        project: &str,
+        query: &MemoryQuery,
+        now: i64,
+    ) -> Result<Vec<MemoryRecord>>;
+
+    /// Memories visible in `project`, newest first; disabled and expired ones only when the
+    /// filter asks.
+    fn list_memories(
+        &self,
+        project: &str,
+        filter: &MemoryFilter,
+        now: i64,
+    ) -> Result<Vec<MemoryRecord>>;
+
+    /// Soft-deletes a memory (it stays in the database, disabled). False when it was not live.
+    fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool>;
+}
+
+/// Everything the engine needs from a store.
+pub trait Store: SessionStore + MemoryStore + Send {}
+
+impl<T: SessionStore + MemoryStore + Send> Store for T {}

@@ -1,0 +1,156 @@
+//! One JSON POST with timeouts, a bounded body and retries, shared by both APIs.
+//!
+//! Retried: HTTP 429 and 5xx, up to `max_retries` times, waiting the response's
+//! `retry-after` (seconds, capped at `max_retry_after`) or else an exponential backoff
+//! (`initial_backoff * 2^attempt`, capped at `max_backoff`). Not retried: timeouts (a stalled
+//! server would multiply the wait), connection failures, other statuses, malformed bodies.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use ureq::Agent;
+
+use super::{HttpOptions, SummarizerError};
+
+/// How much of an error body is quoted in a [`SummarizerError::Status`].
+const ERROR_BODY_QUOTE_BYTES: usize = 300;
+
+/// An agent with the options' timeouts, reading error statuses as responses (to retry them).
+pub(crate) fn agent(options: &HttpOptions) -> Agent {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(options.connect_timeout))
+        .timeout_send_request(Some(options.read_timeout))
+        .timeout_send_body(Some(options.read_timeout))
+        .timeout_recv_response(Some(options.read_timeout))
+        .timeout_recv_body(Some(options.read_timeout))
+        .build()
+        .into()
+}
+
+/// POSTs `body` to `url` with `headers`; the parsed JSON of a 2xx response.
+pub(crate) fn post_json(
+    agent: &Agent,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+    options: &HttpOptions,
+) -> Result<Value, SummarizerError> {
+    let body = body.to_string();
+    let mut attempt: u32 = 0;
+    loop {
+        let mut request = agent.post(url).header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let mut response = request
+            .send(&body)
+            .map_err(|error| transport_error(url, error, options))?;
+        let status = response.status().as_u16();
+        let retryable = status == 429 || (500..600).contains(&status);
+        if retryable && attempt < options.max_retries {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            std::thread::sleep(delay(attempt, retry_after, options));
+            attempt += 1;
+            continue;
+        }
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(options.max_response_bytes)
+            .read_to_string()
+            .map_err(|error| transport_error(url, error, options))?;
+        if !(200..300).contains(&status) {
+            return Err(SummarizerError::Status {
+                url: url.to_owned(),
+                status,
+                body: quote(&text),
+            });
+        }
+        return serde_json::from_str(&text).map_err(|error| SummarizerError::Malformed {
+            url: url.to_owned(),
+            problem: format!("not JSON ({error}): {}", quote(&text)),
+        });
+    }
+}
+
+/// The wait before retry number `attempt + 1`.
+fn delay(attempt: u32, retry_after: Option<Duration>, options: &HttpOptions) -> Duration {
+    match retry_after {
+        Some(wait) => wait.min(options.max_retry_after),
+        None => options
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(attempt))
+            .min(options.max_backoff),
+    }
+}
+
+fn transport_error(url: &str, error: ureq::Error, options: &HttpOptions) -> SummarizerError {
+    match error {
+        ureq::Error::Timeout(phase) => SummarizerError::Timeout {
+            url: url.to_owned(),
+            problem: format!("{phase:?}"),
+        },
+        ureq::Error::BodyExceedsLimit(_) => SummarizerError::TooLarge {
+            url: url.to_owned(),
+            limit: options.max_response_bytes,
+        },
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            ) =>
+        {
+            SummarizerError::Timeout {
+                url: url.to_owned(),
+                problem: io.to_string(),
+            }
+        }
+        other => SummarizerError::Transport {
+            url: url.to_owned(),
+            problem: other.to_string(),
+        },
+    }
+}
+
+/// The start of a body, on one line, for an error message.
+pub(crate) fn quote(text: &str) -> String {
+    let head = ctxkit_core::text::head_bytes(text, ERROR_BODY_QUOTE_BYTES);
+    let mut quoted = ctxkit_core::text::single_line(head);
+    if head.len() < text.len() {
+        quoted.push('…');
+    }
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_retry_after_is_capped() {
+        let options = HttpOptions {
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(350),
+            max_retry_after: Duration::from_secs(2),
+            ..HttpOptions::default()
+        };
+        assert_eq!(delay(0, None, &options), Duration::from_millis(100));
+        assert_eq!(delay(1, None, &options), Duration::from_millis(200));
+        assert_eq!(delay(2, None, &options), Duration::from_millis(350));
+        assert_eq!(delay(40, None, &options), Duration::from_millis(350));
+        assert_eq!(
+            delay(0, Some(Duration::from_secs(1)), &options),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            delay(0, Some(Duration::from_secs(3600)), &options),
+            Duration::from_secs(2)
+        );
+    }
+}
