@@ -1,0 +1,256 @@
+//! The SQLite session store on real files: schema version and migrations, file modes,
+//! append-only logs with optimistic concurrency, checkpoints that only move forward, loading
+//! only what a turn needs, and failed calls that change nothing.
+
+use std::os::unix::fs::PermissionsExt;
+
+use ctxkit::core::checkpoint::{Checkpoint, SummaryMethod};
+use ctxkit::core::log::Entry;
+use ctxkit::core::nudge::NudgeState;
+use ctxkit::core::tokens::{ModelFamily, UsageAnchor};
+use ctxkit::core::Message;
+use ctxkit::store::{OffloadRecord, SessionStore, SqliteStore, SCHEMA_VERSION};
+use ctxkit::Error;
+
+const FAMILY: ModelFamily = ModelFamily::OpenAi;
+
+fn entries(first_seq: u64, count: usize) -> Vec<Entry> {
+    let messages = (0..count).map(|i| {
+        let seq = first_seq + i as u64;
+        if seq.is_multiple_of(3) {
+            Message::tool_result(
+                format!("c{seq}"),
+                format!("result {seq}"),
+                seq.is_multiple_of(2),
+            )
+        } else {
+            Message::user(format!("message {seq}"))
+        }
+    });
+    Entry::number(messages, first_seq, FAMILY)
+}
+
+fn checkpoint(through_seq: u64) -> Checkpoint {
+    Checkpoint {
+        through_seq,
+        summary: format!("## Goal\nthrough {through_seq}"),
+        method: SummaryMethod::Extractive,
+        active_tasks: None,
+        tokens: 20,
+        made_at_turn: through_seq,
+    }
+}
+
+#[test]
+fn a_new_database_is_private_versioned_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/ctxkit.db");
+    let mut store = SqliteStore::open(&path).unwrap();
+    store.create_session("s", FAMILY, 10).unwrap();
+    drop(store);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let journal: String = connection
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(journal, "wal");
+    drop(connection);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.list_sessions().unwrap().len(), 1);
+}
+
+#[test]
+fn a_database_from_a_newer_ctxkit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctxkit.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute_batch("PRAGMA user_version = 99")
+        .unwrap();
+    drop(connection);
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert!(
+        matches!(error, Error::SchemaTooNew { found: 99, .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("schema version 99"), "{error}");
+}
+
+#[test]
+fn appends_continue_the_log_and_a_second_writer_gets_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctxkit.db");
+    let mut first = SqliteStore::open(&path).unwrap();
+    let mut second = SqliteStore::open(&path).unwrap();
+    first.create_session("s", FAMILY, 1).unwrap();
+    first.append("s", &entries(1, 5), &[], 2).unwrap();
+
+    // Both think seq 6 is next; the second to write loses and writes nothing.
+    first.append("s", &entries(6, 1), &[], 3).unwrap();
+    let error = second.append("s", &entries(6, 2), &[], 3).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::SeqConflict {
+                expected: 6,
+                found: 6,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("session \"s\""), "{error}");
+    let gap = second.append("s", &entries(9, 1), &[], 3).unwrap_err();
+    assert!(gap.to_string().contains("expected seq 7"), "{gap}");
+    let exported = second.export_session("s").unwrap();
+    assert_eq!(exported.entries, entries(1, 6));
+
+    // is_error survives the round trip.
+    assert!(exported.entries[5].message.is_error);
+    let info = second.session_info("s").unwrap();
+    assert_eq!((info.messages, info.last_seq), (6, 6));
+    assert_eq!(
+        info.total_tokens,
+        exported.entries.iter().map(|e| e.tokens).sum::<u64>()
+    );
+}
+
+#[test]
+fn checkpoints_only_move_forward_and_failed_calls_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(dir.path().join("ctxkit.db")).unwrap();
+    store.create_session("s", FAMILY, 1).unwrap();
+    store.append("s", &entries(1, 20), &[], 1).unwrap();
+    store.add_checkpoint("s", &checkpoint(10), 2).unwrap();
+    let before = store.export_session("s").unwrap();
+
+    for bad in [checkpoint(10), checkpoint(5), checkpoint(21)] {
+        let error = store.add_checkpoint("s", &bad, 3).unwrap_err();
+        assert!(
+            error.to_string().contains("checkpoint.through_seq"),
+            "{error}"
+        );
+    }
+    // A turn whose checkpoint is refused stores no nudge state either.
+    let nudge = NudgeState {
+        turn: 7,
+        last_seq: Some(20),
+        turns_without_progress: 1,
+    };
+    assert!(store
+        .finish_turn("s", Some(&checkpoint(3)), &nudge, 4)
+        .is_err());
+    // An offload record for a message not in the batch refuses the whole append.
+    let stray = OffloadRecord {
+        seq: 99,
+        tool_call_id: None,
+        relative_path: "x".into(),
+        bytes: 1,
+        lines: 1,
+        is_error: false,
+    };
+    assert!(store.append("s", &entries(21, 1), &[stray], 5).is_err());
+    assert_eq!(store.export_session("s").unwrap(), before);
+    assert!(matches!(
+        store.append("nope", &entries(1, 1), &[], 1).unwrap_err(),
+        Error::NoSuchSession(name) if name == "nope"
+    ));
+
+    store.finish_turn("s", None, &nudge, 6).unwrap();
+    assert_eq!(store.export_session("s").unwrap().nudge_state, nudge);
+}
+
+#[test]
+fn loading_for_a_turn_reads_the_tail_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(dir.path().join("ctxkit.db")).unwrap();
+    store.create_session("s", FAMILY, 1).unwrap();
+    store.append("s", &entries(1, 100), &[], 1).unwrap();
+    store.add_checkpoint("s", &checkpoint(40), 2).unwrap();
+    store.add_checkpoint("s", &checkpoint(90), 2).unwrap();
+    let anchor = UsageAnchor {
+        checkpoint_through: Some(90),
+        last_seq: Some(100),
+        input_tokens: 1_000,
+        estimated_tokens: 900,
+    };
+    store.record_usage("s", &anchor, 3).unwrap();
+
+    let turn = store.load_for_turn("s").unwrap();
+    assert_eq!(turn.entries, entries(91, 10));
+    assert_eq!(turn.checkpoints, vec![checkpoint(90)]);
+    assert_eq!(turn.usage_anchor, Some(anchor));
+    assert_eq!(turn.next_seq(), 101);
+
+    // Nudges count from where the previous turn stopped, if that is before the checkpoint.
+    let nudge = NudgeState {
+        turn: 3,
+        last_seq: Some(85),
+        turns_without_progress: 0,
+    };
+    store.finish_turn("s", None, &nudge, 4).unwrap();
+    assert_eq!(store.load_for_turn("s").unwrap().entries, entries(86, 15));
+
+    let all = store.export_session("s").unwrap();
+    assert_eq!(all.entries.len(), 100);
+    assert_eq!(all.checkpoints, vec![checkpoint(40), checkpoint(90)]);
+    let info = store.session_info("s").unwrap();
+    assert_eq!(info.checkpoints, 2);
+    assert_eq!(
+        info.latest_checkpoint,
+        Some((90, SummaryMethod::Extractive))
+    );
+    assert_eq!(info.turns, 3);
+}
+
+#[test]
+fn import_is_all_or_nothing_and_names_are_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(dir.path().join("ctxkit.db")).unwrap();
+    store
+        .import_session("a", FAMILY, &entries(1, 10), 1)
+        .unwrap();
+    assert!(matches!(
+        store.import_session("a", FAMILY, &entries(1, 3), 2).unwrap_err(),
+        Error::SessionExists(name) if name == "a"
+    ));
+    // Seqs that do not start at 1: nothing is created.
+    assert!(store
+        .import_session("b", FAMILY, &entries(5, 3), 2)
+        .is_err());
+    assert!(matches!(
+        store.session_info("b").unwrap_err(),
+        Error::NoSuchSession(_)
+    ));
+    assert!(store.create_session("  ", FAMILY, 1).is_err());
+    assert_eq!(store.list_sessions().unwrap().len(), 1);
+    assert_eq!(store.export_session("a").unwrap().entries, entries(1, 10));
+}
+
+#[test]
+fn a_corrupt_row_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctxkit.db");
+    let mut store = SqliteStore::open(&path).unwrap();
+    store
+        .import_session("s", FAMILY, &entries(1, 3), 1)
+        .unwrap();
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute(
+            "UPDATE messages SET body = '{\"role\": 7}' WHERE seq = 2",
+            [],
+        )
+        .unwrap();
+    let error = store.load_for_turn("s").unwrap_err();
+    assert_eq!(
+        error.to_string().split(':').next(),
+        Some("session \"s\", message seq 2")
+    );
+}
