@@ -137,9 +137,11 @@ impl Engine {
     ) -> Result<Event> {
         let now = self.clock.now_unix();
         let anchor = stats.usage_anchor(input_tokens);
-        self.store.record_usage(session, &anchor, now)?;
-        // The anchor row's id is the cache's usage version: read the tail again next call.
-        self.sessions.remove(session);
+        let version = self.store.record_usage(session, &anchor, now)?;
+        if let Some(cached) = self.sessions.get_mut(session) {
+            cached.session.record_usage(stats, input_tokens);
+            cached.usage_version = version;
+        }
         let event = Event::TokensReported {
             session: session.to_owned(),
             input_tokens,

@@ -21,7 +21,9 @@ mod memory_types;
 mod schema;
 mod sqlite;
 mod sqlite_memory;
+mod sqlite_queries;
 mod sqlite_rows;
+mod sqlite_sessions;
 
 pub use fts_query::{fts5_match_expression, like_pattern, MIN_TRIGRAM_CHARS};
 pub use memory_types::{
@@ -155,8 +157,9 @@ pub trait SessionStore {
         now: i64,
     ) -> Result<()>;
 
-    /// Records the real usage the API reported (the calibration anchor of later turns).
-    fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<()>;
+    /// Records the real usage the API reported (the calibration anchor of later turns);
+    /// returns the session's new [`SessionHead::usage_version`].
+    fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<i64>;
 
     /// The session's offload records, in `seq` order.
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>>;

@@ -1,0 +1,294 @@
+//! The statements the SQLite session store is made of, each a function over a connection or
+//! an open write transaction, so a store call can combine several in one transaction. Every
+//! error names the session.
+
+use ctxkit_core::checkpoint::Checkpoint;
+use ctxkit_core::log::Entry;
+use ctxkit_core::nudge::NudgeState;
+use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use super::sqlite_rows::{
+    anchor_from_row, checked_checkpoint, checkpoint_from_row, entry_from_parts, family_from_name,
+    family_name, message_body, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
+};
+use super::OffloadRecord;
+use crate::error::{Context, Error, Result};
+
+/// The session's row id and last seq, inside a transaction or not.
+pub(super) fn session_row(connection: &Connection, name: &str) -> Result<(i64, u64)> {
+    connection
+        .prepare_cached("SELECT id, last_seq FROM sessions WHERE name = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_row([name], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+        })
+        .context(|| format!("session {name:?}: reading it"))?
+        .ok_or_else(|| Error::NoSuchSession(name.to_owned()))
+}
+
+/// The latest checkpoint of a session.
+pub(super) fn latest_checkpoint(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+) -> Result<Option<Checkpoint>> {
+    let sql = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = ?1 \
+         ORDER BY through_seq DESC LIMIT 1"
+    );
+    let row = connection
+        .prepare_cached(&sql)
+        .and_then(|mut statement| statement.query_row([id], checkpoint_from_row).optional())
+        .context(|| format!("session {name:?}: reading its latest checkpoint"))?;
+    row.map(|row| checked_checkpoint(name, row)).transpose()
+}
+
+/// The latest usage anchor of a session.
+pub(super) fn latest_anchor(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+) -> Result<Option<UsageAnchor>> {
+    let sql = format!(
+        "SELECT {ANCHOR_COLUMNS} FROM usage_anchors WHERE session_id = ?1 \
+         ORDER BY id DESC LIMIT 1"
+    );
+    connection
+        .prepare_cached(&sql)
+        .and_then(|mut statement| statement.query_row([id], anchor_from_row).optional())
+        .context(|| format!("session {name:?}: reading its usage anchor"))
+}
+
+/// The session's family and nudge state.
+pub(super) fn session_state(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+) -> Result<(ModelFamily, NudgeState)> {
+    let (family, nudge) = connection
+        .prepare_cached(
+            "SELECT family, nudge_turn, nudge_last_seq, nudge_turns_without_progress \
+             FROM sessions WHERE id = ?1",
+        )
+        .and_then(|mut statement| {
+            statement.query_row([id], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    NudgeState {
+                        turn: row.get(1)?,
+                        last_seq: row.get(2)?,
+                        turns_without_progress: row.get(3)?,
+                    },
+                ))
+            })
+        })
+        .context(|| format!("session {name:?}: reading its state"))?;
+    Ok((family_from_name(name, &family)?, nudge))
+}
+
+/// The entries with `seq > after`, in order.
+pub(super) fn entries_after(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+    after: u64,
+) -> Result<Vec<Entry>> {
+    let mut statement = connection
+        .prepare_cached(
+            "SELECT seq, body, tokens FROM messages WHERE session_id = ?1 AND seq > ?2 \
+             ORDER BY seq",
+        )
+        .context(|| format!("session {name:?}: reading its log"))?;
+    let mut rows = statement
+        .query(params![id, after])
+        .context(|| format!("session {name:?}: reading its log"))?;
+    let mut entries = Vec::new();
+    while let Some(row) = rows
+        .next()
+        .context(|| format!("session {name:?}: reading its log"))?
+    {
+        let seq: u64 = row
+            .get(0)
+            .context(|| format!("session {name:?}: reading a seq"))?;
+        // Borrowed from SQLite's buffer: no copy of the body before parsing it.
+        let body = row
+            .get_ref(1)
+            .and_then(|value| value.as_str().map_err(Into::into))
+            .context(|| format!("session {name:?}: reading message seq {seq}"))?;
+        let tokens: u64 = row
+            .get(2)
+            .context(|| format!("session {name:?}: reading message seq {seq}"))?;
+        entries.push(entry_from_parts(name, seq, body, tokens)?);
+    }
+    Ok(entries)
+}
+
+/// Checks and inserts a checkpoint inside a write transaction.
+pub(super) fn insert_checkpoint(
+    transaction: &Transaction<'_>,
+    name: &str,
+    id: i64,
+    last_seq: u64,
+    checkpoint: &Checkpoint,
+    now: i64,
+) -> Result<()> {
+    let latest: Option<u64> = transaction
+        .query_row(
+            "SELECT max(through_seq) FROM checkpoints WHERE session_id = ?1",
+            [id],
+            |row| row.get(0),
+        )
+        .context(|| format!("session {name:?}: reading its checkpoints"))?;
+    let through = checkpoint.through_seq;
+    if latest.is_some_and(|latest| through <= latest) || through > last_seq || through == 0 {
+        return Err(Error::invalid(
+            "checkpoint.through_seq",
+            format!(
+                "session {name:?}: {through} must be after the latest checkpoint ({}) and at \
+                 most the last logged seq ({last_seq})",
+                latest.map_or_else(|| "none".to_owned(), |l| l.to_string())
+            ),
+        ));
+    }
+    transaction
+        .prepare_cached(
+            "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
+             tokens, made_at_turn, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .and_then(|mut statement| {
+            statement.execute(params![
+                id,
+                through,
+                checkpoint.method.as_str(),
+                checkpoint.summary,
+                checkpoint.active_tasks,
+                checkpoint.tokens,
+                checkpoint.made_at_turn,
+                now
+            ])
+        })
+        .context(|| format!("session {name:?}: storing the checkpoint through seq {through}"))?;
+    Ok(())
+}
+
+/// Inserts a new, empty session inside a write transaction.
+pub(super) fn insert_session(
+    transaction: &Transaction<'_>,
+    name: &str,
+    family: ModelFamily,
+    now: i64,
+) -> Result<()> {
+    let exists: Option<i64> = transaction
+        .query_row("SELECT id FROM sessions WHERE name = ?1", [name], |row| {
+            row.get(0)
+        })
+        .optional()
+        .context(|| format!("session {name:?}: creating it"))?;
+    if exists.is_some() {
+        return Err(Error::SessionExists(name.to_owned()));
+    }
+    transaction
+        .execute(
+            "INSERT INTO sessions (name, family, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+            params![name, family_name(family), now],
+        )
+        .context(|| format!("session {name:?}: creating it"))?;
+    Ok(())
+}
+
+/// Appends inside a write transaction (see [`SessionStore::append`]).
+pub(super) fn append_in(
+    transaction: &Transaction<'_>,
+    name: &str,
+    entries: &[Entry],
+    offloads: &[OffloadRecord],
+    now: i64,
+) -> Result<()> {
+    let what = || format!("session {name:?}: appending {} messages", entries.len());
+    let (id, last_seq) = session_row(transaction, name)?;
+    if let Some(first) = entries.first().filter(|first| first.seq <= last_seq) {
+        return Err(Error::SeqConflict {
+            session: name.to_owned(),
+            expected: first.seq,
+            found: last_seq,
+        });
+    }
+    let mut expected = last_seq.saturating_add(1);
+    for entry in entries {
+        if entry.seq != expected {
+            return Err(Error::invalid(
+                format!("entries[seq {}]", entry.seq),
+                format!("session {name:?}: expected seq {expected} (seqs have no gaps)"),
+            ));
+        }
+        expected = expected.saturating_add(1);
+    }
+    for offload in offloads {
+        if !entries.iter().any(|entry| entry.seq == offload.seq) {
+            return Err(Error::invalid(
+                format!("offloads[seq {}]", offload.seq),
+                format!("session {name:?}: not one of the appended messages"),
+            ));
+        }
+    }
+    {
+        let mut insert = transaction
+            .prepare_cached(
+                "INSERT INTO messages (session_id, seq, role, body, tokens, is_error, \
+                 created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .context(what)?;
+        for entry in entries {
+            let body = message_body(name, entry)?;
+            insert
+                .execute(params![
+                    id,
+                    entry.seq,
+                    entry.message.role.as_str(),
+                    body,
+                    entry.tokens,
+                    entry.message.is_error,
+                    now
+                ])
+                .context(|| format!("session {name:?}: appending message seq {}", entry.seq))?;
+        }
+        let mut insert_offload = transaction
+            .prepare_cached(
+                "INSERT INTO offloads (session_id, seq, tool_call_id, relative_path, bytes, \
+                 lines, is_error, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .context(what)?;
+        for offload in offloads {
+            insert_offload
+                .execute(params![
+                    id,
+                    offload.seq,
+                    offload.tool_call_id,
+                    offload.relative_path,
+                    offload.bytes,
+                    offload.lines,
+                    offload.is_error,
+                    now
+                ])
+                .context(|| {
+                    format!(
+                        "session {name:?}: recording the offload of seq {}",
+                        offload.seq
+                    )
+                })?;
+        }
+        let tokens: u64 = entries.iter().map(|entry| entry.tokens).sum();
+        transaction
+            .prepare_cached(
+                "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3, \
+                 total_tokens = total_tokens + ?4, updated_at = ?5 WHERE id = ?1",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![id, expected - 1, entries.len(), tokens, now])
+            })
+            .context(what)?;
+    }
+    Ok(())
+}

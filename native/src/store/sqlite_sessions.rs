@@ -1,0 +1,300 @@
+//! [`SessionStore`] for [`SqliteStore`]: each call one transaction (writes take the write
+//! lock at once with `BEGIN IMMEDIATE`), built from the statements in `sqlite_queries`.
+
+use ctxkit_core::checkpoint::Checkpoint;
+use ctxkit_core::log::Entry;
+use ctxkit_core::nudge::NudgeState;
+use ctxkit_core::session::Session;
+use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use rusqlite::{params, OptionalExtension};
+
+use super::sqlite::SqliteStore;
+use super::sqlite_queries::{
+    append_in, entries_after, insert_checkpoint, insert_session, latest_anchor, latest_checkpoint,
+    session_row, session_state,
+};
+use super::sqlite_rows::{
+    checked_checkpoint, checkpoint_from_row, family_from_name, CHECKPOINT_COLUMNS,
+};
+use super::{OffloadRecord, SessionHead, SessionInfo, SessionStore};
+use crate::error::{Context, Error, Result};
+
+impl SessionStore for SqliteStore {
+    fn create_session(&mut self, name: &str, family: ModelFamily, now: i64) -> Result<()> {
+        if name.trim().is_empty() {
+            return Err(Error::invalid("session", "empty: a session needs a name"));
+        }
+        let transaction = self.write(|| format!("session {name:?}: creating it"))?;
+        insert_session(&transaction, name, family, now)?;
+        transaction
+            .commit()
+            .context(|| format!("session {name:?}: creating it"))
+    }
+
+    fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
+        let names: Vec<String> = self
+            .connection
+            .prepare_cached("SELECT name FROM sessions ORDER BY updated_at DESC, name")
+            .and_then(|mut statement| {
+                statement
+                    .query_map([], |row| row.get(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()
+            })
+            .context(|| "listing sessions".to_owned())?;
+        names.iter().map(|name| self.session_info(name)).collect()
+    }
+
+    fn session_info(&self, name: &str) -> Result<SessionInfo> {
+        let (id, _) = session_row(&self.connection, name)?;
+        let (family, nudge_state) = session_state(&self.connection, name, id)?;
+        let (created_at, updated_at, messages, last_seq, total_tokens, checkpoints, offloads) =
+            self.connection
+                .prepare_cached(
+                    "SELECT created_at, updated_at, message_count, last_seq, total_tokens, \
+                 (SELECT count(*) FROM checkpoints WHERE session_id = s.id), \
+                 (SELECT count(*) FROM offloads WHERE session_id = s.id) \
+                 FROM sessions s WHERE id = ?1",
+                )
+                .and_then(|mut statement| {
+                    statement.query_row([id], |row| {
+                        Ok((
+                            row.get(0)?,
+                            row.get(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                            row.get(5)?,
+                            row.get(6)?,
+                        ))
+                    })
+                })
+                .context(|| format!("session {name:?}: reading its numbers"))?;
+        let latest = latest_checkpoint(&self.connection, name, id)?;
+        Ok(SessionInfo {
+            name: name.to_owned(),
+            family,
+            created_at,
+            updated_at,
+            messages,
+            last_seq,
+            total_tokens,
+            checkpoints,
+            latest_checkpoint: latest.map(|c| (c.through_seq, c.method)),
+            offloads,
+            turns: nudge_state.turn,
+            usage_anchor: latest_anchor(&self.connection, name, id)?,
+        })
+    }
+
+    fn session_head(&self, name: &str) -> Result<SessionHead> {
+        let row = self
+            .connection
+            .prepare_cached(
+                "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
+                 nudge_turns_without_progress, \
+                 (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
+                 (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
+                 FROM sessions s WHERE name = ?1",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_row([name], |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get(1)?,
+                            NudgeState {
+                                turn: row.get(2)?,
+                                last_seq: row.get(3)?,
+                                turns_without_progress: row.get(4)?,
+                            },
+                            row.get(5)?,
+                            row.get(6)?,
+                        ))
+                    })
+                    .optional()
+            })
+            .context(|| format!("session {name:?}: reading its head"))?;
+        let Some((family, last_seq, nudge_state, checkpoint_through, usage_version)) = row else {
+            return Err(Error::NoSuchSession(name.to_owned()));
+        };
+        Ok(SessionHead {
+            family: family_from_name(name, &family)?,
+            last_seq,
+            checkpoint_through,
+            nudge_state,
+            usage_version,
+        })
+    }
+
+    fn load_for_turn(&self, name: &str) -> Result<Session> {
+        let (id, _) = session_row(&self.connection, name)?;
+        let (family, nudge_state) = session_state(&self.connection, name, id)?;
+        let checkpoint = latest_checkpoint(&self.connection, name, id)?;
+        // After the checkpoint, or from where the previous turn stopped if that is earlier:
+        // nudges count every message since then.
+        let after = match (&checkpoint, nudge_state.last_seq) {
+            (Some(checkpoint), Some(last)) => checkpoint.through_seq.min(last),
+            (Some(checkpoint), None) => checkpoint.through_seq,
+            (None, _) => 0,
+        };
+        Ok(Session {
+            family,
+            entries: entries_after(&self.connection, name, id, after)?,
+            checkpoints: checkpoint.into_iter().collect(),
+            nudge_state,
+            usage_anchor: latest_anchor(&self.connection, name, id)?,
+        })
+    }
+
+    fn export_session(&self, name: &str) -> Result<Session> {
+        let (id, _) = session_row(&self.connection, name)?;
+        let (family, nudge_state) = session_state(&self.connection, name, id)?;
+        let sql = format!(
+            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = ?1 ORDER BY through_seq"
+        );
+        let rows = self
+            .connection
+            .prepare_cached(&sql)
+            .and_then(|mut statement| {
+                statement
+                    .query_map([id], checkpoint_from_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .context(|| format!("session {name:?}: reading its checkpoints"))?;
+        let checkpoints = rows
+            .into_iter()
+            .map(|row| checked_checkpoint(name, row))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Session {
+            family,
+            entries: entries_after(&self.connection, name, id, 0)?,
+            checkpoints,
+            nudge_state,
+            usage_anchor: latest_anchor(&self.connection, name, id)?,
+        })
+    }
+
+    fn append(
+        &mut self,
+        name: &str,
+        entries: &[Entry],
+        offloads: &[OffloadRecord],
+        now: i64,
+    ) -> Result<()> {
+        let what = || format!("session {name:?}: appending {} messages", entries.len());
+        let transaction = self.write(what)?;
+        append_in(&transaction, name, entries, offloads, now)?;
+        transaction.commit().context(what)
+    }
+
+    fn import_session(
+        &mut self,
+        name: &str,
+        family: ModelFamily,
+        entries: &[Entry],
+        now: i64,
+    ) -> Result<()> {
+        if name.trim().is_empty() {
+            return Err(Error::invalid("session", "empty: a session needs a name"));
+        }
+        let what = || format!("session {name:?}: importing {} messages", entries.len());
+        let transaction = self.write(what)?;
+        insert_session(&transaction, name, family, now)?;
+        append_in(&transaction, name, entries, &[], now)?;
+        transaction.commit().context(what)
+    }
+
+    fn add_checkpoint(&mut self, name: &str, checkpoint: &Checkpoint, now: i64) -> Result<()> {
+        let what = || format!("session {name:?}: storing a checkpoint");
+        let transaction = self.write(what)?;
+        let (id, last_seq) = session_row(&transaction, name)?;
+        insert_checkpoint(&transaction, name, id, last_seq, checkpoint, now)?;
+        transaction
+            .execute(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )
+            .context(what)?;
+        transaction.commit().context(what)
+    }
+
+    fn finish_turn(
+        &mut self,
+        name: &str,
+        checkpoint: Option<&Checkpoint>,
+        nudge_state: &NudgeState,
+        now: i64,
+    ) -> Result<()> {
+        let what = || format!("session {name:?}: finishing the turn");
+        let transaction = self.write(what)?;
+        let (id, last_seq) = session_row(&transaction, name)?;
+        if let Some(checkpoint) = checkpoint {
+            insert_checkpoint(&transaction, name, id, last_seq, checkpoint, now)?;
+        }
+        transaction
+            .prepare_cached(
+                "UPDATE sessions SET nudge_turn = ?2, nudge_last_seq = ?3, \
+                 nudge_turns_without_progress = ?4, updated_at = ?5 WHERE id = ?1",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    id,
+                    nudge_state.turn,
+                    nudge_state.last_seq,
+                    nudge_state.turns_without_progress,
+                    now
+                ])
+            })
+            .context(what)?;
+        transaction.commit().context(what)
+    }
+
+    fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<i64> {
+        let what = || format!("session {name:?}: recording usage");
+        let transaction = self.write(what)?;
+        let (id, _) = session_row(&transaction, name)?;
+        transaction
+            .prepare_cached(
+                "INSERT INTO usage_anchors (session_id, checkpoint_through, last_seq, \
+                 input_tokens, estimated_tokens, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    id,
+                    anchor.checkpoint_through,
+                    anchor.last_seq,
+                    anchor.input_tokens,
+                    anchor.estimated_tokens,
+                    now
+                ])
+            })
+            .context(what)?;
+        let version = transaction.last_insert_rowid();
+        transaction.commit().context(what)?;
+        Ok(version)
+    }
+
+    fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>> {
+        let (id, _) = session_row(&self.connection, name)?;
+        self.connection
+            .prepare_cached(
+                "SELECT seq, tool_call_id, relative_path, bytes, lines, is_error FROM offloads \
+                 WHERE session_id = ?1 ORDER BY seq",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([id], |row| {
+                        Ok(OffloadRecord {
+                            seq: row.get(0)?,
+                            tool_call_id: row.get(1)?,
+                            relative_path: row.get(2)?,
+                            bytes: row.get(3)?,
+                            lines: row.get(4)?,
+                            is_error: row.get(5)?,
+                        })
+                    })?
+                    .collect()
+            })
+            .context(|| format!("session {name:?}: reading its offloads"))
+    }
+}
