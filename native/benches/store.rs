@@ -1,6 +1,7 @@
-//! The SQLite store on a real file (WAL, `synchronous = NORMAL`): appending one message and
-//! batches, loading a 100k-message session for a turn (steady state: the latest checkpoint
-//! and the tail after it) and whole, and searching 10k memories.
+//! The SQLite store on a real file (WAL, `synchronous = NORMAL`): appending one message,
+//! batches, and a turn's ten appends with its sync; loading a 100k-message session for a turn
+//! (steady state: the latest checkpoint and the tail after it) and with no checkpoint (the
+//! whole log, corpus-sized and chat-sized messages); and searching 10k memories.
 //!
 //! Messages are the corpus's Claude Code session repeated (tool-call ids made unique).
 //!
@@ -14,6 +15,7 @@ use ctxkit::core::log::Entry;
 use ctxkit::core::nudge::NudgeState;
 use ctxkit::core::precis::MemoryScope;
 use ctxkit::core::tokens::ModelFamily;
+use ctxkit::core::Message;
 use ctxkit::store::{MemoryQuery, MemoryStore, NewMemory, SessionStore, SqliteStore};
 use ctxkit_tests::corpus_log::{repeated_log, session_messages, steady_checkpoint};
 
@@ -68,6 +70,25 @@ fn append(c: &mut Criterion) {
             )
         });
     }
+
+    // One turn's writes: ten messages appended one by one, then the turn's durability point
+    // (a WAL checkpoint with its fsyncs).
+    store.create_session("turn", FAMILY, 0).unwrap();
+    let mut next = 1u64;
+    group.throughput(Throughput::Elements(10));
+    group.bench_function("ten_then_sync", |b| {
+        b.iter(|| {
+            for _ in 0..10 {
+                let entry = Entry {
+                    seq: next,
+                    ..source[(next as usize - 1) % source.len()].clone()
+                };
+                store.append("turn", &[entry], &[], 0).unwrap();
+                next += 1;
+            }
+            store.sync().unwrap();
+        })
+    });
     group.finish();
 }
 
@@ -90,6 +111,19 @@ fn load(c: &mut Criterion) {
     };
     store.finish_turn("steady", None, &nudge, 0).unwrap();
     store.import_session("whole", FAMILY, &log, 0).unwrap();
+    // Chat-sized messages (about 300 bytes of JSON each), as in tau-bench dialogs.
+    let small = Entry::number(
+        (0..100_000).map(|i| {
+            if i % 2 == 0 {
+                Message::user(format!("Customer turn {i}: I would like to change my reservation to a later flight, please keep the same seat class and check the baggage allowance."))
+            } else {
+                Message::assistant(format!("Agent turn {i}: I can help with that. Let me look up the reservation and the available flights for the new date."), vec![])
+            }
+        }),
+        1,
+        FAMILY,
+    );
+    store.import_session("small", FAMILY, &small, 0).unwrap();
     let tail = store.load_for_turn("steady").unwrap().entries.len();
     eprintln!(
         "100k-message session: {} bytes of JSON bodies; a steady turn loads {tail} messages",
@@ -105,6 +139,9 @@ fn load(c: &mut Criterion) {
     });
     group.bench_function("for_turn_no_checkpoint", |b| {
         b.iter(|| black_box(store.load_for_turn("whole").unwrap()))
+    });
+    group.bench_function("for_turn_no_checkpoint_small_messages", |b| {
+        b.iter(|| black_box(store.load_for_turn("small").unwrap()))
     });
     group.bench_function("session_head", |b| {
         b.iter(|| black_box(store.session_head("steady").unwrap()))
@@ -143,11 +180,15 @@ fn search(c: &mut Criterion) {
         store.add_memory("/work/project", &memory, 0).unwrap();
     }
     let mut group = c.benchmark_group("memory_search_10k");
+    // `rare`: two terms, a few matches; `common`: one term in a sixth of the rows (bm25 ranks
+    // them all); `cjk`: a CJK substring in a sixth of the rows; `like_short`: a two-letter
+    // term, answered by LIKE over every row; `operators`: FTS5 syntax taken literally.
     for (name, text) in [
-        ("trigram_word", "deploy note 99"),
+        ("trigram_rare", "Memory 4242"),
+        ("trigram_common", "deploy"),
         ("trigram_cjk", "持久化"),
         ("like_short", "db"),
-        ("operators", "\"deploy\" AND NEAR( *"),
+        ("operators", "\"deploy\" AND NEAR("),
     ] {
         let query = MemoryQuery {
             text: text.into(),

@@ -29,7 +29,8 @@ fn child_writer() {
     };
     let workdir = std::path::Path::new(&db).parent().unwrap().to_path_buf();
     let mut engine = Engine::open(&db, &workdir, EngineConfig::default()).unwrap();
-    // Both children start writing together.
+    // Both children start writing together: each says it is ready, then waits for `go`.
+    std::fs::write(workdir.join(format!("ready-{session}")), "").unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !workdir.join("go").exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
@@ -84,6 +85,14 @@ fn two_processes_append_to_two_sessions_of_one_file() {
                 .unwrap()
         })
         .collect();
+    let ready_by = Instant::now() + Duration::from_secs(60);
+    while sessions
+        .iter()
+        .any(|session| !dir.path().join(format!("ready-{session}")).exists())
+    {
+        assert!(Instant::now() < ready_by, "the children did not start");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     std::fs::write(dir.path().join("go"), "").unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut intervals = Vec::new();

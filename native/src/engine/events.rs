@@ -109,6 +109,8 @@ pub enum WarningKind {
     MemoryFileFailed,
     /// `AGENTS.md` exists but could not be read; the prompt goes without it.
     AgentsMdUnreadable,
+    /// The store could not make the turn durable against power loss (the data is committed).
+    SyncFailed,
 }
 
 impl Event {

@@ -170,6 +170,11 @@ impl Engine {
                 trim_to_turn_tail(cached);
             }
         }
+        // The turn's durability point: what was recorded before it survives a power loss.
+        if let Err(error) = self.store.sync() {
+            let warning = Event::warning(Some(session), WarningKind::SyncFailed, error.to_string());
+            self.emit(&mut events, warning);
+        }
         let estimate = Event::TokensEstimated {
             session: session.to_owned(),
             estimated_tokens: ready.stats.total_tokens,

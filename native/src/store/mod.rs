@@ -163,6 +163,10 @@ pub trait SessionStore {
 
     /// The session's offload records, in `seq` order.
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>>;
+
+    /// Makes every commit so far durable against power loss, not only against a crash of the
+    /// process (SQLite: a WAL checkpoint). Cheap to call when there is nothing new.
+    fn sync(&mut self) -> Result<()>;
 }
 
 /// Long-term memories. `project` is the project the caller works in (its working directory);

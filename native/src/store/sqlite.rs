@@ -7,10 +7,13 @@
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
-//! survives a crash or kill of the process; only a power loss or OS crash can drop the last
-//! commits before the next WAL checkpoint, and never corrupts the file. `synchronous = FULL`
+//! survives a crash or kill of the process, without an fsync; the WAL is fsynced when it is
+//! checkpointed, which [`super::SessionStore::sync`] does (the engine calls it once per turn) and
+//! SQLite does by itself every [`SqliteOptions::wal_autocheckpoint_pages`]. So a power loss
+//! or OS crash can drop the commits since the last checkpoint (whole transactions, never part
+//! of one, and never corrupting the file). `synchronous = FULL`
 //! ([`SqliteOptions::full_sync`]) closes that window at the cost of an fsync per append.
-//! All SQL is static text with bound parameters.
+//! SQL is static text with bound parameters (the pragmas above take numbers this code sets).
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
@@ -29,6 +32,11 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// `synchronous = FULL` instead of `NORMAL`: an fsync per commit. Default false.
     pub full_sync: bool,
+    /// SQLite checkpoints the WAL by itself once it holds this many pages (4 KiB each).
+    /// Default 10,000 (about 40 MB): checkpoints are what fsync under `NORMAL`, so appends
+    /// leave them to [`super::SessionStore::sync`], which the engine calls once per turn; this is
+    /// the backstop for writers that never call it.
+    pub wal_autocheckpoint_pages: u32,
 }
 
 impl Default for SqliteOptions {
@@ -36,9 +44,13 @@ impl Default for SqliteOptions {
         SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             full_sync: false,
+            wal_autocheckpoint_pages: 10_000,
         }
     }
 }
+
+/// After a checkpoint, the WAL file is truncated to at most this many bytes.
+const WAL_SIZE_LIMIT_BYTES: i64 = 64 << 20;
 
 /// The SQLite store (see the module doc).
 #[derive(Debug)]
@@ -103,6 +115,16 @@ impl SqliteStore {
         connection
             .pragma_update(None, "foreign_keys", "ON")
             .context(|| format!("{at}: enabling foreign keys"))?;
+        connection
+            .pragma_update(None, "wal_autocheckpoint", options.wal_autocheckpoint_pages)
+            .context(|| format!("{at}: setting wal_autocheckpoint"))?;
+        let _limit: i64 = connection
+            .query_row(
+                &format!("PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}"),
+                [],
+                |row| row.get(0),
+            )
+            .context(|| format!("{at}: setting journal_size_limit"))?;
         migrate(&mut connection, &path)?;
         Ok(SqliteStore { connection, path })
     }

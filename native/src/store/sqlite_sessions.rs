@@ -297,4 +297,15 @@ impl SessionStore for SqliteStore {
             })
             .context(|| format!("session {name:?}: reading its offloads"))
     }
+
+    fn sync(&mut self) -> Result<()> {
+        // PASSIVE: copies what it can without waiting for readers; a later sync finishes.
+        let path = self.path().display().to_string();
+        self.connection
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .context(|| format!("{path}: checkpointing the WAL"))?;
+        Ok(())
+    }
 }
