@@ -8,8 +8,8 @@
 //! - [`write_atomically`] replaces a file whole or not at all: a temporary file in the same
 //!   folder, synced, then renamed over the target; readers see the old or the new content,
 //!   never a mix.
-//! - [`create_new_inside`] writes a new file only if its canonical path is inside the given
-//!   folder, and never over an existing file.
+//! - [`create_new_inside`] writes a new file only where the given relative path really leads
+//!   (no symlinked folder on the way) and never over an existing file.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::Write;
@@ -83,40 +83,53 @@ pub fn write_atomically(path: &Path, content: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Writes `content` to a new file `file_name` inside `folder` (which must exist), mode 0600.
-/// Refuses a name that is not one plain path component, a folder whose canonical path is not
-/// inside `root`'s, and an existing file. Returns the file's path.
+/// Writes `content` to a new file `file_name` in the folder `root/relative_folder` (which must
+/// exist), mode 0600. Refuses a name that is not one plain path component, a relative folder
+/// with anything but plain components, a folder whose canonical path is not exactly
+/// `canonical(root)/relative_folder` (so no part of it is a symlink leading elsewhere, inside
+/// the root or out of it), and an existing file. Returns the file's path.
 pub fn create_new_inside(
     root: &Path,
-    folder: &Path,
+    relative_folder: &Path,
     file_name: &str,
     content: &[u8],
 ) -> Result<PathBuf> {
     let mut components = Path::new(file_name).components();
-    let plain = matches!(
+    let plain_name = matches!(
         (components.next(), components.next()),
         (Some(Component::Normal(_)), None)
     );
-    if !plain || file_name.starts_with('.') {
+    if !plain_name || file_name.starts_with('.') {
         return Err(Error::invalid(
             "file_name",
             format!("{file_name:?} is not a plain file name"),
         ));
     }
+    if !relative_folder
+        .components()
+        .all(|component| matches!(component, Component::Normal(_)))
+    {
+        return Err(Error::invalid(
+            "folder",
+            format!("{} is not a plain relative path", relative_folder.display()),
+        ));
+    }
     let canonical_root = root
         .canonicalize()
         .map_err(|e| Error::io("resolve", root, e))?;
+    let folder = root.join(relative_folder);
     let canonical_folder = folder
         .canonicalize()
-        .map_err(|e| Error::io("resolve", folder, e))?;
-    if !canonical_folder.starts_with(&canonical_root) {
+        .map_err(|e| Error::io("resolve", &folder, e))?;
+    let expected = canonical_root.join(relative_folder);
+    if canonical_folder != expected {
         return Err(Error::invalid(
-            "offload folder",
+            "folder",
             format!(
-                "{} resolves to {}, outside {}",
+                "{} resolves to {}, not {}: a symlink leads elsewhere",
                 folder.display(),
                 canonical_folder.display(),
-                canonical_root.display()
+                expected.display()
             ),
         ));
     }

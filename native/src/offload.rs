@@ -3,8 +3,8 @@
 //! The decision, the file name and the reference text are the core's
 //! ([`ctxkit_core::plan_offload`]); this module only writes the file:
 //! `<workdir>/<policy folder>/<session>/<seq>-<call id>.txt`, folders 0700, file 0600, created
-//! with `create_new` after checking that the folder's canonical path is inside the working
-//! directory (a symlinked folder pointing elsewhere is refused).
+//! with `create_new` after checking that the folder's canonical path is exactly where the
+//! relative path leads (a symlinked folder pointing elsewhere is refused).
 //!
 //! Fail-open: when anything goes wrong (planning, a folder or the file cannot be created, the
 //! path leaves the folder) the message is kept exactly as it was and the outcome carries a
@@ -55,12 +55,18 @@ pub fn offload_tool_output(
             return kept(message, Some(warning));
         }
     };
-    let relative = Path::new(&plan.relative_path);
-    let folder = workdir.join(relative.parent().unwrap_or(Path::new("")));
+    let relative_folder = Path::new(&plan.relative_path)
+        .parent()
+        .unwrap_or(Path::new(""));
     let written = prepare_ctxkit_dir(workdir)
-        .and_then(|_| create_private_dir(&folder))
+        .and_then(|_| create_private_dir(&workdir.join(relative_folder)))
         .and_then(|()| {
-            create_new_inside(workdir, &folder, &plan.file_name, plan.content.as_bytes())
+            create_new_inside(
+                workdir,
+                relative_folder,
+                &plan.file_name,
+                plan.content.as_bytes(),
+            )
         });
     match written {
         Ok(path) => OffloadOutcome {

@@ -156,6 +156,22 @@ fn an_unwritable_folder_keeps_the_output_in_the_view() {
     assert_fail_open(&mut escaping, "s1", &output);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 
+    // A session folder that is a symlink to another folder of the project.
+    let dir = tempfile::tempdir().unwrap();
+    let mut redirected = engine(dir.path());
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".ctxkit/tool_results")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("src"),
+        dir.path().join(".ctxkit/tool_results/s1"),
+    )
+    .unwrap();
+    assert_fail_open(&mut redirected, "s1", &output);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("src")).unwrap().count(),
+        0
+    );
+
     // A read-only folder (skipped when running as root, who can write anyway).
     let dir = tempfile::tempdir().unwrap();
     let mut read_only = engine(dir.path());

@@ -70,7 +70,15 @@ mod tests {
     fn every_operator_is_quoted() {
         // `OR` alone is too short for trigrams (LIKE answers it); `OR(` is not.
         assert_eq!(fts5_match_expression("OR zzz"), None);
-        for text in ["AND", "OR(", "NOT", "NEAR(ab cd)", "col:val", "^start", "pre*"] {
+        for text in [
+            "AND",
+            "OR(",
+            "NOT",
+            "NEAR(ab cd)",
+            "col:val",
+            "^start",
+            "pre*",
+        ] {
             let expression = fts5_match_expression(&format!("{text} zzz"));
             let expression = expression.unwrap_or_default();
             assert!(expression.starts_with('"'), "{expression}");
