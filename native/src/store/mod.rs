@@ -14,6 +14,8 @@
 //! - **Loading for a turn is proportional to the view**: [`SessionStore::load_for_turn`] reads
 //!   the latest checkpoint and the entries after it (or after the previous turn's last `seq`,
 //!   if earlier, so nudges see every new message); [`SessionStore::export_session`] reads all.
+//! - **Durability**: a commit survives a crash of the process; [`SessionStore::sync`] makes
+//!   everything committed survive a power loss too (the engine calls it once per turn).
 //! - Failed calls change nothing.
 
 mod fts_query;
