@@ -179,23 +179,39 @@ pub(super) fn is_request(text: &str) -> bool {
         && !text.starts_with("<local-command")
 }
 
-/// Sentences in which the assistant states a choice.
+/// Sentences in which the assistant states a choice or a finding (a reason, an alternative
+/// rejected, a root cause), not narration of its next action ("Let me read the file").
 pub(super) fn decision_sentences(text: &str) -> Vec<String> {
-    const MARKERS: [&str; 10] = [
-        "I'll ",
-        "I will ",
-        "decided",
+    const MARKERS: [&str; 19] = [
         "instead",
-        "Instead",
-        "switch to",
-        "going to",
-        "approach",
         "because",
-        "The fix",
+        "decided",
+        "chose",
+        "rather than",
+        "root cause",
+        "the fix",
+        "the problem",
+        "the issue",
+        "approach",
+        "will use",
+        "going with",
+        "switch to",
+        "must not",
+        "should not",
+        "don't need",
+        "no need",
+        "the cause",
+        " since ",
     ];
-    text.split(['\n', '.'])
+    const NARRATION: [&str; 6] = ["let me", "now let me", "let's", "now i", "first,", "next,"];
+    text.split(['\n', '.', '!'])
         .map(str::trim)
-        .filter(|sentence| sentence.len() > 12 && MARKERS.iter().any(|m| sentence.contains(m)))
+        .filter(|sentence| sentence.len() > 12)
+        .filter(|sentence| {
+            let lower = sentence.to_lowercase();
+            MARKERS.iter().any(|m| lower.contains(m))
+                && !NARRATION.iter().any(|n| lower.starts_with(n))
+        })
         .map(|sentence| one_line(sentence, 240))
         .collect()
 }
@@ -226,6 +242,18 @@ pub(super) fn backticked_items(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decisions_are_reasons_and_findings_not_narration() {
+        let text = "Let me read the key files I'll be modifying. The root cause is a stale cache.\nI'll use a BTreeMap instead of sorting later, because the order must be stable! Now let me run the tests because they may fail.";
+        assert_eq!(
+            decision_sentences(text),
+            vec![
+                "The root cause is a stale cache",
+                "I'll use a BTreeMap instead of sorting later, because the order must be stable"
+            ]
+        );
+    }
 
     #[test]
     fn paths_come_from_path_keys_and_commands() {
