@@ -25,6 +25,7 @@ use crate::message::Message;
 use crate::precis::{MemoryEntry, MemoryScope, MemorySource};
 use crate::text::{head_bytes, single_line};
 use crate::transcript::{render_transcript, TranscriptLimits};
+use crate::wire::kind;
 
 /// The categories a draft may have.
 pub const CATEGORIES: &[&str] = &[
@@ -266,7 +267,7 @@ fn find_array(answer: &str) -> Option<Vec<Value>> {
 /// One item checked, or why not.
 fn check_draft(item: &Value) -> Result<MemoryDraft, String> {
     let Value::Object(fields) = item else {
-        return Err(format!("expected a JSON object, found {}", kind_of(item)));
+        return Err(format!("expected a JSON object, found {}", kind(item)));
     };
     let title = single_line(required_text(fields.get("title"), "title")?.as_str());
     if title.is_empty() {
@@ -301,10 +302,7 @@ fn required_text(value: Option<&Value>, field: &str) -> Result<String, String> {
     match value {
         None | Some(Value::Null) => Err(format!("{field}: missing")),
         Some(Value::String(text)) => Ok(text.trim().to_owned()),
-        Some(other) => Err(format!(
-            "{field}: expected a string, found {}",
-            kind_of(other)
-        )),
+        Some(other) => Err(format!("{field}: expected a string, found {}", kind(other))),
     }
 }
 
@@ -333,18 +331,6 @@ fn importance(value: Option<&Value>) -> i32 {
         // Rounded and clamped first, so the cast is exact.
         Some(number) => number.round().clamp(1.0, 10.0) as i32,
         None => DEFAULT_IMPORTANCE,
-    }
-}
-
-/// A JSON value's kind, for rejection reasons.
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -18,6 +18,8 @@ use crate::view::ViewMessage;
 
 /// The marker left where a message was cut.
 pub const CUT_MARKER: &str = "\n[… {bytes} bytes cut to fit the context window …]\n";
+/// What is left of a message cut to (almost) nothing.
+pub const SHORT_CUT_MARKER: &str = "[… cut to fit the context window …]";
 /// A message cannot be cut below this estimate (its framing and the marker).
 pub const MIN_MESSAGE_TOKENS: u64 = 24;
 
@@ -76,6 +78,11 @@ pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
     };
     for call in &mut cut.tool_calls {
         call.arguments = cut_arguments(&call.arguments, share);
+    }
+    // However small the room, a message that said something still says that it was cut:
+    // providers reject empty messages, and the model should know text was there.
+    if cut.content.is_blank() && !message.content.is_blank() {
+        cut.content = Content::Text(SHORT_CUT_MARKER.to_owned());
     }
     cut
 }
@@ -226,6 +233,17 @@ mod tests {
             serde_json::from_str(&cut.tool_calls[0].arguments).unwrap();
         assert_eq!(arguments["path"], "x.rs");
         assert!(cut.tool_calls[0].arguments.len() < 1_200);
+    }
+
+    #[test]
+    fn a_message_cut_to_nothing_still_says_it_was_cut() {
+        for message in [
+            Message::user("some words"),
+            Message::tool_result("c", "output", false),
+        ] {
+            assert_eq!(cut_message(&message, 0).text_content(), SHORT_CUT_MARKER);
+        }
+        assert!(cut_message(&Message::user(""), 0).content.is_blank());
     }
 
     #[test]

@@ -82,7 +82,7 @@ fn message() -> impl Strategy<Value = Message> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
 
     #[test]
     fn estimators_never_panic(messages in prop::collection::vec(message(), 0..6), family in family()) {

@@ -357,7 +357,7 @@ fn message_like_json() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3_000))]
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
 
     #[test]
     fn readers_never_panic_on_message_like_json(value in message_like_json()) {

@@ -299,7 +299,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3_000))]
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
 
     #[test]
     fn openai_json_is_stable_after_one_trip(messages in any_messages()) {

@@ -14,7 +14,9 @@ proptest! {
     fn repaired_views_pass_both_validators(log in arb_log()) {
         let view = repair_tool_pairs(&log);
         // An empty conversation is no request at all: repair never invents one.
-        prop_assume!(view.iter().any(|m| m.role != Role::System));
+        if !view.iter().any(|m| m.role != Role::System) {
+            return Ok(());
+        }
         let openai = to_openai(&view);
         let violations = validate_openai(&openai);
         prop_assert!(violations.is_empty(), "OpenAI: {violations:?}\n{openai:#}");

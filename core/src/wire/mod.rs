@@ -83,6 +83,6 @@ pub use openai::{from_openai, to_openai};
 
 pub(crate) use anthropic_blocks::{block_from_anthropic, content_beside_tool_blocks, Block};
 pub(crate) use fields::{
-    as_object, expected, field_path, index_path, optional_bool, optional_str, optional_u64,
+    as_object, expected, field_path, index_path, kind, optional_bool, optional_str, optional_u64,
     required, required_str, Object,
 };

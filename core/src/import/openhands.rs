@@ -1,0 +1,192 @@
+//! OpenHands event streams: a list of events (actions and observations).
+//!
+//! Mapping (shared/corpus/FORMATS.md):
+//! - `action: "system"` → a system message (`args.content`);
+//! - a user `message` → a user message; an agent `message` → an assistant message;
+//! - an agent action with `tool_call_metadata` → an assistant message whose text is
+//!   `args.thought` and whose call is `{id: tool_call_id, name: function_name, arguments:
+//!   args minus thought}`; actions from one model response (same `model_response.id`, parallel
+//!   calls) become one assistant message with several calls;
+//! - the observation carrying the same `tool_call_id` → the tool result (`content`); an
+//!   `error` observation is a result with `is_error`;
+//! - `recall` actions and their observations are skipped (OpenHands' own retrieval, never
+//!   shown to the model as such); `finish` has no observation, so it becomes a plain assistant
+//!   message with its final text instead of a call that would stay unanswered.
+//!
+//! Errors name the path of the bad value (`history[4].tool_call_metadata.tool_call_id: ...`).
+
+use serde_json::{Map, Value};
+
+use crate::error::{CoreError, Result};
+use crate::message::{Message, Role, ToolCall};
+use crate::wire::{as_object, field_path, index_path, optional_str};
+
+/// Reads an OpenHands event list.
+pub fn import_openhands(events: &Value, at: &str) -> Result<Vec<Message>> {
+    let events = events
+        .as_array()
+        .ok_or_else(|| CoreError::invalid(at, "expected a list of events"))?;
+    let mut messages: Vec<Message> = Vec::new();
+    // The model response the last assistant message came from, to group parallel calls.
+    let mut last_response: Option<String> = None;
+    for (index, event) in events.iter().enumerate() {
+        let event_at = index_path(at, index);
+        let object = as_object(event, &event_at, "an object (an event)")?;
+        let source = optional_str(object, &event_at, "source")?.unwrap_or_default();
+        let args = object.get("args").and_then(Value::as_object);
+        let metadata = object.get("tool_call_metadata").and_then(Value::as_object);
+        if let Some(action) = optional_str(object, &event_at, "action")? {
+            let thought = args
+                .and_then(|a| a.get("thought"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let message_text = optional_str(object, &event_at, "message")?.unwrap_or_default();
+            match (action, metadata) {
+                ("recall", _) => {}
+                ("system", _) => {
+                    let content = args
+                        .and_then(|a| a.get("content"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(message_text);
+                    messages.push(Message::text(Role::System, content));
+                }
+                ("message", _) if source == "user" => {
+                    let content = args
+                        .and_then(|a| a.get("content"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(message_text);
+                    messages.push(Message::user(content));
+                }
+                ("finish", _) => {
+                    let final_text = args
+                        .and_then(|a| a.get("final_thought"))
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty());
+                    let text = [thought, final_text.unwrap_or(message_text)]
+                        .iter()
+                        .filter(|t| !t.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                    messages.push(Message::assistant(text, Vec::new()));
+                    last_response = None;
+                }
+                (_, Some(metadata)) => {
+                    let meta_at = field_path(&event_at, "tool_call_metadata");
+                    let call = tool_call(metadata, args, &meta_at)?;
+                    let response = metadata
+                        .get("model_response")
+                        .and_then(|r| r.get("id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    let same_response = response.is_some() && response == last_response;
+                    match messages.last_mut() {
+                        // A parallel call of the same response: join the assistant message
+                        // (its results have not arrived yet, so it is still the last one).
+                        Some(last) if same_response && last.role == Role::Assistant => {
+                            last.tool_calls.push(call)
+                        }
+                        _ => messages.push(Message::assistant(thought, vec![call])),
+                    }
+                    last_response = response;
+                }
+                _ => {
+                    // An agent action without a call (a plain message, a thought).
+                    let text = if message_text.is_empty() {
+                        thought
+                    } else {
+                        message_text
+                    };
+                    messages.push(Message::assistant(text, Vec::new()));
+                    last_response = None;
+                }
+            }
+        } else if let Some(observation) = optional_str(object, &event_at, "observation")? {
+            if observation == "recall" {
+                continue;
+            }
+            let Some(metadata) = metadata else {
+                // An observation no call asked for (e.g. an agent state change): not part of
+                // the conversation the model saw.
+                continue;
+            };
+            let meta_at = field_path(&event_at, "tool_call_metadata");
+            let id = required_id(metadata, &meta_at)?;
+            let content = optional_str(object, &event_at, "content")?.unwrap_or_default();
+            messages.push(Message::tool_result(id, content, observation == "error"));
+        }
+    }
+    Ok(messages)
+}
+
+fn required_id(metadata: &Map<String, Value>, at: &str) -> Result<String> {
+    match metadata.get("tool_call_id") {
+        Some(Value::String(id)) => Ok(id.clone()),
+        _ => Err(CoreError::invalid(
+            field_path(at, "tool_call_id"),
+            "missing: an action or observation with tool_call_metadata must name its call",
+        )),
+    }
+}
+
+fn tool_call(
+    metadata: &Map<String, Value>,
+    args: Option<&Map<String, Value>>,
+    at: &str,
+) -> Result<ToolCall> {
+    let id = required_id(metadata, at)?;
+    let name = metadata
+        .get("function_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| CoreError::invalid(field_path(at, "function_name"), "missing"))?;
+    let mut arguments = args.cloned().unwrap_or_default();
+    arguments.remove("thought");
+    Ok(ToolCall::new(
+        id,
+        name,
+        Value::Object(arguments).to_string(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(id: &str, name: &str, response: &str) -> Value {
+        json!({"function_name": name, "tool_call_id": id, "model_response": {"id": response}})
+    }
+
+    #[test]
+    fn parallel_actions_of_one_response_share_an_assistant_message() {
+        let events = json!([
+            {"source": "agent", "action": "system", "args": {"content": "You are OpenHands"}},
+            {"source": "user", "action": "message", "args": {"content": "fix it"}},
+            {"source": "user", "action": "recall", "args": {}},
+            {"source": "environment", "observation": "recall", "content": "ctx"},
+            {"source": "agent", "action": "run", "tool_call_metadata": meta("a", "execute_bash", "r1"), "args": {"command": "ls", "thought": "look"}},
+            {"source": "agent", "action": "read", "tool_call_metadata": meta("b", "str_replace_editor", "r1"), "args": {"path": "/x"}},
+            {"source": "agent", "observation": "run", "tool_call_metadata": meta("a", "execute_bash", "r1"), "content": "x"},
+            {"source": "agent", "observation": "error", "tool_call_metadata": meta("b", "str_replace_editor", "r1"), "content": "no such file"},
+            {"source": "agent", "action": "finish", "tool_call_metadata": meta("c", "finish", "r2"), "args": {"thought": "done", "final_thought": ""}, "message": "All fixed."}
+        ]);
+        let messages = import_openhands(&events, "history").unwrap();
+        let roles: Vec<Role> = messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::System,
+                Role::User,
+                Role::Assistant,
+                Role::Tool,
+                Role::Tool,
+                Role::Assistant
+            ]
+        );
+        assert_eq!(messages[2].text_content(), "look");
+        assert_eq!(messages[2].tool_calls.len(), 2);
+        assert_eq!(messages[2].tool_calls[0].arguments, r#"{"command":"ls"}"#);
+        assert!(messages[4].is_error);
+        assert_eq!(messages[5].text_content(), "done\n\nAll fixed.");
+    }
+}

@@ -1,0 +1,91 @@
+//! Every file under the corpus imports with its format detected; the counts of messages by
+//! role and of tool calls match what the raw files hold (counted independently with a script
+//! when this test was written); and every imported session, planned into a view with a small
+//! window (so compaction happens), passes both providers' validators.
+
+use std::collections::BTreeMap;
+
+use ctxkit_core::budget::Budget;
+use ctxkit_core::import::{import_transcript, TranscriptFormat};
+use ctxkit_core::plan::Policy;
+use ctxkit_core::session::{Session, TurnSettings};
+use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message, Role};
+
+/// (file, format, sessions, [system, user, assistant, tool] messages in all sessions, tool calls)
+const FILES: [(&str, TranscriptFormat, usize, [usize; 4], usize); 8] = [
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 4, 139, 150], 150),
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 1, 12, 33], 33),
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 4, 1, 0], 0),
+    ("tau-bench/gpt-4o-airline.json", TranscriptFormat::OpenAi, 200, [200, 1490, 2454, 1164], 1164),
+    ("swe-agent/marshmallow-1867__function_calling_replace_from_source.traj", TranscriptFormat::SweAgent, 1, [1, 1, 13, 13], 13),
+    ("swe-agent/pydicom-1458__gpt4_default.traj", TranscriptFormat::SweAgent, 1, [1, 2, 12, 11], 12),
+    ("openhands/multi_swe_bench_examples_output.jsonl", TranscriptFormat::OpenHands, 3, [3, 3, 105, 103], 103),
+    ("openhands/runtime_trajs_basic.json", TranscriptFormat::OpenHands, 1, [0, 1, 2, 1], 1),
+];
+
+fn counts(messages: &[Message]) -> ([usize; 4], usize) {
+    let mut by_role: BTreeMap<Role, usize> = BTreeMap::new();
+    for message in messages {
+        *by_role.entry(message.role).or_default() += 1;
+    }
+    let roles = [Role::System, Role::User, Role::Assistant, Role::Tool]
+        .map(|role| by_role.get(&role).copied().unwrap_or(0));
+    (roles, messages.iter().map(|m| m.tool_calls.len()).sum())
+}
+
+fn assert_valid(messages: &[Message], what: &str) {
+    let openai = validate_openai(&to_openai(messages));
+    assert!(openai.is_empty(), "{what}: OpenAI: {openai:?}");
+    let anthropic =
+        validate_anthropic(&to_anthropic(messages).unwrap_or_else(|e| panic!("{what}: {e}")));
+    assert!(anthropic.is_empty(), "{what}: Anthropic: {anthropic:?}");
+}
+
+#[test]
+fn every_corpus_file_imports_with_the_right_counts_and_valid_views() {
+    for (file, format, sessions, roles, calls) in FILES {
+        let text = std::fs::read_to_string(ctxkit_tests::corpus_dir().join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let imported = import_transcript(&text, None).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(imported.format, format, "{file}: detected format");
+        assert_eq!(imported.sessions.len(), sessions, "{file}: sessions");
+        let all: Vec<Message> = imported
+            .sessions
+            .iter()
+            .flat_map(|s| s.messages.clone())
+            .collect();
+        assert_eq!(
+            counts(&all),
+            (roles, calls),
+            "{file}: [system, user, assistant, tool] messages and tool calls"
+        );
+
+        for (index, session) in imported.sessions.iter().enumerate().take(20) {
+            let what = format!("{file} session {index}");
+            let mut state = Session::new(ModelFamily::Claude);
+            state.append(session.messages.clone());
+            // A window small enough that the bigger sessions compact.
+            let budget = Budget {
+                context_window: 24_000,
+                output_reserve: 2_000,
+                ..Budget::default()
+            };
+            let policy = Policy {
+                family: ModelFamily::Claude,
+                ..Policy::default()
+            };
+            let settings = TurnSettings {
+                system_prompt: "You are an agent.",
+                budget,
+                policy: &policy,
+                todos: &[],
+            };
+            let (view, stats) = state
+                .prepare_offline(&settings)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(stats.fits, "{what}: {stats:?}");
+            assert_valid(&view, &what);
+        }
+    }
+}
