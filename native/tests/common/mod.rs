@@ -15,12 +15,10 @@ use ctxkit::core::plan::Policy;
 use ctxkit::core::{Message, ToolCall};
 use ctxkit::{Engine, EngineConfig, TurnView};
 
-/// The raw corpus of real transcripts (`../shared/corpus/raw` from the project root).
+/// The raw corpus of real transcripts: `../shared/corpus/raw` from the project root, found
+/// the way every cross-crate test finds it ([`ctxkit_tests::corpus_dir`]).
 pub fn corpus_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/raw"
-    ))
+    ctxkit_tests::corpus_dir()
 }
 
 /// A request the loopback server received.
