@@ -42,11 +42,16 @@ impl Default for Budget {
 }
 
 impl Budget {
-    /// A default budget for a model with `context_window` tokens.
+    /// A default budget for a model with `context_window` tokens: the default output reserve
+    /// (16,384) and safety margin (2,048), scaled down for small windows (at most an eighth
+    /// and a sixty-fourth of the window) so a small window still leaves room for a view.
     pub fn for_window(context_window: u64) -> Self {
+        let defaults = Budget::default();
         Budget {
             context_window,
-            ..Budget::default()
+            output_reserve: defaults.output_reserve.min(context_window / 8),
+            safety_margin: defaults.safety_margin.min(context_window / 64),
+            ..defaults
         }
     }
 
@@ -110,7 +115,16 @@ mod tests {
         assert_eq!(budget.trigger(), 128_000);
         assert_eq!(budget.low_water(), 80_000);
         assert_eq!(
-            Budget::for_window(1_000).usable(),
+            Budget::for_window(200_000).usable(),
+            200_000 - 16_384 - 2_048
+        );
+        assert_eq!(Budget::for_window(32_000).usable(), 32_000 - 4_000 - 500);
+        let tiny = Budget {
+            context_window: 1_000,
+            ..Budget::default()
+        };
+        assert_eq!(
+            tiny.usable(),
             0,
             "a window smaller than the reserves leaves nothing"
         );

@@ -4,7 +4,8 @@
 //! the session, not to one run of a program, so a restart does not reset the counters):
 //! - the memory nudge, every N turns (default 10): "save what you learned";
 //! - the stall nudge, when K turns (default 10) pass in which the agent acted but called no
-//!   progress tool (default `write_file`, `edit_file`): fired once, then the count restarts.
+//!   progress tool (default `write_file`, `edit_file`, and the edit tools of Claude Code,
+//!   OpenHands, SWE-agent and Codex): fired once, then the count restarts.
 //!
 //! [`advance_nudges`] reads only the entries appended since the previous turn, so its cost
 //! does not grow with the log. Nudges are placed at the very end of the view, after any tool
@@ -36,7 +37,20 @@ impl Default for NudgePolicy {
         NudgePolicy {
             memory_every_turns: 10,
             stall_after_turns: 10,
-            progress_tools: vec!["write_file".to_owned(), "edit_file".to_owned()],
+            // The reference design's file tools, and the edit tools of the agents in the corpus
+            // (Claude Code, OpenHands, SWE-agent) and of Codex.
+            progress_tools: [
+                "write_file",
+                "edit_file",
+                "Write",
+                "Edit",
+                "MultiEdit",
+                "NotebookEdit",
+                "str_replace_editor",
+                "apply_patch",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
             memory_text: "<reminder>If you learned something durable in the last turns (a user preference, a project convention, a decision and its reason, a fix that worked), save it to long-term memory now. Skip this if there is nothing new.</reminder>".to_owned(),
             stall_text: "<reminder>{turns} turns have passed without a change to any file. If you are stuck, step back: restate the goal, say what blocks you, and try a different approach or ask the user.</reminder>".to_owned(),
         }

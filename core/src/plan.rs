@@ -292,9 +292,15 @@ pub fn plan_turn<'a>(input: &TurnInput<'a, '_>) -> Result<Plan<'a>> {
                 // low-water mark (a small window gets a small summary).
                 let expected_summary = (policy.max_summary_tokens / 2).min(low_water / 3);
                 let target_fixed = system_tokens + expected_summary + nudge_tokens;
-                if let Some(cut) =
-                    choose_cut(tail, policy.keep_last_messages, target_fixed, low_water)
-                {
+                // The new summary replaces the old one too: it must cost less than both.
+                let replacement = expected_summary.saturating_sub(summary_tokens);
+                if let Some(cut) = choose_cut(
+                    tail,
+                    policy.keep_last_messages,
+                    target_fixed,
+                    low_water,
+                    replacement,
+                ) {
                     let covered = tail.get(..cut).unwrap_or_default();
                     let active_tasks = render_active_tasks(input.todos);
                     let request = summary_request(
@@ -458,8 +464,15 @@ fn check_order(tail: &[Entry]) -> Result<()> {
 
 /// The smallest safe cut index `c` (keeping at least `keep_last` messages) such that
 /// `fixed + tokens(tail[c..]) <= target`; the largest allowed one if none reaches the target;
-/// `None` when no cut above 0 is allowed.
-fn choose_cut(tail: &[Entry], keep_last: usize, fixed: u64, target: u64) -> Option<usize> {
+/// `None` when no cut above 0 is allowed, or when the cut would cover no more than
+/// `replacement` tokens (a summary as big as what it replaces saves nothing).
+fn choose_cut(
+    tail: &[Entry],
+    keep_last: usize,
+    fixed: u64,
+    target: u64,
+    replacement: u64,
+) -> Option<usize> {
     let latest = tail.len().checked_sub(keep_last)?;
     let points: Vec<usize> = safe_cut_points(tail)
         .into_iter()
@@ -481,11 +494,17 @@ fn choose_cut(tail: &[Entry], keep_last: usize, fixed: u64, target: u64) -> Opti
             .get(*point)
             .is_some_and(|rest| fixed + rest <= target)
     };
-    points
+    let cut = points
         .iter()
         .copied()
         .find(|p| fits(p))
-        .or_else(|| points.last().copied())
+        .or_else(|| points.last().copied())?;
+    let covered = suffix
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .saturating_sub(suffix.get(cut).copied().unwrap_or(0));
+    (covered > replacement).then_some(cut)
 }
 
 /// A truncation checkpoint dropping the oldest units of `tail` down to the low-water mark, or
@@ -521,11 +540,13 @@ fn truncation_checkpoint(
         made_at_turn: this_turn,
     };
     let summary_tokens = estimate_message(&summary_message(&checkpoint), policy.family);
+    let previous_tokens = input.checkpoint.map_or(0, |c| c.tokens);
     let cut = choose_cut(
         tail,
         policy.keep_last_messages,
         fixed + summary_tokens,
         low_water,
+        summary_tokens.saturating_sub(previous_tokens),
     )?;
     checkpoint.through_seq = tail.get(cut.checked_sub(1)?)?.seq;
     checkpoint.summary = truncation_summary(cut, first_request.as_deref(), previous, max_bytes);

@@ -1,16 +1,20 @@
-//! The `ctxkit` command line.
+//! The `ctxkit` command line (see `ctxkit --help`). Parsing and exit codes live here; the
+//! commands are in `cli/`.
+
+mod cli;
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
-/// ctxkit: the context-engineering kernel for LLM agents.
-///
-/// Decides, before every model call, what the model sees: the system prompt, the log compacted
-/// to fit the window, big tool outputs offloaded to files, and bounded long-term memory.
-#[derive(Debug, Parser)]
-#[command(name = "ctxkit", version, about, long_about)]
-struct Cli {}
-
-fn main() {
-    let _cli = Cli::parse();
-    println!("ctxkit {}: run `ctxkit --help` for usage", ctxkit::VERSION);
+fn main() -> ExitCode {
+    // clap exits with 2 on a usage error and 0 for --help and --version.
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("ctxkit: {}", failure.message.replace('\n', " "));
+            ExitCode::from(failure.code)
+        }
+    }
 }

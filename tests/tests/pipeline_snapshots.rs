@@ -220,15 +220,14 @@ fn nudges_go_after_the_tool_results_and_only_into_the_view() {
         },
         ..Policy::default()
     };
-    // Two earlier turns saw the first ten messages, acting without progress tools. Claude
-    // Code's `Write`/`Edit` are not among the default progress tools (`write_file`,
-    // `edit_file`), so the stall nudge fires too.
+    // Two earlier turns saw the first ten messages, acting without progress tools, and the
+    // new messages (11..21) only read files: the stall nudge fires with the memory nudge.
     let state = NudgeState {
         turn: 2,
         last_seq: Some(10),
         turns_without_progress: 1,
     };
-    let view = ready(plan(&log[..31], None, budget(200_000), &policy, state));
+    let view = ready(plan(&log[..21], None, budget(200_000), &policy, state));
     insta::assert_snapshot!("nudged_view", render(&view));
 }
 

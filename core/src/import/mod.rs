@@ -220,7 +220,7 @@ fn detect_json(value: &Value) -> Result<TranscriptFormat> {
                 Ok(messages_format(messages).unwrap_or(TranscriptFormat::OpenAi))
             }
             Some(_) => Err(unknown()),
-            _ => detect_jsonl(value),
+            _ => detect_jsonl(value).map_err(|_| unknown()),
         },
         Value::Array(items) => {
             let first = items.first().ok_or_else(|| {

@@ -1,0 +1,65 @@
+//! How a command fails: a one-line message and an exit code (1 runtime, 2 bad input or usage).
+
+use ctxkit::Error;
+use ctxkit_core::CoreError;
+
+/// A failed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// 1: the command could not run (I/O, database); 2: the input or the usage is wrong.
+    pub code: u8,
+    /// What went wrong, naming the file, line and field.
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input or usage (exit code 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// A runtime failure (exit code 1).
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+
+    /// The same failure, with `place` (a file name) in front.
+    pub fn within(self, place: &str) -> Self {
+        Failure {
+            message: format!("{place}: {}", self.message),
+            ..self
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        // What the user gave is wrong: fix the input. Anything else: the machine failed.
+        let bad_input = matches!(
+            error,
+            Error::Core { .. }
+                | Error::InvalidInput { .. }
+                | Error::NoSuchSession(_)
+                | Error::SessionExists(_)
+                | Error::NoSuchMemory(_)
+        );
+        let message = error.to_string();
+        if bad_input {
+            Failure::usage(message)
+        } else {
+            Failure::runtime(message)
+        }
+    }
+}
+
+impl From<CoreError> for Failure {
+    fn from(error: CoreError) -> Self {
+        Failure::usage(error.to_string())
+    }
+}

@@ -1,0 +1,196 @@
+//! `ctxkit memory add|search|list|rm|precis`: long-term memory of the project in the working
+//! directory. Every write regenerates `.ctxkit/MEMORY.md` (the engine does it).
+
+use clap::{Args, Subcommand, ValueEnum};
+use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMemory};
+use ctxkit::EngineConfig;
+use ctxkit_core::precis::{MemoryScope, MemorySource};
+
+use super::{Failure, Places};
+
+/// A memory command.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Remember something (written by the user).
+    Add(AddArgs),
+    /// Search memories by text (substrings, CJK included).
+    Search(SearchArgs),
+    /// List the live memories, most important first.
+    List(ListArgs),
+    /// Forget a memory (soft delete).
+    Rm(RemoveArgs),
+    /// Print the MEMORY.md precis the system prompt carries.
+    Precis,
+}
+
+/// Where a memory applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// This project only.
+    Project,
+    /// Every project.
+    Global,
+}
+
+/// Options of `ctxkit memory add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// What to remember.
+    pub content: String,
+    /// A short title (default: the content's first words).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// A category (preference, convention, decision, environment, lesson, fact).
+    #[arg(long, default_value = "fact")]
+    pub category: String,
+    /// Importance from 1 to 10 (values outside are clamped).
+    #[arg(long, default_value_t = 5, allow_hyphen_values = true)]
+    pub importance: i64,
+    /// Where it applies.
+    #[arg(long, value_enum, default_value = "project")]
+    pub scope: ScopeArg,
+    /// Comma-separated tags.
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Print the stored memory as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `ctxkit memory search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The text to look for (taken literally: quotes and operators are not syntax).
+    pub query: String,
+    /// At most this many results.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `ctxkit memory list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `ctxkit memory rm`.
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// The memory's id (from list or search).
+    pub id: i64,
+}
+
+/// Runs a memory command.
+pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
+    let mut engine = places.engine(EngineConfig::default())?;
+    match command {
+        MemoryCommand::Add(args) => {
+            if args.content.trim().is_empty() {
+                return Err(Failure::usage("content: empty: nothing to remember"));
+            }
+            let title = args.title.unwrap_or_else(|| {
+                args.content
+                    .split_whitespace()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            let memory = NewMemory {
+                title,
+                content: args.content,
+                category: args.category,
+                importance: args.importance,
+                tags: args.tags,
+                scope: match args.scope {
+                    ScopeArg::Project => MemoryScope::Project,
+                    ScopeArg::Global => MemoryScope::Global,
+                },
+                source: MemorySource::User,
+                expires_at: None,
+            };
+            let added = engine.add_memory(&memory)?;
+            let (verb, record) = match &added {
+                AddedMemory::Added(record) => ("added", record),
+                AddedMemory::Duplicate(record) => ("already remembered", record),
+            };
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?
+                );
+            } else {
+                println!("{verb}: #{} {}", record.id, record.title);
+            }
+        }
+        MemoryCommand::Search(args) => {
+            let found = engine.search_memories(&MemoryQuery {
+                text: args.query,
+                limit: args.limit,
+            })?;
+            print_memories(&found, args.json)?;
+        }
+        MemoryCommand::List(args) => {
+            let all = engine.list_memories(&MemoryFilter::default())?;
+            print_memories(&all, args.json)?;
+        }
+        MemoryCommand::Rm(args) => {
+            if engine.remove_memory(args.id)? {
+                println!("forgot memory #{}", args.id);
+            } else {
+                return Err(Failure::usage(format!("no memory with id {}", args.id)));
+            }
+        }
+        MemoryCommand::Precis => print!("{}", ensure_newline(engine.memory_precis()?)),
+    }
+    Ok(())
+}
+
+fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(memories).map_err(|e| Failure::runtime(e.to_string()))?
+        );
+        return Ok(());
+    }
+    if memories.is_empty() {
+        println!("no memories");
+    }
+    for memory in memories {
+        let content: String = memory
+            .content
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!(
+            "#{:<5} [{}] ({}, importance {}) {}: {}",
+            memory.id,
+            memory.category,
+            source_name(memory.source),
+            memory.importance,
+            memory.title,
+            content
+        );
+    }
+    Ok(())
+}
+
+fn source_name(source: MemorySource) -> &'static str {
+    match source {
+        MemorySource::User => "user",
+        MemorySource::Agent => "agent",
+        MemorySource::Extracted => "extracted",
+    }
+}
+
+fn ensure_newline(mut text: String) -> String {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}

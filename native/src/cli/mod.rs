@@ -1,0 +1,150 @@
+//! The `ctxkit` command line: argument definitions and dispatch.
+//!
+//! Conventions every command follows: `--db PATH` (default `.ctxkit/ctxkit.db` under the
+//! working directory); `--json` where the output is data; no colours when `NO_COLOR` is set or
+//! the output is not a terminal; exit code 0 on success, 1 on a runtime failure, 2 on bad input
+//! or usage, with a one-line message naming the file, line and field at fault. Input is parsed
+//! and checked in full before anything is written, so a failed command leaves the database as
+//! it was. The commands only translate: every decision is an engine or core call.
+
+mod demo_session;
+mod failure;
+mod input;
+mod memory;
+mod replay;
+mod report;
+mod sessions;
+mod tools;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use failure::Failure;
+
+/// ctxkit: the context-engineering kernel for LLM agents.
+///
+/// Decides, before every model call, what the model sees: the system prompt, the log compacted
+/// to fit the window, big tool outputs offloaded to files, and bounded long-term memory.
+/// Start with `ctxkit replay`: it plays a built-in coding session through the whole pipeline.
+#[derive(Debug, Parser)]
+#[command(name = "ctxkit", version, about, long_about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// The SQLite database (default: .ctxkit/ctxkit.db under the working directory).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// The project's working directory (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay a session turn by turn through the pipeline and report what it did.
+    Replay(replay::ReplayArgs),
+    /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
+    Import(sessions::ImportArgs),
+    /// Print the next view of a session as JSON ready to send (stats go to stderr).
+    View(sessions::ViewArgs),
+    /// Append messages (a JSON array or JSONL) to a session; big tool outputs are offloaded.
+    Append(sessions::AppendArgs),
+    /// List the sessions in the database.
+    Sessions(sessions::SessionsArgs),
+    /// Show a session's size, checkpoints and offloads.
+    Stats(sessions::StatsArgs),
+    /// Long-term memory: add, search, list, remove, and the MEMORY.md precis.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
+    /// Estimate the tokens of a text or a message list.
+    Tokens(tools::TokensArgs),
+    /// Check a request against a provider's rules, in the provider's own words.
+    Validate(tools::ValidateArgs),
+}
+
+/// A model family on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FamilyArg {
+    /// OpenAI (o200k-like).
+    Openai,
+    /// Claude 3 through Opus 4.6.
+    Claude,
+    /// Claude Opus 4.7 and later.
+    #[value(name = "claude-4.7")]
+    Claude47,
+}
+
+impl From<FamilyArg> for ctxkit_core::tokens::ModelFamily {
+    fn from(family: FamilyArg) -> Self {
+        match family {
+            FamilyArg::Openai => ctxkit_core::tokens::ModelFamily::OpenAi,
+            FamilyArg::Claude => ctxkit_core::tokens::ModelFamily::Claude,
+            FamilyArg::Claude47 => ctxkit_core::tokens::ModelFamily::Claude47,
+        }
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    let places = Places::resolve(&cli.global)?;
+    match cli.command {
+        Command::Replay(args) => replay::run(&places, args),
+        Command::Import(args) => sessions::import(&places, args),
+        Command::View(args) => sessions::view(&places, args),
+        Command::Append(args) => sessions::append(&places, args),
+        Command::Sessions(args) => sessions::list(&places, args),
+        Command::Stats(args) => sessions::stats(&places, args),
+        Command::Memory(command) => memory::run(&places, command),
+        Command::Tokens(args) => tools::tokens(args),
+        Command::Validate(args) => tools::validate(args),
+    }
+}
+
+/// Where the database and the project are.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The working directory.
+    pub workdir: PathBuf,
+    /// The database file.
+    pub db: PathBuf,
+}
+
+impl Places {
+    fn resolve(global: &Global) -> Result<Places, Failure> {
+        let workdir = match &global.workdir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Failure::runtime(format!("cannot read the current directory: {e}")))?,
+        };
+        if !workdir.is_dir() {
+            return Err(Failure::usage(format!(
+                "--workdir {}: not a directory",
+                workdir.display()
+            )));
+        }
+        let db = global
+            .db
+            .clone()
+            .unwrap_or_else(|| workdir.join(".ctxkit").join("ctxkit.db"));
+        Ok(Places { workdir, db })
+    }
+
+    /// Opens the engine over the database, creating its folder if needed.
+    pub fn engine(&self, config: ctxkit::EngineConfig) -> Result<ctxkit::Engine, Failure> {
+        if let Some(parent) = self.db.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Failure::runtime(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        ctxkit::Engine::open(&self.db, &self.workdir, config).map_err(Failure::from)
+    }
+}

@@ -1,0 +1,597 @@
+//! `ctxkit replay [FILE]`: plays a session turn by turn through the engine, as an agent loop
+//! would (record what the user said, prepare the turn's view, record what the model answered
+//! and the tools returned), and reports each turn: a token bar, compactions, offloads, nudges
+//! and warnings, then a summary table. With no FILE it plays the built-in session.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use ctxkit::store::SessionInfo;
+use ctxkit::summarizer::{LlmEndpoint, SummarizerConfig};
+use ctxkit::{Engine, EngineConfig, Event};
+use ctxkit_core::budget::Budget;
+use ctxkit_core::checkpoint::SummaryMethod;
+use ctxkit_core::import::import_transcript;
+use ctxkit_core::{Message, Role};
+use serde_json::json;
+
+use super::demo_session::demo_session;
+use super::input::read_text;
+use super::report::{percent, table, thousands, token_bar, Style};
+use super::sessions::FormatArg;
+use super::{Failure, FamilyArg, Places};
+
+/// Options of `ctxkit replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A transcript to replay (default: the built-in session).
+    pub file: Option<PathBuf>,
+    /// The transcript's format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// Which conversation of a file that holds several (0 is the first).
+    #[arg(long, default_value_t = 0)]
+    pub index: usize,
+    /// The model's context window, in tokens (the output reserve and safety margin are taken
+    /// from it).
+    #[arg(long, default_value_t = 32_000)]
+    pub window: u64,
+    /// Who writes summaries: the built-in extractive summarizer (offline), or an LLM
+    /// (OpenAI-compatible: OPENAI_BASE_URL, OPENAI_API_KEY, CTXKIT_MODEL; Anthropic:
+    /// ANTHROPIC_API_KEY, CTXKIT_MODEL). A failing LLM falls back to the extractive summary.
+    #[arg(long, value_enum, default_value = "extractive")]
+    pub summarizer: SummarizerArg,
+    /// The tokenizer family to estimate for.
+    #[arg(long, value_enum, default_value = "claude")]
+    pub model_family: FamilyArg,
+    /// The session to replay into (default: replay-<name>, with a number if taken).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// One JSON object per turn (and a final summary object) instead of the report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Who answers summary requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummarizerArg {
+    /// The core's extractive summarizer (no LLM, no network).
+    Extractive,
+    /// An OpenAI-compatible Chat Completions endpoint.
+    Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+/// One agent step to replay: what arrived since the last step, the model's reply, and the
+/// results of its tool calls.
+struct Step {
+    inputs: Vec<Message>,
+    reply: Vec<Message>,
+}
+
+/// Runs `ctxkit replay`.
+pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
+    let (name, steps) = load_steps(&args)?;
+    let summarizer = summarizer_config(args.summarizer)?;
+    let mut config = EngineConfig {
+        budget: Budget::for_window(args.window),
+        summarizer,
+        ..EngineConfig::default()
+    };
+    config.policy.family = args.model_family.into();
+    // A replay shows the pipeline on a session from elsewhere: the system prompt must not
+    // depend on this machine's AGENTS.md or memories.
+    config.prompt.read_agents_md = false;
+    config.memory.in_prompt = false;
+    if args.file.is_none() {
+        config.prompt.working_directory = Some("/home/dev/todo".to_owned());
+    }
+    let budget = config.budget;
+    let mut engine = places.engine(config)?;
+    let session = match args.session.clone() {
+        Some(session) => {
+            engine.create_session(&session)?;
+            session
+        }
+        None => create_unused(&mut engine, &format!("replay-{name}"))?,
+    };
+
+    let style = Style::detect();
+    let mut totals = Totals::default();
+    if !args.json {
+        let source = match &args.file {
+            Some(file) => format!("{} ({name})", file.display()),
+            None => "the built-in session (an agent adds --json to a todo CLI)".to_owned(),
+        };
+        println!(
+            "{} {source}: {} turns, window {} tokens (budget {} after output reserve and margin), {} summarizer, session {session}\n",
+            style.bold("replaying"),
+            steps.len(),
+            thousands(budget.context_window),
+            thousands(budget.usable()),
+            args.summarizer.as_str(),
+        );
+    }
+    for (index, step) in steps.into_iter().enumerate() {
+        let turn = index + 1;
+        let mut report = TurnReport {
+            turn,
+            ..TurnReport::default()
+        };
+        if !step.inputs.is_empty() {
+            let outcome = engine.record(&session, step.inputs)?;
+            report.absorb(&outcome.events);
+        }
+        let view = engine.prepare_turn(&session)?;
+        report.absorb(&view.events);
+        report.view(&view);
+        let outcome = engine.record(&session, step.reply)?;
+        report.absorb(&outcome.events);
+        totals.add(&report);
+        if args.json {
+            println!("{}", report.to_json());
+        } else {
+            print!("{}", report.render(style));
+        }
+    }
+    let info = engine.session_info(&session)?;
+    if args.json {
+        println!("{}", totals.to_json(&info));
+    } else {
+        print!(
+            "\n{}\n{}",
+            style.bold("summary"),
+            totals.render(&info, &session)
+        );
+    }
+    Ok(())
+}
+
+impl SummarizerArg {
+    fn as_str(self) -> &'static str {
+        match self {
+            SummarizerArg::Extractive => "extractive",
+            SummarizerArg::Openai => "openai",
+            SummarizerArg::Anthropic => "anthropic",
+        }
+    }
+}
+
+fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
+    let lookup = |key: &str| std::env::var(key).ok();
+    let endpoint = match choice {
+        SummarizerArg::Extractive => return Ok(SummarizerConfig::Extractive),
+        SummarizerArg::Openai => LlmEndpoint::openai_from_env(lookup),
+        SummarizerArg::Anthropic => LlmEndpoint::anthropic_from_env(lookup),
+    };
+    endpoint
+        .map(SummarizerConfig::Llm)
+        .map_err(|e| Failure::usage(format!("--summarizer {}: {e}", choice.as_str())))
+}
+
+/// The steps to replay and a short name for the session.
+fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
+    let Some(file) = &args.file else {
+        let steps = demo_session()
+            .into_iter()
+            .map(|turn| Step {
+                inputs: turn.user.into_iter().collect(),
+                reply: std::iter::once(turn.assistant)
+                    .chain(turn.results)
+                    .collect(),
+            })
+            .collect();
+        return Ok(("demo".to_owned(), steps));
+    };
+    let (file_name, text) = read_text(Some(file))?;
+    let imported = import_transcript(&text, args.format.to_core())
+        .map_err(|e| Failure::from(e).within(&file_name))?;
+    let count = imported.sessions.len();
+    let session = imported
+        .sessions
+        .into_iter()
+        .nth(args.index)
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "{file_name}: --index {}: the file holds {count} conversation(s)",
+                args.index
+            ))
+        })?;
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".to_owned());
+    let stem: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    Ok((stem, split_steps(session.messages)))
+}
+
+/// Splits a conversation at each assistant message: a step is what came before it (user
+/// messages, results of earlier calls), then the reply and the tool results right after it.
+fn split_steps(messages: Vec<Message>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut inputs = Vec::new();
+    let mut reply: Vec<Message> = Vec::new();
+    for message in messages {
+        match message.role {
+            Role::Assistant => {
+                if !reply.is_empty() {
+                    steps.push(Step {
+                        inputs: std::mem::take(&mut inputs),
+                        reply: std::mem::take(&mut reply),
+                    });
+                }
+                reply.push(message);
+            }
+            Role::Tool if !reply.is_empty() && inputs.is_empty() => reply.push(message),
+            _ => {
+                if reply.is_empty() {
+                    inputs.push(message);
+                } else {
+                    steps.push(Step {
+                        inputs: std::mem::take(&mut inputs),
+                        reply: std::mem::take(&mut reply),
+                    });
+                    inputs.push(message);
+                }
+            }
+        }
+    }
+    if !reply.is_empty() || !inputs.is_empty() {
+        steps.push(Step { inputs, reply });
+    }
+    steps
+}
+
+fn create_unused(engine: &mut Engine, base: &str) -> Result<String, Failure> {
+    for attempt in 1..10_000 {
+        let name = if attempt == 1 {
+            base.to_owned()
+        } else {
+            format!("{base}-{attempt}")
+        };
+        match engine.create_session(&name) {
+            Ok(_) => return Ok(name),
+            Err(ctxkit::Error::SessionExists(_)) => continue,
+            Err(other) => return Err(other.into()),
+        }
+    }
+    Err(Failure::runtime(format!(
+        "no free session name starting with {base:?}"
+    )))
+}
+
+/// What one turn did.
+#[derive(Debug, Default)]
+struct TurnReport {
+    turn: usize,
+    tokens: u64,
+    budget: u64,
+    messages: usize,
+    tier: String,
+    compaction: Option<Compaction>,
+    requested: Option<(u64, usize)>,
+    offloads: Vec<(u64, String, u64)>,
+    nudges: Vec<String>,
+    warnings: Vec<String>,
+    cut: usize,
+}
+
+fn plural<'w>(count: usize, one: &'w str, many: &'w str) -> &'w str {
+    if count == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Compaction {
+    method: SummaryMethod,
+    through_seq: u64,
+    summary_tokens: u64,
+    dropped: usize,
+}
+
+impl TurnReport {
+    fn absorb(&mut self, events: &[Event]) {
+        for event in events {
+            match event {
+                Event::SummaryRequested {
+                    covered_tokens,
+                    messages,
+                    ..
+                } => self.requested = Some((*covered_tokens, *messages)),
+                Event::Compacted {
+                    method,
+                    through_seq,
+                    summary_tokens,
+                    ..
+                } => {
+                    self.compaction = Some(Compaction {
+                        method: *method,
+                        through_seq: *through_seq,
+                        summary_tokens: *summary_tokens,
+                        dropped: 0,
+                    });
+                }
+                Event::Offloaded {
+                    seq,
+                    relative_path,
+                    bytes,
+                    ..
+                } => self.offloads.push((*seq, relative_path.clone(), *bytes)),
+                Event::Warning { message, .. } => self.warnings.push(message.clone()),
+                _ => {}
+            }
+        }
+    }
+
+    fn view(&mut self, view: &ctxkit::TurnView) {
+        let stats = &view.stats;
+        self.tokens = stats.total_tokens;
+        self.budget = stats.budget_tokens;
+        self.messages = stats.messages;
+        self.cut = stats.cut_messages;
+        self.tier = stats
+            .tier
+            .map(|t| {
+                serde_json::to_value(t)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        self.nudges = stats
+            .nudges
+            .iter()
+            .map(|n| {
+                serde_json::to_value(n)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            })
+            .collect();
+        if let Some(compaction) = &mut self.compaction {
+            compaction.dropped = stats.dropped_messages;
+        }
+    }
+
+    /// The view's size before this turn's compaction: what it is now, less the summary, plus
+    /// what the summary replaced.
+    fn before_compaction(&self) -> Option<u64> {
+        let compaction = self.compaction.as_ref()?;
+        let (covered, _) = self.requested?;
+        Some((self.tokens + covered).saturating_sub(compaction.summary_tokens))
+    }
+
+    fn render(&self, style: Style) -> String {
+        let share = percent(self.tokens, self.budget);
+        let mut out = format!(
+            "turn {:>3} {} {:>7} / {} tokens {:>3}%  {} messages\n",
+            self.turn,
+            token_bar(style, self.tokens, self.budget, 24),
+            thousands(self.tokens),
+            thousands(self.budget),
+            share,
+            self.messages,
+        );
+        let mark = style.dim("         ↳");
+        if let Some(compaction) = &self.compaction {
+            let line = match (compaction.method, self.before_compaction(), self.requested) {
+                (SummaryMethod::Truncation, _, _) => format!(
+                    "compacted (truncation): {} older messages dropped through seq {}, view now {} tokens",
+                    compaction.dropped,
+                    compaction.through_seq,
+                    thousands(self.tokens)
+                ),
+                (method, Some(before), Some((_, messages))) => format!(
+                    "compacted ({}): {messages} {} through seq {} summarized, {} → {} tokens",
+                    method.as_str(),
+                    plural(messages, "message", "messages"),
+                    compaction.through_seq,
+                    thousands(before),
+                    thousands(self.tokens)
+                ),
+                (method, _, _) => format!("compacted ({}) through seq {}", method.as_str(), compaction.through_seq),
+            };
+            out.push_str(&format!("{mark} {}\n", style.bold(&line)));
+        }
+        if self.cut > 0 {
+            out.push_str(&format!(
+                "{mark} {}\n",
+                style.bold(&format!(
+                    "truncated: {} oversized {} cut head + tail to fit",
+                    self.cut,
+                    plural(self.cut, "message", "messages")
+                ))
+            ));
+        }
+        for (seq, path, bytes) in &self.offloads {
+            out.push_str(&format!(
+                "{mark} offloaded seq {seq} ({} bytes) → {path}\n",
+                thousands(*bytes)
+            ));
+        }
+        for nudge in &self.nudges {
+            out.push_str(&format!("{mark} nudge: {nudge}\n"));
+        }
+        for warning in &self.warnings {
+            out.push_str(&format!(
+                "{mark} {}\n",
+                style.yellow(&format!("warning: {warning}"))
+            ));
+        }
+        out
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "type": "turn",
+            "turn": self.turn,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "percent": percent(self.tokens, self.budget),
+            "messages": self.messages,
+            "tier": self.tier,
+            "compaction": self.compaction.as_ref().map(|c| json!({
+                "method": c.method,
+                "through_seq": c.through_seq,
+                "summary_tokens": c.summary_tokens,
+                "tokens_before": self.before_compaction(),
+                "tokens_after": self.tokens,
+                "dropped_messages": c.dropped,
+            })),
+            "offloads": self.offloads.iter().map(|(seq, path, bytes)| json!({"seq": seq, "path": path, "bytes": bytes})).collect::<Vec<_>>(),
+            "nudges": self.nudges,
+            "cut_messages": self.cut,
+            "warnings": self.warnings,
+        })
+    }
+}
+
+/// What the whole replay did.
+#[derive(Debug, Default)]
+struct Totals {
+    turns: usize,
+    compactions: Vec<SummaryMethod>,
+    offloads: usize,
+    offloaded_bytes: u64,
+    memory_nudges: usize,
+    stall_nudges: usize,
+    peak: (u64, u64),
+    last: (u64, u64, usize),
+    warnings: usize,
+}
+
+impl Totals {
+    fn add(&mut self, turn: &TurnReport) {
+        self.turns += 1;
+        self.compactions
+            .extend(turn.compaction.as_ref().map(|c| c.method));
+        self.offloads += turn.offloads.len();
+        self.offloaded_bytes += turn.offloads.iter().map(|(_, _, bytes)| bytes).sum::<u64>();
+        self.memory_nudges += turn.nudges.iter().filter(|n| *n == "memory").count();
+        self.stall_nudges += turn.nudges.iter().filter(|n| *n == "stall").count();
+        if turn.tokens >= self.peak.0 {
+            self.peak = (turn.tokens, turn.budget);
+        }
+        self.last = (turn.tokens, turn.budget, turn.messages);
+        self.warnings += turn.warnings.len();
+    }
+
+    fn methods(&self) -> String {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for method in &self.compactions {
+            match counts.iter_mut().find(|(name, _)| *name == method.as_str()) {
+                Some(entry) => entry.1 += 1,
+                None => counts.push((method.as_str(), 1)),
+            }
+        }
+        counts
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn render(&self, info: &SessionInfo, session: &str) -> String {
+        let compactions = if self.compactions.is_empty() {
+            "0".to_owned()
+        } else {
+            format!("{} ({})", self.compactions.len(), self.methods())
+        };
+        table(&[
+            ("turns".into(), self.turns.to_string()),
+            (
+                "messages logged".into(),
+                format!(
+                    "{} ({} tokens estimated)",
+                    info.messages,
+                    thousands(info.total_tokens)
+                ),
+            ),
+            ("compactions".into(), compactions),
+            (
+                "offloads".into(),
+                format!(
+                    "{} ({} bytes, under .ctxkit/tool_results/{session}/)",
+                    self.offloads,
+                    thousands(self.offloaded_bytes)
+                ),
+            ),
+            (
+                "nudges".into(),
+                format!("memory {}, stall {}", self.memory_nudges, self.stall_nudges),
+            ),
+            (
+                "peak view".into(),
+                format!(
+                    "{} tokens ({}% of the budget)",
+                    thousands(self.peak.0),
+                    percent(self.peak.0, self.peak.1)
+                ),
+            ),
+            (
+                "final view".into(),
+                format!(
+                    "{} tokens, {} messages",
+                    thousands(self.last.0),
+                    self.last.2
+                ),
+            ),
+            ("warnings".into(), self.warnings.to_string()),
+        ])
+    }
+
+    fn to_json(&self, info: &SessionInfo) -> serde_json::Value {
+        json!({
+            "type": "summary",
+            "turns": self.turns,
+            "messages_logged": info.messages,
+            "log_tokens": info.total_tokens,
+            "compactions": self.compactions,
+            "offloads": self.offloads,
+            "offloaded_bytes": self.offloaded_bytes,
+            "nudges": {"memory": self.memory_nudges, "stall": self.stall_nudges},
+            "peak_tokens": self.peak.0,
+            "final_tokens": self.last.0,
+            "final_messages": self.last.2,
+            "warnings": self.warnings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_core::ToolCall;
+
+    #[test]
+    fn steps_split_at_each_assistant_message() {
+        let messages = vec![
+            Message::text(Role::System, "sys"),
+            Message::user("go"),
+            Message::assistant("", vec![ToolCall::new("a", "ls", "{}")]),
+            Message::tool_result("a", "x", false),
+            Message::user("more"),
+            Message::assistant("done", vec![]),
+        ];
+        let steps = split_steps(messages);
+        let shape: Vec<(usize, usize)> = steps
+            .iter()
+            .map(|s| (s.inputs.len(), s.reply.len()))
+            .collect();
+        assert_eq!(shape, vec![(2, 2), (1, 1)]);
+    }
+}

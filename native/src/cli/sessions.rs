@@ -1,0 +1,361 @@
+//! The session commands: `import`, `view`, `append`, `sessions` and `stats`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use ctxkit::store::SessionInfo;
+use ctxkit::EngineConfig;
+use ctxkit_core::budget::Budget;
+use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
+use serde_json::json;
+
+use super::input::read_text;
+use super::report::{percent, table, thousands};
+use super::{Failure, FamilyArg, Places};
+
+/// A transcript format on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Detect the format from the content.
+    Auto,
+    /// Claude Code session JSONL.
+    ClaudeCode,
+    /// OpenAI Chat Completions messages (also tau-bench trajectory files).
+    Openai,
+    /// Anthropic Messages (`{system, messages}` or a list).
+    Anthropic,
+    /// SWE-agent `.traj`.
+    SweAgent,
+    /// OpenHands events or benchmark output.
+    Openhands,
+    /// ctxkit messages (JSON array or JSONL).
+    Ctxkit,
+}
+
+impl FormatArg {
+    /// The core's format, `None` for auto-detection.
+    pub fn to_core(self) -> Option<TranscriptFormat> {
+        match self {
+            FormatArg::Auto => None,
+            FormatArg::ClaudeCode => Some(TranscriptFormat::ClaudeCode),
+            FormatArg::Openai => Some(TranscriptFormat::OpenAi),
+            FormatArg::Anthropic => Some(TranscriptFormat::Anthropic),
+            FormatArg::SweAgent => Some(TranscriptFormat::SweAgent),
+            FormatArg::Openhands => Some(TranscriptFormat::OpenHands),
+            FormatArg::Ctxkit => Some(TranscriptFormat::Ctxkit),
+        }
+    }
+}
+
+/// Options of `ctxkit import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The transcript file.
+    pub file: PathBuf,
+    /// Its format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// The session's name (default: the file's name). A file holding several conversations
+    /// gives NAME/<label> for each.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The tokenizer family to cache estimates for.
+    #[arg(long, value_enum, default_value = "claude")]
+    pub model_family: FamilyArg,
+    /// Print what was imported as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `ctxkit import`.
+pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
+    let (file_name, text) = read_text(Some(&args.file))?;
+    let imported = import_transcript(&text, args.format.to_core())
+        .map_err(|e| Failure::from(e).within(&file_name))?;
+    let base = args.session.clone().unwrap_or_else(|| {
+        args.file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "imported".to_owned())
+    });
+    let names: Vec<String> = match imported.sessions.as_slice() {
+        [_] => vec![base.clone()],
+        sessions => sessions
+            .iter()
+            .enumerate()
+            .map(|(index, session)| {
+                let label = session.label.clone().unwrap_or_else(|| index.to_string());
+                format!(
+                    "{base}/{}",
+                    label.split_whitespace().collect::<Vec<_>>().join("-")
+                )
+            })
+            .collect(),
+    };
+    let mut config = EngineConfig::default();
+    config.policy.family = args.model_family.into();
+    let mut engine = places.engine(config)?;
+    // Every name is checked before anything is written, so a clash changes nothing.
+    for name in &names {
+        if engine.session_info(name).is_ok() {
+            return Err(Failure::usage(format!(
+                "a session named {name:?} already exists (choose another with --session)"
+            )));
+        }
+    }
+    let mut summary = Vec::new();
+    for (name, session) in names.iter().zip(imported.sessions) {
+        let calls: usize = session.messages.iter().map(|m| m.tool_calls.len()).sum();
+        let info = engine.import_session(name, session.messages)?;
+        summary.push(json!({"session": name, "messages": info.messages, "tool_calls": calls, "tokens": info.total_tokens, "compactions_in_source": session.compactions.len()}));
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({"file": file_name, "format": imported.format.as_str(), "sessions": summary})
+        );
+    } else {
+        println!(
+            "imported {file_name} ({}) into {} session(s):",
+            imported.format.as_str(),
+            summary.len()
+        );
+        for item in summary.iter().take(20) {
+            println!(
+                "  {}: {} messages, {} tool calls, {} tokens",
+                item["session"].as_str().unwrap_or_default(),
+                item["messages"],
+                item["tool_calls"],
+                thousands(item["tokens"].as_u64().unwrap_or_default())
+            );
+        }
+        if summary.len() > 20 {
+            println!(
+                "  … and {} more (ctxkit sessions lists them)",
+                summary.len() - 20
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The shape of a printed view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewFormat {
+    /// A Chat Completions `messages` array.
+    Openai,
+    /// An Anthropic request body: `{system, messages}`.
+    Anthropic,
+    /// ctxkit messages.
+    Ctxkit,
+}
+
+/// Options of `ctxkit view`.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The session.
+    pub session: String,
+    /// The model's context window, in tokens.
+    #[arg(long, default_value_t = 200_000)]
+    pub window: u64,
+    /// The output's shape.
+    #[arg(long, value_enum, default_value = "openai")]
+    pub format: ViewFormat,
+}
+
+/// Runs `ctxkit view`: the next view, computed without storing anything.
+pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
+    let config = EngineConfig {
+        budget: Budget::for_window(args.window),
+        ..EngineConfig::default()
+    };
+    let mut engine = places.engine(config)?;
+    let view = engine.preview_turn(&args.session)?;
+    let body = match args.format {
+        ViewFormat::Openai => view.to_openai(),
+        ViewFormat::Anthropic => view.to_anthropic()?,
+        ViewFormat::Ctxkit => {
+            serde_json::to_value(&view.messages).map_err(|e| Failure::runtime(e.to_string()))?
+        }
+    };
+    let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
+    println!("{text}");
+    let stats = &view.stats;
+    eprintln!(
+        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}",
+        args.session,
+        thousands(stats.total_tokens),
+        thousands(stats.budget_tokens),
+        percent(stats.total_tokens, stats.budget_tokens),
+        stats.messages,
+        stats
+            .tier
+            .map(|t| format!("{t:?}").to_lowercase())
+            .unwrap_or_default(),
+        view.compacted
+            .map(|m| format!(", compacted in memory ({}): not stored", m.as_str()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// Options of `ctxkit append`.
+#[derive(Debug, Args)]
+pub struct AppendArgs {
+    /// The session.
+    pub session: String,
+    /// Messages as a JSON array or JSONL (`-` or nothing: standard input).
+    pub file: Option<PathBuf>,
+    /// Create the session if it does not exist.
+    #[arg(long)]
+    pub create: bool,
+}
+
+/// Runs `ctxkit append`: every message is parsed before the first is stored.
+pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
+    let (name, text) = read_text(args.file.as_deref())?;
+    let messages = ctxkit_messages(&text).map_err(|e| Failure::from(e).within(&name))?;
+    if messages.is_empty() {
+        return Err(Failure::usage(format!("{name}: no messages to append")));
+    }
+    let mut engine = places.engine(EngineConfig::default())?;
+    if engine.session_info(&args.session).is_err() {
+        if !args.create {
+            return Err(Failure::usage(format!(
+                "no session named {:?} (use --create to start one)",
+                args.session
+            )));
+        }
+        engine.create_session(&args.session)?;
+    }
+    let outcome = engine.record(&args.session, messages)?;
+    let offloads: Vec<String> = outcome
+        .recorded
+        .iter()
+        .filter_map(|r| {
+            r.offload
+                .as_ref()
+                .map(|o| format!("seq {} → {}", r.seq, o.relative_path))
+        })
+        .collect();
+    println!(
+        "appended {} message(s) to {} (seq {}–{}){}",
+        outcome.recorded.len(),
+        args.session,
+        outcome.recorded.first().map_or(0, |r| r.seq),
+        outcome.recorded.last().map_or(0, |r| r.seq),
+        if offloads.is_empty() {
+            String::new()
+        } else {
+            format!("; offloaded {}", offloads.join(", "))
+        }
+    );
+    for event in outcome.events.iter().filter(|e| e.is_warning()) {
+        eprintln!(
+            "warning: {}",
+            serde_json::to_string(event).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// Options of `ctxkit sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `ctxkit sessions`.
+pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
+    let engine = places.engine(EngineConfig::default())?;
+    let sessions = engine.list_sessions()?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&sessions).map_err(|e| Failure::runtime(e.to_string()))?
+        );
+        return Ok(());
+    }
+    if sessions.is_empty() {
+        println!("no sessions in {}", places.db.display());
+    }
+    for info in sessions {
+        println!(
+            "{:<32} {:>6} messages {:>10} tokens {:>3} checkpoints",
+            info.name,
+            info.messages,
+            thousands(info.total_tokens),
+            info.checkpoints
+        );
+    }
+    Ok(())
+}
+
+/// Options of `ctxkit stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The session.
+    pub session: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `ctxkit stats`.
+pub fn stats(places: &Places, args: StatsArgs) -> Result<(), Failure> {
+    let engine = places.engine(EngineConfig::default())?;
+    let info = engine.session_info(&args.session)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&info).map_err(|e| Failure::runtime(e.to_string()))?
+        );
+    } else {
+        print!("{}", render_stats(&info));
+    }
+    Ok(())
+}
+
+fn render_stats(info: &SessionInfo) -> String {
+    let checkpoint = info
+        .latest_checkpoint
+        .map(|(through, method)| format!("through seq {through} ({})", method.as_str()))
+        .unwrap_or_else(|| "none".to_owned());
+    let anchor = info
+        .usage_anchor
+        .map(|a| {
+            format!(
+                "{} real tokens for {} estimated",
+                thousands(a.input_tokens),
+                thousands(a.estimated_tokens)
+            )
+        })
+        .unwrap_or_else(|| "none reported".to_owned());
+    format!(
+        "{}\n{}",
+        info.name,
+        table(&[
+            (
+                "messages".into(),
+                format!("{} (last seq {})", info.messages, info.last_seq)
+            ),
+            (
+                "tokens".into(),
+                format!(
+                    "{} estimated ({:?} family)",
+                    thousands(info.total_tokens),
+                    info.family
+                )
+            ),
+            (
+                "checkpoints".into(),
+                format!("{}, latest {checkpoint}", info.checkpoints)
+            ),
+            ("offloads".into(), info.offloads.to_string()),
+            ("turns".into(), info.turns.to_string()),
+            ("usage".into(), anchor),
+        ])
+    )
+}
