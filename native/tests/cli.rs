@@ -385,3 +385,36 @@ fn replay_of_the_built_in_session_compacts_twice_and_offloads() {
     // The second replay went into a session of its own.
     assert!(stdout(&project.run(&["sessions"])).contains("replay-demo-2"));
 }
+
+#[test]
+fn replay_of_a_real_claude_code_session_compacts_and_offloads() {
+    let project = Project::new();
+    let session = ctxkit_tests::corpus_dir().join(CORPUS[0].0);
+    let output = project.run(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--window",
+        "100000",
+        "--json",
+    ]);
+    assert_ok(&output, "replay of the corpus session");
+    let lines: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let summary = lines.last().unwrap();
+    assert_eq!(
+        summary["turns"], 139,
+        "one turn per API response of the session"
+    );
+    assert_eq!(summary["messages_logged"], 293);
+    assert!(summary["compactions"].as_array().unwrap().len() >= 1);
+    assert!(summary["offloads"].as_u64().unwrap() >= 1);
+    let turns = &lines[..lines.len() - 1];
+    assert!(
+        turns
+            .iter()
+            .all(|turn| turn["tokens"].as_u64() <= turn["budget"].as_u64()),
+        "every view fits"
+    );
+}

@@ -126,8 +126,10 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
         let view = engine.prepare_turn(&session)?;
         report.absorb(&view.events);
         report.view(&view);
-        let outcome = engine.record(&session, step.reply)?;
-        report.absorb(&outcome.events);
+        if !step.reply.is_empty() {
+            let outcome = engine.record(&session, step.reply)?;
+            report.absorb(&outcome.events);
+        }
         totals.add(&report);
         if args.json {
             println!("{}", report.to_json());
@@ -217,38 +219,31 @@ fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
 }
 
 /// Splits a conversation at each assistant message: a step is what came before it (user
-/// messages, results of earlier calls), then the reply and the tool results right after it.
+/// messages and anything else not answering a call), then the reply and the tool results right
+/// after it. Trailing messages after the last reply make a step with no reply.
 fn split_steps(messages: Vec<Message>) -> Vec<Step> {
     let mut steps = Vec::new();
-    let mut inputs = Vec::new();
-    let mut reply: Vec<Message> = Vec::new();
+    let mut open: Option<Step> = None;
+    let mut pending = Vec::new();
     for message in messages {
-        match message.role {
-            Role::Assistant => {
-                if !reply.is_empty() {
-                    steps.push(Step {
-                        inputs: std::mem::take(&mut inputs),
-                        reply: std::mem::take(&mut reply),
-                    });
-                }
-                reply.push(message);
+        match (message.role, open.as_mut()) {
+            (Role::Assistant, _) => {
+                steps.extend(open.take());
+                open = Some(Step {
+                    inputs: std::mem::take(&mut pending),
+                    reply: vec![message],
+                });
             }
-            Role::Tool if !reply.is_empty() && inputs.is_empty() => reply.push(message),
-            _ => {
-                if reply.is_empty() {
-                    inputs.push(message);
-                } else {
-                    steps.push(Step {
-                        inputs: std::mem::take(&mut inputs),
-                        reply: std::mem::take(&mut reply),
-                    });
-                    inputs.push(message);
-                }
-            }
+            (Role::Tool, Some(step)) if pending.is_empty() => step.reply.push(message),
+            _ => pending.push(message),
         }
     }
-    if !reply.is_empty() || !inputs.is_empty() {
-        steps.push(Step { inputs, reply });
+    steps.extend(open);
+    if !pending.is_empty() {
+        steps.push(Step {
+            inputs: pending,
+            reply: Vec::new(),
+        });
     }
     steps
 }
