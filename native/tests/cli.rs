@@ -408,7 +408,7 @@ fn replay_of_a_real_claude_code_session_compacts_and_offloads() {
         "one turn per API response of the session"
     );
     assert_eq!(summary["messages_logged"], 293);
-    assert!(summary["compactions"].as_array().unwrap().len() >= 1);
+    assert!(!summary["compactions"].as_array().unwrap().is_empty());
     assert!(summary["offloads"].as_u64().unwrap() >= 1);
     let turns = &lines[..lines.len() - 1];
     assert!(
