@@ -60,6 +60,34 @@ impl Session {
         }
     }
 
+    /// Checks a session that came from outside (a file, a browser's storage) before it is
+    /// used: entries in strictly increasing `seq` order, checkpoints moving forward and
+    /// covering only logged messages. Returns it unchanged when it holds, else an error naming
+    /// the entry or checkpoint at fault.
+    pub fn validated(session: Session) -> Result<Session> {
+        let Session {
+            family,
+            entries,
+            checkpoints,
+            nudge_state,
+            usage_anchor,
+        } = session;
+        let mut checked = Session::new(family);
+        checked.append_entries(entries)?;
+        for (index, checkpoint) in checkpoints.into_iter().enumerate() {
+            checked
+                .add_checkpoint(checkpoint)
+                .map_err(|error| match error {
+                    CoreError::InvalidInput { problem, .. } => {
+                        CoreError::invalid(format!("checkpoints[{index}].through_seq"), problem)
+                    }
+                })?;
+        }
+        checked.nudge_state = nudge_state;
+        checked.usage_anchor = usage_anchor;
+        Ok(checked)
+    }
+
     /// The `seq` the next appended message gets (1 for an empty log). A store may load only
     /// the entries after the latest checkpoint, so the checkpoint counts too.
     pub fn next_seq(&self) -> u64 {
@@ -457,5 +485,32 @@ mod tests {
         let (_, stats) = session.prepare_offline(&settings).unwrap();
         assert_eq!(stats.checkpoint_method, Some(SummaryMethod::Extractive));
         assert_eq!(session.checkpoints.len(), 1);
+    }
+
+    #[test]
+    fn a_session_from_outside_is_checked() {
+        let session = long_session();
+        assert_eq!(Session::validated(session.clone()), Ok(session.clone()));
+
+        let mut shuffled = session.clone();
+        shuffled.entries.swap(3, 4);
+        assert_eq!(
+            Session::validated(shuffled).map_err(|e| e.to_string()),
+            Err("entries[seq 4]: seq must increase, but 4 follows 5".to_owned())
+        );
+
+        let mut beyond = session.clone();
+        beyond.checkpoints.push(Checkpoint {
+            through_seq: 500,
+            summary: "s".into(),
+            method: SummaryMethod::Extractive,
+            active_tasks: None,
+            tokens: 1,
+            made_at_turn: 1,
+        });
+        assert_eq!(
+            Session::validated(beyond).map_err(|e| e.to_string()),
+            Err("checkpoints[0].through_seq: covers seq 500 but the log ends at 90".to_owned())
+        );
     }
 }
