@@ -95,13 +95,7 @@ export type AnthropicBlock =
   | { type: "text"; text: string; [key: string]: Json }
   | { type: "image"; source: { type: string; [key: string]: Json }; [key: string]: Json }
   | { type: "tool_use"; id: string; name: string; input: { [key: string]: Json }; [key: string]: Json }
-  | {
-      type: "tool_result";
-      tool_use_id: string;
-      content?: string | AnthropicBlock[];
-      is_error?: boolean;
-      [key: string]: Json | undefined;
-    }
+  | { type: "tool_result"; tool_use_id: string; content?: string | AnthropicBlock[]; is_error?: boolean }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: string; [key: string]: Json };
 
