@@ -107,6 +107,30 @@ test('two overlapping prepares: the second finds the checkpoint already made', a
   assert.equal(engine.latestCheckpoint.summary, '## Goal\nfast');
 });
 
+test('views share unchanged messages (frozen), and a cached view equals a fresh one', () => {
+  const engine = sliceEngine();
+  const settings = { system: SYSTEM, budget: budget(200_000), policy: { nudges: QUIET } };
+  for (const format of ['openai', 'ctxkit', 'anthropic', 'openai']) {
+    const first = engine.view({ ...settings, format });
+    engine.append([{ role: 'user', content: `one more (${format})` }]);
+    const state = JSON.stringify(engine);
+    const second = engine.view({ ...settings, format });
+    const fresh = ck.Engine.fromJSON(state).view({ ...settings, format });
+    assert.deepEqual(second, fresh, format);
+    if (format === 'anthropic') {
+      assert.notEqual(second.messages[0], first.messages[0], 'the Anthropic shape is rendered whole');
+      continue;
+    }
+    assert.equal(second.messages[1], first.messages[1], `${format}: the same object`);
+    assert.ok(Object.isFrozen(second.messages[1]));
+    assert.throws(() => { second.messages[1].role = 'system'; }, TypeError);
+    const call = second.messages.find((m) => m.tool_calls);
+    assert.throws(() => { call.tool_calls[0].id = 'x'; }, TypeError, 'frozen all the way down');
+    second.messages.push({ role: 'user', content: 'the array is the caller\'s' });
+  }
+  assert.deepEqual(engine.view(settings).messages.at(-1), { role: 'user', content: 'one more (openai)' });
+});
+
 test('the state exports to JSON and imports back into an equal engine', async () => {
   const engine = sliceEngine();
   await engine.prepare({ ...overBudget, summarize: async () => '## Goal\nkept' });

@@ -37,7 +37,7 @@ use crate::convert::{
     decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
     Result,
 };
-use crate::view::{render, TurnOptions, ViewFormat};
+use crate::view::{render_cached, TurnOptions, ViewCache, ViewFormat};
 
 #[wasm_bindgen(typescript_custom_section)]
 const ENGINE_TYPES: &str = r#"
@@ -95,6 +95,7 @@ export interface PrepareOptions extends TurnOptions {
 #[derive(Debug)]
 pub struct Engine {
     session: Rc<RefCell<Session>>,
+    cache: Rc<RefCell<ViewCache>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -179,9 +180,10 @@ impl Engine {
         (|| {
             let json = read_json(&options, "options")?;
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
+            let mut cache = self.cache.try_borrow_mut().map_err(|_| busy())?;
             let options = TurnOptions::read(json, "options", Some(session.family))?;
             let turn = session.prepare_with(&options.settings(), None, |view| {
-                render(view, options.format)
+                render_cached(view, options.format, &mut cache)
             })?;
             finish(turn, None)
         })()
@@ -198,11 +200,12 @@ impl Engine {
         #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions")] options: JsValue,
     ) -> js_sys::Promise {
         let session = Rc::clone(&self.session);
+        let cache = Rc::clone(&self.cache);
         // Read now, so later changes to the caller's object do not leak into this turn.
         let read = read_prepare_options(&options, &session);
         wasm_bindgen_futures::future_to_promise(async move {
             let (options, summarize) = read.map_err(|error| fail("Engine.prepare")(error))?;
-            prepare_turn(session, options, summarize)
+            prepare_turn(session, cache, options, summarize)
                 .await
                 .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
         })
@@ -260,6 +263,7 @@ impl Engine {
     pub fn from_session(session: Session) -> Self {
         Engine {
             session: Rc::new(RefCell::new(session)),
+            cache: Rc::new(RefCell::new(ViewCache::default())),
         }
     }
 
@@ -322,6 +326,7 @@ fn read_prepare_options(
 
 async fn prepare_turn(
     session: Rc<RefCell<Session>>,
+    cache: Rc<RefCell<ViewCache>>,
     options: TurnOptions,
     summarize: Option<js_sys::Function>,
 ) -> Result<JsValue> {
@@ -345,8 +350,9 @@ async fn prepare_turn(
         .as_ref()
         .map(|(request, answer, _)| (request, answer.as_deref()));
     let mut session = session.try_borrow_mut().map_err(|_| busy())?;
+    let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
     let turn = session.prepare_with(&options.settings(), answered, |view| {
-        render(view, options.format)
+        render_cached(view, options.format, &mut cache)
     })?;
     let failure = asked.and_then(|(_, _, failure)| failure);
     finish(turn, failure)

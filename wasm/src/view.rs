@@ -3,9 +3,17 @@
 //! format the caller asked for (`ctxkit`, `openai` or `anthropic`), straight from the messages
 //! the view borrows from the log.
 //!
+//! An `Engine` renders through a [`ViewCache`]: a log message never changes, so its JS form
+//! (ctxkit or OpenAI shape) is made once and reused by every later view that still shows it
+//! unchanged. A turn then converts only its new messages and what the pipeline made or changed
+//! (summary, placeholders, nudges, cut or cleared results): the cost of a view in JS grows with
+//! what changed, not with the view. Shared message objects are frozen (deeply), so a caller
+//! cannot change a later view by changing an earlier one; the arrays and the result objects are
+//! new every turn. The Anthropic shape merges neighbouring messages, so it is rendered whole.
+//!
 //! Guarantees: unknown option keys are errors (a typo never silently falls back to a default);
 //! the rendered view is what the core's wire converters write, so it passes that provider's
-//! validator whenever the core's view does.
+//! validator whenever the core's view does; a cached rendering equals a fresh one.
 
 use ctxkit_core::budget::Budget;
 use ctxkit_core::plan::Policy;
@@ -15,11 +23,13 @@ use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::view::View;
 use ctxkit_core::{to_anthropic, to_openai, CoreError, Message};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-use crate::convert::{decode, expected, to_js, Result};
+use crate::convert::{decode, expected, set, to_js, Result};
 
 #[wasm_bindgen(typescript_custom_section)]
 const VIEW_TYPES: &str = r#"
@@ -40,7 +50,11 @@ export interface TurnOptions {
   format?: ViewFormat;
 }
 
-/** A view in the ctxkit shape: the system prompt apart, then the messages. */
+/**
+ * A view in the ctxkit shape: the system prompt apart, then the messages. In an Engine's views
+ * (ctxkit and OpenAI shapes) the message objects are frozen: unchanged ones are shared with
+ * later views. Copy one (`structuredClone`) to change it.
+ */
 export interface CtxkitView {
   format: "ctxkit";
   system: string;
@@ -168,4 +182,90 @@ pub fn render(view: &View<'_>, format: ViewFormat) -> Result<JsValue> {
             to_js(&request)
         }
     }
+}
+
+/// The JS forms of log messages an `Engine` showed in its last view, by `seq`, for one format.
+#[derive(Debug, Default)]
+pub struct ViewCache {
+    format: Option<ViewFormat>,
+    messages: BTreeMap<u64, JsValue>,
+    system: Option<(String, JsValue)>,
+}
+
+/// `view` in `format`, reusing (and refilling) `cache` for the ctxkit and OpenAI shapes.
+pub fn render_cached(
+    view: &View<'_>,
+    format: ViewFormat,
+    cache: &mut ViewCache,
+) -> Result<JsValue> {
+    if format == ViewFormat::Anthropic {
+        return render(view, format);
+    }
+    if cache.format != Some(format) {
+        *cache = ViewCache {
+            format: Some(format),
+            ..ViewCache::default()
+        };
+    }
+    let list = js_sys::Array::new();
+    if format == ViewFormat::Openai {
+        if let Some(system) = view.system_message() {
+            let reused = cache
+                .system
+                .take()
+                .filter(|(text, _)| *text == view.system)
+                .map(|(_, value)| value);
+            let value = match reused {
+                Some(value) => value,
+                None => frozen(message_to_js(&system, format)?),
+            };
+            list.push(&value);
+            cache.system = Some((view.system.clone(), value));
+        }
+    }
+    let mut shown = BTreeMap::new();
+    for item in &view.messages {
+        // A message borrowed from the log is the log's own, unchanged: its form can be shared.
+        let from_log = item.seq.filter(|_| item.is_borrowed());
+        let value = match from_log.and_then(|seq| cache.messages.remove(&seq)) {
+            Some(value) => value,
+            None => frozen(message_to_js(&item.message, format)?),
+        };
+        list.push(&value);
+        if let Some(seq) = from_log {
+            shown.insert(seq, value);
+        }
+    }
+    cache.messages = shown;
+    let out: JsValue = js_sys::Object::new().into();
+    set(&out, "format", &to_js(&format)?)?;
+    if format == ViewFormat::Ctxkit {
+        set(&out, "system", &JsValue::from_str(&view.system))?;
+    }
+    set(&out, "messages", &list)?;
+    Ok(out)
+}
+
+fn message_to_js(message: &Message, format: ViewFormat) -> Result<JsValue> {
+    match format {
+        ViewFormat::Openai => match to_openai(std::slice::from_ref(message)) {
+            Value::Array(mut one) => to_js(&one.pop().unwrap_or_default()),
+            other => to_js(&other),
+        },
+        _ => to_js(message),
+    }
+}
+
+/// `value` frozen, with everything inside it.
+fn frozen(value: JsValue) -> JsValue {
+    fn freeze(value: &JsValue) {
+        if let Some(object) = value.dyn_ref::<js_sys::Object>() {
+            for inner in js_sys::Object::values(object).iter() {
+                freeze(&inner);
+            }
+            js_sys::Object::freeze(object);
+        }
+    }
+    freeze(&value);
+    value
 }
