@@ -20,6 +20,9 @@ use crate::view::ViewMessage;
 pub const CUT_MARKER: &str = "\n[… {bytes} bytes cut to fit the context window …]\n";
 /// A message cannot be cut below this estimate (its framing and the marker).
 pub const MIN_MESSAGE_TOKENS: u64 = 24;
+/// The content of a message that a cut left with nothing in it (its room was too small, or it
+/// held only parts a cut drops: thinking, provider blocks): providers reject empty messages.
+pub const REMOVED_CONTENT: &str = "[content removed to fit the context window]";
 
 /// The summary text of a truncation checkpoint.
 pub fn truncation_summary(
@@ -74,6 +77,11 @@ pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
             )
         }
     };
+    // A tiny room cuts text to nothing, and a cut drops thinking and provider blocks: a
+    // message left with nothing in it would be rejected, so it says what happened instead.
+    if cut.content.is_blank() && cut.tool_calls.is_empty() {
+        cut.content = Content::Text(REMOVED_CONTENT.to_owned());
+    }
     for call in &mut cut.tool_calls {
         call.arguments = cut_arguments(&call.arguments, share);
     }
@@ -226,6 +234,36 @@ mod tests {
             serde_json::from_str(&cut.tool_calls[0].arguments).unwrap();
         assert_eq!(arguments["path"], "x.rs");
         assert!(cut.tool_calls[0].arguments.len() < 1_200);
+    }
+
+    /// Found by `plan_properties`: a message made only of parts a cut drops must not come out
+    /// empty (Anthropic rejects empty messages).
+    #[test]
+    fn a_cut_message_is_never_left_empty() {
+        let only_dropped = Message {
+            content: Content::Parts(vec![
+                Part::Thinking {
+                    thinking: "hm".into(),
+                    signature: "sig".into(),
+                },
+                Part::Opaque {
+                    provider: crate::message::Provider::OpenAi,
+                    block: serde_json::json!({"type": "input_audio", "input_audio": {"data": "aa", "format": "wav"}}),
+                },
+            ]),
+            ..Message::text(crate::message::Role::System, "")
+        };
+        let cut = cut_message(&only_dropped, 100);
+        assert_eq!(cut.content, Content::Text(REMOVED_CONTENT.to_owned()));
+        assert_eq!(
+            cut_message(&Message::assistant("some words", vec![]), 0).content,
+            Content::Text(REMOVED_CONTENT.to_owned())
+        );
+        let with_call = Message::assistant("", vec![ToolCall::new("c", "ls", "{}")]);
+        assert_eq!(
+            cut_message(&with_call, 100).content,
+            Content::Text(String::new())
+        );
     }
 
     #[test]

@@ -217,7 +217,8 @@ impl Engine {
     pub fn record_usage(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ViewStats")] stats: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] input_tokens: JsValue,
+        #[wasm_bindgen(js_name = inputTokens, unchecked_param_type = "number")]
+        input_tokens: JsValue,
     ) -> Result<(), JsError> {
         (|| {
             let stats: ViewStats = read(&stats, "stats")?;

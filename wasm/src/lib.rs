@@ -19,6 +19,9 @@
 //! | [`engine`] | `Engine`: a session kept in wasm memory |
 //! | [`defaults`] | `defaults`, `version` |
 //!
+//! Two helpers serve them all: [`convert`] (JS values in and out, errors with paths) and
+//! [`view`] (turn options, and views rendered in the asked shape, cached for an `Engine`).
+//!
 //! The shell converts values and calls the core; it never decides policy. Values cross the
 //! boundary as JSON ([`convert`]): what JS passes in is read with paths, so a bad value throws
 //! a JS `Error` that says what is wrong and where (`toOpenAI: messages[3].role: missing`); what
