@@ -33,7 +33,7 @@ const args = Object.fromEntries(
 );
 const LOG = Number(args.log ?? 10_000);
 const TURNS = Number(args.turns ?? 200);
-const BASELINE_TURNS = Number(args['baseline-turns'] ?? 5);
+const BASELINE_TURNS = Number(args['baseline-turns'] ?? 3);
 const WARMUP = Number(args.warmup ?? 20);
 const PER_TURN = 3;
 const SYSTEM = 'You are a coding agent working in /home/USER/spotter.\nCurrent date: 2026-02-11';
@@ -84,7 +84,16 @@ function benchEngine() {
     if (last.summary) compactions += 1;
     if (t >= WARMUP) times.push(elapsed);
   }
-  return { setup, first: first.stats, last: last.stats, lastMessages: last.messages.length, compactions, ...summarize(times) };
+  const saveStart = performance.now();
+  const state = JSON.stringify(engine);
+  const save = performance.now() - saveStart;
+  const loadStart = performance.now();
+  Engine.fromJSON(state).free();
+  const load = performance.now() - loadStart;
+  return {
+    setup, save, load, stateBytes: Buffer.byteLength(state), first: first.stats, last: last.stats,
+    lastMessages: last.messages.length, compactions, ...summarize(times),
+  };
 }
 
 // LangChain trimMessages.
@@ -186,5 +195,6 @@ console.log(`ratio trimMessages / Engine (median): ${ratio.toFixed(0)}x`);
 console.log(`Engine: setup (append ${LOG} + first view, which compacts): ${ms(engine.setup)} ms; ` +
   `compactions during the measured turns: ${engine.compactions}; last view: ${engine.lastMessages} messages, ` +
   `${engine.last.total_tokens} tokens, tier ${engine.last.tier}`);
+console.log(`Engine state (${engine.stateBytes} bytes of JSON): JSON.stringify(engine) ${ms(engine.save)} ms, Engine.fromJSON ${ms(engine.load)} ms`);
 console.log(`trimMessages kept ${trim.kept} messages; the linear trim kept ${linear.kept}`);
 console.log(`.wasm: ${size.raw} bytes raw, ${size.gzip} gzip -9, ${size.brotli} brotli -q 11`);
