@@ -21,4 +21,5 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "tests (unit, integration, properties, snapshots, doctests)"
 cargo test --workspace --locked
 
+./scripts/test-pkg.sh
 printf '\nall tests passed\n'

@@ -352,8 +352,10 @@ pub fn plan_turn<'a>(input: &TurnInput<'a, '_>) -> Result<Plan<'a>> {
     all.extend(items);
     let (mut all, repair) = repair_view(all);
 
+    // Repair can add messages (placeholder results, a leading user message), so a view that was
+    // under the trigger before it may be over after it: every compacting strategy checks again.
     if outcome.tier == Tier::Truncated
-        || outcome.tier == Tier::Summarized
+        || policy.strategy != Strategy::Off
             && correction(system_tokens + nudge_tokens + sum_tokens(&all, family))
                 > budget.trigger()
     {
@@ -580,5 +582,69 @@ fn fit_view(
             .drain(..unit.min(all.len()))
             .filter(|m| m.seq.is_some())
             .count();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    /// Found by `plan_properties`: a log that fits under the trigger as it is, but whose repair
+    /// adds placeholder results that push it over. The view must still fit.
+    #[test]
+    fn a_view_that_repair_pushes_over_the_trigger_is_fitted() {
+        let family = ModelFamily::OpenAi;
+        let calls = (0..6)
+            .map(|n| ToolCall::new(format!("call_{n}"), "bash", "{}"))
+            .collect();
+        let log = Entry::number(
+            [
+                Message::user("run everything"),
+                Message::assistant("", calls),
+                Message::user("results were lost"),
+            ],
+            1,
+            family,
+        );
+        let raw: u64 = log.iter().map(|entry| entry.tokens).sum();
+        let budget = Budget {
+            context_window: raw,
+            output_reserve: 0,
+            tool_schema_tokens: 0,
+            safety_margin: 0,
+            trigger_percent: 100,
+            low_water_percent: 10,
+        };
+        let policy = Policy {
+            family,
+            nudges: NudgePolicy {
+                memory_every_turns: 0,
+                stall_after_turns: 0,
+                ..NudgePolicy::default()
+            },
+            ..Policy::default()
+        };
+        let input = TurnInput {
+            log: &log,
+            checkpoint: None,
+            system_prompt: "",
+            budget,
+            policy: &policy,
+            nudge_state: NudgeState::default(),
+            usage_anchor: None,
+            todos: &[],
+        };
+        let Ok(Plan::Ready(ready)) = plan_turn(&input) else {
+            panic!("the log fits the trigger before repair, so no summary is asked for");
+        };
+        assert_eq!(ready.stats.repair.missing_results, 6);
+        assert!(
+            ready.stats.total_tokens <= budget.usable(),
+            "{:?}",
+            ready.stats
+        );
+        assert!(ready.stats.fits);
+        assert_eq!(ready.stats.tier, Some(Tier::Truncated));
     }
 }

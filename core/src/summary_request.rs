@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{checkpoint_from_answer, Checkpoint, SummaryMethod};
-use crate::error::Result;
+use crate::error::{CoreError, Result};
 use crate::extractive::{extractive_summary, ExtractiveLimits, SECTIONS};
 use crate::fence::tag_fence;
 use crate::log::{first_after, Entry};
@@ -115,6 +115,50 @@ pub fn covered_entries<'l>(request: &SummaryRequest, log: &'l [Entry]) -> &'l [E
     let start = first_after(log, request.after_seq);
     let end = first_after(log, Some(request.through_seq));
     log.get(start..end.max(start)).unwrap_or_default()
+}
+
+/// The checkpoint for `request`, from a summarizer's `answer` when it is usable, else from the
+/// extractive summarizer: when there is no answer (no LLM, or the call failed) or the answer is
+/// unusable (empty, or over the request's token limit). The reason an answer was refused is
+/// returned beside the checkpoint. Fails only when even the extractive summary cannot be made
+/// (a token limit too small for any summary).
+///
+/// ```
+/// use ctxkit_core::checkpoint::SummaryMethod;
+/// use ctxkit_core::extractive::ExtractiveLimits;
+/// use ctxkit_core::log::Entry;
+/// use ctxkit_core::summary_request::{summary_checkpoint, summary_request};
+/// use ctxkit_core::tokens::ModelFamily;
+/// use ctxkit_core::transcript::TranscriptLimits;
+/// use ctxkit_core::Message;
+///
+/// let family = ModelFamily::OpenAi;
+/// let log = Entry::number([Message::user("Fix src/main.rs"), Message::assistant("Done.", vec![])], 1, family);
+/// let request = summary_request(&log, None, None, 1, 500, &TranscriptLimits::default());
+/// let limits = ExtractiveLimits::default();
+///
+/// let (llm, refused) = summary_checkpoint(&request, Some("<summary>## Goal\nFix it</summary>"), &log, &limits, family).unwrap();
+/// assert_eq!((llm.method, llm.summary.as_str(), refused), (SummaryMethod::Llm, "## Goal\nFix it", None));
+///
+/// let (fallback, refused) = summary_checkpoint(&request, Some("  "), &log, &limits, family).unwrap();
+/// assert_eq!(fallback.method, SummaryMethod::Extractive);
+/// assert_eq!(refused.unwrap().to_string(), "summary: the summarizer returned an empty summary");
+/// ```
+pub fn summary_checkpoint(
+    request: &SummaryRequest,
+    answer: Option<&str>,
+    log: &[Entry],
+    limits: &ExtractiveLimits,
+    family: ModelFamily,
+) -> Result<(Checkpoint, Option<CoreError>)> {
+    let refused = match answer
+        .map(|text| checkpoint_from_answer(request, text, SummaryMethod::Llm, family))
+    {
+        Some(Ok(checkpoint)) => return Ok((checkpoint, None)),
+        Some(Err(reason)) => Some(reason),
+        None => None,
+    };
+    Ok((answer_extractively(request, log, limits, family)?, refused))
 }
 
 /// Answers `request` with the extractive summarizer (no LLM). The summary is sized to the

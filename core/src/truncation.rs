@@ -18,10 +18,11 @@ use crate::view::ViewMessage;
 
 /// The marker left where a message was cut.
 pub const CUT_MARKER: &str = "\n[… {bytes} bytes cut to fit the context window …]\n";
-/// What is left of a message cut to (almost) nothing.
-pub const SHORT_CUT_MARKER: &str = "[… cut to fit the context window …]";
 /// A message cannot be cut below this estimate (its framing and the marker).
 pub const MIN_MESSAGE_TOKENS: u64 = 24;
+/// The content of a message that a cut left with nothing in it (its room was too small, or it
+/// held only parts a cut drops: thinking, provider blocks): providers reject empty messages.
+pub const REMOVED_CONTENT: &str = "[content removed to fit the context window]";
 
 /// The summary text of a truncation checkpoint.
 pub fn truncation_summary(
@@ -79,10 +80,11 @@ pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
     for call in &mut cut.tool_calls {
         call.arguments = cut_arguments(&call.arguments, share);
     }
-    // However small the room, a message that said something still says that it was cut:
-    // providers reject empty messages, and the model should know text was there.
+    // A tiny room cuts text to nothing, and a cut drops thinking and provider blocks: a message
+    // that said something still says what happened (providers reject empty messages, and the
+    // model should know something was there).
     if cut.content.is_blank() && !message.content.is_blank() {
-        cut.content = Content::Text(SHORT_CUT_MARKER.to_owned());
+        cut.content = Content::Text(REMOVED_CONTENT.to_owned());
     }
     cut
 }
@@ -235,13 +237,43 @@ mod tests {
         assert!(cut.tool_calls[0].arguments.len() < 1_200);
     }
 
+    /// Found by `plan_properties`: a message made only of parts a cut drops must not come out
+    /// empty (Anthropic rejects empty messages).
+    #[test]
+    fn a_cut_message_is_never_left_empty() {
+        let only_dropped = Message {
+            content: Content::Parts(vec![
+                Part::Thinking {
+                    thinking: "hm".into(),
+                    signature: "sig".into(),
+                },
+                Part::Opaque {
+                    provider: crate::message::Provider::OpenAi,
+                    block: serde_json::json!({"type": "input_audio", "input_audio": {"data": "aa", "format": "wav"}}),
+                },
+            ]),
+            ..Message::text(crate::message::Role::System, "")
+        };
+        let cut = cut_message(&only_dropped, 100);
+        assert_eq!(cut.content, Content::Text(REMOVED_CONTENT.to_owned()));
+        assert_eq!(
+            cut_message(&Message::assistant("some words", vec![]), 0).content,
+            Content::Text(REMOVED_CONTENT.to_owned())
+        );
+        let with_call = Message::assistant("", vec![ToolCall::new("c", "ls", "{}")]);
+        assert_eq!(
+            cut_message(&with_call, 100).content,
+            Content::Text(String::new())
+        );
+    }
+
     #[test]
     fn a_message_cut_to_nothing_still_says_it_was_cut() {
         for message in [
             Message::user("some words"),
             Message::tool_result("c", "output", false),
         ] {
-            assert_eq!(cut_message(&message, 0).text_content(), SHORT_CUT_MARKER);
+            assert_eq!(cut_message(&message, 0).text_content(), REMOVED_CONTENT);
         }
         assert!(cut_message(&Message::user(""), 0).content.is_blank());
     }

@@ -82,12 +82,16 @@ pub struct View<'a> {
 }
 
 impl View<'_> {
+    /// The system prompt as a system message, or `None` when it is empty (an empty system
+    /// prompt is left out of every wire format).
+    pub fn system_message(&self) -> Option<Message> {
+        (!self.system.is_empty()).then(|| Message::text(crate::Role::System, self.system.clone()))
+    }
+
     /// The view as one message list with the system prompt first (the shape the wire
     /// converters take). Empty system prompts are left out.
     pub fn to_messages(&self) -> Vec<Message> {
-        let system = (!self.system.is_empty())
-            .then(|| Message::text(crate::Role::System, self.system.clone()));
-        system
+        self.system_message()
             .into_iter()
             .chain(
                 self.messages

@@ -1,14 +1,61 @@
 //! # ctxkit-wasm: the JavaScript shell
 //!
-//! wasm-bindgen bindings that expose the pure core to Node and browsers. Each exported JS
-//! concept gets a file of its own as the bindings grow; this crate converts values and calls
-//! the core, and never decides policy.
+//! wasm-bindgen bindings that expose the pure core to Node and browsers (the npm package
+//! `ctxkit`, built into `pkg/` by `scripts/build-pkg.sh`). Each exported JS concept has a file
+//! of its own, in the style of y-crdt's ywasm:
+//!
+//! | file | JS |
+//! |---|---|
+//! | [`wire`] | `fromOpenAI`, `toOpenAI`, `fromAnthropic`, `toAnthropic`, the message types |
+//! | [`tokens`] | `estimateTokens` |
+//! | [`repair`] | `repairToolPairs` |
+//! | [`validate`] | `validate` |
+//! | [`plan`] | `planTurn`, `summaryCheckpoint`, the budget and policy types |
+//! | [`summary`] | `extractiveSummary` |
+//! | [`offload`] | `planOffload` |
+//! | [`precis`] | `renderPrecis` |
+//! | [`system_prompt`] | `buildSystemPrompt` |
+//! | [`nudge`] | `advanceNudges` |
+//! | [`engine`] | `Engine`: a session kept in wasm memory |
+//! | [`defaults`] | `defaults`, `version` |
+//!
+//! Two helpers serve them all: [`convert`] (JS values in and out, errors with paths) and
+//! [`view`] (turn options, and views rendered in the asked shape, cached for an `Engine`).
+//!
+//! The shell converts values and calls the core; it never decides policy. Values cross the
+//! boundary as JSON ([`convert`]): what JS passes in is read with paths, so a bad value throws
+//! a JS `Error` that says what is wrong and where (`toOpenAI: messages[3].role: missing`); what
+//! the core returns comes out as plain JS objects in the core's serde form (the same JSON the
+//! Rust snapshots and the CLI show). Data keys are snake_case, as in the providers' own
+//! formats; functions and methods are camelCase.
+//!
+//! Guarantees: no exported function panics (a panic would abort the wasm instance): every
+//! failure is an `Error` thrown to the caller, and an `Engine` that refused a call is left as
+//! it was. The TypeScript types are written by hand next to the functions they describe
+//! (`typescript_custom_section`) and checked by `tsc` against a usage file in `pkg/test/`.
 #![deny(missing_docs)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::indexing_slicing,
+    clippy::string_slice
+)]
 
-use wasm_bindgen::prelude::wasm_bindgen;
+pub mod convert;
+pub mod defaults;
+pub mod engine;
+pub mod nudge;
+pub mod offload;
+pub mod plan;
+pub mod precis;
+pub mod repair;
+pub mod summary;
+pub mod system_prompt;
+pub mod tokens;
+pub mod validate;
+pub mod view;
+pub mod wire;
 
-/// The version of the package.
-#[wasm_bindgen]
-pub fn version() -> String {
-    env!("CARGO_PKG_VERSION").to_owned()
-}
+pub use engine::Engine;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the npm package `ctxkit` into pkg/dist from the wasm/ crate, installing what it needs:
+# the wasm32 target, the wasm-bindgen CLI at the exact version Cargo.lock pins (wasm-bindgen
+# refuses a CLI of another version), and pkg's dev dependencies (wasm-opt comes from the npm
+# package binaryen). No wasm-pack.
+#
+# Output (pkg/dist, git-ignored):
+#   ctxkit.js, ctxkit.d.ts    browsers and bundlers (wasm-bindgen's web target: `await init()`)
+#   ctxkit_bg.wasm            the module, shared by both glues
+#   ctxkit_node.cjs           Node glue (nodejs target: loads the .wasm synchronously)
+#   node.mjs, node.cjs        Node entries (ESM import and CJS require), ready on import
+#   node.d.mts, node.d.cts    their types
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# The wasm-bindgen version Cargo.lock pins (the CLI must match it exactly).
+version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if [[ -z "$version" ]]; then
+  echo "build-pkg: wasm-bindgen not found in Cargo.lock" >&2
+  exit 1
+fi
+
+step "toolchain: wasm32-unknown-unknown target, wasm-bindgen-cli $version"
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
+if [[ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $version" ]]; then
+  # Not --locked: the CLI's own lock file does not build with this toolchain.
+  cargo install wasm-bindgen-cli --version "$version"
+fi
+
+step "npm dependencies (pkg/node_modules)"
+if [[ ! -x pkg/node_modules/.bin/wasm-opt || pkg/package-lock.json -nt pkg/node_modules/.package-lock.json ]]; then
+  (cd pkg && npm ci --no-audit --no-fund)
+fi
+
+step "cargo build --release --target wasm32-unknown-unknown -p ctxkit-wasm"
+cargo build --release --locked --target wasm32-unknown-unknown -p ctxkit-wasm
+wasm=target/wasm32-unknown-unknown/release/ctxkit_wasm.wasm
+
+step "wasm-bindgen: web and nodejs glue"
+out=pkg/dist
+work=target/pkg-build
+rm -rf "$out" "$work"
+mkdir -p "$out" "$work/web" "$work/node"
+wasm-bindgen --target web --out-name ctxkit --out-dir "$work/web" "$wasm"
+wasm-bindgen --target nodejs --out-name ctxkit --out-dir "$work/node" "$wasm"
+# Both glues must load the same module, so the package ships one .wasm.
+if ! cmp -s "$work/web/ctxkit_bg.wasm" "$work/node/ctxkit_bg.wasm"; then
+  echo "build-pkg: the web and nodejs targets produced different .wasm files" >&2
+  exit 1
+fi
+
+step "wasm-opt -Oz (binaryen)"
+pkg/node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
+  "$work/web/ctxkit_bg.wasm" -o "$out/ctxkit_bg.wasm"
+
+cp "$work/web/ctxkit.js" "$out/ctxkit.js"
+cp "$work/web/ctxkit.d.ts" "$out/ctxkit.d.ts"
+cp "$work/node/ctxkit.js" "$out/ctxkit_node.cjs"
+cp pkg/src/node.mjs pkg/src/node.cjs "$out/"
+cat "$work/node/ctxkit.d.ts" pkg/src/node-init.d.ts > "$out/node.d.mts"
+cp "$out/node.d.mts" "$out/node.d.cts"
+
+raw=$(wc -c < "$out/ctxkit_bg.wasm")
+gz=$(gzip -9 -c "$out/ctxkit_bg.wasm" | wc -c)
+step "built pkg/dist: ctxkit_bg.wasm $raw bytes, $gz gzipped"

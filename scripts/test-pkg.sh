@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The JS side of ctxkit, from a fresh clone: installs what it needs (the wasm32 target, the
+# pinned wasm-bindgen CLI and pkg's npm dev dependencies through scripts/build-pkg.sh, Debian's
+# chromium for the browser test), lints the wasm shell for its real target, builds pkg/, and
+# runs the package's tests: the same fixtures and snapshots as the Rust tests, bad input from
+# JS, the Engine protocol, ESM/CJS/browser exports, the TypeScript types, the `npm pack` file
+# list, and the browser test in headless Chromium. scripts/test.sh calls it last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "chromium for the browser test (/usr/bin/chromium)"
+if [[ ! -x /usr/bin/chromium ]]; then
+  if [[ "$(id -u)" == 0 ]]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "test-pkg: /usr/bin/chromium is missing and this is not root: the browser test will skip (or fail with CI=true)" >&2
+  fi
+fi
+
+# The target first: clippy below checks the shell as it is compiled for the browser.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
+step "clippy: the wasm shell for wasm32-unknown-unknown"
+cargo clippy --locked -p ctxkit-wasm --target wasm32-unknown-unknown -- -D warnings
+
+./scripts/build-pkg.sh
+
+step "node --test (pkg/test: fixtures, errors, engine, package, types, npm pack, browser)"
+cd pkg
+node --test test/*.test.mjs

@@ -1,0 +1,263 @@
+//! Values across the boundary, and errors that say where.
+//!
+//! In: a JS value is read as JSON first ([`read_json`], through the engine's own
+//! `JSON.stringify`, which honours `toJSON`, drops `undefined` and functions, and refuses
+//! cycles and BigInts), then into a core type with the path of every value ([`decode`]), so a
+//! bad field reads `policy.nudges.memory_every_turns: expected a non-negative integer, found
+//! the string "ten"`, never a message about JS internals. Message lists are read element by
+//! element ([`read_messages`]) so an error names the message (`messages[3].role: missing`).
+//!
+//! Out: a core value is written as JSON text and parsed by the JS engine ([`to_js`]), which
+//! gives plain objects, arrays and numbers exactly as `JSON.parse` would (JSON numbers that JS
+//! cannot hold exactly come out as the nearest double, as they would from any JSON API).
+//!
+//! Errors: every failure is a [`CoreError`] (`at: problem`) until the exported function turns
+//! it into a JS `Error` with its own name in front ([`fail`]).
+//!
+//! Guarantees: nothing here panics or throws past Rust code: JS exceptions raised while
+//! reading (a getter that throws, a cycle) come back as errors, and no call leaves a borrow or
+//! any other state behind.
+
+use ctxkit_core::{CoreError, Message};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsError, JsValue};
+
+/// Shorthand for the shell's internal results.
+pub type Result<T, E = CoreError> = std::result::Result<T, E>;
+
+/// The JS `Error` thrown by `function` for `error`: `"<function>: <at>: <problem>"`.
+pub fn fail(function: &str) -> impl Fn(CoreError) -> JsError + '_ {
+    move |error| JsError::new(&format!("{function}: {error}"))
+}
+
+/// `value` as JSON. `undefined` reads as `null` (an omitted optional argument).
+pub fn read_json(value: &JsValue, at: &str) -> Result<Value> {
+    if value.is_undefined() {
+        return Ok(Value::Null);
+    }
+    if value.is_function() {
+        return Err(CoreError::invalid(at, "expected data, found a function"));
+    }
+    if value.is_symbol() {
+        return Err(CoreError::invalid(at, "expected data, found a symbol"));
+    }
+    if value.is_bigint() {
+        return Err(CoreError::invalid(
+            at,
+            "expected data, found a BigInt (use a number)",
+        ));
+    }
+    let text = js_sys::JSON::stringify(value).map_err(|error| {
+        CoreError::invalid(
+            at,
+            format!("cannot be read as JSON: {}", js_error_message(&error)),
+        )
+    })?;
+    let Some(text) = JsValue::from(text).as_string() else {
+        return Err(CoreError::invalid(at, "cannot be read as JSON"));
+    };
+    serde_json::from_str(&text)
+        .map_err(|error| CoreError::invalid(at, format!("cannot be read as JSON: {error}")))
+}
+
+/// `value` read into `T`, with errors that give the path below `at`. `null` and a missing
+/// field read as the default where `T` has one.
+pub fn decode<T: DeserializeOwned>(value: Value, at: &str) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = join(at, &error.path().to_string());
+        describe(path, &error.into_inner().to_string())
+    })
+}
+
+/// A JS value read into `T` (see [`read_json`] and [`decode`]).
+pub fn read<T: DeserializeOwned>(value: &JsValue, at: &str) -> Result<T> {
+    decode(read_json(value, at)?, at)
+}
+
+/// An optional argument read into `T`: `undefined` and `null` give `T::default()`.
+pub fn read_or_default<T: DeserializeOwned + Default>(value: &JsValue, at: &str) -> Result<T> {
+    match read_json(value, at)? {
+        Value::Null => Ok(T::default()),
+        json => decode(json, at),
+    }
+}
+
+/// An array of messages in the ctxkit form, read one by one so errors name the message.
+pub fn read_messages(value: Value, at: &str) -> Result<Vec<Message>> {
+    match value {
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(index, item)| decode(item, &format!("{at}[{index}]")))
+            .collect(),
+        other => Err(expected(at, "an array of messages", &other)),
+    }
+}
+
+/// The error for a JSON value of the wrong kind: `at: expected <what>, found <kind>`.
+pub fn expected(at: &str, what: &str, found: &Value) -> CoreError {
+    CoreError::invalid(at, format!("expected {what}, found {}", kind(found)))
+}
+
+/// The kind of a JSON value, worded for "found X" (`undefined` arrives as null).
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null or undefined",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `value` as a JS value (plain objects, arrays, strings, numbers, booleans and null).
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
+    let text = serde_json::to_string(value).map_err(|error| {
+        CoreError::invalid("result", format!("cannot be written as JSON: {error}"))
+    })?;
+    js_sys::JSON::parse(&text).map_err(|error| {
+        CoreError::invalid(
+            "result",
+            format!("cannot be read back: {}", js_error_message(&error)),
+        )
+    })
+}
+
+/// Sets `key` of the JS object `target` to `value` (an object this shell made).
+pub fn set(target: &JsValue, key: &str, value: &JsValue) -> Result<()> {
+    js_sys::Reflect::set(target, &JsValue::from_str(key), value)
+        .map(|_| ())
+        .map_err(|error| CoreError::invalid(key, js_error_message(&error)))
+}
+
+/// The message of a thrown JS value: an `Error`'s message, a thrown string, or its kind.
+pub fn js_error_message(thrown: &JsValue) -> String {
+    if let Some(error) = thrown.dyn_ref::<js_sys::Error>() {
+        return String::from(error.message());
+    }
+    if let Some(text) = thrown.as_string() {
+        return text;
+    }
+    if thrown.is_undefined() {
+        return "undefined".to_owned();
+    }
+    if thrown.is_null() {
+        return "null".to_owned();
+    }
+    match thrown.as_f64() {
+        Some(number) => format!("{number}"),
+        None => "a value that is not an Error".to_owned(),
+    }
+}
+
+/// `at` followed by a serde_path_to_error path (`.` for the root, `[3].role` below it).
+fn join(at: &str, path: &str) -> String {
+    match path {
+        "." | "" => at.to_owned(),
+        _ if at.is_empty() => path.trim_start_matches('.').to_owned(),
+        _ if path.starts_with('[') => format!("{at}{path}"),
+        _ => format!("{at}.{path}"),
+    }
+}
+
+/// A serde error at `path`, reworded the way the core words its own errors: a missing or
+/// unknown field is named in the path, and Rust type names become JSON kinds.
+fn describe(path: String, message: &str) -> CoreError {
+    if let Some(field) = between(message, "missing field `", "`") {
+        return CoreError::invalid(join(&path, field), "missing");
+    }
+    if message.starts_with("unknown field `") {
+        let expected = message
+            .split_once("`, ")
+            .map(|(_, rest)| rest)
+            .unwrap_or("there are no fields");
+        // The path already ends with the unknown key.
+        return CoreError::invalid(path, format!("unknown field ({expected})"));
+    }
+    let mut problem = message.to_owned();
+    for (rust, json) in [
+        ("expected u8", "expected an integer from 0 to 255"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected usize", "expected a non-negative integer"),
+        ("expected i32", "expected an integer"),
+        ("expected i64", "expected an integer"),
+        ("expected a sequence", "expected an array"),
+        ("expected a map", "expected an object"),
+        ("integer `", "number `"),
+        ("floating point `", "number `"),
+    ] {
+        problem = problem.replace(rust, json);
+    }
+    if let Some(start) = problem.find("expected struct ") {
+        problem.replace_range(start.., "expected an object");
+    }
+    CoreError::invalid(path, problem)
+}
+
+fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
+    let start = text.find(open)? + open.len();
+    let rest = text.get(start..)?;
+    rest.get(..rest.find(close)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_core::budget::Budget;
+
+    fn error<T: DeserializeOwned + std::fmt::Debug>(json: Value, at: &str) -> String {
+        match decode::<T>(json, at) {
+            Ok(value) => format!("no error: {value:?}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn serde_errors_are_reworded_with_their_path() {
+        assert_eq!(
+            error::<Vec<Message>>(serde_json::json!([{"content": "hi"}]), "messages"),
+            "messages[0].role: missing"
+        );
+        assert_eq!(
+            error::<Message>(
+                serde_json::json!({"role": "assistant", "tool_calls": [{"name": "ls", "arguments": "{}"}]}),
+                "messages[1]"
+            ),
+            "messages[1].tool_calls[0].id: missing"
+        );
+        assert_eq!(
+            error::<Message>(serde_json::json!({"role": "user", "contnet": "x"}), "m"),
+            "m.contnet: unknown field (expected one of `role`, `content`, `tool_calls`, `tool_call_id`, `is_error`, `name`)"
+        );
+        assert_eq!(
+            error::<Budget>(serde_json::json!({"context_window": "big"}), "budget"),
+            "budget.context_window: invalid type: string \"big\", expected a non-negative integer"
+        );
+        assert_eq!(
+            error::<Budget>(serde_json::json!(7), "budget"),
+            "budget: invalid type: number `7`, expected an object"
+        );
+        assert_eq!(
+            read_messages(serde_json::json!(3), "messages")
+                .map_err(|e| e.to_string())
+                .err()
+                .unwrap_or_default(),
+            "messages: expected an array of messages, found a number"
+        );
+    }
+
+    #[test]
+    fn paths_join() {
+        assert_eq!(join("messages", "."), "messages");
+        assert_eq!(join("messages", "[2].role"), "messages[2].role");
+        assert_eq!(
+            join("policy", "nudges.stall_text"),
+            "policy.nudges.stall_text"
+        );
+        assert_eq!(join("", "budget"), "budget");
+    }
+}

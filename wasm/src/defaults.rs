@@ -1,0 +1,49 @@
+//! Defaults and version: `defaults`, `version`.
+//!
+//! Every option object of the package has documented defaults; `defaults()` returns them as
+//! the core defines them, so a caller can start from them and a UI can show them.
+
+use ctxkit_core::budget::Budget;
+use ctxkit_core::clearing::ClearPolicy;
+use ctxkit_core::offload::OffloadPolicy;
+use ctxkit_core::plan::Policy;
+use ctxkit_core::precis::PrecisOptions;
+use ctxkit_core::system_prompt::OffloadGuidance;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsError, JsValue};
+
+use crate::convert::{fail, to_js};
+
+#[wasm_bindgen(typescript_custom_section)]
+const DEFAULT_TYPES: &str = r#"
+/** The defaults of every option object. */
+export interface Defaults {
+  budget: Budget;
+  policy: Policy;
+  /** What `policy.clear_tool_results` means when it is set to `{}`. */
+  clear_tool_results: ClearPolicy;
+  offload: OffloadPolicy;
+  offload_guidance: OffloadGuidance;
+  precis: PrecisOptions;
+}
+"#;
+
+/// The defaults of every option object.
+#[wasm_bindgen(unchecked_return_type = "Defaults")]
+pub fn defaults() -> Result<JsValue, JsError> {
+    to_js(&serde_json::json!({
+        "budget": Budget::default(),
+        "policy": Policy::default(),
+        "clear_tool_results": ClearPolicy::default(),
+        "offload": OffloadPolicy::default(),
+        "offload_guidance": OffloadGuidance::default(),
+        "precis": PrecisOptions::default(),
+    }))
+    .map_err(fail("defaults"))
+}
+
+/// The version of the package (the workspace version it was built from).
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_owned()
+}

@@ -1,0 +1,435 @@
+//! The `Engine` class: a session kept in wasm memory.
+//!
+//! An `Engine` wraps the core's `Session` (the complete log with its cached estimates, the
+//! checkpoints, the nudge counters and the last real usage), so each turn crosses the boundary
+//! with only its new messages: `append` the messages of a turn, then `view` (or, with an LLM
+//! for summaries, `await prepare({ summarize })`) to get what the model should see, in the
+//! ctxkit, OpenAI or Anthropic shape, with its stats. Planning costs in proportion to the view,
+//! not the log.
+//!
+//! Each `view` or `prepare` is one turn of the core's protocol (`Session::prepare_with`): plan;
+//! when a summary is needed, ask for it (`summarize`, or the extractive summarizer without
+//! one, or when it throws, rejects or returns something unusable), store the checkpoint, plan
+//! again; render the view; keep the nudge state. `toJSON()` / `Engine.fromJSON()` export and
+//! import the whole state (the core's serde form of `Session`), so a front end can keep it in
+//! IndexedDB or a file.
+//!
+//! Guarantees: a call that throws (a message without a role, a bad budget, a view that cannot
+//! be written in the asked format) leaves the engine exactly as it was, and the engine stays
+//! usable. No borrow of the session is held while JS code runs (the caller's `toJSON`s while
+//! reading input, or `summarize`), so callbacks may call back into the engine.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ctxkit_core::plan::{Plan, ViewStats};
+use ctxkit_core::session::{PreparedTurn, Session};
+use ctxkit_core::summary_request::SummaryRequest;
+use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::{from_anthropic, from_openai, CoreError};
+use serde::Deserialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsError, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::convert::{
+    decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
+    Result,
+};
+use crate::view::{render_cached, TurnOptions, ViewCache, ViewFormat};
+
+#[wasm_bindgen(typescript_custom_section)]
+const ENGINE_TYPES: &str = r#"
+/** Options of `new Engine()`. */
+export interface EngineOptions {
+  /** The tokenizer family the log's estimates are cached for (default `"openai"`). */
+  family?: ModelFamily;
+}
+
+/** The shape of messages given to `append`. */
+export type MessageFormat = "ctxkit" | "openai" | "anthropic";
+
+/** One message of the log, with its sequence number and cached token estimate. */
+export interface Entry {
+  seq: number;
+  message: Message;
+  tokens: number;
+}
+
+/** An engine's whole state, as `toJSON()` gives it and `Engine.fromJSON()` takes it. */
+export interface EngineState {
+  family: ModelFamily;
+  entries: Entry[];
+  checkpoints: Checkpoint[];
+  nudge_state: NudgeState;
+  usage_anchor: UsageAnchor | null;
+}
+
+/** A checkpoint stored during a turn from a summary. */
+export interface SummaryOutcome {
+  method: SummaryMethod;
+  through_seq: number;
+  /** Why the summarizer's answer was not used (it threw, rejected, returned no string, or an empty or oversized summary). */
+  fallback_reason: string | null;
+}
+
+/** A turn's view in the asked shape, its stats, and the summary the turn stored, if any. */
+export type ViewResult = RenderedView & {
+  stats: ViewStats;
+  summary: SummaryOutcome | null;
+};
+
+/** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt`. */
+export type Summarizer = (request: SummaryRequest) => Promise<string> | string;
+
+/** The options of `prepare`: a turn's options and the summarizer. */
+export interface PrepareOptions extends TurnOptions {
+  /** Called when the turn needs a summary; without it the extractive summary is used. */
+  summarize?: Summarizer;
+}
+"#;
+
+/// A session kept in wasm memory: its log, checkpoints and nudge counters.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Engine {
+    session: Rc<RefCell<Session>>,
+    cache: Rc<RefCell<ViewCache>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct EngineOptions {
+    family: ModelFamily,
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// An empty session whose estimates are for `options.family` (default `"openai"`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "EngineOptions")] options: JsValue,
+    ) -> Result<Engine, JsError> {
+        let options: EngineOptions =
+            read_or_default(&options, "options").map_err(fail("new Engine"))?;
+        Ok(Engine::from_session(Session::new(options.family)))
+    }
+
+    /// An engine from a state `toJSON()` gave (the object, or its JSON text). The state is
+    /// checked: entries in increasing `seq` order, checkpoints moving forward within the log.
+    #[wasm_bindgen(js_name = fromJSON)]
+    pub fn from_json(
+        #[wasm_bindgen(unchecked_param_type = "EngineState | string")] state: JsValue,
+    ) -> Result<Engine, JsError> {
+        (|| {
+            let json = match state.as_string() {
+                Some(text) => serde_json::from_str(&text).map_err(|error| {
+                    CoreError::invalid("state", format!("is not valid JSON: {error}"))
+                })?,
+                None => read_json(&state, "state")?,
+            };
+            let session: Session = decode(json, "state")?;
+            Ok(Engine::from_session(Session::validated(session)?))
+        })()
+        .map_err(fail("Engine.fromJSON"))
+    }
+
+    /// The whole state as a plain object (`JSON.stringify(engine)` uses it).
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "EngineState")]
+    pub fn to_json(&self) -> Result<JsValue, JsError> {
+        (|| to_js(&*self.session.try_borrow().map_err(|_| busy())?))()
+            .map_err(fail("Engine.toJSON"))
+    }
+
+    /// Appends messages to the log (`format`: the shape they are in, default `"ctxkit"`) and
+    /// returns the `seq` each stored message got. Nothing is appended when any message is bad.
+    #[wasm_bindgen(unchecked_return_type = "number[]")]
+    pub fn append(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Message[] | OpenAIMessage[] | AnthropicMessage[]")]
+        messages: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "MessageFormat")] format: JsValue,
+    ) -> Result<JsValue, JsError> {
+        (|| {
+            let format: ViewFormat = read_or_default(&format, "format")?;
+            let json = read_json(&messages, "messages")?;
+            let messages = match format {
+                ViewFormat::Ctxkit => read_messages(json, "messages")?,
+                ViewFormat::Openai => from_openai(&json)?,
+                ViewFormat::Anthropic => from_anthropic(&json)?,
+            };
+            let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
+            let seqs: Vec<u64> = session
+                .append(messages)
+                .iter()
+                .map(|entry| entry.seq)
+                .collect();
+            to_js(&seqs)
+        })()
+        .map_err(fail("Engine.append"))
+    }
+
+    /// This turn's view, without an LLM: a needed summary is made by the extractive
+    /// summarizer. Advances the turn (nudge counters) and keeps any checkpoint it made.
+    #[wasm_bindgen(unchecked_return_type = "ViewResult")]
+    pub fn view(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "TurnOptions")] options: JsValue,
+    ) -> Result<JsValue, JsError> {
+        (|| {
+            let json = read_json(&options, "options")?;
+            let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
+            let mut cache = self.cache.try_borrow_mut().map_err(|_| busy())?;
+            let options = TurnOptions::read(json, "options", Some(session.family))?;
+            let turn = session.prepare_with(&options.settings(), None, |view| {
+                render_cached(view, options.format, &mut cache)
+            })?;
+            finish(turn, None)
+        })()
+        .map_err(fail("Engine.view"))
+    }
+
+    /// This turn's view, asking `options.summarize` for a summary when the turn needs one;
+    /// falls back to the extractive summary when it throws, rejects or returns something
+    /// unusable (the result's `summary.fallback_reason` says why). Rejects, leaving the engine
+    /// as it was, on bad options.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ViewResult>")]
+    pub fn prepare(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        let session = Rc::clone(&self.session);
+        let cache = Rc::clone(&self.cache);
+        // Read now, so later changes to the caller's object do not leak into this turn.
+        let read = read_prepare_options(&options, &session);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (options, summarize) = read.map_err(|error| fail("Engine.prepare")(error))?;
+            prepare_turn(session, cache, options, summarize)
+                .await
+                .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
+        })
+    }
+
+    /// Records the real input tokens the API reported for the view whose stats are given:
+    /// later views are counted from that number plus estimates of what was appended since.
+    #[wasm_bindgen(js_name = recordUsage)]
+    pub fn record_usage(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ViewStats")] stats: JsValue,
+        #[wasm_bindgen(js_name = inputTokens, unchecked_param_type = "number")]
+        input_tokens: JsValue,
+    ) -> Result<(), JsError> {
+        (|| {
+            let stats: ViewStats = read(&stats, "stats")?;
+            let input_tokens: u64 = read(&input_tokens, "input_tokens")?;
+            self.session
+                .try_borrow_mut()
+                .map_err(|_| busy())?
+                .record_usage(&stats, input_tokens);
+            Ok(())
+        })()
+        .map_err(fail("Engine.recordUsage"))
+    }
+
+    /// How many messages the log holds.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> Result<usize, JsError> {
+        Ok(self.borrowed("Engine.length")?.entries.len())
+    }
+
+    /// The `seq` the next appended message will get (for `planOffload`).
+    #[wasm_bindgen(getter, js_name = nextSeq)]
+    pub fn next_seq(&self) -> Result<f64, JsError> {
+        // Exact: seqs are far below 2^53.
+        Ok(self.borrowed("Engine.nextSeq")?.next_seq() as f64)
+    }
+
+    /// The tokenizer family of the session.
+    #[wasm_bindgen(getter, unchecked_return_type = "ModelFamily")]
+    pub fn family(&self) -> Result<String, JsError> {
+        Ok(self.borrowed("Engine.family")?.family.as_str().to_owned())
+    }
+
+    /// The checkpoint views start from, or `null`.
+    #[wasm_bindgen(getter, js_name = latestCheckpoint, unchecked_return_type = "Checkpoint | null")]
+    pub fn latest_checkpoint(&self) -> Result<JsValue, JsError> {
+        let session = self.borrowed("Engine.latestCheckpoint")?;
+        to_js(&session.latest_checkpoint()).map_err(fail("Engine.latestCheckpoint"))
+    }
+}
+
+impl Engine {
+    /// An engine around `session`.
+    pub fn from_session(session: Session) -> Self {
+        Engine {
+            session: Rc::new(RefCell::new(session)),
+            cache: Rc::new(RefCell::new(ViewCache::default())),
+        }
+    }
+
+    /// A copy of the session (for tests and for Rust callers).
+    pub fn session(&self) -> Option<Session> {
+        self.session
+            .try_borrow()
+            .ok()
+            .map(|session| session.clone())
+    }
+
+    fn borrowed(&self, function: &str) -> Result<std::cell::Ref<'_, Session>, JsError> {
+        self.session
+            .try_borrow()
+            .map_err(|_| fail(function)(busy()))
+    }
+}
+
+fn busy() -> CoreError {
+    CoreError::invalid(
+        "engine",
+        "is in the middle of another call on the same Engine; call it again afterwards",
+    )
+}
+
+fn read_prepare_options(
+    options: &JsValue,
+    session: &Rc<RefCell<Session>>,
+) -> Result<(TurnOptions, Option<js_sys::Function>)> {
+    let summarize = if options.is_object() {
+        js_sys::Reflect::get(options, &JsValue::from_str("summarize"))
+            .map_err(|error| CoreError::invalid("options.summarize", js_error_message(&error)))?
+    } else {
+        JsValue::UNDEFINED
+    };
+    let summarize = if summarize.is_undefined() || summarize.is_null() {
+        None
+    } else {
+        match summarize.dyn_into::<js_sys::Function>() {
+            Ok(function) => Some(function),
+            Err(other) => {
+                return Err(CoreError::invalid(
+                    "options.summarize",
+                    format!(
+                        "expected a function returning a Promise<string>, found {}",
+                        js_kind(&other)
+                    ),
+                ))
+            }
+        }
+    };
+    let mut json = read_json(options, "options")?;
+    if let Value::Object(fields) = &mut json {
+        // JSON.stringify drops a function; a null summarize is the same as none.
+        fields.remove("summarize");
+    }
+    let family = session.try_borrow().map_err(|_| busy())?.family;
+    Ok((TurnOptions::read(json, "options", Some(family))?, summarize))
+}
+
+async fn prepare_turn(
+    session: Rc<RefCell<Session>>,
+    cache: Rc<RefCell<ViewCache>>,
+    options: TurnOptions,
+    summarize: Option<js_sys::Function>,
+) -> Result<JsValue> {
+    let mut asked = None;
+    if let Some(summarize) = summarize {
+        let request = match session
+            .try_borrow()
+            .map_err(|_| busy())?
+            .plan(&options.settings())?
+        {
+            Plan::Summarize(request) => Some(*request),
+            Plan::Ready(_) => None,
+        };
+        // No borrow is held from here to the end of the await: `summarize` may use the engine.
+        if let Some(request) = request {
+            let (answer, failure) = ask(&summarize, &request).await;
+            asked = Some((request, answer, failure));
+        }
+    }
+    let answered: Option<(&SummaryRequest, Option<&str>)> = asked
+        .as_ref()
+        .map(|(request, answer, _)| (request, answer.as_deref()));
+    let mut session = session.try_borrow_mut().map_err(|_| busy())?;
+    let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
+    let turn = session.prepare_with(&options.settings(), answered, |view| {
+        render_cached(view, options.format, &mut cache)
+    })?;
+    let failure = asked.and_then(|(_, _, failure)| failure);
+    finish(turn, failure)
+}
+
+/// Calls the summarizer; returns its answer, or why there is none.
+async fn ask(
+    summarize: &js_sys::Function,
+    request: &SummaryRequest,
+) -> (Option<String>, Option<String>) {
+    let argument = match to_js(request) {
+        Ok(argument) => argument,
+        Err(error) => return (None, Some(error.to_string())),
+    };
+    let returned = match summarize.call1(&JsValue::UNDEFINED, &argument) {
+        Ok(returned) => returned,
+        Err(thrown) => {
+            return (
+                None,
+                Some(format!("summarize threw: {}", js_error_message(&thrown))),
+            )
+        }
+    };
+    match JsFuture::from(js_sys::Promise::resolve(&returned)).await {
+        Ok(value) => match value.as_string() {
+            Some(text) => (Some(text), None),
+            None => (
+                None,
+                Some(format!(
+                    "summarize returned {}, not a string",
+                    js_kind(&value)
+                )),
+            ),
+        },
+        Err(reason) => (
+            None,
+            Some(format!("summarize rejected: {}", js_error_message(&reason))),
+        ),
+    }
+}
+
+/// The rendered view with its stats and the summary the turn stored, as the JS result.
+fn finish(turn: PreparedTurn<JsValue>, failure: Option<String>) -> Result<JsValue> {
+    let PreparedTurn {
+        rendered,
+        stats,
+        summary,
+    } = turn;
+    set(&rendered, "stats", &to_js(&stats)?)?;
+    let summary = match summary {
+        None => JsValue::NULL,
+        Some(outcome) => to_js(&serde_json::json!({
+            "method": outcome.method,
+            "through_seq": outcome.through_seq,
+            "fallback_reason": outcome
+                .fallback_reason
+                .map(|reason| reason.to_string())
+                .or(failure),
+        }))?,
+    };
+    set(&rendered, "summary", &summary)?;
+    Ok(rendered)
+}
+
+/// What a JS value is, for "found X" messages.
+fn js_kind(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".to_owned();
+    }
+    if value.is_array() {
+        return "an array".to_owned();
+    }
+    match value.js_typeof().as_string().as_deref() {
+        Some("undefined") => "undefined".to_owned(),
+        Some("object") => "an object".to_owned(),
+        Some(kind) => format!("a {kind}"),
+        None => "a value".to_owned(),
+    }
+}

@@ -1,0 +1,373 @@
+//! The per-turn pipeline without a session: `planTurn` and `summaryCheckpoint`.
+//!
+//! `planTurn` takes a whole log and everything else a turn needs and returns either a ready
+//! view (with its stats, the next nudge state and possibly a truncation checkpoint to keep) or
+//! a summary request. The caller answers a request (an LLM from its `system` and `prompt`),
+//! turns the answer into a checkpoint with `summaryCheckpoint` (which falls back to the
+//! extractive summary when there is no usable answer), and plans again with it; the second
+//! plan is always ready. This is the core's `plan_turn`; the `Engine` class runs the same
+//! protocol on a session it keeps, and is what most callers want (each turn then crosses the
+//! boundary with only its new messages).
+//!
+//! The log is numbered from `first_seq` (default 1) and estimated for the policy's family on
+//! every call: the cost grows with the log, which is another reason to prefer `Engine`.
+
+use ctxkit_core::checkpoint::Checkpoint;
+use ctxkit_core::log::Entry;
+use ctxkit_core::nudge::NudgeState;
+use ctxkit_core::plan::{plan_turn, Plan, Policy, ReadyView, TurnInput};
+use ctxkit_core::summary_request::{summary_checkpoint, SummaryRequest};
+use ctxkit_core::tokens::UsageAnchor;
+use ctxkit_core::CoreError;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsError, JsValue};
+
+use crate::convert::{decode, expected, fail, read_json, read_messages, set, to_js, Result};
+use crate::view::{render, TurnOptions};
+
+#[wasm_bindgen(typescript_custom_section)]
+const PLAN_TYPES: &str = r#"
+/** Sizes that bound a view, in tokens. `usable = context_window - output_reserve - tool_schema_tokens - safety_margin`. */
+export interface Budget {
+  context_window: number;
+  output_reserve: number;
+  tool_schema_tokens: number;
+  safety_margin: number;
+  /** Compact when the view passes this share of the usable budget, in percent (1 to 100). */
+  trigger_percent: number;
+  /** A compaction brings the view down to this share, in percent (1 to `trigger_percent`). */
+  low_water_percent: number;
+}
+/** A budget where every field has its default. */
+export type BudgetOptions = Partial<Budget>;
+
+/** How to bring an over-budget view down. */
+export type Strategy =
+  | { kind: "summarize" }
+  | { kind: "sliding_window"; keep_last: number }
+  | { kind: "truncate" }
+  | { kind: "off" };
+
+/** How much of each message a summary request's transcript keeps, in bytes. */
+export interface TranscriptLimits {
+  per_tool_output_bytes: number;
+  per_tool_call_bytes: number;
+  per_message_bytes: number;
+  total_bytes: number;
+}
+
+/** Bounds on the extractive summary. */
+export interface ExtractiveLimits {
+  max_bytes: number;
+  recent_calls: number;
+  later_requests: number;
+  decisions: number;
+  errors: number;
+  files: number;
+  identifiers: number;
+}
+
+/** Which old tool results to clear before compacting. */
+export interface ClearPolicy {
+  keep_last_exchanges: number;
+  batch_exchanges: number;
+  exclude_tools: string[];
+  min_bytes: number;
+}
+
+/** When to nudge, and what to say. */
+export interface NudgePolicy {
+  /** Memory nudge every this many turns; 0 turns it off. */
+  memory_every_turns: number;
+  /** Stall nudge after this many turns without a progress tool; 0 turns it off. */
+  stall_after_turns: number;
+  progress_tools: string[];
+  memory_text: string;
+  /** `{turns}` is replaced by the number of turns. */
+  stall_text: string;
+}
+
+/** Everything configurable about planning. */
+export interface Policy {
+  family: ModelFamily;
+  strategy: Strategy;
+  keep_last_messages: number;
+  max_summary_tokens: number;
+  transcript: TranscriptLimits;
+  extractive: ExtractiveLimits;
+  clear_tool_results: ClearPolicy | null;
+  nudges: NudgePolicy;
+}
+
+/** A policy where every field, at every level, has its default. */
+export interface PolicyOptions {
+  family?: ModelFamily;
+  strategy?: Strategy;
+  keep_last_messages?: number;
+  max_summary_tokens?: number;
+  transcript?: Partial<TranscriptLimits>;
+  extractive?: Partial<ExtractiveLimits>;
+  clear_tool_results?: Partial<ClearPolicy> | null;
+  nudges?: Partial<NudgePolicy>;
+}
+
+/** One item of the agent's todo list. */
+export interface TodoItem {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+}
+
+/** How a checkpoint's summary was made. */
+export type SummaryMethod = "llm" | "extractive" | "truncation";
+
+/** A summary of the log up to and including `through_seq`, stored beside the log. */
+export interface Checkpoint {
+  through_seq: number;
+  summary: string;
+  method: SummaryMethod;
+  active_tasks?: string | null;
+  tokens: number;
+  made_at_turn: number;
+}
+
+/** A request for a summary: ask an LLM with `system` and `prompt`. */
+export interface SummaryRequest {
+  after_seq: number | null;
+  through_seq: number;
+  messages: number;
+  covered_tokens: number;
+  previous_summary: string | null;
+  system: string;
+  prompt: string;
+  max_summary_tokens: number;
+  turn: number;
+  active_tasks: string | null;
+}
+
+/** The session's nudge counters, carried from turn to turn. */
+export interface NudgeState {
+  turn: number;
+  last_seq: number | null;
+  turns_without_progress: number;
+}
+
+/** Which reminder. */
+export type NudgeKind = "memory" | "stall";
+
+/** The real size of one view, as the API reported it. */
+export interface UsageAnchor {
+  checkpoint_through: number | null;
+  last_seq: number | null;
+  input_tokens: number;
+  estimated_tokens: number;
+}
+
+/** Which tier produced a view. */
+export type Tier = "fits" | "cleared" | "summarized" | "window" | "truncated" | "uncompacted";
+
+/** Where a view's tokens went and what the pipeline did to make it. */
+export interface ViewStats {
+  tier: Tier | null;
+  system_tokens: number;
+  summary_tokens: number;
+  message_tokens: number;
+  nudge_tokens: number;
+  total_tokens: number;
+  calibrated_tokens: number | null;
+  budget_tokens: number;
+  trigger_tokens: number;
+  low_water_tokens: number;
+  fits: boolean;
+  messages: number;
+  checkpoint_through: number | null;
+  checkpoint_method: SummaryMethod | null;
+  last_seq: number | null;
+  dropped_messages: number;
+  cleared_results: number;
+  cut_messages: number;
+  offload_references: number;
+  nudges: NudgeKind[];
+  repair: RepairReport;
+}
+
+/** The input of `planTurn`: the log and the session state besides the turn options. */
+export interface PlanInput extends TurnOptions {
+  /** The whole log (or its tail after `checkpoint`), numbered from `first_seq`. */
+  log: Message[];
+  /** The `seq` of `log[0]` (default 1). */
+  first_seq?: number;
+  /** The latest checkpoint, if any. */
+  checkpoint?: Checkpoint | null;
+  /** The nudge state the previous turn returned. */
+  nudge_state?: Partial<NudgeState>;
+  /** The last real usage the API reported. */
+  usage_anchor?: UsageAnchor | null;
+}
+
+/** What planning decided: a view ready to send, or a summary to ask for first. */
+export type Plan =
+  | {
+      kind: "ready";
+      view: RenderedView;
+      stats: ViewStats;
+      /** Pass this as `nudge_state` next turn. */
+      next_nudge_state: NudgeState;
+      /** A truncation checkpoint to keep (the view already uses it). */
+      new_checkpoint: Checkpoint | null;
+    }
+  | { kind: "summarize"; request: SummaryRequest };
+
+/** The input of `summaryCheckpoint`. */
+export interface SummaryCheckpointInput {
+  request: SummaryRequest;
+  /** What the summarizer wrote; omit or null when it failed (the extractive summary is used). */
+  answer?: string | null;
+  /** The same log (and `first_seq`) the request was planned from. */
+  log: Message[];
+  first_seq?: number;
+  /** The policy the request was planned with (its family and extractive limits are used). */
+  policy?: PolicyOptions;
+}
+
+/** A checkpoint made from a summarizer's answer, or the extractive summary and why. */
+export interface SummaryCheckpoint {
+  checkpoint: Checkpoint;
+  /** Why the answer was not used, when there was one and it was refused. */
+  fallback_reason: string | null;
+}
+"#;
+
+/// Plans one turn over a whole log: a ready view in the asked format, or a summary request.
+#[wasm_bindgen(js_name = planTurn, unchecked_return_type = "Plan")]
+pub fn plan_turn_js(
+    #[wasm_bindgen(unchecked_param_type = "PlanInput")] input: JsValue,
+) -> Result<JsValue, JsError> {
+    plan_from(&input).map_err(fail("planTurn"))
+}
+
+fn plan_from(input: &JsValue) -> Result<JsValue> {
+    let mut fields = object(read_json(input, "input")?, "input", "an object (PlanInput)")?;
+    let log = take(&mut fields, "log").ok_or_else(|| CoreError::invalid("input.log", "missing"))?;
+    let log = read_messages(log, "input.log")?;
+    let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);
+    let checkpoint: Option<Checkpoint> = take_decoded(&mut fields, "checkpoint")?;
+    let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
+    let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
+    let options = TurnOptions::read(Value::Object(fields), "input", None)?;
+
+    let entries = Entry::number(log, first_seq, options.policy.family);
+    let plan = plan_turn(&TurnInput {
+        log: &entries,
+        checkpoint: checkpoint.as_ref(),
+        system_prompt: &options.system,
+        budget: options.budget,
+        policy: &options.policy,
+        nudge_state,
+        usage_anchor: usage_anchor.as_ref(),
+        todos: &options.todos,
+    })?;
+    match plan {
+        Plan::Summarize(request) => {
+            #[derive(Serialize)]
+            struct Summarize<'r> {
+                kind: &'static str,
+                request: &'r SummaryRequest,
+            }
+            to_js(&Summarize {
+                kind: "summarize",
+                request: &request,
+            })
+        }
+        Plan::Ready(ready) => {
+            let ReadyView {
+                view,
+                stats,
+                next_nudge_state,
+                new_checkpoint,
+            } = *ready;
+            #[derive(Serialize)]
+            struct Ready<'r> {
+                kind: &'static str,
+                stats: &'r ctxkit_core::plan::ViewStats,
+                next_nudge_state: NudgeState,
+                new_checkpoint: Option<Checkpoint>,
+            }
+            let out = to_js(&Ready {
+                kind: "ready",
+                stats: &stats,
+                next_nudge_state,
+                new_checkpoint,
+            })?;
+            set(&out, "view", &render(&view, options.format)?)?;
+            Ok(out)
+        }
+    }
+}
+
+/// Turns a summarizer's answer to a request from `planTurn` into a checkpoint, or, when there
+/// is no answer or it is unusable (empty, over the request's token limit), makes the
+/// extractive summary instead and says why.
+#[wasm_bindgen(js_name = summaryCheckpoint, unchecked_return_type = "SummaryCheckpoint")]
+pub fn summary_checkpoint_js(
+    #[wasm_bindgen(unchecked_param_type = "SummaryCheckpointInput")] input: JsValue,
+) -> Result<JsValue, JsError> {
+    (|| {
+        let mut fields = object(
+            read_json(&input, "input")?,
+            "input",
+            "an object (SummaryCheckpointInput)",
+        )?;
+        let request: SummaryRequest = take_decoded(&mut fields, "request")?
+            .ok_or_else(|| CoreError::invalid("input.request", "missing"))?;
+        let answer: Option<String> = take_decoded(&mut fields, "answer")?;
+        let log =
+            take(&mut fields, "log").ok_or_else(|| CoreError::invalid("input.log", "missing"))?;
+        let log = read_messages(log, "input.log")?;
+        let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);
+        let policy: Policy = take_decoded(&mut fields, "policy")?.unwrap_or_default();
+        if let Some(key) = fields.keys().next() {
+            return Err(CoreError::invalid(
+                format!("input.{key}"),
+                "unknown field (expected one of `request`, `answer`, `log`, `first_seq`, `policy`)",
+            ));
+        }
+        let entries = Entry::number(log, first_seq, policy.family);
+        let (checkpoint, refused) = summary_checkpoint(
+            &request,
+            answer.as_deref(),
+            &entries,
+            &policy.extractive,
+            policy.family,
+        )?;
+        to_js(&serde_json::json!({
+            "checkpoint": checkpoint,
+            "fallback_reason": refused.map(|reason| reason.to_string()),
+        }))
+    })()
+    .map_err(fail("summaryCheckpoint"))
+}
+
+/// `json` as an object's fields, or an error saying what was expected.
+pub fn object(json: Value, at: &str, what: &str) -> Result<Map<String, Value>> {
+    match json {
+        Value::Object(fields) => Ok(fields),
+        other => Err(expected(at, what, &other)),
+    }
+}
+
+/// Removes `key` from `fields`; a null value counts as absent.
+pub fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    fields.remove(key).filter(|value| !value.is_null())
+}
+
+/// Removes `key` from `fields` and reads it (path `input.<key>`); absent or null is `None`.
+pub fn take_decoded<T: serde::de::DeserializeOwned>(
+    fields: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Option<T>> {
+    take(fields, key)
+        .map(|value| decode(value, &format!("input.{key}")))
+        .transpose()
+}

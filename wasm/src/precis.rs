@@ -1,0 +1,51 @@
+//! The memory precis: `renderPrecis`.
+//!
+//! The best long-term memories as bounded markdown, the text of `MEMORY.md` and of the system
+//! prompt's `## Long-Term Memory` section (the core's `ctxkit_core::precis`): ranked by source,
+//! importance, recency and id; at most `max_entries` entries and `max_bytes` bytes, cut only
+//! on a character boundary and marked when anything was left out.
+
+use ctxkit_core::precis::{render_precis, MemoryEntry, PrecisOptions};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsError, JsValue};
+
+use crate::convert::{fail, read, read_or_default};
+
+#[wasm_bindgen(typescript_custom_section)]
+const PRECIS_TYPES: &str = r#"
+/** One long-term memory. Every field has a default. */
+export interface MemoryEntry {
+  id?: string;
+  title?: string;
+  content?: string;
+  category?: string;
+  /** 1 (trivia) to 10 (never forget); higher ranks first. */
+  importance?: number;
+  /** Extracted memories rank below those the user or the agent wrote (default `"agent"`). */
+  source?: "user" | "agent" | "extracted";
+  scope?: "project" | "global";
+  /** Unix seconds (the core has no clock). */
+  updated_at?: number;
+  tags?: string[];
+}
+
+/** How much of the memory goes into a precis (default 30 entries, 5,120 bytes). */
+export interface PrecisOptions {
+  max_entries: number;
+  max_bytes: number;
+}
+"#;
+
+/// Renders the memory precis: one markdown line per memory, best first, within the bounds.
+#[wasm_bindgen(js_name = renderPrecis)]
+pub fn render_precis_js(
+    #[wasm_bindgen(unchecked_param_type = "MemoryEntry[]")] entries: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<PrecisOptions>")] options: JsValue,
+) -> Result<String, JsError> {
+    (|| {
+        let entries: Vec<MemoryEntry> = read(&entries, "entries")?;
+        let options: PrecisOptions = read_or_default(&options, "options")?;
+        Ok(render_precis(&entries, &options))
+    })()
+    .map_err(fail("renderPrecis"))
+}

@@ -1,0 +1,58 @@
+//! System prompt assembly: `buildSystemPrompt`.
+//!
+//! The prompt from explicit parts, in a fixed order, each section skipped when empty (the
+//! core's `ctxkit_core::system_prompt`): base with working directory and today's date,
+//! AGENTS.md (size-capped), skills, todo guidance, offload guidance, long-term memory (fenced
+//! as data). The date is given by the caller every turn (the core has no clock), so the same
+//! parts give the same prompt byte for byte.
+
+use ctxkit_core::system_prompt::{build_system_prompt, PromptParts};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsError, JsValue};
+
+use crate::convert::{fail, read};
+
+#[wasm_bindgen(typescript_custom_section)]
+const PROMPT_TYPES: &str = r#"
+/** A skill the agent can use. */
+export interface Skill {
+  name: string;
+  description: string;
+}
+
+/** How the model reads an offloaded output back (default: that of the default `OffloadPolicy`). */
+export interface OffloadGuidance {
+  folder: string;
+  paging_tool: string;
+  offset_param: string;
+  limit_param: string;
+}
+
+/** Everything a system prompt is made of. Only `date` is required. */
+export interface PromptParts {
+  /** The role text (default: a general software-agent role). */
+  base?: string | null;
+  working_directory?: string;
+  /** Today's date, `YYYY-MM-DD`. */
+  date: string;
+  agents_md?: string | null;
+  /** AGENTS.md is cut to this many bytes, marker included (default 16,384). */
+  agents_md_max_bytes?: number;
+  skills?: Skill[];
+  todo_guidance?: string | null;
+  offload_guidance?: Partial<OffloadGuidance> | null;
+  /** The memory precis (see `renderPrecis`). */
+  memory_precis?: string | null;
+}
+"#;
+
+/// Builds the system prompt from its parts. Throws when the date is not a real `YYYY-MM-DD`
+/// date.
+#[wasm_bindgen(js_name = buildSystemPrompt)]
+pub fn build_system_prompt_js(
+    #[wasm_bindgen(unchecked_param_type = "PromptParts")] parts: JsValue,
+) -> Result<String, JsError> {
+    read::<PromptParts>(&parts, "parts")
+        .and_then(|parts| build_system_prompt(&parts))
+        .map_err(fail("buildSystemPrompt"))
+}

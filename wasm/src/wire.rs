@@ -1,0 +1,168 @@
+//! Messages and wire formats: `fromOpenAI`, `toOpenAI`, `fromAnthropic`, `toAnthropic`.
+//!
+//! The ctxkit `Message` is provider-neutral; these functions convert it losslessly to and from
+//! OpenAI Chat Completions `messages` and Anthropic Messages `{system, messages}` (the rules,
+//! and what "lossless" means, are the core's: `ctxkit_core::wire`). Errors name the path of the
+//! bad value: `fromOpenAI: messages[4].tool_calls[0].function.name: missing`.
+
+use ctxkit_core::{from_anthropic, from_openai, to_anthropic, to_openai};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsError, JsValue};
+
+use crate::convert::{fail, read_json, read_messages, to_js, Result};
+
+#[wasm_bindgen(typescript_custom_section)]
+const MESSAGE_TYPES: &str = r#"
+/** Any JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Who wrote a message. */
+export type Role = "system" | "user" | "assistant" | "tool";
+/** A provider, for opaque blocks and for `validate`. */
+export type Provider = "openai" | "anthropic";
+
+/** Where an image's bytes are. */
+export type ImageSource =
+  | { type: "base64"; media_type: string; data: string }
+  | { type: "url"; url: string };
+
+/** One piece of a message's content. */
+export type Part =
+  | { type: "text"; text: string }
+  | { type: "image"; source: ImageSource; detail?: string }
+  | { type: "thinking"; thinking: string; signature: string }
+  /** A provider block ctxkit does not model, kept verbatim and sent back only to its provider. */
+  | { type: "opaque"; provider: Provider; block: Json };
+
+/** A message's content: plain text, or a list of parts (`null` reads as empty text). */
+export type Content = string | Part[];
+
+/** A tool call an assistant made; `arguments` is JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * One message in the ctxkit form (the serde form of `ctxkit_core::Message`). A tool result is
+ * `role: "tool"` with the `tool_call_id` it answers; `is_error` says the tool failed. Empty
+ * fields are omitted on output; unknown fields are errors on input.
+ */
+export interface Message {
+  role: Role;
+  content?: Content | null;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string | null;
+  is_error?: boolean;
+  name?: string | null;
+}
+
+/** A Chat Completions content part (`text` and `image_url` are modelled; others kept as they are). */
+export type OpenAIContentPart =
+  | { type: "text"; text: string; [key: string]: Json }
+  | { type: "image_url"; image_url: { url: string; detail?: string }; [key: string]: Json }
+  | { type: string; [key: string]: Json };
+
+/** A Chat Completions tool call. */
+export interface OpenAIToolCall {
+  id: string;
+  type?: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A Chat Completions message. */
+export type OpenAIMessage =
+  | { role: "system" | "developer"; content: string | OpenAIContentPart[]; name?: string }
+  | { role: "user"; content: string | OpenAIContentPart[]; name?: string }
+  | {
+      role: "assistant";
+      content?: string | OpenAIContentPart[] | null;
+      tool_calls?: OpenAIToolCall[];
+      refusal?: string | null;
+      name?: string;
+    }
+  | { role: "tool"; content: string | OpenAIContentPart[]; tool_call_id: string; name?: string };
+
+/** A Chat Completions request body, or any object with its `messages` (other fields are ignored). */
+export interface OpenAIRequest {
+  messages: OpenAIMessage[];
+  [key: string]: unknown;
+}
+
+/** An Anthropic content block (the modelled ones; any other block is kept verbatim). */
+export type AnthropicBlock =
+  | { type: "text"; text: string; [key: string]: Json }
+  | { type: "image"; source: { type: string; [key: string]: Json }; [key: string]: Json }
+  | { type: "tool_use"; id: string; name: string; input: { [key: string]: Json }; [key: string]: Json }
+  | { type: "tool_result"; tool_use_id: string; content?: string | AnthropicBlock[]; is_error?: boolean }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: string; [key: string]: Json };
+
+/** An Anthropic message. */
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: string | AnthropicBlock[];
+}
+
+/** An Anthropic Messages request's `system` and `messages` (other fields are ignored on input). */
+export interface AnthropicRequest {
+  system?: string | AnthropicBlock[];
+  messages: AnthropicMessage[];
+  [key: string]: unknown;
+}
+"#;
+
+/// Reads Chat Completions `messages` (an array, or a request body holding one) into ctxkit
+/// messages.
+#[wasm_bindgen(js_name = fromOpenAI, unchecked_return_type = "Message[]")]
+pub fn from_openai_js(
+    #[wasm_bindgen(unchecked_param_type = "OpenAIMessage[] | OpenAIRequest")] messages: JsValue,
+) -> Result<JsValue, JsError> {
+    read_from(&messages, from_openai).map_err(fail("fromOpenAI"))
+}
+
+/// Writes ctxkit messages as Chat Completions `messages`. What OpenAI has no place for
+/// (thinking, Anthropic blocks, `is_error`) is dropped.
+#[wasm_bindgen(js_name = toOpenAI, unchecked_return_type = "OpenAIMessage[]")]
+pub fn to_openai_js(
+    #[wasm_bindgen(unchecked_param_type = "Message[]")] messages: JsValue,
+) -> Result<JsValue, JsError> {
+    (|| {
+        to_js(&to_openai(&read_messages(
+            read_json(&messages, "messages")?,
+            "messages",
+        )?))
+    })()
+    .map_err(fail("toOpenAI"))
+}
+
+/// Reads an Anthropic Messages request (`{system?, messages}`) or a bare `messages` array into
+/// ctxkit messages: each `tool_result` block becomes its own tool message.
+#[wasm_bindgen(js_name = fromAnthropic, unchecked_return_type = "Message[]")]
+pub fn from_anthropic_js(
+    #[wasm_bindgen(unchecked_param_type = "AnthropicRequest | AnthropicMessage[]")]
+    request: JsValue,
+) -> Result<JsValue, JsError> {
+    read_from(&request, from_anthropic).map_err(fail("fromAnthropic"))
+}
+
+/// Writes ctxkit messages as an Anthropic request's `{system?, messages}`. Throws on a tool
+/// message without `tool_call_id` or tool call arguments that are not a JSON object.
+#[wasm_bindgen(js_name = toAnthropic, unchecked_return_type = "AnthropicRequest")]
+pub fn to_anthropic_js(
+    #[wasm_bindgen(unchecked_param_type = "Message[]")] messages: JsValue,
+) -> Result<JsValue, JsError> {
+    (|| {
+        let messages = read_messages(read_json(&messages, "messages")?, "messages")?;
+        to_js(&to_anthropic(&messages)?)
+    })()
+    .map_err(fail("toAnthropic"))
+}
+
+fn read_from(
+    value: &JsValue,
+    reader: impl Fn(&serde_json::Value) -> Result<Vec<ctxkit_core::Message>>,
+) -> Result<JsValue> {
+    to_js(&reader(&read_json(value, "messages")?)?)
+}
