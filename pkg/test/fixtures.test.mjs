@@ -132,7 +132,7 @@ test('nudges, truncation, the sliding window and clearing: same views as Rust (p
   };
 
   assertPipeline('nudged_view', plan({
-    log: log.slice(0, 31),
+    log: log.slice(0, 21),
     budget: budget(200_000),
     policy: { family: 'claude', nudges: { memory_every_turns: 1, stall_after_turns: 2 } },
     nudge_state: { turn: 2, last_seq: 10, turns_without_progress: 1 },
