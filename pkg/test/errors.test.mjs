@@ -103,6 +103,16 @@ test('values that are not data', () => {
   assert.deepEqual(ck.toOpenAI([{ role: 'user', content: 'hi', name: undefined }]), [{ role: 'user', content: 'hi' }]);
 });
 
+test('integers beyond 2^53 in raw blocks come back as the nearest double, not as an error', () => {
+  // Results are written by serde-wasm-bindgen, which refuses such integers; the shell falls
+  // back to JSON text for them (wasm/src/convert.rs).
+  const block = { type: 'server_tool_use_v9', id: 'srv_1', budget: 2 ** 60, count: 3 };
+  const input = [{ role: 'assistant', content: [{ type: 'text', text: 'hi' }, block] }];
+  const messages = ck.fromAnthropic(input);
+  assert.deepEqual(messages[0].content[1].block, block);
+  assert.deepEqual(ck.toAnthropic(messages).messages, input);
+});
+
 test('garbage into every export, then every export still works (no panic aborted the instance)', async () => {
   const garbage = [
     undefined, null, true, 0, -1, NaN, Infinity, 2 ** 64, 'text', '', [], {}, [null], [[]], [1, 2],

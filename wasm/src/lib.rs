@@ -23,10 +23,10 @@
 //! [`view`] (turn options, and views rendered in the asked shape, cached for an `Engine`).
 //!
 //! The shell converts values and calls the core; it never decides policy. Values cross the
-//! boundary as JSON ([`convert`]): what JS passes in is read with paths, so a bad value throws
-//! a JS `Error` that says what is wrong and where (`toOpenAI: messages[3].role: missing`); what
-//! the core returns comes out as plain JS objects in the core's serde form (the same JSON the
-//! Rust snapshots and the CLI show). Data keys are snake_case, as in the providers' own
+//! boundary in the core's serde form ([`convert`]): what JS passes in is read through
+//! `JSON.stringify` with paths, so a bad value throws a JS `Error` that says what is wrong and
+//! where (`toOpenAI: messages[3].role: missing`); what the core returns is written by
+//! serde-wasm-bindgen as plain JS objects (the same JSON the Rust snapshots and the CLI show). Data keys are snake_case, as in the providers' own
 //! formats; functions and methods are camelCase.
 //!
 //! Guarantees: no exported function panics (a panic would abort the wasm instance): every
