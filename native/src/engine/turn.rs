@@ -114,10 +114,8 @@ impl Engine {
         session: &str,
         todos: &[TodoItem],
     ) -> Result<TurnView> {
-        let now = self.clock.now_unix();
         let mut events = Vec::new();
-        let system_prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
-        let policy = self.policy_for(session)?;
+        let (now, system_prompt, policy) = self.turn_inputs(session, &mut events)?;
         let settings = TurnSettings {
             system_prompt: &system_prompt,
             budget: self.config.budget,
@@ -134,12 +132,7 @@ impl Engine {
             Err(request) => {
                 compacted = Some(self.compact(session, &request, &policy, now, &mut events)?);
                 let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
-                plan_once(cached, &settings)?.map_err(|_| {
-                    Error::invalid(
-                        "plan",
-                        format!("session {session:?}: a second summary request in one turn (a bug in ctxkit)"),
-                    )
-                })?
+                plan_once(cached, &settings)?.map_err(|_| second_request(session))?
             }
         };
         let stored = self.store.finish_turn(
@@ -195,10 +188,8 @@ impl Engine {
     /// The view the next turn would send, without storing anything or calling an LLM: a
     /// compaction, if due, is answered extractively in memory only (`compacted` says so).
     pub fn preview_turn(&mut self, session: &str) -> Result<TurnView> {
-        let now = self.clock.now_unix();
         let mut events = Vec::new();
-        let system_prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
-        let policy = self.policy_for(session)?;
+        let (_, system_prompt, policy) = self.turn_inputs(session, &mut events)?;
         let settings = TurnSettings {
             system_prompt: &system_prompt,
             budget: self.config.budget,
@@ -214,8 +205,7 @@ impl Engine {
                     .complete_summary(&request, None, &policy)
                     .context(|| format!("session {session:?}: extractive summary"))?;
                 compacted = Some(method);
-                plan_once(&scratch, &settings)?
-                    .map_err(|_| Error::invalid("plan", "a second summary request in one turn"))?
+                plan_once(&scratch, &settings)?.map_err(|_| second_request(session))?
             }
         };
         Ok(TurnView {
@@ -225,6 +215,19 @@ impl Engine {
             compacted: compacted.or(ready.new_checkpoint.map(|c| c.method)),
             events,
         })
+    }
+
+    /// What every turn reads first: the time, this turn's system prompt (clock, AGENTS.md,
+    /// memory) and the session's policy.
+    fn turn_inputs(
+        &mut self,
+        session: &str,
+        events: &mut Vec<Event>,
+    ) -> Result<(i64, String, Policy)> {
+        let now = self.clock.now_unix();
+        let system_prompt = self.system_prompt(session, self.clock.today(), now, events)?;
+        let policy = self.policy_for(session)?;
+        Ok((now, system_prompt, policy))
     }
 
     /// The policy for `session`: the config's, with the family the session's cached
@@ -403,4 +406,13 @@ fn trim_to_turn_tail(session: &mut Session) {
         .map_or(through, |last| through.min(last));
     let keep_from = session.entries.partition_point(|entry| entry.seq <= after);
     session.entries.drain(..keep_from);
+}
+
+/// The error for a plan that asks for a second summary after one was answered: the core
+/// guarantees the second plan is ready, so this is a bug in ctxkit, reported, never looped on.
+fn second_request(session: &str) -> Error {
+    Error::invalid(
+        "plan",
+        format!("session {session:?}: a second summary request in one turn (a bug in ctxkit)"),
+    )
 }
