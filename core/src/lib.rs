@@ -4,39 +4,60 @@
 //! the model sees. This crate computes that decision and nothing else: no I/O, no clock, no
 //! environment, no randomness, no panics. Whatever a decision needs (today's date, a file's
 //! contents, the summary an LLM wrote, the real token count the API reported) arrives as an
-//! argument, so every transform is deterministic and can be snapshot-tested. The shells
-//! (`ctxkit` for Rust and the CLI, `ctxkit-wasm` for JavaScript) do the I/O and call in here.
+//! argument, and every effect (ask an LLM for a summary, write a file) leaves as data, so every
+//! transform is deterministic and can be snapshot-tested. The shells (`ctxkit` for Rust and the
+//! CLI, `ctxkit-wasm` for JavaScript) do the I/O and call in here. The design, with a table of
+//! where each decision lives, is `docs/architecture.md`.
 //!
-//! A tour of the concepts, in the order data flows:
+//! A tour, in the order data flows:
 //!
-//! **Messages and wire formats**
-//! - [`message`]: [`Message`], [`Content`], [`Part`], [`ToolCall`]: the provider-neutral model.
-//! - [`wire`]: lossless conversion to and from OpenAI Chat Completions and Anthropic Messages.
-//! - [`import`]: real transcripts in (Claude Code session files).
-//! - [`tokens`]: token estimates (the reference `bytes/4`, and a script- and content-aware
-//!   default with a model-family factor), calibrated by real usage when the API reports it.
-//! - [`repair`]: [`repair_tool_pairs`] turns any message list into one both providers accept.
-//! - [`validate`]: what Anthropic and OpenAI would say about a request, in their own words.
+//! **The foundation**
+//! - [`model`]: [`Message`] (provider-neutral), the log's [`Entry`]s, the [`View`] a turn sends.
+//! - [`wire`]: lossless conversion to and from OpenAI Chat Completions and Anthropic Messages,
+//!   [`repair_tool_pairs`] (any message list into one both providers accept), the providers'
+//!   validators ([`validate_openai`], [`validate_anthropic`]), and [`render_view`], the one
+//!   renderer of a view in a wire format.
+//! - [`tokens`]: token estimates per model family, calibrated by real usage.
+//! - [`import`]: real transcripts in (Claude Code, SWE-agent, OpenHands, chat formats).
 //!
-//! **The per-turn pipeline** ([`plan::plan_turn`], composed from the layers below)
-//! - [`log`]: log entries (`seq`, message, cached estimate) and safe cut points.
-//! - [`budget`]: window − output reserve − tool schemas − margin; trigger and low-water mark.
-//! - [`checkpoint`], [`summary_request`], [`extractive`]: compaction as data: a request the
-//!   caller answers (LLM or the extractive summarizer), turned into a stored checkpoint.
-//! - [`clearing`], [`truncation`]: the cheaper and the last-resort tiers.
-//! - [`offload`]: [`plan_offload`] replaces a big tool output by a paged reference to a file.
-//! - [`precis`]: [`render_precis`] ranks long-term memories into a bounded `MEMORY.md`.
-//! - [`system_prompt`]: [`build_system_prompt`] assembles the prompt from explicit parts.
-//! - [`nudge`], [`mod@todo`]: reminders that live in the view only; active tasks kept by a summary.
-//! - [`memory_extraction`]: asks a model for durable memories before a compaction, and checks
-//!   its answer ([`parse_memory_drafts`]).
-//! - [`memory_rules`]: what every memory store applies: importance clamped to 1–10, duplicates
-//!   found by normalized content.
-//! - [`view`]: what is sent, borrowing unchanged messages from the log.
-//! - [`session`]: a session in memory and the turn protocol both shells follow.
+//! **The four layers**
+//! 1. [`prompt`]: [`build_system_prompt`] assembles the system prompt from explicit parts.
+//! 2. [`compaction`]: [`plan_turn`] fits the log into the [`Budget`]: clearing, a summary
+//!    request answered into a [`Checkpoint`], a sliding window, truncation, repair.
+//! 3. [`offload`]: [`plan_offload`] replaces a big tool output by a paged reference.
+//! 4. [`memory`]: the bounded `MEMORY.md` precis, memory extraction, and nudges.
 //!
-//! **Helpers**: [`transcript`] (a bounded transcript for prompts), [`text`] (UTF-8-safe
-//! cutting), [`fence`] (fences that keep untrusted text as data), [`fingerprint`].
+//! **The turn** ([`turn`]): a [`Session`] (the log, checkpoints, nudge state, usage anchor) and
+//! the [`TurnDriver`], the one implementation of the turn protocol. A turn steps through
+//! [`TurnStep`]s that the caller answers with I/O: [`TurnStep::NeedExtraction`] and
+//! [`TurnStep::NeedSummary`] (LLM calls, with their output caps), then [`TurnStep::Ready`]
+//! with the view; [`TurnDriver::finish`] returns the [`TurnResult`] and the [`TurnChanges`]
+//! to persist.
+//!
+//! **Helpers**: [`text`] (UTF-8-safe cutting, fences, bounded transcripts, fingerprints).
+//!
+//! ```
+//! use ctxkit_core::{Budget, Message, ModelFamily, Policy, Session, TurnDriver, TurnInputs, TurnStep};
+//!
+//! let mut session = Session::new(ModelFamily::OpenAi);
+//! session.append([Message::user("Add a --verbose flag to the CLI")]);
+//! let policy = Policy::default();
+//! let inputs = TurnInputs::new("You are a coding agent.", Budget::for_window(200_000), &policy);
+//!
+//! let mut turn = TurnDriver::start(&inputs)?;
+//! let view = loop {
+//!     match turn.step(&session)? {
+//!         // No LLM here: `None` answers each call with the deterministic fallback.
+//!         TurnStep::NeedExtraction(_) => turn.answer_extraction(None)?,
+//!         TurnStep::NeedSummary(_) => turn.answer_summary(&session, None)?,
+//!         TurnStep::Ready(view) => break view.to_messages(),
+//!     }
+//! };
+//! let (result, _changes) = turn.finish(&mut session)?;
+//! assert_eq!(view.len(), 2); // the system prompt, then the user message
+//! assert!(result.stats.fits);
+//! # Ok::<(), ctxkit_core::CoreError>(())
+//! ```
 #![deny(missing_docs)]
 #![cfg_attr(
     not(test),
@@ -50,42 +71,36 @@
     )
 )]
 
-pub mod budget;
-pub mod checkpoint;
-pub mod clearing;
 pub mod error;
-pub mod extractive;
-pub mod fence;
-pub mod fingerprint;
+
 pub mod import;
-pub mod log;
-pub mod memory_extraction;
-pub mod memory_rules;
-pub mod message;
-pub mod nudge;
-pub mod offload;
-pub mod plan;
-pub mod precis;
-pub mod repair;
-pub mod session;
-pub mod summary_request;
-pub mod system_prompt;
-pub mod text;
-pub mod todo;
+pub mod model;
 pub mod tokens;
-pub mod transcript;
-pub mod truncation;
-pub mod validate;
-pub mod view;
 pub mod wire;
 
+pub mod compaction;
+pub mod memory;
+pub mod offload;
+pub mod prompt;
+
+pub mod text;
+pub mod turn;
+
 pub use error::{CoreError, Result};
-pub use memory_extraction::{memory_extraction_request, parse_memory_drafts};
-pub use message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
+
+pub use model::{Content, Entry, ImageSource, Message, Part, Provider, Role, ToolCall, View};
+pub use tokens::ModelFamily;
+pub use wire::{
+    from_anthropic, from_openai, render_view, repair_tool_pairs, repair_view, to_anthropic,
+    to_openai, validate_anthropic, validate_openai, RepairReport, Violation, WireFormat,
+};
+
+pub use compaction::{plan_turn, Budget, Checkpoint, Plan, Policy, SummaryRequest, ViewStats};
+pub use memory::{
+    memory_extraction_request, parse_memory_drafts, render_precis, MemoryEntry, PrecisOptions,
+};
 pub use offload::{is_offload_reference, plan_offload, OffloadPlan, OffloadPolicy};
-pub use precis::{render_precis, MemoryEntry, PrecisOptions};
-pub use repair::{repair_tool_pairs, repair_view, RepairReport};
-pub use system_prompt::{build_system_prompt, PromptParts};
-pub use transcript::{render_transcript, TranscriptLimits};
-pub use validate::{validate_anthropic, validate_openai, Violation};
-pub use wire::{from_anthropic, from_openai, to_anthropic, to_openai};
+pub use prompt::{build_system_prompt, PromptParts};
+pub use text::{render_transcript, TranscriptLimits};
+
+pub use turn::{Session, TurnChanges, TurnDriver, TurnInputs, TurnResult, TurnStep};

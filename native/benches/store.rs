@@ -10,10 +10,10 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use ctxkit::core::budget::Budget;
-use ctxkit::core::log::Entry;
-use ctxkit::core::nudge::NudgeState;
-use ctxkit::core::precis::MemoryScope;
+use ctxkit::core::compaction::Budget;
+use ctxkit::core::memory::MemoryScope;
+use ctxkit::core::memory::NudgeState;
+use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::Message;
 use ctxkit::store::{MemoryQuery, MemoryStore, NewMemory, SessionStore, SqliteStore};
@@ -109,7 +109,9 @@ fn load(c: &mut Criterion) {
         last_seq: Some(log.len() as u64 - 3),
         turns_without_progress: 0,
     };
-    store.finish_turn("steady", None, &nudge, 0).unwrap();
+    store
+        .finish_turn("steady", &turn_changes(None, nudge), &[], "", 0)
+        .unwrap();
     store.import_session("whole", FAMILY, &log, 0).unwrap();
     // Chat-sized messages (about 300 bytes of JSON each), as in tau-bench dialogs.
     let small = Entry::number(
@@ -203,3 +205,15 @@ fn search(c: &mut Criterion) {
 
 criterion_group!(benches, append, load, search);
 criterion_main!(benches);
+
+/// What a turn changed: `checkpoint` (if any) and the nudge state, no memories.
+fn turn_changes(
+    checkpoint: Option<ctxkit::core::Checkpoint>,
+    nudge_state: ctxkit::core::memory::NudgeState,
+) -> ctxkit::core::TurnChanges {
+    ctxkit::core::TurnChanges {
+        checkpoint,
+        nudge_state,
+        memories: Vec::new(),
+    }
+}

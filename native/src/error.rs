@@ -91,7 +91,7 @@ pub enum Error {
     },
     /// A summarizer call failed (only returned by direct summarizer calls; a turn falls back).
     #[error(transparent)]
-    Summarizer(#[from] crate::summarizer::SummarizerError),
+    Summarizer(#[from] crate::llm::SummarizerError),
 }
 
 /// Shorthand for results of the native shell.

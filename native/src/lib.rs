@@ -69,13 +69,13 @@ pub mod clock;
 mod engine;
 pub mod error;
 pub mod files;
+pub mod llm;
 pub mod offload;
 pub mod store;
-pub mod summarizer;
 
 pub use engine::{
     Engine, EngineConfig, Event, EventSink, MemoryOptions, PromptConfig, RecordOutcome,
-    RecordedMessage, TurnView, WarningKind,
+    RecordedMessage, TurnResult, WarningKind,
 };
 pub use error::{Error, Result};
 

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ctxkit::core::log::Entry;
+use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::Message;
 use ctxkit::store::{SessionStore, SqliteStore};

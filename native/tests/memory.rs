@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use ctxkit::clock::FixedClock;
-use ctxkit::core::precis::{MemoryScope, MemorySource};
+use ctxkit::core::memory::{MemoryScope, MemorySource};
 use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryUpdate, NewMemory};
 use ctxkit::{Engine, EngineConfig};
 

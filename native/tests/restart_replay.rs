@@ -7,13 +7,13 @@
 mod common;
 
 use ctxkit::clock::FixedClock;
-use ctxkit::core::budget::Budget;
+use ctxkit::core::compaction::Budget;
+use ctxkit::core::compaction::Policy;
 use ctxkit::core::import::import_claude_code;
-use ctxkit::core::plan::Policy;
 use ctxkit::core::text::{head_bytes, single_line};
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::{Message, Role};
-use ctxkit::{Engine, EngineConfig, Event, PromptConfig, TurnView};
+use ctxkit::{Engine, EngineConfig, Event, PromptConfig, TurnResult};
 
 const SESSION_FILE: &str = "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
 const NOW: i64 = 1_770_768_000; // 2026-02-11, the session's day
@@ -40,7 +40,7 @@ fn config(reserved: u64) -> EngineConfig {
 }
 
 /// One line per message: index, role, size, the start of its text.
-fn render(view: &TurnView) -> String {
+fn render(view: &TurnResult) -> String {
     let mut out = format!(
         "tier {:?}, {} messages, {} tokens (system {}, summary {}), checkpoint through {:?} ({:?}), {} offload references\n",
         view.stats.tier,
@@ -70,7 +70,7 @@ fn render(view: &TurnView) -> String {
     out
 }
 
-fn summary_requests(view: &TurnView) -> usize {
+fn summary_requests(view: &TurnResult) -> usize {
     view.events
         .iter()
         .filter(|event| matches!(event, Event::SummaryRequested { .. }))

@@ -4,9 +4,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use ctxkit::core::checkpoint::{Checkpoint, SummaryMethod};
-use ctxkit::core::log::Entry;
-use ctxkit::core::nudge::NudgeState;
+use ctxkit::core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit::core::memory::NudgeState;
+use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit::core::Message;
 use ctxkit::store::{OffloadRecord, SessionStore, SqliteStore, SCHEMA_VERSION};
@@ -144,7 +144,7 @@ fn checkpoints_only_move_forward_and_failed_calls_change_nothing() {
         turns_without_progress: 1,
     };
     assert!(store
-        .finish_turn("s", Some(&checkpoint(3)), &nudge, 4)
+        .finish_turn("s", &turn_changes(Some(checkpoint(3)), nudge), &[], "", 4)
         .is_err());
     // An offload record for a message not in the batch refuses the whole append.
     let stray = OffloadRecord {
@@ -162,7 +162,9 @@ fn checkpoints_only_move_forward_and_failed_calls_change_nothing() {
         Error::NoSuchSession(name) if name == "nope"
     ));
 
-    store.finish_turn("s", None, &nudge, 6).unwrap();
+    store
+        .finish_turn("s", &turn_changes(None, nudge), &[], "", 6)
+        .unwrap();
     assert_eq!(store.export_session("s").unwrap().nudge_state, nudge);
 }
 
@@ -194,7 +196,9 @@ fn loading_for_a_turn_reads_the_tail_only() {
         last_seq: Some(85),
         turns_without_progress: 0,
     };
-    store.finish_turn("s", None, &nudge, 4).unwrap();
+    store
+        .finish_turn("s", &turn_changes(None, nudge), &[], "", 4)
+        .unwrap();
     assert_eq!(store.load_for_turn("s").unwrap().entries, entries(86, 15));
 
     let all = store.export_session("s").unwrap();
@@ -253,4 +257,16 @@ fn a_corrupt_row_is_named() {
         error.to_string().split(':').next(),
         Some("session \"s\", message seq 2")
     );
+}
+
+/// What a turn changed: `checkpoint` (if any) and the nudge state, no memories.
+fn turn_changes(
+    checkpoint: Option<ctxkit::core::Checkpoint>,
+    nudge_state: ctxkit::core::memory::NudgeState,
+) -> ctxkit::core::TurnChanges {
+    ctxkit::core::TurnChanges {
+        checkpoint,
+        nudge_state,
+        memories: Vec::new(),
+    }
 }

@@ -11,12 +11,12 @@ use common::{
     anthropic_answer, openai_answer, run_until_compaction, small_window_config, LoopbackServer,
     Received, Reply,
 };
-use ctxkit::core::checkpoint::SummaryMethod;
-use ctxkit::core::precis::MemorySource;
+use ctxkit::core::compaction::SummaryMethod;
+use ctxkit::core::memory::MemorySource;
 use ctxkit::core::{to_anthropic, validate_anthropic, validate_openai};
+use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
 use ctxkit::store::MemoryFilter;
-use ctxkit::summarizer::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
-use ctxkit::{Engine, Event, TurnView, WarningKind};
+use ctxkit::{Engine, Event, TurnResult, WarningKind};
 
 const SUMMARY: &str = "<analysis>thinking</analysis>\n<summary>\n## Goal\nRead the files.\n## Progress\nRead src/file0.rs onwards.\n## Key Decisions\nNone.\n## Next Steps\nKeep reading.\n## Critical Context\nsrc/file0.rs\n</summary>";
 const MEMORIES: &str = r#"[{"title": "Test command", "content": "Run cargo test before committing.", "category": "convention", "importance": 7}]"#;
@@ -51,7 +51,7 @@ fn answer(api: Api, text: &str) -> Reply {
 }
 
 /// Runs a session to its first compaction with the LLM at `server`.
-fn compact_with(api: Api, server: &LoopbackServer) -> (Engine, TurnView, tempfile::TempDir) {
+fn compact_with(api: Api, server: &LoopbackServer) -> (Engine, TurnResult, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let config = ctxkit::EngineConfig {
         summarizer: SummarizerConfig::Llm(endpoint(api, server)),
@@ -67,7 +67,7 @@ fn compact_with(api: Api, server: &LoopbackServer) -> (Engine, TurnView, tempfil
     (engine, view, dir)
 }
 
-fn warnings(view: &TurnView) -> Vec<WarningKind> {
+fn warnings(view: &TurnResult) -> Vec<WarningKind> {
     view.events
         .iter()
         .filter_map(|event| match event {

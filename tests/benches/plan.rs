@@ -6,9 +6,9 @@
 //! `cargo bench -p ctxkit-tests --bench plan`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use ctxkit_core::budget::Budget;
-use ctxkit_core::nudge::NudgeState;
-use ctxkit_core::plan::{plan_turn, Plan, Policy, TurnInput};
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::{plan_turn, Plan, PlanInput, Policy};
+use ctxkit_core::memory::NudgeState;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_tests::corpus_log::{repeated_log, session_messages, steady_checkpoint};
 
@@ -37,7 +37,7 @@ fn planning(c: &mut Criterion) {
             last_seq: log.len().checked_sub(3).map(|i| log[i].seq),
             turns_without_progress: 2,
         };
-        let input = TurnInput {
+        let input = PlanInput {
             log: &log,
             checkpoint: checkpoint.as_ref(),
             system_prompt: SYSTEM,
@@ -61,7 +61,7 @@ fn planning(c: &mut Criterion) {
             c.through_seq = c.through_seq.saturating_sub(400);
             c
         });
-        let compacting = TurnInput {
+        let compacting = PlanInput {
             checkpoint: older.as_ref(),
             ..input
         };

@@ -2,11 +2,11 @@
 //! session's messages repeated, with tool-call ids made unique per repetition, and the
 //! checkpoint a running session would have (its tail under the trigger).
 
-use ctxkit_core::budget::Budget;
-use ctxkit_core::checkpoint::{summary_message, Checkpoint, SummaryMethod};
-use ctxkit_core::extractive::{extractive_summary, ExtractiveLimits};
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::{extractive_summary, ExtractiveLimits};
+use ctxkit_core::compaction::{summary_message, Checkpoint, SummaryMethod};
 use ctxkit_core::import::import_claude_code;
-use ctxkit_core::log::Entry;
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{estimate_message, ModelFamily};
 use ctxkit_core::Message;
 

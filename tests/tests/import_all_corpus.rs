@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use ctxkit_core::budget::Budget;
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::Policy;
 use ctxkit_core::import::{import_transcript, TranscriptFormat};
-use ctxkit_core::plan::Policy;
-use ctxkit_core::session::{Session, TurnSettings};
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::turn::{Session, TurnInputs};
 use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message, Role};
 
 /// (file, format, sessions, [system, user, assistant, tool] messages in all sessions, tool calls)
@@ -75,12 +75,7 @@ fn every_corpus_file_imports_with_the_right_counts_and_valid_views() {
                 family: ModelFamily::Claude,
                 ..Policy::default()
             };
-            let settings = TurnSettings {
-                system_prompt: "You are an agent.",
-                budget,
-                policy: &policy,
-                todos: &[],
-            };
+            let settings = TurnInputs::new("You are an agent.", budget, &policy);
             let (view, stats) = state
                 .prepare_offline(&settings)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -1,20 +1,20 @@
-//! Properties of the pure layers (DESIGN 3.4, 3.5, 5): the precis stays within its cap and
+//! Properties of the pure layers (offload, precis, invariants: docs/architecture.md): the precis stays within its cap and
 //! never splits a character or a combining mark; offload names and paths stay safe for any
 //! call id, session or folder; offload previews stay within their bounds; transcripts stay
 //! within theirs; parsing memory drafts never panics and accepts only drafts within bounds.
 
-use ctxkit_core::memory_extraction::{
+use ctxkit_core::memory::{
     memory_extraction_request, parse_memory_drafts, CATEGORIES, MAX_CONTENT_BYTES, MAX_DRAFTS,
     MAX_TITLE_CHARS,
+};
+use ctxkit_core::memory::{
+    render_precis, MemoryEntry, MemoryScope, MemorySource, PrecisOptions, TRUNCATION_MARKER,
 };
 use ctxkit_core::offload::{
     is_offload_reference, offload_file_name, plan_offload, sanitize_file_component, OffloadPolicy,
 };
-use ctxkit_core::precis::{
-    render_precis, MemoryEntry, MemoryScope, MemorySource, PrecisOptions, TRUNCATION_MARKER,
-};
 use ctxkit_core::text::count_lines;
-use ctxkit_core::transcript::{render_transcript, TranscriptLimits};
+use ctxkit_core::text::{render_transcript, TranscriptLimits};
 use ctxkit_core::Message;
 use ctxkit_tests::arbitrary::{arb_call_id, arb_log, arb_text};
 use proptest::prelude::*;

@@ -6,15 +6,15 @@
 //! Views are rendered compactly (role, seq, tokens, the first line of text, calls) so a
 //! reviewer can read them; the stats are shown whole.
 
-use ctxkit_core::budget::Budget;
-use ctxkit_core::checkpoint::Checkpoint;
-use ctxkit_core::clearing::ClearPolicy;
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::{NudgePolicy, NudgeState};
-use ctxkit_core::plan::{plan_turn, Plan, Policy, ReadyView, Strategy, TurnInput};
-use ctxkit_core::summary_request::{answer_extractively, SummaryRequest};
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::Checkpoint;
+use ctxkit_core::compaction::ClearPolicy;
+use ctxkit_core::compaction::{answer_extractively, SummaryRequest};
+use ctxkit_core::compaction::{plan_turn, Plan, PlanInput, Policy, ReadyView, Strategy};
+use ctxkit_core::compaction::{TodoItem, TodoStatus};
+use ctxkit_core::memory::{NudgePolicy, NudgeState};
+use ctxkit_core::model::Entry;
 use ctxkit_core::text::head_bytes;
-use ctxkit_core::todo::{TodoItem, TodoStatus};
 use ctxkit_core::tokens::{estimate_message, ModelFamily};
 use ctxkit_core::Message;
 
@@ -66,7 +66,7 @@ fn plan<'l>(
             status: TodoStatus::Pending,
         },
     ];
-    let input = TurnInput {
+    let input = PlanInput {
         log,
         checkpoint,
         system_prompt: SYSTEM,

@@ -1,17 +1,19 @@
-//! Properties of `plan_turn` over generated logs and budgets (DESIGN section 5): the log is
+//! Properties of `plan_turn` over generated logs and budgets (the invariants of docs/architecture.md): the log is
 //! never changed and the same inputs give the same plan; every view passes both validators;
 //! a view fits the budget whenever the system prompt (plus the smallest conversation) fits;
 //! the second plan of a turn is always ready; and across turns, summary requests and
 //! checkpoints match one to one.
 
-use ctxkit_core::budget::Budget;
-use ctxkit_core::checkpoint::Checkpoint;
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::{NudgePolicy, NudgeState};
-use ctxkit_core::plan::{plan_turn, Plan, Policy, ReadyView, Strategy as Compaction, TurnInput};
-use ctxkit_core::summary_request::answer_extractively;
+use ctxkit_core::compaction::answer_extractively;
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::Checkpoint;
+use ctxkit_core::compaction::MIN_MESSAGE_TOKENS;
+use ctxkit_core::compaction::{
+    plan_turn, Plan, PlanInput, Policy, ReadyView, Strategy as Compaction,
+};
+use ctxkit_core::memory::{NudgePolicy, NudgeState};
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{estimate_message, ModelFamily};
-use ctxkit_core::truncation::MIN_MESSAGE_TOKENS;
 use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message, Role};
 use ctxkit_tests::arbitrary::arb_log;
 use proptest::prelude::*;
@@ -46,7 +48,7 @@ fn run_turn<'l>(
     policy: &Policy,
     state: NudgeState,
 ) -> Result<(ReadyView<'l>, Option<Checkpoint>), TestCaseError> {
-    let input = TurnInput {
+    let input = PlanInput {
         log,
         checkpoint,
         system_prompt: system,
@@ -64,7 +66,7 @@ fn run_turn<'l>(
         Plan::Summarize(request) => {
             let made = answer_extractively(&request, log, &policy.extractive, FAMILY)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let again = TurnInput {
+            let again = PlanInput {
                 checkpoint: Some(&made),
                 ..input
             };

@@ -1,11 +1,11 @@
-//! Properties of tool-pair repair over generated damaged logs (DESIGN 3.3 and 5).
+//! Properties of tool-pair repair over generated damaged logs (the invariants of docs/architecture.md).
 
 use ctxkit_core::{repair_tool_pairs, Message, Role};
 use ctxkit_tests::arbitrary::arb_log;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
-/// The structural rules of DESIGN 3.3, checked on the model directly (the validators check
+/// The structural rules of tool-pair repair, checked on the model directly (the validators check
 /// the same on the wire formats in `wire_validate_properties`).
 fn assert_well_paired(view: &[Message]) -> Result<(), TestCaseError> {
     let mut ids = BTreeSet::new();
@@ -47,7 +47,7 @@ fn assert_well_paired(view: &[Message]) -> Result<(), TestCaseError> {
 fn conversation(view: &[Message]) -> Vec<(Role, String, Vec<String>)> {
     view.iter()
         .filter(|m| m.role != Role::Tool && !(m.content.is_blank() && m.tool_calls.is_empty()))
-        .filter(|m| m.text_content() != ctxkit_core::repair::LEADING_USER)
+        .filter(|m| m.text_content() != ctxkit_core::wire::LEADING_USER)
         .map(|m| {
             (
                 m.role,

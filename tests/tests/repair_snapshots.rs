@@ -1,7 +1,7 @@
 //! Snapshots of tool-pair repair on small fixtures (tests/fixtures/repair/*.json, ctxkit
 //! format): the repaired view and what the repair changed.
 
-use ctxkit_core::view::ViewMessage;
+use ctxkit_core::model::ViewMessage;
 use ctxkit_core::{repair_view, Message};
 
 #[test]

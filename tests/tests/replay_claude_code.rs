@@ -10,13 +10,13 @@
 
 use std::collections::BTreeSet;
 
-use ctxkit_core::budget::Budget;
-use ctxkit_core::checkpoint::Checkpoint;
+use ctxkit_core::compaction::answer_extractively;
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::Checkpoint;
+use ctxkit_core::compaction::{plan_turn, Plan, PlanInput, Policy};
 use ctxkit_core::import::import_claude_code;
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::NudgeState;
-use ctxkit_core::plan::{plan_turn, Plan, Policy, TurnInput};
-use ctxkit_core::summary_request::answer_extractively;
+use ctxkit_core::memory::NudgeState;
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message};
 
@@ -68,7 +68,7 @@ fn claude_code_session_replays_with_stable_prefixes_and_kept_paths() {
         let log = &entries[..call.message_index];
         let mut answered_this_turn = 0;
         let ready = loop {
-            let input = TurnInput {
+            let input = PlanInput {
                 log,
                 checkpoint: checkpoints.last(),
                 system_prompt,
@@ -117,7 +117,7 @@ fn claude_code_session_replays_with_stable_prefixes_and_kept_paths() {
 
     let llm_or_extractive = checkpoints
         .iter()
-        .filter(|c| c.method != ctxkit_core::checkpoint::SummaryMethod::Truncation)
+        .filter(|c| c.method != ctxkit_core::compaction::SummaryMethod::Truncation)
         .count();
     assert!(llm_or_extractive >= 1, "no compaction happened");
     assert_eq!(

@@ -1,5 +1,5 @@
 //! Every repaired view passes both providers' validators once converted to their wire format
-//! (DESIGN 5: "every view passes both providers' validators, for any log").
+//! (an invariant of docs/architecture.md: "every view passes both providers' validators, for any log").
 
 use ctxkit_core::{
     repair_tool_pairs, to_anthropic, to_openai, validate_anthropic, validate_openai, Role,

@@ -228,7 +228,7 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ctxkit_core::budget::Budget;
+    use ctxkit_core::compaction::Budget;
 
     fn error<T: DeserializeOwned + std::fmt::Debug>(json: Value, at: &str) -> String {
         match decode::<T>(json, at) {

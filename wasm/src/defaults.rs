@@ -3,12 +3,12 @@
 //! Every option object of the package has documented defaults; `defaults()` returns them as
 //! the core defines them, so a caller can start from them and a UI can show them.
 
-use ctxkit_core::budget::Budget;
-use ctxkit_core::clearing::ClearPolicy;
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::ClearPolicy;
+use ctxkit_core::compaction::Policy;
+use ctxkit_core::memory::PrecisOptions;
 use ctxkit_core::offload::OffloadPolicy;
-use ctxkit_core::plan::Policy;
-use ctxkit_core::precis::PrecisOptions;
-use ctxkit_core::system_prompt::OffloadGuidance;
+use ctxkit_core::prompt::OffloadGuidance;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 

@@ -7,10 +7,11 @@
 //! ctxkit, OpenAI or Anthropic shape, with its stats. Planning costs in proportion to the view,
 //! not the log.
 //!
-//! Each `view` or `prepare` is one turn of the core's protocol (`Session::prepare_with`): plan;
-//! when a summary is needed, ask for it (`summarize`, or the extractive summarizer without
-//! one, or when it throws, rejects or returns something unusable), store the checkpoint, plan
-//! again; render the view; keep the nudge state. `toJSON()` / `Engine.fromJSON()` export and
+//! Each `view` or `prepare` is one turn of the core's turn driver (`TurnDriver`), answered
+//! from JS: when the turn needs a summary it asks `summarize` (or, without one, or when it
+//! throws, rejects or returns something unusable, the driver falls back to the extractive
+//! summary); the ready view is rendered; `finish` keeps what the turn decided (its checkpoint,
+//! the nudge state). `toJSON()` / `Engine.fromJSON()` export and
 //! import the whole state (the core's serde form of `Session`), so a front end can keep it in
 //! IndexedDB or a file.
 //!
@@ -22,11 +23,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::plan::{Plan, ViewStats};
-use ctxkit_core::session::{PreparedTurn, Session};
-use ctxkit_core::summary_request::SummaryRequest;
+use ctxkit_core::compaction::{SummaryRequest, ViewStats};
 use ctxkit_core::tokens::ModelFamily;
-use ctxkit_core::{from_anthropic, from_openai, CoreError};
+use ctxkit_core::wire::WireFormat;
+use ctxkit_core::{
+    from_anthropic, from_openai, CoreError, Session, TurnDriver, TurnResult, TurnStep,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -37,7 +39,7 @@ use crate::convert::{
     decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
     Result,
 };
-use crate::view::{render_cached, TurnOptions, ViewCache, ViewFormat};
+use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
 const ENGINE_TYPES: &str = r#"
@@ -74,8 +76,8 @@ export interface SummaryOutcome {
   fallback_reason: string | null;
 }
 
-/** A turn's view in the asked shape, its stats, and the summary the turn stored, if any. */
-export type ViewResult = RenderedView & {
+/** A turn's result: its view in the asked shape, its stats, and the summary the turn stored, if any. */
+export type TurnResult = RenderedView & {
   stats: ViewStats;
   summary: SummaryOutcome | null;
 };
@@ -84,7 +86,7 @@ export type ViewResult = RenderedView & {
 export type Summarizer = (request: SummaryRequest) => Promise<string> | string;
 
 /** The options of `prepare`: a turn's options and the summarizer. */
-export interface PrepareOptions extends TurnOptions {
+export interface PrepareOptions extends TurnInputs {
   /** Called when the turn needs a summary; without it the extractive summary is used. */
   summarize?: Summarizer;
 }
@@ -152,12 +154,12 @@ impl Engine {
         #[wasm_bindgen(unchecked_optional_param_type = "MessageFormat")] format: JsValue,
     ) -> Result<JsValue, JsError> {
         (|| {
-            let format: ViewFormat = read_or_default(&format, "format")?;
+            let format: Option<WireFormat> = read_or_default(&format, "format")?;
             let json = read_json(&messages, "messages")?;
-            let messages = match format {
-                ViewFormat::Ctxkit => read_messages(json, "messages")?,
-                ViewFormat::Openai => from_openai(&json)?,
-                ViewFormat::Anthropic => from_anthropic(&json)?,
+            let messages = match format.unwrap_or(WireFormat::Ctxkit) {
+                WireFormat::Ctxkit => read_messages(json, "messages")?,
+                WireFormat::Openai => from_openai(&json)?,
+                WireFormat::Anthropic => from_anthropic(&json)?,
             };
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
             let seqs: Vec<u64> = session
@@ -172,20 +174,29 @@ impl Engine {
 
     /// This turn's view, without an LLM: a needed summary is made by the extractive
     /// summarizer. Advances the turn (nudge counters) and keeps any checkpoint it made.
-    #[wasm_bindgen(unchecked_return_type = "ViewResult")]
+    #[wasm_bindgen(unchecked_return_type = "TurnResult")]
     pub fn view(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "TurnOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TurnInputs")] options: JsValue,
     ) -> Result<JsValue, JsError> {
         (|| {
             let json = read_json(&options, "options")?;
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
             let mut cache = self.cache.try_borrow_mut().map_err(|_| busy())?;
-            let options = TurnOptions::read(json, "options", Some(session.family))?;
-            let turn = session.prepare_with(&options.settings(), None, |view| {
-                render_cached(view, options.format, &mut cache)
-            })?;
-            finish(turn, None)
+            let options = JsTurnInputs::read(json, "options", Some(session.family))?;
+            let inputs = options.inputs();
+            let mut turn = TurnDriver::start(&inputs)?;
+            let rendered = loop {
+                match turn.step(&session)? {
+                    TurnStep::NeedExtraction(_) => turn.answer_extraction(None)?,
+                    TurnStep::NeedSummary(_) => turn.answer_summary(&session, None)?,
+                    TurnStep::Ready(view) => {
+                        break render_cached(&view, options.format, &mut cache)?
+                    }
+                }
+            };
+            let (result, _) = turn.finish(&mut session)?;
+            finish(rendered, result, None)
         })()
         .map_err(fail("Engine.view"))
     }
@@ -194,7 +205,7 @@ impl Engine {
     /// falls back to the extractive summary when it throws, rejects or returns something
     /// unusable (the result's `summary.fallback_reason` says why). Rejects, leaving the engine
     /// as it was, on bad options.
-    #[wasm_bindgen(unchecked_return_type = "Promise<ViewResult>")]
+    #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult>")]
     pub fn prepare(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions")] options: JsValue,
@@ -293,7 +304,7 @@ fn busy() -> CoreError {
 fn read_prepare_options(
     options: &JsValue,
     session: &Rc<RefCell<Session>>,
-) -> Result<(TurnOptions, Option<js_sys::Function>)> {
+) -> Result<(JsTurnInputs, Option<js_sys::Function>)> {
     let summarize = if options.is_object() {
         js_sys::Reflect::get(options, &JsValue::from_str("summarize"))
             .map_err(|error| CoreError::invalid("options.summarize", js_error_message(&error)))?
@@ -322,41 +333,64 @@ fn read_prepare_options(
         fields.remove("summarize");
     }
     let family = session.try_borrow().map_err(|_| busy())?.family;
-    Ok((TurnOptions::read(json, "options", Some(family))?, summarize))
+    Ok((
+        JsTurnInputs::read(json, "options", Some(family))?,
+        summarize,
+    ))
+}
+
+/// What one step of an awaited turn left to do.
+enum Next {
+    Summarize(SummaryRequest),
+    Rendered(JsValue),
 }
 
 async fn prepare_turn(
     session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
-    options: TurnOptions,
+    options: JsTurnInputs,
     summarize: Option<js_sys::Function>,
 ) -> Result<JsValue> {
-    let mut asked = None;
-    if let Some(summarize) = summarize {
-        let request = match session
-            .try_borrow()
-            .map_err(|_| busy())?
-            .plan(&options.settings())?
-        {
-            Plan::Summarize(request) => Some(*request),
-            Plan::Ready(_) => None,
+    let inputs = options.inputs();
+    let mut turn = TurnDriver::start(&inputs)?;
+    let mut failure = None;
+    loop {
+        // The borrow of the session ends with each step: no borrow is held across the await,
+        // so `summarize` may use the engine.
+        let next = {
+            let borrowed = session.try_borrow().map_err(|_| busy())?;
+            match turn.step(&borrowed)? {
+                TurnStep::NeedExtraction(_) => {
+                    turn.answer_extraction(None)?;
+                    continue;
+                }
+                TurnStep::NeedSummary(request) => Next::Summarize(request),
+                TurnStep::Ready(view) => {
+                    let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
+                    Next::Rendered(render_cached(&view, options.format, &mut cache)?)
+                }
+            }
         };
-        // No borrow is held from here to the end of the await: `summarize` may use the engine.
-        if let Some(request) = request {
-            let (answer, failure) = ask(&summarize, &request).await;
-            asked = Some((request, answer, failure));
+        match next {
+            Next::Summarize(request) => {
+                let answer = match &summarize {
+                    Some(summarize) => {
+                        let (answer, why) = ask(summarize, &request).await;
+                        failure = why;
+                        answer
+                    }
+                    None => None,
+                };
+                let borrowed = session.try_borrow().map_err(|_| busy())?;
+                turn.answer_summary(&borrowed, answer.as_deref())?;
+            }
+            Next::Rendered(rendered) => {
+                let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
+                let (result, _) = turn.finish(&mut borrowed)?;
+                return finish(rendered, result, failure);
+            }
         }
     }
-    let answered: Option<(&SummaryRequest, Option<&str>)> = asked
-        .as_ref()
-        .map(|(request, answer, _)| (request, answer.as_deref()));
-    let mut session = session.try_borrow_mut().map_err(|_| busy())?;
-    let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
-    let turn = session.prepare_with(&options.settings(), answered, |view| {
-        render_cached(view, options.format, &mut cache)
-    })?;
-    let failure = asked.and_then(|(_, _, failure)| failure);
-    finish(turn, failure)
 }
 
 /// Calls the summarizer; returns its answer, or why there is none.
@@ -396,14 +430,9 @@ async fn ask(
 }
 
 /// The rendered view with its stats and the summary the turn stored, as the JS result.
-fn finish(turn: PreparedTurn<JsValue>, failure: Option<String>) -> Result<JsValue> {
-    let PreparedTurn {
-        rendered,
-        stats,
-        summary,
-    } = turn;
-    set(&rendered, "stats", &to_js(&stats)?)?;
-    let summary = match summary {
+fn finish(rendered: JsValue, result: TurnResult, failure: Option<String>) -> Result<JsValue> {
+    set(&rendered, "stats", &to_js(&result.stats)?)?;
+    let summary = match result.summary {
         None => JsValue::NULL,
         Some(outcome) => to_js(&serde_json::json!({
             "method": outcome.method,

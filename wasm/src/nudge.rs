@@ -1,14 +1,14 @@
 //! Nudges: `advanceNudges`.
 //!
-//! Reminders that go into the view only, never into the log (the core's `ctxkit_core::nudge`):
+//! Reminders that go into the view only, never into the log (the core's `ctxkit_core::memory`):
 //! a memory nudge every N turns, and a stall nudge when K turns pass in which the agent acted
 //! without a progress tool. The state belongs to the session (pass back `next` every turn), so
 //! a restart does not reset the counters. Only the messages after `state.last_seq` are read.
 //! `planTurn` and `Engine` advance the nudges themselves; this is for callers that assemble
 //! their own views.
 
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::{advance_nudges, NudgePolicy, NudgeState};
+use ctxkit_core::memory::{advance_nudges, NudgePolicy, NudgeState};
+use ctxkit_core::model::Entry;
 use ctxkit_core::CoreError;
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;

@@ -5,27 +5,28 @@
 //! a summary request. The caller answers a request (an LLM from its `system` and `prompt`),
 //! turns the answer into a checkpoint with `summaryCheckpoint` (which falls back to the
 //! extractive summary when there is no usable answer), and plans again with it; the second
-//! plan is always ready. This is the core's `plan_turn`; the `Engine` class runs the same
-//! protocol on a session it keeps, and is what most callers want (each turn then crosses the
-//! boundary with only its new messages).
+//! plan is always ready. `planTurn` is one step of the core's turn driver over a session made
+//! of exactly this state; the `Engine` class runs the whole driver on a session it keeps, and
+//! is what most callers want (each turn then crosses the boundary with only its new messages).
 //!
 //! The log is numbered from `first_seq` (default 1) and estimated for the policy's family on
 //! every call: the cost grows with the log, which is another reason to prefer `Engine`.
 
-use ctxkit_core::checkpoint::Checkpoint;
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::NudgeState;
-use ctxkit_core::plan::{plan_turn, Plan, Policy, ReadyView, TurnInput};
-use ctxkit_core::summary_request::{summary_checkpoint, SummaryRequest};
+use ctxkit_core::compaction::Checkpoint;
+use ctxkit_core::compaction::Policy;
+use ctxkit_core::compaction::{summary_checkpoint, SummaryRequest};
+use ctxkit_core::memory::NudgeState;
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::UsageAnchor;
 use ctxkit_core::CoreError;
+use ctxkit_core::{Session, TurnDriver, TurnStep};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{decode, expected, fail, read_json, read_messages, set, to_js, Result};
-use crate::view::{render, TurnOptions};
+use crate::view::{render, JsTurnInputs};
 
 #[wasm_bindgen(typescript_custom_section)]
 const PLAN_TYPES: &str = r#"
@@ -193,7 +194,7 @@ export interface ViewStats {
 }
 
 /** The input of `planTurn`: the log and the session state besides the turn options. */
-export interface PlanInput extends TurnOptions {
+export interface PlanInput extends TurnInputs {
   /** The whole log (or its tail after `checkpoint`), numbered from `first_seq`. */
   log: Message[];
   /** The `seq` of `log[0]` (default 1). */
@@ -241,7 +242,7 @@ export interface SummaryCheckpoint {
 
 /// Plans one turn over a whole log: a ready view in the asked format, or a summary request.
 #[wasm_bindgen(js_name = planTurn, unchecked_return_type = "Plan")]
-pub fn plan_turn_js(
+pub fn plan_js(
     #[wasm_bindgen(unchecked_param_type = "PlanInput")] input: JsValue,
 ) -> Result<JsValue, JsError> {
     plan_from(&input).map_err(fail("planTurn"))
@@ -255,55 +256,55 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let checkpoint: Option<Checkpoint> = take_decoded(&mut fields, "checkpoint")?;
     let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
     let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
-    let options = TurnOptions::read(Value::Object(fields), "input", None)?;
+    let options = JsTurnInputs::read(Value::Object(fields), "input", None)?;
 
-    let entries = Entry::number(log, first_seq, options.policy.family);
-    let plan = plan_turn(&TurnInput {
-        log: &entries,
-        checkpoint: checkpoint.as_ref(),
-        system_prompt: &options.system,
-        budget: options.budget,
-        policy: &options.policy,
+    // One step of the core's turn driver over a session holding exactly this state.
+    let family = options.policy.family;
+    let session = Session {
+        family,
+        entries: Entry::number(log, first_seq, family),
+        checkpoints: checkpoint.into_iter().collect(),
         nudge_state,
-        usage_anchor: usage_anchor.as_ref(),
-        todos: &options.todos,
-    })?;
-    match plan {
-        Plan::Summarize(request) => {
+        usage_anchor,
+    };
+    let inputs = options.inputs();
+    let mut turn = TurnDriver::start(&inputs)?;
+    let view = match turn.step(&session)? {
+        TurnStep::NeedSummary(request) => {
             #[derive(Serialize)]
             struct Summarize<'r> {
                 kind: &'static str,
                 request: &'r SummaryRequest,
             }
-            to_js(&Summarize {
+            return to_js(&Summarize {
                 kind: "summarize",
                 request: &request,
-            })
+            });
         }
-        Plan::Ready(ready) => {
-            let ReadyView {
-                view,
-                stats,
-                next_nudge_state,
-                new_checkpoint,
-            } = *ready;
-            #[derive(Serialize)]
-            struct Ready<'r> {
-                kind: &'static str,
-                stats: &'r ctxkit_core::plan::ViewStats,
-                next_nudge_state: NudgeState,
-                new_checkpoint: Option<Checkpoint>,
-            }
-            let out = to_js(&Ready {
-                kind: "ready",
-                stats: &stats,
-                next_nudge_state,
-                new_checkpoint,
-            })?;
-            set(&out, "view", &render(&view, options.format)?)?;
-            Ok(out)
+        TurnStep::NeedExtraction(_) => {
+            return Err(CoreError::invalid(
+                "plan",
+                "planTurn asks for no memory extraction",
+            ))
         }
+        TurnStep::Ready(view) => render(&view, options.format)?,
+    };
+    let (result, changes) = turn.result()?;
+    #[derive(Serialize)]
+    struct Ready<'r> {
+        kind: &'static str,
+        stats: &'r ctxkit_core::compaction::ViewStats,
+        next_nudge_state: NudgeState,
+        new_checkpoint: Option<Checkpoint>,
     }
+    let out = to_js(&Ready {
+        kind: "ready",
+        stats: &result.stats,
+        next_nudge_state: changes.nudge_state,
+        new_checkpoint: changes.checkpoint,
+    })?;
+    set(&out, "view", &view)?;
+    Ok(out)
 }
 
 /// Turns a summarizer's answer to a request from `planTurn` into a checkpoint, or, when there

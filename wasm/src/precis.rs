@@ -1,11 +1,11 @@
 //! The memory precis: `renderPrecis`.
 //!
 //! The best long-term memories as bounded markdown, the text of `MEMORY.md` and of the system
-//! prompt's `## Long-Term Memory` section (the core's `ctxkit_core::precis`): ranked by source,
+//! prompt's `## Long-Term Memory` section (the core's `ctxkit_core::memory`): ranked by source,
 //! importance, recency and id; at most `max_entries` entries and `max_bytes` bytes, cut only
 //! on a character boundary and marked when anything was left out.
 
-use ctxkit_core::precis::{render_precis, MemoryEntry, PrecisOptions};
+use ctxkit_core::memory::{render_precis, MemoryEntry, PrecisOptions};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 

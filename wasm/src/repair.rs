@@ -1,12 +1,13 @@
 //! Tool-pair repair: `repairToolPairs`.
 //!
 //! Any message list in, a list both providers accept out (the rules are the core's:
-//! `ctxkit_core::repair`), with a report of what changed. Total: it never throws on a valid
+//! `ctxkit_core::wire`), with a report of what changed. Total: it never throws on a valid
 //! message list, whatever its pairing.
 
-use ctxkit_core::repair::RepairReport;
-use ctxkit_core::view::ViewMessage;
-use ctxkit_core::{repair_view, Message};
+use ctxkit_core::model::ViewMessage;
+use ctxkit_core::wire::repair_view;
+use ctxkit_core::wire::RepairReport;
+use ctxkit_core::Message;
 use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};

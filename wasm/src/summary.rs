@@ -4,9 +4,9 @@
 //! Progress, Key Decisions, Next Steps, Critical Context) built from what the messages
 //! literally contain. Deterministic, bounded by `limits.max_bytes`, and incremental: given the
 //! previous summary it merges instead of starting over (the core's
-//! `ctxkit_core::extractive`).
+//! `ctxkit_core::compaction`).
 
-use ctxkit_core::extractive::{extractive_summary, ExtractiveLimits};
+use ctxkit_core::compaction::{extractive_summary, ExtractiveLimits};
 use serde::Deserialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};

@@ -1,12 +1,12 @@
 //! System prompt assembly: `buildSystemPrompt`.
 //!
 //! The prompt from explicit parts, in a fixed order, each section skipped when empty (the
-//! core's `ctxkit_core::system_prompt`): base with working directory and today's date,
+//! core's `ctxkit_core::prompt`): base with working directory and today's date,
 //! AGENTS.md (size-capped), skills, todo guidance, offload guidance, long-term memory (fenced
 //! as data). The date is given by the caller every turn (the core has no clock), so the same
 //! parts give the same prompt byte for byte.
 
-use ctxkit_core::system_prompt::{build_system_prompt, PromptParts};
+use ctxkit_core::prompt::{build_system_prompt, PromptParts};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 

@@ -1,10 +1,10 @@
 //! Provider validators: `validate`.
 //!
 //! What OpenAI or Anthropic would say about a request before it is sent, in the provider's own
-//! words and location syntax (the rules are the core's: `ctxkit_core::validate`). Every
+//! words and location syntax (the rules are the core's: `ctxkit_core::wire`). Every
 //! violation is listed, not only the first; an empty list means the request passes.
 
-use ctxkit_core::message::Provider;
+use ctxkit_core::model::Provider;
 use ctxkit_core::{validate_anthropic, validate_openai};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};

@@ -1,4 +1,4 @@
-//! Turn options and views, shared by `planTurn` and `Engine`: the options of one turn read
+//! Turn inputs and views, shared by `planTurn` and `Engine`: the inputs of one turn read
 //! from JS (system prompt, budget, policy, todos, output format), and a view rendered in the
 //! format the caller asked for (`ctxkit`, `openai` or `anthropic`), straight from the messages
 //! the view borrows from the log.
@@ -15,15 +15,13 @@
 //! the rendered view is what the core's wire converters write, so it passes that provider's
 //! validator whenever the core's view does; a cached rendering equals a fresh one.
 
-use ctxkit_core::budget::Budget;
-use ctxkit_core::plan::Policy;
-use ctxkit_core::session::TurnSettings;
-use ctxkit_core::todo::TodoItem;
-use ctxkit_core::tokens::ModelFamily;
-use ctxkit_core::view::View;
-use ctxkit_core::{to_anthropic, to_openai, CoreError, Message};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+use ctxkit_core::compaction::{Budget, Policy, TodoItem};
+use ctxkit_core::turn::{check_requested_family, policy_for_session};
+use ctxkit_core::wire::{render_message, render_messages, render_view, WireFormat};
+use ctxkit_core::{Message, ModelFamily, TurnInputs, View};
+use serde::Deserialize;
 
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -36,8 +34,8 @@ const VIEW_TYPES: &str = r#"
 /** The shape a view is returned in. */
 export type ViewFormat = "ctxkit" | "openai" | "anthropic";
 
-/** The options of one turn. Every field is optional; unknown keys are errors. */
-export interface TurnOptions {
+/** The inputs of one turn. Every field is optional; unknown keys are errors. */
+export interface TurnInputs {
   /** This turn's system prompt (see `buildSystemPrompt`); never stored in the log. */
   system?: string;
   /** The token budget (defaults: a 200k window, 16,384 reserved for output, 2,048 margin). */
@@ -75,23 +73,11 @@ export interface AnthropicView {
 export type RenderedView = CtxkitView | OpenAIView | AnthropicView;
 "#;
 
-/// The shape a view is returned in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ViewFormat {
-    /// `{format, system, messages}` with ctxkit messages.
-    #[default]
-    Ctxkit,
-    /// `{format, messages}` with Chat Completions messages, the system prompt first.
-    Openai,
-    /// `{format, system?, messages}` as an Anthropic Messages request.
-    Anthropic,
-}
-
-/// The options of one turn, owned (a [`TurnSettings`] borrows from them).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// The inputs of one turn as JS gives them, owned (the core's [`TurnInputs`] borrows from
+/// them).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct TurnOptions {
+pub struct JsTurnInputs {
     /// The system prompt.
     pub system: String,
     /// The budget.
@@ -101,77 +87,80 @@ pub struct TurnOptions {
     /// The todo list.
     pub todos: Vec<TodoItem>,
     /// The output shape.
-    pub format: ViewFormat,
+    pub format: WireFormat,
 }
 
-impl TurnOptions {
-    /// Reads turn options from `json` (an object, or null for all defaults). `family`: the
-    /// engine's; the policy's family must match it, and is set to it when not given.
+impl Default for JsTurnInputs {
+    fn default() -> Self {
+        JsTurnInputs {
+            system: String::new(),
+            budget: Budget::default(),
+            policy: Policy::default(),
+            todos: Vec::new(),
+            format: WireFormat::Ctxkit,
+        }
+    }
+}
+
+impl JsTurnInputs {
+    /// Reads turn inputs from `json` (an object, or null for all defaults). `family`: the
+    /// engine's; a family the policy names must match it (the core's
+    /// [`check_requested_family`]), and the engine's is used when none is named.
     pub fn read(json: Value, at: &str, family: Option<ModelFamily>) -> Result<Self> {
-        let mut json = match json {
+        let json = match json {
             Value::Null => Value::Object(serde_json::Map::new()),
             object @ Value::Object(_) => object,
             other => return Err(expected(at, "an object of turn options", &other)),
         };
-        if let (Some(family), Some(options)) = (family, json.as_object_mut()) {
-            let policy = options
-                .entry("policy")
-                .or_insert_with(|| Value::Object(serde_json::Map::new()));
-            if let Value::Object(policy) = policy {
-                match policy.get("family") {
-                    None | Some(Value::Null) => {
-                        policy.insert("family".to_owned(), Value::from(family.as_str()));
-                    }
-                    Some(given) if given.as_str() != Some(family.as_str()) => {
-                        return Err(CoreError::invalid(
-                            format!("{at}.policy.family"),
-                            format!(
-                                "{given} differs from the engine's family \"{}\" (a session's estimates are cached for one family; create the Engine with the family you plan for)",
-                                family.as_str()
-                            ),
-                        ));
-                    }
-                    Some(_) => {}
-                }
+        let named = json
+            .get("policy")
+            .and_then(|policy| policy.get("family"))
+            .filter(|family| !family.is_null())
+            .is_some();
+        let mut inputs: JsTurnInputs = decode(json, at)?;
+        if let Some(family) = family {
+            if named {
+                check_requested_family(
+                    inputs.policy.family,
+                    family,
+                    &format!("{at}.policy.family"),
+                )?;
             }
+            inputs.policy = policy_for_session(&inputs.policy, family);
         }
-        decode(json, at)
+        Ok(inputs)
     }
 
-    /// The settings the core takes.
-    pub fn settings(&self) -> TurnSettings<'_> {
-        TurnSettings {
-            system_prompt: &self.system,
-            budget: self.budget,
-            policy: &self.policy,
+    /// The inputs the core's turn driver takes (no memory extraction: JS has no extractor).
+    pub fn inputs(&self) -> TurnInputs<'_> {
+        TurnInputs {
             todos: &self.todos,
+            ..TurnInputs::new(&self.system, self.budget, &self.policy)
         }
     }
 }
 
-/// `view` in `format`, as a JS object (without stats: the caller adds what it knows).
-pub fn render(view: &View<'_>, format: ViewFormat) -> Result<JsValue> {
-    let conversation = view.messages.iter().map(|item| &*item.message);
+/// `view` in `format`, as a JS object (without stats: the caller adds what it knows): the
+/// core's [`render_view`], with the system prompt apart in the ctxkit shape.
+pub fn render(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
     match format {
-        ViewFormat::Ctxkit => {
-            #[derive(Serialize)]
-            struct Rendered<'v> {
-                format: ViewFormat,
-                system: &'v str,
-                messages: Vec<&'v Message>,
-            }
-            to_js(&Rendered {
-                format,
-                system: &view.system,
-                messages: conversation.collect(),
-            })
+        WireFormat::Ctxkit => {
+            let conversation: Vec<&Message> =
+                view.messages.iter().map(|item| &*item.message).collect();
+            let out = js_sys::Object::new().into();
+            set(&out, "format", &to_js(&format)?)?;
+            set(&out, "system", &JsValue::from_str(&view.system))?;
+            set(
+                &out,
+                "messages",
+                &to_js(&render_messages(&conversation, format)?)?,
+            )?;
+            Ok(out)
         }
-        ViewFormat::Openai | ViewFormat::Anthropic => {
-            let system = view.system_message();
-            let messages: Vec<&Message> = system.iter().chain(conversation).collect();
+        WireFormat::Openai | WireFormat::Anthropic => {
             let mut request = match format {
-                ViewFormat::Openai => serde_json::json!({ "messages": to_openai(&messages) }),
-                _ => to_anthropic(&messages)?,
+                WireFormat::Openai => serde_json::json!({ "messages": render_view(view, format)? }),
+                _ => render_view(view, format)?,
             };
             if let Value::Object(fields) = &mut request {
                 fields.insert(
@@ -187,7 +176,7 @@ pub fn render(view: &View<'_>, format: ViewFormat) -> Result<JsValue> {
 /// The JS forms of log messages an `Engine` showed in its last view, by `seq`, for one format.
 #[derive(Debug, Default)]
 pub struct ViewCache {
-    format: Option<ViewFormat>,
+    format: Option<WireFormat>,
     messages: BTreeMap<u64, JsValue>,
     system: Option<(String, JsValue)>,
 }
@@ -195,10 +184,10 @@ pub struct ViewCache {
 /// `view` in `format`, reusing (and refilling) `cache` for the ctxkit and OpenAI shapes.
 pub fn render_cached(
     view: &View<'_>,
-    format: ViewFormat,
+    format: WireFormat,
     cache: &mut ViewCache,
 ) -> Result<JsValue> {
-    if format == ViewFormat::Anthropic {
+    if !format.renders_per_message() {
         return render(view, format);
     }
     if cache.format != Some(format) {
@@ -208,7 +197,7 @@ pub fn render_cached(
         };
     }
     let list = js_sys::Array::new();
-    if format == ViewFormat::Openai {
+    if format == WireFormat::Openai {
         if let Some(system) = view.system_message() {
             let reused = cache
                 .system
@@ -239,21 +228,15 @@ pub fn render_cached(
     cache.messages = shown;
     let out: JsValue = js_sys::Object::new().into();
     set(&out, "format", &to_js(&format)?)?;
-    if format == ViewFormat::Ctxkit {
+    if format == WireFormat::Ctxkit {
         set(&out, "system", &JsValue::from_str(&view.system))?;
     }
     set(&out, "messages", &list)?;
     Ok(out)
 }
 
-fn message_to_js(message: &Message, format: ViewFormat) -> Result<JsValue> {
-    match format {
-        ViewFormat::Openai => match to_openai(std::slice::from_ref(message)) {
-            Value::Array(mut one) => to_js(&one.pop().unwrap_or_default()),
-            other => to_js(&other),
-        },
-        _ => to_js(message),
-    }
+fn message_to_js(message: &Message, format: WireFormat) -> Result<JsValue> {
+    to_js(&render_message(message, format)?)
 }
 
 /// `value` frozen, with everything inside it.

@@ -41,7 +41,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{CoreError, Result};
-use crate::message::{Message, Part, Role, ToolCall};
+use crate::model::{Message, Part, Role, ToolCall};
 use crate::wire::{
     as_object, block_from_anthropic, content_beside_tool_blocks, expected, field_path, index_path,
     optional_bool, optional_str, optional_u64, required, required_str, Block, Object,

@@ -16,17 +16,21 @@
 //! [`import_transcript`] detects the format when not told, and returns one or more sessions.
 
 pub mod claude_code;
+mod detect;
 pub mod openhands;
 pub mod swe_agent;
 
 pub use claude_code::{import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker};
+pub use detect::detect_format;
 pub use openhands::import_openhands;
 pub use swe_agent::import_swe_agent;
+
+use openhands::import_openhands_file;
 
 use serde_json::Value;
 
 use crate::error::{CoreError, Result};
-use crate::message::Message;
+use crate::model::Message;
 use crate::wire::{from_anthropic, from_openai, index_path};
 
 /// A transcript format ctxkit can import.
@@ -154,175 +158,6 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
     Ok(Imported { format, sessions })
 }
 
-/// Guesses the format of a transcript file from its first value(s).
-pub fn detect_format(text: &str) -> Result<TranscriptFormat> {
-    let trimmed = text.trim_start();
-    if trimmed.is_empty() {
-        return Err(CoreError::invalid(
-            "input",
-            "empty: no transcript to import",
-        ));
-    }
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(value) => detect_json(&value),
-        // Several values (or a truncated one): JSONL, judged by its first line.
-        Err(_) => {
-            let first = trimmed.lines().next().unwrap_or_default();
-            let value: Value = serde_json::from_str(first).map_err(|error| {
-                CoreError::invalid(
-                    "line 1",
-                    format!(
-                        "not JSON or JSONL ({error}); expected one of the formats {}",
-                        format_names()
-                    ),
-                )
-            })?;
-            detect_jsonl(&value)
-        }
-    }
-}
-
-fn format_names() -> String {
-    TranscriptFormat::ALL
-        .iter()
-        .map(|f| f.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn detect_json(value: &Value) -> Result<TranscriptFormat> {
-    let unknown = || {
-        CoreError::invalid(
-            "input",
-            format!(
-                "JSON that no known transcript format matches (expected one of {}); pass --format",
-                format_names()
-            ),
-        )
-    };
-    match value {
-        Value::Object(object)
-            if object.contains_key("history")
-                && (object.contains_key("trajectory") || object.contains_key("info")) =>
-        {
-            Ok(TranscriptFormat::SweAgent)
-        }
-        Value::Object(object)
-            if object.contains_key("history") && object.contains_key("instance_id") =>
-        {
-            Ok(TranscriptFormat::OpenHands)
-        }
-        Value::Object(object) => match object.get("messages") {
-            Some(Value::Array(messages)) if object.contains_key("system") => {
-                Ok(messages_format(messages).unwrap_or(TranscriptFormat::Anthropic))
-            }
-            Some(Value::Array(messages)) if has_roles(messages) => {
-                Ok(messages_format(messages).unwrap_or(TranscriptFormat::OpenAi))
-            }
-            Some(_) => Err(unknown()),
-            _ => detect_jsonl(value).map_err(|_| unknown()),
-        },
-        Value::Array(items) => {
-            let first = items.first().ok_or_else(|| {
-                CoreError::invalid("input", "an empty list: no messages to import")
-            })?;
-            if first.get("traj").is_some() {
-                Ok(TranscriptFormat::OpenAi)
-            } else if first.get("source").is_some()
-                && (first.get("action").is_some() || first.get("observation").is_some())
-            {
-                Ok(TranscriptFormat::OpenHands)
-            } else if has_roles(items) {
-                Ok(messages_format(items).unwrap_or(TranscriptFormat::OpenAi))
-            } else {
-                Err(unknown())
-            }
-        }
-        _ => Err(unknown()),
-    }
-}
-
-fn detect_jsonl(first: &Value) -> Result<TranscriptFormat> {
-    let claude_code_types = [
-        "user",
-        "assistant",
-        "system",
-        "progress",
-        "file-history-snapshot",
-        "queue-operation",
-        "summary",
-    ];
-    if first.get("sessionId").is_some()
-        || first.get("uuid").is_some()
-        || first
-            .get("type")
-            .and_then(Value::as_str)
-            .is_some_and(|t| claude_code_types.contains(&t))
-            && first.get("role").is_none()
-    {
-        return Ok(TranscriptFormat::ClaudeCode);
-    }
-    if first.get("instance_id").is_some() && first.get("history").is_some() {
-        return Ok(TranscriptFormat::OpenHands);
-    }
-    if first.get("role").is_some() {
-        // JSONL of messages is ctxkit's own format (what `ctxkit append` reads) unless the
-        // first line shows provider-specific shapes.
-        return Ok(messages_format(std::slice::from_ref(first)).unwrap_or(TranscriptFormat::Ctxkit));
-    }
-    Err(CoreError::invalid(
-        "line 1",
-        format!(
-            "a JSON object no known transcript format matches (expected one of {}); pass --format",
-            format_names()
-        ),
-    ))
-}
-
-fn has_roles(messages: &[Value]) -> bool {
-    messages.iter().any(|m| m.get("role").is_some())
-}
-
-/// The format a list of message objects shows: Anthropic (typed blocks `tool_use`,
-/// `tool_result`, `thinking`), ctxkit (`tool_calls[].arguments` directly, or `is_error`),
-/// OpenAI (`role: "tool"` or `tool_calls[].function`); `None` when nothing tells (plain text
-/// messages read the same in every format).
-fn messages_format(messages: &[Value]) -> Option<TranscriptFormat> {
-    let blocks = || {
-        messages
-            .iter()
-            .filter_map(|m| m.get("content").and_then(Value::as_array))
-            .flatten()
-    };
-    let anthropic_block = |block: &Value| {
-        block.get("type").and_then(Value::as_str).is_some_and(|t| {
-            matches!(
-                t,
-                "tool_use" | "tool_result" | "thinking" | "redacted_thinking"
-            )
-        })
-    };
-    if blocks().any(anthropic_block) {
-        return Some(TranscriptFormat::Anthropic);
-    }
-    let calls = || {
-        messages
-            .iter()
-            .filter_map(|m| m.get("tool_calls").and_then(Value::as_array))
-            .flatten()
-    };
-    if calls().any(|call| call.get("arguments").is_some())
-        || messages.iter().any(|m| m.get("is_error").is_some())
-    {
-        return Some(TranscriptFormat::Ctxkit);
-    }
-    let openai = calls().any(|call| call.get("function").is_some())
-        || messages
-            .iter()
-            .any(|m| m.get("role").and_then(Value::as_str) == Some("tool"));
-    openai.then_some(TranscriptFormat::OpenAi)
-}
-
 fn parse_json(text: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|error| {
         CoreError::invalid(
@@ -392,44 +227,6 @@ fn import_openai_file(value: &Value) -> Result<Vec<ImportedSession>> {
             })
         })
         .collect()
-}
-
-/// An OpenHands file: an event list, one run object, or JSONL of benchmark outputs.
-fn import_openhands_file(text: &str) -> Result<Vec<ImportedSession>> {
-    if let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
-        return match &value {
-            Value::Array(_) => Ok(vec![ImportedSession::single(import_openhands(
-                &value, "events",
-            )?)]),
-            _ => Ok(vec![openhands_run(&value, "run")?]),
-        };
-    }
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(index, line)| {
-            let at = format!("line {}", index + 1);
-            let value: Value = serde_json::from_str(line)
-                .map_err(|error| CoreError::invalid(&at, format!("invalid JSON: {error}")))?;
-            openhands_run(&value, &at)
-        })
-        .collect()
-}
-
-fn openhands_run(value: &Value, at: &str) -> Result<ImportedSession> {
-    let history = value
-        .get("history")
-        .ok_or_else(|| CoreError::invalid(format!("{at}.history"), "missing"))?;
-    let messages = import_openhands(history, &format!("{at}.history"))?;
-    let label = value
-        .get("instance_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    Ok(ImportedSession {
-        label,
-        messages,
-        compactions: Vec::new(),
-    })
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@
 use serde_json::{Map, Value};
 
 use crate::error::{CoreError, Result};
-use crate::message::{Message, Role, ToolCall};
+use crate::import::ImportedSession;
+use crate::model::{Message, Role, ToolCall};
 use crate::wire::{as_object, field_path, index_path, optional_str};
 
 /// Reads an OpenHands event list.
@@ -146,6 +147,44 @@ fn tool_call(
         name,
         Value::Object(arguments).to_string(),
     ))
+}
+
+/// An OpenHands file: an event list, one run object, or JSONL of benchmark outputs.
+pub(crate) fn import_openhands_file(text: &str) -> Result<Vec<ImportedSession>> {
+    if let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
+        return match &value {
+            Value::Array(_) => Ok(vec![ImportedSession::single(import_openhands(
+                &value, "events",
+            )?)]),
+            _ => Ok(vec![openhands_run(&value, "run")?]),
+        };
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(index, line)| {
+            let at = format!("line {}", index + 1);
+            let value: Value = serde_json::from_str(line)
+                .map_err(|error| CoreError::invalid(&at, format!("invalid JSON: {error}")))?;
+            openhands_run(&value, &at)
+        })
+        .collect()
+}
+
+fn openhands_run(value: &Value, at: &str) -> Result<ImportedSession> {
+    let history = value
+        .get("history")
+        .ok_or_else(|| CoreError::invalid(format!("{at}.history"), "missing"))?;
+    let messages = import_openhands(history, &format!("{at}.history"))?;
+    let label = value
+        .get("instance_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(ImportedSession {
+        label,
+        messages,
+        compactions: Vec::new(),
+    })
 }
 
 #[cfg(test)]

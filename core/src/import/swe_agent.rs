@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use crate::error::{CoreError, Result};
-use crate::message::{Message, Role, ToolCall};
+use crate::model::{Message, Role, ToolCall};
 use crate::wire::{as_object, field_path, index_path, optional_str, required, required_str};
 
 /// Reads the `history` of a SWE-agent trajectory object.

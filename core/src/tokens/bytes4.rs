@@ -18,7 +18,7 @@
 //!
 //! Guarantees: never panics, saturates instead of overflowing.
 
-use crate::message::{Content, Message, Part};
+use crate::model::{Content, Message, Part};
 
 /// The byte count [`bytes4_message`] divides by 4.
 pub fn message_bytes(message: &Message) -> u64 {
@@ -65,7 +65,7 @@ fn len(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{Provider, ToolCall};
+    use crate::model::{Provider, ToolCall};
 
     #[test]
     fn golden_tool_call_of_22_bytes_estimates_5() {
@@ -92,7 +92,7 @@ mod tests {
                     block: serde_json::json!({"a": 1}),
                 },
                 Part::Image {
-                    source: crate::message::ImageSource::Url {
+                    source: crate::model::ImageSource::Url {
                         url: "https://x/y.png".into(),
                     },
                     detail: None,

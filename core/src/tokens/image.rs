@@ -17,7 +17,7 @@
 
 use super::family::ModelFamily;
 use super::image_header::{sniff_base64_image_size, ImageSize};
-use crate::message::ImageSource;
+use crate::model::ImageSource;
 
 /// OpenAI's cost of an image at `detail: "low"`, and the base of every other image.
 pub const OPENAI_BASE_IMAGE_TOKENS: u64 = 85;

@@ -21,7 +21,7 @@
 use super::family::ModelFamily;
 use super::image::estimate_image;
 use super::text::estimate_text;
-use crate::message::{Content, Message, Part};
+use crate::model::{Content, Message, Part};
 
 /// Fixed token costs a provider adds around the content of messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +115,7 @@ fn estimate_part(part: &Part, family: ModelFamily) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{ImageSource, ToolCall};
+    use crate::model::{ImageSource, ToolCall};
 
     #[test]
     fn framing_is_counted_once_per_message() {

@@ -30,7 +30,7 @@ use super::anthropic_blocks::{
 };
 use super::fields::{as_object, expected, field_path, index_path, required, required_str};
 use crate::error::{CoreError, Result};
-use crate::message::{Content, Message, Role, ToolCall};
+use crate::model::{Content, Message, Role, ToolCall};
 
 /// Reads an Anthropic Messages request (`{system?, messages}`) or a bare `messages` array.
 ///

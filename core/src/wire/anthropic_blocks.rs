@@ -23,7 +23,7 @@ use super::fields::{
     required_str,
 };
 use crate::error::{CoreError, Result};
-use crate::message::{Content, ImageSource, Part, Provider, ToolCall};
+use crate::model::{Content, ImageSource, Part, Provider, ToolCall};
 
 /// What one Anthropic content block is, in model terms.
 #[derive(Debug, Clone, PartialEq)]

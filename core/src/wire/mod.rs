@@ -77,9 +77,17 @@ pub mod anthropic;
 mod anthropic_blocks;
 mod fields;
 pub mod openai;
+pub(crate) mod render;
+pub(crate) mod repair;
+pub(crate) mod validate;
 
 pub use anthropic::{from_anthropic, to_anthropic};
 pub use openai::{from_openai, to_openai};
+pub use render::{render_message, render_messages, render_view, WireFormat};
+pub use repair::{
+    repair_tool_pairs, repair_view, RepairReport, EMPTY_RESULT, LEADING_USER, MISSING_RESULT,
+};
+pub use validate::{validate_anthropic, validate_openai, Violation};
 
 pub(crate) use anthropic_blocks::{block_from_anthropic, content_beside_tool_blocks, Block};
 pub(crate) use fields::{

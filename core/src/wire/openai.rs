@@ -41,7 +41,7 @@ use super::fields::{
     required_str, Object,
 };
 use crate::error::{CoreError, Result};
-use crate::message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
+use crate::model::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
 
 /// Reads a Chat Completions `messages` array (or an object holding one).
 ///

@@ -4,7 +4,7 @@
 use clap::{Args, Subcommand, ValueEnum};
 use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMemory};
 use ctxkit::EngineConfig;
-use ctxkit_core::precis::{MemoryScope, MemorySource};
+use ctxkit_core::memory::{MemoryScope, MemorySource};
 
 use super::{Failure, Places};
 

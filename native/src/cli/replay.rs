@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use ctxkit::llm::{LlmEndpoint, SummarizerConfig};
 use ctxkit::store::SessionInfo;
-use ctxkit::summarizer::{LlmEndpoint, SummarizerConfig};
 use ctxkit::{Engine, EngineConfig, Event};
-use ctxkit_core::budget::Budget;
-use ctxkit_core::checkpoint::SummaryMethod;
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::SummaryMethod;
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::{Message, Role};
 use serde_json::json;
@@ -332,7 +332,7 @@ impl TurnReport {
         }
     }
 
-    fn view(&mut self, view: &ctxkit::TurnView) {
+    fn view(&mut self, view: &ctxkit::TurnResult) {
         let stats = &view.stats;
         self.tokens = stats.total_tokens;
         self.budget = stats.budget_tokens;

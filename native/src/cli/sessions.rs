@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use ctxkit::store::SessionInfo;
 use ctxkit::EngineConfig;
-use ctxkit_core::budget::Budget;
+use ctxkit_core::compaction::Budget;
 use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
+use ctxkit_core::wire::WireFormat;
 use serde_json::json;
 
 use super::input::read_text;
@@ -150,6 +151,16 @@ pub enum ViewFormat {
     Ctxkit,
 }
 
+impl From<ViewFormat> for WireFormat {
+    fn from(format: ViewFormat) -> Self {
+        match format {
+            ViewFormat::Openai => WireFormat::Openai,
+            ViewFormat::Anthropic => WireFormat::Anthropic,
+            ViewFormat::Ctxkit => WireFormat::Ctxkit,
+        }
+    }
+}
+
 /// Options of `ctxkit view`.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
@@ -171,13 +182,7 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
     };
     let mut engine = places.engine(config)?;
     let view = engine.preview_turn(&args.session)?;
-    let body = match args.format {
-        ViewFormat::Openai => view.to_openai(),
-        ViewFormat::Anthropic => view.to_anthropic()?,
-        ViewFormat::Ctxkit => {
-            serde_json::to_value(&view.messages).map_err(|e| Failure::runtime(e.to_string()))?
-        }
-    };
+    let body = view.render(args.format.into())?;
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
     println!("{text}");
     let stats = &view.stats;

@@ -1,13 +1,13 @@
 //! [`EngineConfig`]: everything the engine is told once, at open. `Default` is offline: the
 //! extractive summarizer, offloading on with the core's default policy, memory in the prompt.
 
-use ctxkit_core::budget::Budget;
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::Policy;
+use ctxkit_core::memory::PrecisOptions;
 use ctxkit_core::offload::OffloadPolicy;
-use ctxkit_core::plan::Policy;
-use ctxkit_core::precis::PrecisOptions;
-use ctxkit_core::system_prompt::Skill;
+use ctxkit_core::prompt::Skill;
 
-use crate::summarizer::SummarizerConfig;
+use crate::llm::SummarizerConfig;
 
 /// How the engine works; see each field.
 #[derive(Debug, Clone, PartialEq)]

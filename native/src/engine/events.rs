@@ -5,7 +5,7 @@
 //! sink set with [`crate::Engine::on_event`] (a logger, a progress display). Events are data:
 //! serializable, never needed for correctness.
 
-use ctxkit_core::checkpoint::SummaryMethod;
+use ctxkit_core::compaction::SummaryMethod;
 use serde::Serialize;
 
 /// Something the engine did or had to work around.

@@ -9,8 +9,9 @@
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
-//! Every decision is a core call ([`ctxkit_core::session::Session`], [`ctxkit_core::plan`]):
-//! the engine reads, writes and calls the LLM. The engine keeps each session's tail (what
+//! Every decision is a core call: a turn is the core's [`ctxkit_core::TurnDriver`], which the
+//! engine answers with the store, files and the LLM; it reads, writes and calls, and decides
+//! nothing. The engine keeps each session's tail (what
 //! the next turn reads) in memory, and checks with one small query per call that no other
 //! process changed the session meanwhile; if one did, the tail is read again.
 //!
@@ -29,19 +30,19 @@ mod turn;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ctxkit_core::log::Entry;
-use ctxkit_core::session::Session;
+use ctxkit_core::model::Entry;
+use ctxkit_core::turn::{turn_tail_after, Session};
 use ctxkit_core::Message;
 
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
 pub use record::{RecordOutcome, RecordedMessage};
-pub use turn::TurnView;
+pub use turn::TurnResult;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
+use crate::llm::{Llm, SummarizerConfig};
 use crate::store::{SessionHead, SessionInfo, SqliteStore, Store};
-use crate::summarizer::{Llm, SummarizerConfig};
 
 /// A session's tail kept between calls, with the usage version it was read at.
 #[derive(Debug)]
@@ -59,6 +60,18 @@ impl CachedSession {
             && session.latest_checkpoint().map(|c| c.through_seq) == head.checkpoint_through
             && session.nudge_state == head.nudge_state
             && self.usage_version == head.usage_version
+    }
+
+    /// Drops the entries the next turn will not read (what
+    /// [`crate::store::SessionStore::load_for_turn`] would not load: the core's
+    /// [`turn_tail_after`] rule), so a long session's cache stays the size of its view.
+    fn trim_to_turn_tail(&mut self) {
+        let session = &mut self.session;
+        let through = session.latest_checkpoint().map(|c| c.through_seq);
+        if let Some(after) = turn_tail_after(through, &session.nudge_state) {
+            let keep_from = session.entries.partition_point(|entry| entry.seq <= after);
+            session.entries.drain(..keep_from);
+        }
     }
 }
 

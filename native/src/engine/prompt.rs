@@ -8,8 +8,8 @@
 
 use std::io::Read;
 
-use ctxkit_core::precis::render_precis;
-use ctxkit_core::system_prompt::{
+use ctxkit_core::memory::render_precis;
+use ctxkit_core::prompt::{
     build_system_prompt, OffloadGuidance, PromptParts, DEFAULT_TODO_GUIDANCE,
 };
 

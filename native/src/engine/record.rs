@@ -5,17 +5,15 @@
 //! record, so a crash loses at most the message being written. When the append fails, the
 //! file just written is removed again; the error names the session and the message's index.
 
-use ctxkit_core::log::Entry;
-use ctxkit_core::plan::ViewStats;
+use ctxkit_core::compaction::ViewStats;
+use ctxkit_core::model::Entry;
+use ctxkit_core::turn::tool_name_for_result;
 use ctxkit_core::{Message, Role};
 
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::Result;
 use crate::offload::{offload_tool_output, OffloadOutcome};
 use crate::store::OffloadRecord;
-
-/// How far back a tool result's call is looked for (to name the tool for the offload policy).
-const CALL_LOOKBACK: usize = 1_000;
 
 /// One recorded message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +63,11 @@ impl Engine {
         let family = cached.family;
         let offloaded = match &self.config.offload {
             Some(policy) if message.role == Role::Tool => {
-                let tool_name = tool_name_for(&cached.entries, message.tool_call_id.as_deref());
+                let tool_name = message
+                    .tool_call_id
+                    .as_deref()
+                    .and_then(|id| tool_name_for_result(&cached.entries, id))
+                    .map(str::to_owned);
                 offload_tool_output(
                     &self.workdir,
                     session,
@@ -151,17 +153,4 @@ impl Engine {
         self.emit(&mut events, event.clone());
         Ok(event)
     }
-}
-
-/// The name of the tool whose call `call_id` a result answers, from the recent log.
-fn tool_name_for(entries: &[Entry], call_id: Option<&str>) -> Option<String> {
-    let call_id = call_id?;
-    entries
-        .iter()
-        .rev()
-        .take(CALL_LOOKBACK)
-        .filter(|entry| entry.message.role == Role::Assistant)
-        .flat_map(|entry| entry.message.tool_calls.iter())
-        .find(|call| call.id == call_id)
-        .map(|call| call.name.clone())
 }

@@ -3,9 +3,9 @@
 //! [`MemoryRecord`] is a stored memory with its bookkeeping (scope, source, timestamps,
 //! expiry, use count, soft deletion); [`MemoryRecord::to_entry`] gives the core's
 //! [`MemoryEntry`] that the precis ranks. Importance is clamped to 1–10 by the store
-//! ([`ctxkit_core::memory_rules::clamp_importance`]); it is never rejected.
+//! ([`ctxkit_core::memory::clamp_importance`]); it is never rejected.
 
-use ctxkit_core::precis::{MemoryEntry, MemoryScope, MemorySource};
+use ctxkit_core::memory::{MemoryDraft, MemoryEntry, MemoryScope, MemorySource};
 use serde::{Deserialize, Serialize};
 
 /// A memory to add.
@@ -28,6 +28,20 @@ pub struct NewMemory {
     pub source: MemorySource,
     /// When it stops applying (unix seconds); `None`: never.
     pub expires_at: Option<i64>,
+}
+
+impl NewMemory {
+    /// A memory the core's extraction accepted (source `extracted`, project scope).
+    pub fn extracted(draft: &MemoryDraft) -> Self {
+        NewMemory {
+            title: draft.title.clone(),
+            content: draft.content.clone(),
+            category: draft.category.clone(),
+            importance: i64::from(draft.importance),
+            source: MemorySource::Extracted,
+            ..NewMemory::default()
+        }
+    }
 }
 
 impl Default for NewMemory {

@@ -34,11 +34,11 @@ pub use memory_types::{
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
-use ctxkit_core::checkpoint::{Checkpoint, SummaryMethod};
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::NudgeState;
-use ctxkit_core::session::Session;
+use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit_core::memory::NudgeState;
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use ctxkit_core::turn::{Session, TurnChanges};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -149,15 +149,18 @@ pub trait SessionStore {
     /// Stores a checkpoint; it must move forward and cover only logged messages.
     fn add_checkpoint(&mut self, name: &str, checkpoint: &Checkpoint, now: i64) -> Result<()>;
 
-    /// Ends a turn in one transaction: stores the truncation checkpoint the view used (if any)
-    /// and the nudge state for the next turn.
+    /// Ends a turn in one transaction: stores the checkpoint the turn made (if any), the nudge
+    /// state for the next turn, and `memories` (what extraction found, in `project`; each
+    /// deduplicated as [`MemoryStore::add_memory`] does). Returns what happened to each memory.
+    /// On any failure nothing is stored.
     fn finish_turn(
         &mut self,
         name: &str,
-        checkpoint: Option<&Checkpoint>,
-        nudge_state: &NudgeState,
+        changes: &TurnChanges,
+        memories: &[NewMemory],
+        project: &str,
         now: i64,
-    ) -> Result<()>;
+    ) -> Result<Vec<AddedMemory>>;
 
     /// Records the real usage the API reported (the calibration anchor of later turns);
     /// returns the session's new [`SessionHead::usage_version`].

@@ -4,10 +4,10 @@
 //! *visible* in a project when it is global or belongs to that project. Searches and the
 //! default listing return only live, visible memories. Duplicates are found through the
 //! indexed content hash and confirmed by comparing normalized contents
-//! ([`ctxkit_core::memory_rules`]), so a hash collision cannot hide a memory.
+//! ([`ctxkit_core::memory`]), so a hash collision cannot hide a memory.
 
-use ctxkit_core::memory_rules::{clamp_importance, is_duplicate_content, memory_content_hash};
-use ctxkit_core::precis::MemoryScope;
+use ctxkit_core::memory::MemoryScope;
+use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
 use super::fts_query::{fts5_match_expression, like_pattern};
@@ -77,43 +77,57 @@ fn find_duplicate(
         .find(|candidate| is_duplicate_content(&candidate.content, content)))
 }
 
+/// Adds `memory` inside `transaction`, or finds the live duplicate it would repeat.
+pub(super) fn add_memory_in(
+    transaction: &Transaction<'_>,
+    project: &str,
+    memory: &NewMemory,
+    now: i64,
+) -> Result<AddedMemory> {
+    checked_content("memory.content", &memory.content)?;
+    if let Some(existing) = find_duplicate(transaction, project, &memory.content, now)? {
+        return Ok(AddedMemory::Duplicate(existing));
+    }
+    let project_column = match memory.scope {
+        MemoryScope::Project => Some(project),
+        MemoryScope::Global => None,
+    };
+    transaction
+        .execute(
+            "INSERT INTO memories (project, scope, source, title, content, category, tags, \
+             importance, content_hash, created_at, updated_at, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+            params![
+                project_column,
+                scope_name(memory.scope),
+                source_name(memory.source),
+                memory.title,
+                memory.content,
+                memory.category,
+                tags_json(&memory.tags),
+                clamp_importance(memory.importance),
+                memory_content_hash(&memory.content),
+                now,
+                memory.expires_at,
+            ],
+        )
+        .context(|| "adding a memory".to_owned())?;
+    let id = transaction.last_insert_rowid();
+    let record = memory_by_id(transaction, id)?.ok_or(Error::NoSuchMemory(id))?;
+    Ok(AddedMemory::Added(record))
+}
+
 impl MemoryStore for SqliteStore {
     fn add_memory(&mut self, project: &str, memory: &NewMemory, now: i64) -> Result<AddedMemory> {
         checked_content("memory.content", &memory.content)?;
         let transaction = self.write(|| "adding a memory".to_owned())?;
-        if let Some(existing) = find_duplicate(&transaction, project, &memory.content, now)? {
-            return Ok(AddedMemory::Duplicate(existing));
+        let added = add_memory_in(&transaction, project, memory, now)?;
+        if let AddedMemory::Added(record) = &added {
+            transaction
+                .commit()
+                .context(|| format!("adding memory {}", record.id))?;
         }
-        let project_column = match memory.scope {
-            MemoryScope::Project => Some(project),
-            MemoryScope::Global => None,
-        };
-        transaction
-            .execute(
-                "INSERT INTO memories (project, scope, source, title, content, category, tags, \
-                 importance, content_hash, created_at, updated_at, expires_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
-                params![
-                    project_column,
-                    scope_name(memory.scope),
-                    source_name(memory.source),
-                    memory.title,
-                    memory.content,
-                    memory.category,
-                    tags_json(&memory.tags),
-                    clamp_importance(memory.importance),
-                    memory_content_hash(&memory.content),
-                    now,
-                    memory.expires_at,
-                ],
-            )
-            .context(|| "adding a memory".to_owned())?;
-        let id = transaction.last_insert_rowid();
-        let record = memory_by_id(&transaction, id)?.ok_or(Error::NoSuchMemory(id))?;
-        transaction
-            .commit()
-            .context(|| format!("adding memory {id}"))?;
-        Ok(AddedMemory::Added(record))
+        Ok(added)
     }
 
     fn update_memory(&mut self, id: i64, update: &MemoryUpdate, now: i64) -> Result<MemoryRecord> {

@@ -2,14 +2,14 @@
 //! an open write transaction, so a store call can combine several in one transaction. Every
 //! error names the session.
 
-use ctxkit_core::checkpoint::Checkpoint;
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::NudgeState;
+use ctxkit_core::compaction::Checkpoint;
+use ctxkit_core::memory::NudgeState;
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::sqlite_rows::{
-    anchor_from_row, checked_checkpoint, checkpoint_from_row, entry_from_parts, family_from_name,
+    anchor_from_row, checked_checkpoint, checkpoint_of_row, entry_from_parts, family_from_name,
     family_name, message_body, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
 };
 use super::OffloadRecord;
@@ -40,7 +40,7 @@ pub(super) fn latest_checkpoint(
     );
     let row = connection
         .prepare_cached(&sql)
-        .and_then(|mut statement| statement.query_row([id], checkpoint_from_row).optional())
+        .and_then(|mut statement| statement.query_row([id], checkpoint_of_row).optional())
         .context(|| format!("session {name:?}: reading its latest checkpoint"))?;
     row.map(|row| checked_checkpoint(name, row)).transpose()
 }

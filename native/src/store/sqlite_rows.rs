@@ -2,9 +2,9 @@
 //! reads a column the same way. A value the schema should have prevented (an unknown family
 //! or method, a body that is not a message) is a [`crate::Error::CorruptRow`] naming the row.
 
-use ctxkit_core::checkpoint::{Checkpoint, SummaryMethod};
-use ctxkit_core::log::Entry;
-use ctxkit_core::precis::{MemoryScope, MemorySource};
+use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit_core::memory::{MemoryScope, MemorySource};
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::Message;
 use rusqlite::Row;
@@ -40,12 +40,12 @@ pub(crate) fn method_from_name(name: &str) -> Option<SummaryMethod> {
     .find(|method| method.as_str() == name)
 }
 
-/// The columns [`checkpoint_from_row`] reads, in order.
+/// The columns [`checkpoint_of_row`] reads, in order.
 pub(crate) const CHECKPOINT_COLUMNS: &str =
     "through_seq, method, summary, active_tasks, tokens, made_at_turn";
 
 /// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
-pub(crate) fn checkpoint_from_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
+pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
     let method: String = row.get(1)?;
     let checkpoint = Checkpoint {
         through_seq: row.get(0)?,
@@ -60,7 +60,7 @@ pub(crate) fn checkpoint_from_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint
     Ok((checkpoint, method))
 }
 
-/// Checks the method read by [`checkpoint_from_row`].
+/// Checks the method read by [`checkpoint_of_row`].
 pub(crate) fn checked_checkpoint(
     session: &str,
     (checkpoint, method): (Checkpoint, String),

@@ -1,22 +1,23 @@
 //! [`SessionStore`] for [`SqliteStore`]: each call one transaction (writes take the write
 //! lock at once with `BEGIN IMMEDIATE`), built from the statements in `sqlite_queries`.
 
-use ctxkit_core::checkpoint::Checkpoint;
-use ctxkit_core::log::Entry;
-use ctxkit_core::nudge::NudgeState;
-use ctxkit_core::session::Session;
+use ctxkit_core::compaction::Checkpoint;
+use ctxkit_core::memory::NudgeState;
+use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use ctxkit_core::turn::{turn_tail_after, Session, TurnChanges};
 use rusqlite::{params, OptionalExtension};
 
 use super::sqlite::SqliteStore;
+use super::sqlite_memory::add_memory_in;
 use super::sqlite_queries::{
     append_in, entries_after, insert_checkpoint, insert_session, latest_anchor, latest_checkpoint,
     session_row, session_state,
 };
 use super::sqlite_rows::{
-    checked_checkpoint, checkpoint_from_row, family_from_name, CHECKPOINT_COLUMNS,
+    checked_checkpoint, checkpoint_of_row, family_from_name, CHECKPOINT_COLUMNS,
 };
-use super::{OffloadRecord, SessionHead, SessionInfo, SessionStore};
+use super::{AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionInfo, SessionStore};
 use crate::error::{Context, Error, Result};
 
 impl SessionStore for SqliteStore {
@@ -130,13 +131,10 @@ impl SessionStore for SqliteStore {
         let (id, _) = session_row(&self.connection, name)?;
         let (family, nudge_state) = session_state(&self.connection, name, id)?;
         let checkpoint = latest_checkpoint(&self.connection, name, id)?;
-        // After the checkpoint, or from where the previous turn stopped if that is earlier:
-        // nudges count every message since then.
-        let after = match (&checkpoint, nudge_state.last_seq) {
-            (Some(checkpoint), Some(last)) => checkpoint.through_seq.min(last),
-            (Some(checkpoint), None) => checkpoint.through_seq,
-            (None, _) => 0,
-        };
+        // The core's turn-tail rule: after the checkpoint, or from where the previous turn
+        // stopped if that is earlier (nudges count every message since then).
+        let after =
+            turn_tail_after(checkpoint.as_ref().map(|c| c.through_seq), &nudge_state).unwrap_or(0);
         Ok(Session {
             family,
             entries: entries_after(&self.connection, name, id, after)?,
@@ -157,7 +155,7 @@ impl SessionStore for SqliteStore {
             .prepare_cached(&sql)
             .and_then(|mut statement| {
                 statement
-                    .query_map([id], checkpoint_from_row)?
+                    .query_map([id], checkpoint_of_row)?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
             .context(|| format!("session {name:?}: reading its checkpoints"))?;
@@ -221,16 +219,18 @@ impl SessionStore for SqliteStore {
     fn finish_turn(
         &mut self,
         name: &str,
-        checkpoint: Option<&Checkpoint>,
-        nudge_state: &NudgeState,
+        changes: &TurnChanges,
+        memories: &[NewMemory],
+        project: &str,
         now: i64,
-    ) -> Result<()> {
+    ) -> Result<Vec<AddedMemory>> {
         let what = || format!("session {name:?}: finishing the turn");
         let transaction = self.write(what)?;
         let (id, last_seq) = session_row(&transaction, name)?;
-        if let Some(checkpoint) = checkpoint {
+        if let Some(checkpoint) = &changes.checkpoint {
             insert_checkpoint(&transaction, name, id, last_seq, checkpoint, now)?;
         }
+        let nudge_state = &changes.nudge_state;
         transaction
             .prepare_cached(
                 "UPDATE sessions SET nudge_turn = ?2, nudge_last_seq = ?3, \
@@ -246,7 +246,12 @@ impl SessionStore for SqliteStore {
                 ])
             })
             .context(what)?;
-        transaction.commit().context(what)
+        let added = memories
+            .iter()
+            .map(|memory| add_memory_in(&transaction, project, memory, now))
+            .collect::<Result<Vec<_>>>()?;
+        transaction.commit().context(what)?;
+        Ok(added)
     }
 
     fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<i64> {

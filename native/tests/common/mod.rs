@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use ctxkit::core::budget::Budget;
-use ctxkit::core::plan::Policy;
+use ctxkit::core::compaction::Budget;
+use ctxkit::core::compaction::Policy;
 use ctxkit::core::{Message, ToolCall};
-use ctxkit::{Engine, EngineConfig, TurnView};
+use ctxkit::{Engine, EngineConfig, TurnResult};
 
 /// The raw corpus of real transcripts: `../shared/corpus/raw` from the project root, found
 /// the way every cross-crate test finds it ([`ctxkit_tests::corpus_dir`]).
@@ -259,7 +259,7 @@ pub fn turn_messages(turn: usize) -> Vec<Message> {
 }
 
 /// Records turns and prepares views until a turn compacts; returns that turn's view.
-pub fn run_until_compaction(engine: &mut Engine, session: &str) -> TurnView {
+pub fn run_until_compaction(engine: &mut Engine, session: &str) -> TurnResult {
     for turn in 0..200 {
         engine.record(session, turn_messages(turn)).unwrap();
         let view = engine.prepare_turn(session).unwrap();

@@ -9,7 +9,7 @@ import init, {
 } from 'ctxkit';
 import type {
   AnthropicRequest, Budget, Checkpoint, Defaults, EngineState, Message, OffloadPlan,
-  OpenAIMessage, Plan, Policy, RepairReport, SummaryRequest, ViewResult, ViewStats, Violation,
+  OpenAIMessage, Plan, Policy, RepairReport, SummaryRequest, TurnResult, ViewStats, Violation,
 } from 'ctxkit';
 
 async function main(): Promise<void> {
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const engine = new Engine({ family: 'claude' });
   const seqs: number[] = engine.append(messages);
   engine.append(openai, 'openai');
-  const view: ViewResult = engine.view({ system: prompt, budget: { context_window: 200_000 }, policy: { max_summary_tokens: 3_000 }, todos: [{ content: 'x', status: 'pending' }], format: 'anthropic' });
+  const view: TurnResult = engine.view({ system: prompt, budget: { context_window: 200_000 }, policy: { max_summary_tokens: 3_000 }, todos: [{ content: 'x', status: 'pending' }], format: 'anthropic' });
   if (view.format === 'anthropic') {
     const system: string | unknown[] | undefined = view.system;
   }
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   const method: 'llm' | 'extractive' | 'truncation' | undefined = view.summary?.method;
   // @ts-expect-error: a typo in the options
   engine.view({ sytem: 'x' });
-  const prepared: ViewResult = await engine.prepare({ summarize: async (r: SummaryRequest) => `${r.system}\n${r.prompt}`.slice(0, 10) });
+  const prepared: TurnResult = await engine.prepare({ summarize: async (r: SummaryRequest) => `${r.system}\n${r.prompt}`.slice(0, 10) });
   await engine.prepare({ summarize: (r) => r.prompt });
   await engine.prepare();
   engine.view();

@@ -1,0 +1,42 @@
+//! Layer 2, compaction: what of the log a view shows when it no longer fits.
+//!
+//! [`plan_turn`] is the per-turn pipeline. It measures the view against the [`Budget`] and,
+//! past the trigger, runs the tiers in order: clearing old tool results ([`ClearPolicy`]),
+//! then the [`Strategy`] (a [`SummaryRequest`] answered by an LLM or by the extractive
+//! summarizer, or a sliding window), then truncation. Every view is repaired (tool pairs)
+//! before it is returned, and its [`ViewStats`] say what happened.
+//!
+//! Compaction is data: a summary is requested as a [`SummaryRequest`] and kept as a
+//! [`Checkpoint`] beside the log, which is never changed. Checkpoints only move forward, and
+//! a turn compacts at most once (a checkpoint records the turn that made it), so the plan after
+//! an answered request is always ready.
+
+pub(crate) mod budget;
+pub(crate) mod checkpoint;
+pub(crate) mod clearing;
+pub(crate) mod extractive;
+pub(crate) mod plan;
+pub(crate) mod policy;
+pub(crate) mod stats;
+pub(crate) mod summary_request;
+pub(crate) mod tiers;
+pub(crate) mod todo;
+pub(crate) mod truncation;
+
+pub use budget::Budget;
+pub use checkpoint::{
+    checkpoint_from_answer, summary_message, Checkpoint, SummaryMethod, SUMMARY_HEADER,
+};
+pub use clearing::{clear_old_tool_results, cleared_placeholder, ClearPolicy};
+pub use extractive::{extractive_summary, file_paths_in_arguments, ExtractiveLimits, SECTIONS};
+pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
+pub use policy::{Policy, Strategy};
+pub use stats::{Tier, ViewStats};
+pub use summary_request::{
+    answer_extractively, covered_entries, summary_checkpoint, summary_output_tokens,
+    summary_request, SummaryRequest, SUMMARIZER_SYSTEM, SUMMARY_OUTPUT_CAP,
+};
+pub use todo::{render_active_tasks, TodoItem, TodoStatus};
+pub use truncation::{
+    cut_message, cut_to_fit, truncation_summary, MIN_MESSAGE_TOKENS, REMOVED_CONTENT,
+};

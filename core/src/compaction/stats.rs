@@ -1,0 +1,88 @@
+//! What a view is made of and how the pipeline made it: the [`Tier`] that produced it and its
+//! [`ViewStats`] (tokens per part, the budget, what was dropped, cleared, cut, repaired).
+
+use serde::{Deserialize, Serialize};
+
+use crate::compaction::SummaryMethod;
+use crate::memory::NudgeKind;
+use crate::tokens::UsageAnchor;
+use crate::wire::RepairReport;
+
+/// Which tier produced the view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The view fit as it was.
+    #[default]
+    Fits,
+    /// Old tool results were cleared.
+    Cleared,
+    /// A checkpoint made this turn (LLM or extractive summary) shaped the view.
+    Summarized,
+    /// A sliding window.
+    Window,
+    /// Truncation: units dropped and/or messages cut.
+    Truncated,
+    /// Compaction is off and the view is over the trigger.
+    Uncompacted,
+}
+
+/// Where a view's tokens went and what the pipeline did to make it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ViewStats {
+    /// The tier that produced the view.
+    pub tier: Option<Tier>,
+    /// Estimated tokens of the system prompt.
+    pub system_tokens: u64,
+    /// Estimated tokens of the checkpoint's summary message.
+    pub summary_tokens: u64,
+    /// Estimated tokens of the conversation messages.
+    pub message_tokens: u64,
+    /// Estimated tokens of the nudges.
+    pub nudge_tokens: u64,
+    /// The sum of the above.
+    pub total_tokens: u64,
+    /// The total corrected by the last real usage, when an anchor applied.
+    pub calibrated_tokens: Option<u64>,
+    /// The usable budget, the trigger and the low-water mark.
+    pub budget_tokens: u64,
+    /// See [`Budget::trigger`].
+    pub trigger_tokens: u64,
+    /// See [`Budget::low_water`].
+    pub low_water_tokens: u64,
+    /// Whether the view fits the usable budget.
+    pub fits: bool,
+    /// Messages in the view (summary and nudges included).
+    pub messages: usize,
+    /// The checkpoint the view starts from.
+    pub checkpoint_through: Option<u64>,
+    /// How that checkpoint was made.
+    pub checkpoint_method: Option<SummaryMethod>,
+    /// The last log `seq` in the view (for a usage anchor).
+    pub last_seq: Option<u64>,
+    /// Log messages dropped this turn by a sliding window or by truncation (messages covered
+    /// by a summary are not counted here).
+    pub dropped_messages: usize,
+    /// Tool results cleared this turn.
+    pub cleared_results: usize,
+    /// Messages cut head + tail this turn.
+    pub cut_messages: usize,
+    /// Offload references in the view.
+    pub offload_references: usize,
+    /// Nudges appended.
+    pub nudges: Vec<NudgeKind>,
+    /// What tool-pair repair changed.
+    pub repair: RepairReport,
+}
+
+impl ViewStats {
+    /// The anchor to store once the API reports `input_tokens` for this view.
+    pub fn usage_anchor(&self, input_tokens: u64) -> UsageAnchor {
+        UsageAnchor {
+            checkpoint_through: self.checkpoint_through,
+            last_seq: self.last_seq,
+            input_tokens,
+            estimated_tokens: self.total_tokens,
+        }
+    }
+}

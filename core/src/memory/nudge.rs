@@ -1,0 +1,202 @@
+//! Nudges: reminders that go into the view, never into the log.
+//!
+//! Two reminders, driven by a small state machine whose state the caller keeps (it belongs to
+//! the session, not to one run of a program, so a restart does not reset the counters):
+//! - the memory nudge, every N turns (default 10): "save what you learned";
+//! - the stall nudge, when K turns (default 10) pass in which the agent acted but called no
+//!   progress tool (default `write_file`, `edit_file`, and the edit tools of Claude Code,
+//!   OpenHands, SWE-agent and Codex): fired once, then the count restarts.
+//!
+//! [`advance_nudges`] reads only the entries appended since the previous turn, so its cost
+//! does not grow with the log. Nudges are placed at the very end of the view, after any tool
+//! results, and since they are never stored, the next turn's view does not contain them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{first_after, Entry};
+use crate::model::{Message, Role};
+
+/// When to nudge, and what to say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NudgePolicy {
+    /// Memory nudge every this many turns; 0 turns it off.
+    pub memory_every_turns: u32,
+    /// Stall nudge after this many turns without a progress tool; 0 turns it off.
+    pub stall_after_turns: u32,
+    /// Tools whose use counts as progress.
+    pub progress_tools: Vec<String>,
+    /// Text of the memory nudge.
+    pub memory_text: String,
+    /// Text of the stall nudge; `{turns}` is replaced by the number of turns.
+    pub stall_text: String,
+}
+
+impl Default for NudgePolicy {
+    fn default() -> Self {
+        NudgePolicy {
+            memory_every_turns: 10,
+            stall_after_turns: 10,
+            // The reference design's file tools, and the edit tools of the agents in the corpus
+            // (Claude Code, OpenHands, SWE-agent) and of Codex.
+            progress_tools: [
+                "write_file",
+                "edit_file",
+                "Write",
+                "Edit",
+                "MultiEdit",
+                "NotebookEdit",
+                "str_replace_editor",
+                "apply_patch",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            memory_text: "<reminder>If you learned something durable in the last turns (a user preference, a project convention, a decision and its reason, a fix that worked), save it to long-term memory now. Skip this if there is nothing new.</reminder>".to_owned(),
+            stall_text: "<reminder>{turns} turns have passed without a change to any file. If you are stuck, step back: restate the goal, say what blocks you, and try a different approach or ask the user.</reminder>".to_owned(),
+        }
+    }
+}
+
+/// The session's nudge counters. Returned to the caller each turn; never stored in the log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NudgeState {
+    /// Turns completed in this session.
+    pub turn: u64,
+    /// The last log `seq` seen by the previous turn.
+    pub last_seq: Option<u64>,
+    /// Turns in a row in which the agent acted without a progress tool.
+    pub turns_without_progress: u32,
+}
+
+/// Which reminder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NudgeKind {
+    /// Save durable facts to memory.
+    Memory,
+    /// No progress for a while.
+    Stall,
+}
+
+/// The nudges of this turn and the state for the next one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NudgeOutcome {
+    /// Messages to append at the end of the view, in order.
+    pub messages: Vec<Message>,
+    /// Which nudges they are.
+    pub kinds: Vec<NudgeKind>,
+    /// The state to pass in next turn.
+    pub next: NudgeState,
+}
+
+/// Advances the nudge state by one turn, given the log (only entries after `state.last_seq`
+/// are read, found by binary search).
+///
+/// ```
+/// use ctxkit_core::memory::{advance_nudges, NudgeKind, NudgePolicy, NudgeState};
+///
+/// let policy = NudgePolicy { memory_every_turns: 2, ..NudgePolicy::default() };
+/// let first = advance_nudges(&NudgeState::default(), &[], &policy);
+/// assert!(first.kinds.is_empty());
+/// let second = advance_nudges(&first.next, &[], &policy);
+/// assert_eq!(second.kinds, vec![NudgeKind::Memory]);
+/// assert_eq!(second.next.turn, 2);
+/// ```
+pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -> NudgeOutcome {
+    let new = log
+        .get(first_after(log, state.last_seq)..)
+        .unwrap_or_default();
+    let acted = new
+        .iter()
+        .any(|entry| entry.message.role == Role::Assistant);
+    let progressed = new
+        .iter()
+        .flat_map(|entry| &entry.message.tool_calls)
+        .any(|call| policy.progress_tools.contains(&call.name));
+
+    let turn = state.turn.saturating_add(1);
+    let mut without_progress = if progressed {
+        0
+    } else if acted {
+        state.turns_without_progress.saturating_add(1)
+    } else {
+        state.turns_without_progress
+    };
+
+    let mut kinds = Vec::new();
+    let mut messages = Vec::new();
+    if policy.memory_every_turns > 0 && turn % u64::from(policy.memory_every_turns) == 0 {
+        kinds.push(NudgeKind::Memory);
+        messages.push(Message::user(policy.memory_text.clone()));
+    }
+    if policy.stall_after_turns > 0 && without_progress >= policy.stall_after_turns {
+        kinds.push(NudgeKind::Stall);
+        messages.push(Message::user(
+            policy
+                .stall_text
+                .replace("{turns}", &without_progress.to_string()),
+        ));
+        without_progress = 0;
+    }
+    NudgeOutcome {
+        messages,
+        kinds,
+        next: NudgeState {
+            turn,
+            last_seq: new.last().map(|entry| entry.seq).or(state.last_seq),
+            turns_without_progress: without_progress,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+    use crate::tokens::ModelFamily;
+
+    fn turn_with(tool: &str, seq: u64) -> Entry {
+        Entry::new(
+            seq,
+            Message::assistant("", vec![ToolCall::new(format!("c{seq}"), tool, "{}")]),
+            ModelFamily::OpenAi,
+        )
+    }
+
+    #[test]
+    fn stall_fires_once_after_k_idle_turns_then_restarts() {
+        let policy = NudgePolicy {
+            memory_every_turns: 0,
+            stall_after_turns: 3,
+            ..NudgePolicy::default()
+        };
+        let mut state = NudgeState::default();
+        let mut log = Vec::new();
+        let mut fired = Vec::new();
+        for seq in 1..=8u64 {
+            log.push(turn_with(if seq == 5 { "edit_file" } else { "bash" }, seq));
+            let outcome = advance_nudges(&state, &log, &policy);
+            if outcome.kinds.contains(&NudgeKind::Stall) {
+                fired.push(seq);
+            }
+            state = outcome.next;
+        }
+        // idle 1,2,3 → fire at 3; 4 idle; 5 progress resets; 6,7,8 idle → fire at 8.
+        assert_eq!(fired, vec![3, 8]);
+        assert_eq!(state.last_seq, Some(8));
+    }
+
+    #[test]
+    fn turns_without_new_actions_do_not_count_as_idle() {
+        let policy = NudgePolicy {
+            memory_every_turns: 0,
+            stall_after_turns: 1,
+            ..NudgePolicy::default()
+        };
+        let log = [Entry::new(1, Message::user("hi"), ModelFamily::OpenAi)];
+        let outcome = advance_nudges(&NudgeState::default(), &log, &policy);
+        assert!(outcome.kinds.is_empty());
+        assert_eq!(outcome.next.turns_without_progress, 0);
+    }
+}

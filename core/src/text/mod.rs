@@ -1,0 +1,19 @@
+//! Text helpers every layer uses: UTF-8-safe cutting ([`head_bytes`], [`cut_middle`], …),
+//! fences that keep untrusted text as data ([`tag_fence`], [`markdown_fence`]), a bounded
+//! transcript of messages for prompts ([`render_transcript`]), and a stable [`fingerprint`].
+//!
+//! Guarantees: nothing here splits a UTF-8 character or panics on any input; a fence is
+//! chosen so the text it wraps cannot close it.
+
+pub(crate) mod cut;
+pub(crate) mod fence;
+pub(crate) mod fingerprint;
+pub(crate) mod transcript;
+
+pub use cut::{
+    ceil_char_boundary, count_lines, cut_middle, floor_char_boundary, head_bytes, head_lines,
+    single_line, tail_bytes, tail_lines,
+};
+pub use fence::{markdown_fence, tag_fence, TagFence};
+pub use fingerprint::{fingerprint, fingerprint_hex};
+pub use transcript::{render_transcript, TranscriptLimits, CUT_MARKER};

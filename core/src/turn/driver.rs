@@ -1,0 +1,339 @@
+//! The turn driver: the one implementation of the turn protocol, sans I/O.
+//!
+//! A turn is a small state machine that the caller steps through and answers:
+//!
+//! ```text
+//! start ──► plan ──► Ready(view) ──► finish
+//!             │
+//!             └─ over the trigger ──► [NeedExtraction(request)] ──► NeedSummary(request)
+//!                                       answer_extraction(answer)     answer_summary(answer)
+//!                                                                        │
+//!                                            plan again (always ready) ◄─┘
+//! ```
+//!
+//! [`TurnDriver::step`] says what the turn needs next ([`TurnStep`]); each request carries
+//! everything the caller needs for its I/O, including the call's `max_output_tokens`. The caller
+//! answers an LLM call with the model's text, or with `None` when it has no LLM or the call
+//! failed: a missing or unusable summary falls back to the extractive one, a missing extraction
+//! is skipped. [`TurnStep::NeedExtraction`] comes only when [`TurnInputs::extract_memories`]
+//! is set.
+//!
+//! Guarantees:
+//! - **The session is not touched until [`TurnDriver::finish`]**: the driver plans with the
+//!   summary it made as a pending checkpoint, so a turn that fails, or is never finished (a
+//!   preview), leaves the session exactly as it was. `finish` applies everything the turn
+//!   decided at once, and returns it as [`TurnChanges`] for a store to persist in one
+//!   transaction.
+//! - **A turn compacts at most once**: after a summary the plan is always ready; a second
+//!   request is reported as a bug, never looped on.
+//! - **A stale answer is dropped**: if a checkpoint reached the session while the caller was
+//!   answering (another turn on the same session), the answer is not used and the turn plans
+//!   again from what the session now holds; `finish` refuses a session that changed since the
+//!   ready view was made.
+
+use serde::{Deserialize, Serialize};
+
+use crate::compaction::{
+    covered_entries, plan_turn, summary_checkpoint, Checkpoint, Plan, PlanInput, ReadyView,
+    SummaryMethod, SummaryRequest, ViewStats,
+};
+use crate::error::{CoreError, Result};
+use crate::memory::{
+    memory_extraction_request, parse_memory_drafts, ExtractionOutcome, ExtractionRequest,
+    MemoryDraft, NudgeState,
+};
+use crate::model::{Message, View};
+use crate::turn::rules::policy_for_session;
+use crate::turn::{Session, TurnInputs};
+
+/// What the turn needs next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnStep<'s> {
+    /// Ask an LLM for durable memories from the messages about to be summarized, then call
+    /// [`TurnDriver::answer_extraction`].
+    NeedExtraction(ExtractionRequest),
+    /// Ask an LLM for the summary (or not), then call [`TurnDriver::answer_summary`].
+    NeedSummary(SummaryRequest),
+    /// The view to send, borrowing the session's log. Render it, then call
+    /// [`TurnDriver::finish`].
+    Ready(View<'s>),
+}
+
+/// A summary made during a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryOutcome {
+    /// The last `seq` the checkpoint covers.
+    pub through_seq: u64,
+    /// Who wrote it: the LLM, or the extractive summarizer.
+    pub method: SummaryMethod,
+    /// Why the summarizer's answer was not used, when there was one and it was refused.
+    pub fallback_reason: Option<CoreError>,
+}
+
+/// What a turn did, besides its view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    /// How the view was made.
+    pub stats: ViewStats,
+    /// The summary this turn made, if it made one.
+    pub summary: Option<SummaryOutcome>,
+    /// What memory extraction gave, if the turn asked for it and got an answer.
+    pub extraction: Option<ExtractionOutcome>,
+}
+
+impl TurnResult {
+    /// The method of the checkpoint this turn made (a summary or a truncation), if any.
+    pub fn compacted(&self, changes: &TurnChanges) -> Option<SummaryMethod> {
+        changes
+            .checkpoint
+            .as_ref()
+            .map(|checkpoint| checkpoint.method)
+    }
+}
+
+/// What a finished turn changed, for a store to persist in one transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnChanges {
+    /// The checkpoint this turn made (a summary's, or a truncation's), at most one.
+    pub checkpoint: Option<Checkpoint>,
+    /// The nudge state for the next turn.
+    pub nudge_state: NudgeState,
+    /// The memories extraction accepted, to store (source: extracted).
+    pub memories: Vec<MemoryDraft>,
+}
+
+/// Where the turn stands.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    Planning,
+    Extracting(Box<SummaryRequest>),
+    Summarizing(Box<SummaryRequest>),
+    Ready(Box<Prepared>),
+}
+
+/// What the ready plan handed back, owned, with the session's shape it was planned on.
+#[derive(Debug, Clone, PartialEq)]
+struct Prepared {
+    stats: ViewStats,
+    next_nudge_state: NudgeState,
+    truncation: Option<Checkpoint>,
+    planned_on: (u64, Option<u64>),
+}
+
+/// One turn of one session (see the module doc).
+#[derive(Debug, Clone)]
+pub struct TurnDriver<'x> {
+    inputs: TurnInputs<'x>,
+    state: State,
+    /// The checkpoint of this turn's summary, not yet in the session.
+    pending: Option<Checkpoint>,
+    summary: Option<SummaryOutcome>,
+    extraction: Option<ExtractionOutcome>,
+}
+
+impl<'x> TurnDriver<'x> {
+    /// Starts a turn with `inputs`. Fails on an invalid budget.
+    pub fn start(inputs: &TurnInputs<'x>) -> Result<Self> {
+        inputs.budget.validate()?;
+        Ok(TurnDriver {
+            inputs: *inputs,
+            state: State::Planning,
+            pending: None,
+            summary: None,
+            extraction: None,
+        })
+    }
+
+    /// What the turn needs next. Planning happens here; asking again without answering gives
+    /// the same request.
+    pub fn step<'s>(&mut self, session: &'s Session) -> Result<TurnStep<'s>> {
+        match &self.state {
+            State::Extracting(request) => {
+                return Ok(TurnStep::NeedExtraction(extraction_request(
+                    session,
+                    request,
+                    &self.inputs,
+                )))
+            }
+            State::Summarizing(request) => return Ok(TurnStep::NeedSummary((**request).clone())),
+            State::Planning | State::Ready(_) => {}
+        }
+        if self.pending_is_stale(session) {
+            self.pending = None;
+            self.summary = None;
+        }
+        let policy = policy_for_session(self.inputs.policy, session.family);
+        let checkpoint = self.pending.as_ref().or(session.latest_checkpoint());
+        let plan = plan_turn(&PlanInput {
+            log: &session.entries,
+            checkpoint,
+            system_prompt: self.inputs.system_prompt,
+            budget: self.inputs.budget,
+            policy: &policy,
+            nudge_state: session.nudge_state,
+            usage_anchor: session.usage_anchor.as_ref(),
+            todos: self.inputs.todos,
+        })?;
+        match plan {
+            Plan::Ready(ready) => {
+                let ReadyView {
+                    view,
+                    stats,
+                    next_nudge_state,
+                    new_checkpoint,
+                } = *ready;
+                self.state = State::Ready(Box::new(Prepared {
+                    stats,
+                    next_nudge_state,
+                    truncation: new_checkpoint,
+                    planned_on: shape(session),
+                }));
+                Ok(TurnStep::Ready(view))
+            }
+            Plan::Summarize(request) if self.summary.is_none() => {
+                if self.inputs.extract_memories {
+                    let step = TurnStep::NeedExtraction(extraction_request(
+                        session,
+                        &request,
+                        &self.inputs,
+                    ));
+                    self.state = State::Extracting(request);
+                    Ok(step)
+                } else {
+                    self.state = State::Summarizing(request.clone());
+                    Ok(TurnStep::NeedSummary(*request))
+                }
+            }
+            Plan::Summarize(_) => Err(second_request()),
+        }
+    }
+
+    /// Answers [`TurnStep::NeedExtraction`] with the model's text (`None`: no answer, the
+    /// extraction is skipped). The drafts are checked by [`parse_memory_drafts`].
+    pub fn answer_extraction(&mut self, answer: Option<&str>) -> Result<()> {
+        let State::Extracting(request) = &self.state else {
+            return Err(out_of_order(
+                "answer_extraction",
+                "no extraction was asked for",
+            ));
+        };
+        self.extraction = answer.map(parse_memory_drafts);
+        self.state = State::Summarizing(request.clone());
+        Ok(())
+    }
+
+    /// Answers [`TurnStep::NeedSummary`] with the model's text (`None`: no LLM, or the call
+    /// failed). An unusable answer (empty, oversized) falls back to the extractive summary, and
+    /// the result's [`SummaryOutcome::fallback_reason`] says why. When a checkpoint reached the
+    /// session meanwhile, the answer is stale and dropped.
+    pub fn answer_summary(&mut self, session: &Session, answer: Option<&str>) -> Result<()> {
+        let State::Summarizing(request) = &self.state else {
+            return Err(out_of_order("answer_summary", "no summary was asked for"));
+        };
+        let request = request.clone();
+        self.state = State::Planning;
+        let stale = session
+            .latest_checkpoint()
+            .is_some_and(|latest| latest.through_seq >= request.through_seq);
+        if stale {
+            return Ok(());
+        }
+        let policy = policy_for_session(self.inputs.policy, session.family);
+        let (checkpoint, fallback_reason) = summary_checkpoint(
+            &request,
+            answer,
+            &session.entries,
+            &policy.extractive,
+            session.family,
+        )?;
+        self.summary = Some(SummaryOutcome {
+            through_seq: checkpoint.through_seq,
+            method: checkpoint.method,
+            fallback_reason,
+        });
+        self.pending = Some(checkpoint);
+        Ok(())
+    }
+
+    /// The turn's result and changes without applying them (for a preview, or a store that
+    /// persists before the session in memory is updated). Fails before the ready step.
+    pub fn result(&self) -> Result<(TurnResult, TurnChanges)> {
+        let State::Ready(prepared) = &self.state else {
+            return Err(out_of_order("result", "the turn has no ready view yet"));
+        };
+        let result = TurnResult {
+            stats: prepared.stats.clone(),
+            summary: self.summary.clone(),
+            extraction: self.extraction.clone(),
+        };
+        let changes = TurnChanges {
+            checkpoint: self.pending.clone().or_else(|| prepared.truncation.clone()),
+            nudge_state: prepared.next_nudge_state,
+            memories: self
+                .extraction
+                .as_ref()
+                .map(|outcome| outcome.drafts.clone())
+                .unwrap_or_default(),
+        };
+        Ok((result, changes))
+    }
+
+    /// Ends the turn: applies its changes to `session` (all or nothing) and returns them with
+    /// the result. Fails, changing nothing, before the ready step or when the session changed
+    /// since the ready view was made.
+    pub fn finish(self, session: &mut Session) -> Result<(TurnResult, TurnChanges)> {
+        let (result, changes) = self.result()?;
+        if let State::Ready(prepared) = &self.state {
+            if prepared.planned_on != shape(session) {
+                return Err(CoreError::invalid(
+                    "turn",
+                    "the session changed after its view was made; prepare the turn again",
+                ));
+            }
+        }
+        session.apply(&changes)?;
+        Ok((result, changes))
+    }
+
+    /// True when a checkpoint at or past this turn's pending summary reached the session.
+    fn pending_is_stale(&self, session: &Session) -> bool {
+        match (&self.pending, session.latest_checkpoint()) {
+            (Some(pending), Some(latest)) => latest.through_seq >= pending.through_seq,
+            _ => false,
+        }
+    }
+}
+
+/// The extraction request for the messages `request` covers.
+fn extraction_request(
+    session: &Session,
+    request: &SummaryRequest,
+    inputs: &TurnInputs<'_>,
+) -> ExtractionRequest {
+    let covered: Vec<Message> = covered_entries(request, &session.entries)
+        .iter()
+        .map(|entry| entry.message.clone())
+        .collect();
+    memory_extraction_request(&covered, &inputs.policy.transcript)
+}
+
+/// The session's next seq and latest checkpoint: what a ready view was planned on.
+fn shape(session: &Session) -> (u64, Option<u64>) {
+    (
+        session.next_seq(),
+        session.latest_checkpoint().map(|c| c.through_seq),
+    )
+}
+
+fn out_of_order(call: &str, problem: &str) -> CoreError {
+    CoreError::invalid(format!("turn.{call}"), problem)
+}
+
+/// A plan that asks for a second summary after one was answered: the core guarantees the
+/// second plan is ready, so this is a bug in ctxkit, reported, never looped on.
+fn second_request() -> CoreError {
+    CoreError::invalid(
+        "plan",
+        "a second summary request in one turn (this is a bug in ctxkit)",
+    )
+}

@@ -1,0 +1,110 @@
+//! The one renderer: a view (or any message list) as the request body of a wire format. The
+//! CLI's `view`, the native engine's turn result and the wasm shell all render through here, so
+//! a view looks the same wherever it is sent from.
+//!
+//! Guarantees: the output is what [`to_openai`] and [`to_anthropic`] write, so it passes that
+//! provider's validator whenever the view does (every view [`crate::plan_turn`] makes is
+//! repaired); the OpenAI and ctxkit shapes are one JSON value per message, so
+//! [`render_message`] gives exactly the element [`render_view`] puts at that place.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{CoreError, Result};
+use crate::model::{Message, View};
+use crate::wire::{to_anthropic, to_openai};
+
+/// A wire format a view can be rendered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WireFormat {
+    /// ctxkit's own messages (what `ctxkit append` reads): the system prompt first.
+    Ctxkit,
+    /// OpenAI Chat Completions `messages`: the system prompt first.
+    Openai,
+    /// An Anthropic Messages request's `{system, messages}`.
+    Anthropic,
+}
+
+impl WireFormat {
+    /// True when each message renders to one JSON value on its own (so a rendering can be
+    /// cached per message); Anthropic merges neighbouring messages, so it renders whole.
+    pub fn renders_per_message(self) -> bool {
+        self != WireFormat::Anthropic
+    }
+}
+
+/// `view` (system prompt first, then its messages) in `format`: a JSON array of messages for
+/// ctxkit and OpenAI, a `{system, messages}` object for Anthropic. Fails only where the
+/// provider cannot carry a message (see [`to_anthropic`]).
+pub fn render_view(view: &View<'_>, format: WireFormat) -> Result<Value> {
+    let system = view.system_message();
+    let messages: Vec<&Message> = system
+        .iter()
+        .chain(view.messages.iter().map(|item| &*item.message))
+        .collect();
+    render_messages(&messages, format)
+}
+
+/// `messages` (as they would be sent, system prompt first) in `format`; see [`render_view`].
+pub fn render_messages<M: std::borrow::Borrow<Message>>(
+    messages: &[M],
+    format: WireFormat,
+) -> Result<Value> {
+    match format {
+        WireFormat::Openai => Ok(to_openai(messages)),
+        WireFormat::Anthropic => to_anthropic(messages),
+        WireFormat::Ctxkit => {
+            let all: Vec<&Message> = messages.iter().map(|m| m.borrow()).collect();
+            serde_json::to_value(all)
+                .map_err(|error| CoreError::invalid("messages", error.to_string()))
+        }
+    }
+}
+
+/// One message in a per-message format ([`WireFormat::renders_per_message`]): the element
+/// [`render_view`] writes for it. Anthropic has no per-message form: an error.
+pub fn render_message(message: &Message, format: WireFormat) -> Result<Value> {
+    match format {
+        WireFormat::Anthropic => Err(CoreError::invalid(
+            "format",
+            "anthropic merges neighbouring messages: render the whole view",
+        )),
+        _ => match render_messages(std::slice::from_ref(message), format)? {
+            Value::Array(mut one) if one.len() == 1 => Ok(one.pop().unwrap_or_default()),
+            other => Err(CoreError::invalid(
+                "message",
+                format!("rendered to {other} instead of one value"),
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ViewMessage;
+
+    #[test]
+    fn a_view_renders_whole_and_per_message_alike() {
+        let first = Message::user("hi");
+        let view = View {
+            system: "sys".into(),
+            messages: vec![
+                ViewMessage::borrowed(&first),
+                ViewMessage::owned(Message::assistant("hello", vec![])),
+            ],
+        };
+        for format in [WireFormat::Openai, WireFormat::Ctxkit] {
+            let Value::Array(whole) = render_view(&view, format).unwrap() else {
+                panic!("{format:?} renders an array");
+            };
+            assert_eq!(whole.len(), 3);
+            assert_eq!(whole[1], render_message(&first, format).unwrap());
+        }
+        let anthropic = render_view(&view, WireFormat::Anthropic).unwrap();
+        assert_eq!(anthropic["system"], "sys");
+        assert_eq!(anthropic["messages"].as_array().map(Vec::len), Some(2));
+        assert!(render_message(&first, WireFormat::Anthropic).is_err());
+    }
+}

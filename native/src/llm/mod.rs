@@ -1,0 +1,282 @@
+//! Summarizers: who answers a summary request (and a memory extraction request).
+//!
+//! - [`SummarizerConfig::Extractive`] (the default): the core's extractive summary, offline,
+//!   deterministic, no network.
+//! - [`SummarizerConfig::Llm`] with [`Api::OpenAiChat`]: any OpenAI-compatible Chat
+//!   Completions endpoint (OpenAI, vLLM, llama.cpp's server, Ollama's `/v1`).
+//! - [`SummarizerConfig::Llm`] with [`Api::AnthropicMessages`]: the Anthropic Messages API.
+//!
+//! HTTP goes through `ureq` 3: blocking (the engine's turn is synchronous, so no async
+//! runtime is pulled in), small, with rustls (no system OpenSSL) and per-phase timeouts.
+//! Every call has a connect timeout, read timeouts, a bounded response size, and retries with
+//! exponential backoff on 429 and 5xx (a `retry-after` in seconds is honoured up to a cap).
+//! An LLM call returns a [`SummarizerError`]; the engine turns any failure into the extractive
+//! fallback and a warning, so a summarizer never aborts a turn.
+
+mod anthropic;
+mod http;
+mod openai;
+
+use std::time::Duration;
+
+pub use anthropic::AnthropicMessages;
+pub use openai::OpenAiChat;
+
+/// What went wrong calling an LLM.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SummarizerError {
+    /// A setting is missing or wrong (names the option or environment variable).
+    #[error("summarizer setting {setting}: {problem}")]
+    NotConfigured {
+        /// The option or environment variable.
+        setting: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The connection failed or broke.
+    #[error("{url}: {problem}")]
+    Transport {
+        /// The endpoint.
+        url: String,
+        /// What happened.
+        problem: String,
+    },
+    /// No answer within the timeout.
+    #[error("{url}: timed out ({problem})")]
+    Timeout {
+        /// The endpoint.
+        url: String,
+        /// Which phase.
+        problem: String,
+    },
+    /// The endpoint answered with an error status (after any retries).
+    #[error("{url}: HTTP {status}: {body}")]
+    Status {
+        /// The endpoint.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The start of the response body.
+        body: String,
+    },
+    /// The response was larger than allowed.
+    #[error("{url}: response larger than {limit} bytes")]
+    TooLarge {
+        /// The endpoint.
+        url: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// The response was not the JSON the API documents.
+    #[error("{url}: malformed response: {problem}")]
+    Malformed {
+        /// The endpoint.
+        url: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The model answered with no text.
+    #[error("{url}: the model returned empty content")]
+    Empty {
+        /// The endpoint.
+        url: String,
+    },
+}
+
+/// One completion to ask for.
+#[derive(Debug, Clone, Copy)]
+pub struct LlmRequest<'a> {
+    /// The system text.
+    pub system: &'a str,
+    /// The user prompt.
+    pub prompt: &'a str,
+    /// At most this many output tokens.
+    pub max_tokens: u64,
+}
+
+/// A model that completes a prompt. Implemented by [`OpenAiChat`] and [`AnthropicMessages`];
+/// a program may bring its own (a local model, a test double).
+pub trait Llm: Send + Sync + std::fmt::Debug {
+    /// The model's text answer.
+    fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError>;
+    /// A short description for logs (`openai-compatible gpt-4o-mini at http://...`).
+    fn describe(&self) -> String;
+}
+
+/// Which API an endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// OpenAI-compatible Chat Completions (`POST {base_url}/chat/completions`).
+    OpenAiChat,
+    /// Anthropic Messages (`POST {base_url}/v1/messages`).
+    AnthropicMessages,
+}
+
+/// Timeouts, size bound and retries of HTTP calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// Connecting (TCP and TLS). Default 10 s.
+    pub connect_timeout: Duration,
+    /// Sending the request, then waiting for the response headers, then reading the body
+    /// (each phase). Default 180 s: a long summary takes a while to generate.
+    pub read_timeout: Duration,
+    /// Largest response body read. Default 4 MiB.
+    pub max_response_bytes: u64,
+    /// Retries after a 429 or 5xx. Default 3.
+    pub max_retries: u32,
+    /// First backoff, doubled each retry. Default 1 s.
+    pub initial_backoff: Duration,
+    /// Longest backoff. Default 20 s.
+    pub max_backoff: Duration,
+    /// A `retry-after` longer than this waits only this long. Default 60 s.
+    pub max_retry_after: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(180),
+            max_response_bytes: 4 << 20,
+            max_retries: 3,
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(20),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// An LLM endpoint.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LlmEndpoint {
+    /// The API it speaks.
+    pub api: Api,
+    /// The base URL: for OpenAI-compatible servers up to and including `/v1`
+    /// (`https://api.openai.com/v1`, `http://localhost:11434/v1`); for Anthropic the host
+    /// (`https://api.anthropic.com`).
+    pub base_url: String,
+    /// The API key (`None` for local servers that need none).
+    pub api_key: Option<String>,
+    /// The model name.
+    pub model: String,
+    /// Timeouts, size bound, retries.
+    pub http: HttpOptions,
+}
+
+impl std::fmt::Debug for LlmEndpoint {
+    // The key is a secret: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmEndpoint")
+            .field("api", &self.api)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("http", &self.http)
+            .finish()
+    }
+}
+
+/// The default OpenAI base URL.
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The default Anthropic base URL.
+pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+impl LlmEndpoint {
+    /// An OpenAI-compatible endpoint from the environment as `lookup` reads it:
+    /// `OPENAI_BASE_URL` (default [`OPENAI_DEFAULT_BASE_URL`]), `OPENAI_API_KEY` (optional),
+    /// `CTXKIT_MODEL` (required).
+    pub fn openai_from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, SummarizerError> {
+        Ok(LlmEndpoint {
+            api: Api::OpenAiChat,
+            base_url: non_blank(lookup("OPENAI_BASE_URL"))
+                .unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.to_owned()),
+            api_key: non_blank(lookup("OPENAI_API_KEY")),
+            model: required(&lookup, "CTXKIT_MODEL")?,
+            http: HttpOptions::default(),
+        })
+    }
+
+    /// An Anthropic endpoint from the environment: `ANTHROPIC_BASE_URL` (default
+    /// [`ANTHROPIC_DEFAULT_BASE_URL`]), `ANTHROPIC_API_KEY` (required), `CTXKIT_MODEL`
+    /// (required).
+    pub fn anthropic_from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, SummarizerError> {
+        Ok(LlmEndpoint {
+            api: Api::AnthropicMessages,
+            base_url: non_blank(lookup("ANTHROPIC_BASE_URL"))
+                .unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_owned()),
+            api_key: Some(required(&lookup, "ANTHROPIC_API_KEY")?),
+            model: required(&lookup, "CTXKIT_MODEL")?,
+            http: HttpOptions::default(),
+        })
+    }
+
+    /// The client for this endpoint.
+    pub fn client(&self) -> Box<dyn Llm> {
+        match self.api {
+            Api::OpenAiChat => Box::new(OpenAiChat::new(self.clone())),
+            Api::AnthropicMessages => Box::new(AnthropicMessages::new(self.clone())),
+        }
+    }
+}
+
+fn non_blank(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+fn required(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &str,
+) -> Result<String, SummarizerError> {
+    non_blank(lookup(name)).ok_or_else(|| SummarizerError::NotConfigured {
+        setting: name.to_owned(),
+        problem: "not set".to_owned(),
+    })
+}
+
+/// Who answers summary requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SummarizerConfig {
+    /// The core's extractive summary (offline). The default.
+    #[default]
+    Extractive,
+    /// An LLM, with the extractive summary as the fallback; memory extraction runs before
+    /// each compaction.
+    Llm(LlmEndpoint),
+}
+
+impl SummarizerConfig {
+    /// From the environment: `CTXKIT_SUMMARIZER` = `extractive` (or unset), `openai` or
+    /// `anthropic`, then that endpoint's variables (see [`LlmEndpoint::openai_from_env`]).
+    ///
+    /// ```
+    /// use ctxkit::llm::{Api, SummarizerConfig};
+    /// let env = |name: &str| match name {
+    ///     "CTXKIT_SUMMARIZER" => Some("openai".to_owned()),
+    ///     "OPENAI_BASE_URL" => Some("http://localhost:11434/v1".to_owned()),
+    ///     "CTXKIT_MODEL" => Some("qwen3:8b".to_owned()),
+    ///     _ => None,
+    /// };
+    /// let SummarizerConfig::Llm(endpoint) = SummarizerConfig::from_env(env).unwrap() else {
+    ///     panic!("expected an LLM");
+    /// };
+    /// assert_eq!((endpoint.api, endpoint.model.as_str()), (Api::OpenAiChat, "qwen3:8b"));
+    /// assert_eq!(SummarizerConfig::from_env(|_| None).unwrap(), SummarizerConfig::Extractive);
+    /// ```
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, SummarizerError> {
+        let choice = non_blank(lookup("CTXKIT_SUMMARIZER")).unwrap_or_default();
+        match choice.trim().to_ascii_lowercase().as_str() {
+            "" | "extractive" => Ok(SummarizerConfig::Extractive),
+            "openai" => LlmEndpoint::openai_from_env(lookup).map(SummarizerConfig::Llm),
+            "anthropic" => LlmEndpoint::anthropic_from_env(lookup).map(SummarizerConfig::Llm),
+            other => Err(SummarizerError::NotConfigured {
+                setting: "CTXKIT_SUMMARIZER".to_owned(),
+                problem: format!("{other:?}: expected extractive, openai or anthropic"),
+            }),
+        }
+    }
+}
