@@ -1,7 +1,7 @@
 // Shared by the tests: where the Rust tests' fixtures and insta snapshots are, and how to read
 // them, so the JS suite checks the built package against the very files the Rust suite checks
 // the core against (the two shells cannot drift).
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -67,4 +67,27 @@ export function budget(window) {
 /** The Claude Code slice the pipeline snapshots are made from (ctxkit messages). */
 export function pipelineLog() {
   return fixture('pipeline', 'claude_code_slice.json');
+}
+
+/**
+ * The raw corpus of real transcripts, found the way `ctxkit_tests::corpus_dir()`
+ * (tests/src/lib.rs) finds it, so the JS and Rust suites read the same files: `$CTXKIT_CORPUS`
+ * if set, else `../shared/corpus/raw` from the project root, else `/work/shared/corpus/raw`.
+ * Keep the two lookups in step. Throws, naming the path, when none exists: a test that needs
+ * the corpus never skips silently.
+ */
+export function corpusDir() {
+  const candidates = [
+    process.env.CTXKIT_CORPUS,
+    join(rootDir, '..', 'shared', 'corpus', 'raw'),
+    '/work/shared/corpus/raw',
+  ].filter((dir) => dir);
+  const found = candidates.find((dir) => existsSync(dir) && statSync(dir).isDirectory());
+  if (!found) throw new Error(`the corpus is missing: no folder at ${candidates[0]}`);
+  return found;
+}
+
+/** A corpus file (under `corpusDir()`) parsed as JSON. */
+export function corpusJson(...path) {
+  return JSON.parse(readFileSync(join(corpusDir(), ...path), 'utf8'));
 }
