@@ -18,13 +18,12 @@
 //!   `<PROJECT>` in every output (the view's system prompt shows the working directory), and
 //!   the corpus folder's canonical path by `<CORPUS>` (`import` and `replay FILE` print the
 //!   file's path), before lengths and digests are taken.
-//! - The project folder's name. It is `<temp dir>/ctxkit-corpus-outputs-<12 random lowercase
+//! - The project folder's name. It is `/tmp/ctxkit-corpus-outputs-<12 random lowercase
 //!   letters>` rather than a `tempfile` name: the token estimator prices neighbouring character
 //!   classes, so a name mixing letters and digits at random would change the system prompt's
 //!   estimate, and with it the views' token counts and compaction points, from run to run.
-//!   Fixed length and one character class make it cost the same every time. The estimate still
-//!   depends on the temp dir's path (`std::env::temp_dir()`: `/tmp` unless `TMPDIR` says
-//!   otherwise), so compare runs made with the same `TMPDIR`.
+//!   Fixed length and one character class make it cost the same every time. The folder is
+//!   under `/tmp` itself, not `$TMPDIR`, so the whole path costs the same on every machine.
 //! - The date. The CLI has no fixed-clock setting: the view's system prompt says
 //!   `Current date: YYYY-MM-DD` with today's UTC date. That text (for the date read before and
 //!   after each command, in case a run crosses midnight) is replaced by
@@ -113,9 +112,8 @@ struct Project {
 
 impl Project {
     fn new() -> Project {
-        let base = std::env::temp_dir()
-            .canonicalize()
-            .expect("the temp dir exists");
+        // Not std::env::temp_dir(): $TMPDIR would change the path, and with it the estimates.
+        let base = PathBuf::from("/tmp").canonicalize().expect("/tmp exists");
         let mut seed = u64::from(std::process::id())
             ^ SystemTime::now()
                 .duration_since(UNIX_EPOCH)

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use ctxkit_core::compaction::{Budget, Policy, TodoItem};
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
-use ctxkit_core::wire::{render_message, render_messages, render_view, WireFormat};
+use ctxkit_core::wire::{render_message, render_view, WireFormat};
 use ctxkit_core::{Message, ModelFamily, TurnInputs, View};
 use serde::Deserialize;
 
@@ -150,11 +150,8 @@ pub fn render(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
             let out = js_sys::Object::new().into();
             set(&out, "format", &to_js(&format)?)?;
             set(&out, "system", &JsValue::from_str(&view.system))?;
-            set(
-                &out,
-                "messages",
-                &to_js(&render_messages(&conversation, format)?)?,
-            )?;
+            // The ctxkit form is the messages' own serde form (see `message_to_js`).
+            set(&out, "messages", &to_js(&conversation)?)?;
             Ok(out)
         }
         WireFormat::Openai | WireFormat::Anthropic => {
@@ -235,8 +232,14 @@ pub fn render_cached(
     Ok(out)
 }
 
+/// One message in a per-message format. The ctxkit form is the message's own serde form, so
+/// it is written straight from the message (in its fields' order); OpenAI goes through the
+/// core's renderer.
 fn message_to_js(message: &Message, format: WireFormat) -> Result<JsValue> {
-    to_js(&render_message(message, format)?)
+    match format {
+        WireFormat::Ctxkit => to_js(message),
+        _ => to_js(&render_message(message, format)?),
+    }
 }
 
 /// `value` frozen, with everything inside it.
