@@ -4,7 +4,8 @@
 //! core ([`core`], re-exported): a SQLite store, offload files, the clock, and HTTP calls to an
 //! LLM. It decides nothing itself: every policy is a core call.
 //!
-//! - [`Engine`]: the context half of an agent loop. [`Engine::prepare_turn`] builds the view
+//! - [`Engine`]: the context half of an agent loop, for many sessions over a store; each turn
+//!   is the core's [`core::TurnDriver`] answered with I/O. [`Engine::prepare_turn`] builds the view
 //!   to send (system prompt, compaction, offload references, memory, nudges);
 //!   [`Engine::record`] stores what came back; [`Engine::record_usage`] keeps the real token
 //!   count the API reported. Sessions can be created, imported, listed and exported, and
@@ -12,8 +13,9 @@
 //! - [`store`]: the [`store::Store`] traits and [`store::SqliteStore`] (WAL, one transaction
 //!   per append, migrations, trigram full-text search over memories).
 //! - [`offload`], [`files`]: big tool outputs and `MEMORY.md` under `<workdir>/.ctxkit/`.
-//! - [`summarizer`]: the extractive summary (default, offline), OpenAI-compatible Chat
-//!   Completions and the Anthropic Messages API, with timeouts, retries and fallback.
+//! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:
+//!   OpenAI-compatible Chat Completions and the Anthropic Messages API, with timeouts, retries
+//!   and fallback (the extractive summary is the default, offline).
 //! - [`clock`]: the time, behind a trait. [`Error`]: the one error type.
 //!
 //! ## One turn

@@ -12,6 +12,7 @@ mod failure;
 mod input;
 mod memory;
 mod replay;
+mod replay_report;
 mod report;
 mod sessions;
 mod tools;
