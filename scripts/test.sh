@@ -18,6 +18,9 @@ cargo clippy -p ctxkit-core --all-targets -- -D warnings
 step "clippy: the whole workspace"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "docs: every intra-doc link resolves (cargo doc, warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 step "tests (unit, integration, properties, snapshots, doctests)"
 cargo test --workspace --locked
 

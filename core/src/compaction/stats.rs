@@ -46,9 +46,9 @@ pub struct ViewStats {
     pub calibrated_tokens: Option<u64>,
     /// The usable budget, the trigger and the low-water mark.
     pub budget_tokens: u64,
-    /// See [`Budget::trigger`].
+    /// See [`crate::Budget::trigger`].
     pub trigger_tokens: u64,
-    /// See [`Budget::low_water`].
+    /// See [`crate::Budget::low_water`].
     pub low_water_tokens: u64,
     /// Whether the view fits the usable budget.
     pub fits: bool,

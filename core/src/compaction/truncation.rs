@@ -46,7 +46,7 @@ pub fn truncation_summary(
 }
 
 /// `message` with its content cut to about `max_bytes` (text head + tail around
-/// [`CUT_MARKER`]; long string values inside tool-call arguments cut the same way, so the
+/// `CUT_MARKER`; long string values inside tool-call arguments cut the same way, so the
 /// arguments stay valid JSON).
 pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
     let mut cut = message.clone();

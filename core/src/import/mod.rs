@@ -5,9 +5,9 @@
 //! compacted). Importers read text the shell has loaded; they do no I/O and never panic on any
 //! input. Errors name the line (JSONL) or the path (JSON) of the bad value.
 //!
-//! - [`claude_code`]: Claude Code session JSONL ([`import_claude_code`]).
-//! - [`swe_agent`]: SWE-agent `.traj` files, with and without function calling.
-//! - [`openhands`]: OpenHands event streams (one run, or a benchmark output of many).
+//! - `claude_code`: Claude Code session JSONL ([`import_claude_code`]).
+//! - `swe_agent`: SWE-agent `.traj` files, with and without function calling.
+//! - `openhands`: OpenHands event streams (one run, or a benchmark output of many).
 //! - OpenAI Chat Completions and Anthropic Messages lists go through [`crate::wire`]; a
 //!   tau-bench trajectory file (a list of `{task_id, trial, traj}`) gives one session per
 //!   trajectory.
@@ -15,10 +15,10 @@
 //!
 //! [`import_transcript`] detects the format when not told, and returns one or more sessions.
 
-pub mod claude_code;
+mod claude_code;
 mod detect;
-pub mod openhands;
-pub mod swe_agent;
+mod openhands;
+mod swe_agent;
 
 pub use claude_code::{import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker};
 pub use detect::detect_format;

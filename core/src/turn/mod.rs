@@ -1,12 +1,12 @@
 //! The turn: a [`Session`] in memory and the [`TurnDriver`], the one implementation of the
-//! turn protocol (plan → [extraction] → summary → plan again → ready → finish), plus the small
-//! rules every shell and store applies around a turn ([`rules`]).
+//! turn protocol (plan → extraction if asked → summary → plan again → ready → finish), plus the small
+//! rules every shell and store applies around a turn (`rules`).
 //!
 //! The native `Engine` answers the driver's steps with SQLite, files and HTTP; the wasm
 //! `Engine` with JS callbacks; [`Session::prepare_offline`] with the deterministic fallbacks.
 
 pub(crate) mod driver;
-pub mod rules;
+pub(crate) mod rules;
 pub(crate) mod session;
 #[cfg(test)]
 mod tests;
@@ -14,5 +14,6 @@ mod tests;
 pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep};
 pub use rules::{
     check_requested_family, policy_for_session, tool_name_for_result, turn_tail_after,
+    CALL_LOOKBACK,
 };
 pub use session::{Session, TurnInputs};

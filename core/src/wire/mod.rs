@@ -1,7 +1,7 @@
 //! Wire formats: conversion between [`crate::Message`] and the providers' JSON.
 //!
-//! - [`openai`]: Chat Completions `messages` ([`from_openai`], [`to_openai`]).
-//! - [`anthropic`]: Messages `{system, messages}` ([`from_anthropic`], [`to_anthropic`]).
+//! - `openai`: Chat Completions `messages` ([`from_openai`], [`to_openai`]).
+//! - `anthropic`: Messages `{system, messages}` ([`from_anthropic`], [`to_anthropic`]).
 //!
 //! Readers walk the JSON by hand so that every error names the path of the bad value
 //! (`messages[4].tool_calls[0].function.name: missing`) and so that blocks ctxkit does not model
@@ -73,10 +73,10 @@
 //! read or wrote (a text block kept opaque for `cache_control` or `citations`, an OpenAI refusal)
 //! crosses as a plain text block instead of being dropped.
 
-pub mod anthropic;
+mod anthropic;
 mod anthropic_blocks;
 mod fields;
-pub mod openai;
+mod openai;
 pub(crate) mod render;
 pub(crate) mod repair;
 pub(crate) mod validate;
