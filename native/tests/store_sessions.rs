@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use ctxkit::core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit::core::compaction::{Checkpoint, DroppedFacts, FactKind, PinnedFact, SummaryMethod};
 use ctxkit::core::memory::NudgeState;
 use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::{ModelFamily, UsageAnchor};
@@ -38,6 +38,15 @@ fn checkpoint(through_seq: u64) -> Checkpoint {
         active_tasks: None,
         tokens: 20,
         made_at_turn: through_seq,
+        // Stored as data beside the summary (and read back by every load below).
+        pinned: vec![PinnedFact::new(
+            FactKind::Path,
+            format!("src/{through_seq}.rs"),
+        )],
+        dropped_facts: DroppedFacts {
+            errors: 1,
+            ..DroppedFacts::default()
+        },
     }
 }
 

@@ -52,7 +52,10 @@ test('prepare asks the summarizer and keeps its summary', async () => {
   assert.match(asked.system, /You summarize the history/);
   assert.match(asked.prompt, /## Critical Context/);
   assert.deepEqual(view.summary, { method: 'llm', through_seq: asked.through_seq, fallback_reason: null });
-  assert.equal(engine.latestCheckpoint.summary, '## Goal\nUnify transcript views.');
+  // The LLM's summary, then the pinned facts it left out (the user's request, the paths).
+  const kept = engine.latestCheckpoint.summary;
+  assert.ok(kept.startsWith('## Goal\nUnify transcript views.\n\n## Pinned facts\n- request: Work on bead spotter-dov.'), kept);
+  assert.ok(engine.latestCheckpoint.pinned.every((fact) => kept.includes(fact.text)));
   assert.equal(view.stats.tier, 'summarized');
   assert.equal(view.stats.checkpoint_method, 'llm');
   assert.equal(view.messages[0].role, 'system');
@@ -76,7 +79,7 @@ test('a summarizer that fails or answers badly falls back to the extractive summ
     [async () => undefined, 'summarize returned undefined, not a string'],
     [async () => ({ text: 'x' }), 'summarize returned an object, not a string'],
     [async () => '   ', 'summary: the summarizer returned an empty summary'],
-    [async () => 'word '.repeat(5_000), /^summary: the summary is about \d+ tokens, over the limit of 2000$/],
+    [async () => 'word '.repeat(5_000), /^summary: the summary with the \d+ pinned facts it left out is about \d+ tokens, over the limit of \d+$/],
   ];
   for (const [summarize, reason] of cases) {
     const engine = sliceEngine();
@@ -104,7 +107,7 @@ test('two overlapping prepares: the second finds the checkpoint already made', a
   assert.equal(fast.summary.method, 'llm');
   assert.equal(late.summary, null, 'a stale request is dropped');
   assert.equal(engine.toJSON().checkpoints.length, 1);
-  assert.equal(engine.latestCheckpoint.summary, '## Goal\nfast');
+  assert.ok(engine.latestCheckpoint.summary.startsWith('## Goal\nfast\n\n## Pinned facts\n'));
 });
 
 test('views share unchanged messages (frozen), and a cached view equals a fresh one', () => {
@@ -206,7 +209,7 @@ test('offload, precis, system prompt, estimates and defaults', () => {
   assert.equal(ck.estimateTokens(messages), ck.estimateTokens(messages[0]) + ck.estimateTokens(messages[1]));
 
   const summary = ck.extractiveSummary([{ role: 'user', content: 'Fix src/parser.rs' }], { limits: { max_bytes: 400 } });
-  assert.match(summary, /^## Goal\nFix src\/parser\.rs/);
+  assert.match(summary, /^## Goal\n- Fix src\/parser\.rs/);
   assert.ok(new TextEncoder().encode(summary).length <= 400);
 
   const defaults = ck.defaults();

@@ -77,6 +77,8 @@ pub fn steady_checkpoint(
         active_tasks: None,
         tokens: 0,
         made_at_turn: 1,
+        pinned: Vec::new(),
+        dropped_facts: Default::default(),
     };
     checkpoint.tokens = estimate_message(&summary_message(&checkpoint), family);
     Some(checkpoint)

@@ -341,7 +341,7 @@ fn read_prepare_options(
 
 /// What one step of an awaited turn left to do.
 enum Next {
-    Summarize(SummaryRequest),
+    Summarize(Box<SummaryRequest>),
     Rendered(JsValue),
 }
 
@@ -364,7 +364,7 @@ async fn prepare_turn(
                     turn.answer_extraction(None)?;
                     continue;
                 }
-                TurnStep::NeedSummary(request) => Next::Summarize(request),
+                TurnStep::NeedSummary(request) => Next::Summarize(Box::new(request)),
                 TurnStep::Ready(view) => {
                     let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
                     Next::Rendered(render_cached(&view, options.format, &mut cache)?)

@@ -3,11 +3,16 @@
 //! The view is the system prompt, the latest checkpoint's summary message, then the log after
 //! the checkpoint. Because a checkpoint is stored, the turns after a compaction append to a
 //! stable prefix (no per-turn re-summarizing, and the provider's prompt cache keeps hitting).
-//! [`checkpoint_from_answer`] turns a summarizer's answer into a checkpoint, and refuses an
-//! empty or oversized one so the caller falls back to the extractive summary.
+//! [`checkpoint_from_answer`] turns an LLM's answer into a checkpoint, and refuses an empty or
+//! oversized one so the caller falls back to the extractive summary; [`checkpoint_from_summary`]
+//! takes a summary as written (the extractive one). Both append the pinned facts a summary
+//! lacks (see [`crate::compaction::pinned`]), so every checkpoint carries them verbatim.
 
 use serde::{Deserialize, Serialize};
 
+use crate::compaction::pinned::{
+    missing_pinned, pinned_section, DroppedFacts, FactKind, PinnedFact,
+};
 use crate::compaction::SummaryRequest;
 use crate::error::{CoreError, Result};
 use crate::model::Message;
@@ -53,6 +58,14 @@ pub struct Checkpoint {
     pub tokens: u64,
     /// The turn that made it (at most one compaction per turn).
     pub made_at_turn: u64,
+    /// The pinned facts the summary carries verbatim, kept as data so the next checkpoint
+    /// carries them too without reading them back out of the summary's text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<PinnedFact>,
+    /// The pinned facts dropped by a cap so far in the session, per kind (the log still holds
+    /// them: history search finds them).
+    #[serde(default, skip_serializing_if = "DroppedFacts::is_none")]
+    pub dropped_facts: DroppedFacts,
 }
 
 /// The opening line of every summary message.
@@ -80,73 +93,137 @@ fn render_summary_text(summary: &str, active_tasks: Option<&str>) -> String {
     text
 }
 
-/// Turns a summarizer's answer to `request` into a checkpoint. The answer may wrap its summary
-/// in `<summary>` tags and think aloud in `<analysis>` first (as Claude Code's compaction
-/// prompt asks); only the summary is kept.
+/// Turns an LLM's answer to `request` into a checkpoint. The summary is the last element
+/// tagged with the request's own tag (`<summary-…>`, see [`SummaryRequest::answer_tag`]):
+/// text the transcript quoted, even a whole `<summary>` element, cannot stand in for it. An
+/// answer without that tag is taken whole, without a leading `<analysis>` element and without
+/// one `<summary>` element wrapping all of it. The pinned facts the summary left out are
+/// appended in a `## Pinned facts` section: an LLM can rephrase, never lose.
 ///
-/// Fails, naming the reason, when the summary is empty or its estimate is over
-/// `request.max_summary_tokens`: the caller then answers with the extractive summary instead.
+/// Fails, naming the reason, when the summary is empty or its estimate (with the appended
+/// facts) is over `request.max_summary_tokens`: the caller then falls back to the extractive
+/// summary.
 pub fn checkpoint_from_answer(
     request: &SummaryRequest,
     answer: &str,
-    method: SummaryMethod,
     family: ModelFamily,
 ) -> Result<Checkpoint> {
-    let summary = clean_answer(answer);
+    let summary = answer_summary(answer, &request.answer_tag);
     if summary.is_empty() {
         return Err(CoreError::invalid(
             "summary",
             "the summarizer returned an empty summary",
         ));
     }
-    let summary_tokens = estimate_text(summary, family);
+    checkpoint_from_summary(request, summary, SummaryMethod::Llm, family)
+}
+
+/// The checkpoint for `request` with `summary` as written (no cleaning: an extractive summary
+/// quotes the transcript, and quoted markup is data), the pinned facts it lacks appended.
+/// Fails when the result is over `request.max_summary_tokens`.
+pub fn checkpoint_from_summary(
+    request: &SummaryRequest,
+    summary: &str,
+    method: SummaryMethod,
+    family: ModelFamily,
+) -> Result<Checkpoint> {
+    let checkpoint = build_checkpoint(request, summary, method, family);
+    let summary_tokens = estimate_text(&checkpoint.summary, family);
     if summary_tokens > request.max_summary_tokens {
+        let missing = missing_pinned(summary, &request.pinned).len();
+        let appended = if missing > 0 {
+            format!(" with the {missing} pinned facts it left out")
+        } else {
+            String::new()
+        };
         return Err(CoreError::invalid(
             "summary",
             format!(
-                "the summary is about {summary_tokens} tokens, over the limit of {}",
+                "the summary{appended} is about {summary_tokens} tokens, over the limit of {}",
                 request.max_summary_tokens
             ),
         ));
     }
+    Ok(checkpoint)
+}
+
+/// The checkpoint for `request` with `summary` and the pinned facts it lacks, whatever its
+/// size.
+pub(crate) fn build_checkpoint(
+    request: &SummaryRequest,
+    summary: &str,
+    method: SummaryMethod,
+    family: ModelFamily,
+) -> Checkpoint {
+    // The Active Tasks section is part of the summary message: tasks it lists are carried.
+    let carried: Vec<PinnedFact> = request
+        .pinned
+        .iter()
+        .filter(|fact| {
+            !(fact.kind == FactKind::Task
+                && request
+                    .active_tasks
+                    .as_deref()
+                    .is_some_and(|tasks| tasks.contains(fact.text.as_str())))
+        })
+        .cloned()
+        .collect();
+    let summary = with_pinned(summary.trim(), &carried);
     let message = Message::user(render_summary_text(
-        summary,
+        &summary,
         request.active_tasks.as_deref(),
     ));
-    Ok(Checkpoint {
+    Checkpoint {
         through_seq: request.through_seq,
-        summary: summary.to_owned(),
+        summary,
         method,
         active_tasks: request.active_tasks.clone(),
         tokens: estimate_message(&message, family),
         made_at_turn: request.turn,
-    })
-}
-
-/// The summary inside an answer: the `<summary>` element if there is one, without any
-/// `<analysis>` element, trimmed.
-fn clean_answer(answer: &str) -> &str {
-    if let Some(inner) = between(answer, "<summary>", "</summary>") {
-        return inner.trim();
-    }
-    match answer.find("</analysis>") {
-        Some(end) => answer
-            .get(end + "</analysis>".len()..)
-            .unwrap_or_default()
-            .trim(),
-        None => answer.trim(),
+        pinned: request.pinned.clone(),
+        dropped_facts: request.dropped_facts,
     }
 }
 
-fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
-    let start = text.find(open)? + open.len();
-    let rest = text.get(start..)?;
-    // An unclosed tag (a cut-off answer) keeps everything after it.
-    Some(
-        rest.find(close)
-            .and_then(|end| rest.get(..end))
-            .unwrap_or(rest),
-    )
+/// `summary` with a `## Pinned facts` section for the facts it does not hold verbatim.
+pub fn with_pinned(summary: &str, pinned: &[PinnedFact]) -> String {
+    let missing = missing_pinned(summary, pinned);
+    if missing.is_empty() {
+        return summary.to_owned();
+    }
+    format!("{summary}\n\n{}", pinned_section(&missing))
+}
+
+/// The summary inside an LLM's answer (see [`checkpoint_from_answer`]), trimmed.
+fn answer_summary<'a>(answer: &'a str, tag: &str) -> &'a str {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    if let Some(start) = answer.rfind(&open) {
+        let rest = answer.get(start + open.len()..).unwrap_or_default();
+        // An unclosed tag (a cut-off answer) keeps everything after it.
+        return rest
+            .find(&close)
+            .map_or(rest, |end| rest.get(..end).unwrap_or_default())
+            .trim();
+    }
+    let mut text = answer.trim();
+    if text.starts_with("<analysis>") {
+        if let Some(end) = text.find("</analysis>") {
+            text = text
+                .get(end + "</analysis>".len()..)
+                .unwrap_or_default()
+                .trim();
+        }
+    }
+    if let Some(inner) = text
+        .strip_prefix("<summary>")
+        .and_then(|inner| inner.strip_suffix("</summary>"))
+    {
+        if !inner.contains("<summary>") {
+            return inner.trim();
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -154,16 +231,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn answers_are_cleaned_of_analysis_and_tags() {
-        assert_eq!(
-            clean_answer("<analysis>thinking</analysis>\n<summary>\n## Goal\nx\n</summary>"),
-            "## Goal\nx"
+    fn the_request_tag_finds_the_summary_and_quoted_markup_cannot() {
+        let tag = "summary-0123abcd";
+        let answer = format!(
+            "<analysis>the transcript quoted <summary>Background command done</summary></analysis>\n<{tag}>\n## Goal\nx\n</{tag}>"
         );
+        assert_eq!(answer_summary(&answer, tag), "## Goal\nx");
+        // The last tagged element wins over one the model echoed earlier.
+        let twice = format!("<{tag}>echo</{tag}> then <{tag}>## Goal\nreal</{tag}>");
+        assert_eq!(answer_summary(&twice, tag), "## Goal\nreal");
+        assert_eq!(answer_summary(&format!("<{tag}>cut off"), tag), "cut off");
+        // Without the tag: the answer, minus a leading analysis and one wrapping summary.
         assert_eq!(
-            clean_answer("<analysis>t</analysis>\n## Goal\ny"),
+            answer_summary("<analysis>t</analysis>\n## Goal\ny", tag),
             "## Goal\ny"
         );
-        assert_eq!(clean_answer("  ## Goal\nz  "), "## Goal\nz");
-        assert_eq!(clean_answer("<summary>cut off"), "cut off");
+        assert_eq!(
+            answer_summary("<summary>\n## Goal\nz\n</summary>", tag),
+            "## Goal\nz"
+        );
+        let quoted =
+            "## Goal\nwatch <task-notification><summary>done</summary></task-notification>";
+        assert_eq!(answer_summary(quoted, tag), quoted);
     }
 }

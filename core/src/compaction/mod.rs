@@ -15,6 +15,7 @@ pub(crate) mod budget;
 pub(crate) mod checkpoint;
 pub(crate) mod clearing;
 pub(crate) mod extractive;
+pub mod pinned;
 pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod stats;
@@ -25,16 +26,21 @@ pub(crate) mod truncation;
 
 pub use budget::Budget;
 pub use checkpoint::{
-    checkpoint_from_answer, summary_message, Checkpoint, SummaryMethod, SUMMARY_HEADER,
+    checkpoint_from_answer, checkpoint_from_summary, summary_message, with_pinned, Checkpoint,
+    SummaryMethod, SUMMARY_HEADER,
 };
 pub use clearing::{clear_old_tool_results, cleared_placeholder, ClearPolicy};
-pub use extractive::{extractive_summary, file_paths_in_arguments, ExtractiveLimits, SECTIONS};
+pub use extractive::{
+    extractive_summary, extractive_summary_with, file_paths_in_arguments, ExtractiveLimits,
+    SECTIONS,
+};
+pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy};
 pub use stats::{Tier, ViewStats};
 pub use summary_request::{
     answer_extractively, covered_entries, summary_checkpoint, summary_output_tokens,
-    summary_request, SummaryRequest, SUMMARIZER_SYSTEM, SUMMARY_OUTPUT_CAP,
+    summary_request, SummaryCaps, SummaryRequest, SUMMARIZER_SYSTEM, SUMMARY_OUTPUT_CAP,
 };
 pub use todo::{render_active_tasks, TodoItem, TodoStatus};
 pub use truncation::{

@@ -242,6 +242,10 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         offload_references,
         nudges: nudge_kinds,
         repair,
+        dropped_facts: checkpoint
+            .as_ref()
+            .map(|c| c.dropped_facts)
+            .unwrap_or_default(),
     };
     Ok(Plan::Ready(Box::new(ReadyView {
         view: View {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::{ClearPolicy, ExtractiveLimits};
+use crate::compaction::{Budget, ClearPolicy, ExtractiveLimits, SummaryCaps};
 use crate::memory::NudgePolicy;
 use crate::text::TranscriptLimits;
 use crate::tokens::ModelFamily;
@@ -39,6 +39,9 @@ pub struct Policy {
     pub keep_last_messages: usize,
     /// Summaries estimated above this are rejected (and a request asks for less).
     pub max_summary_tokens: u64,
+    /// A summary may also cost at most this share of the usable budget, in percent, so a small
+    /// window gets a small summary (see [`Policy::summary_caps`]).
+    pub summary_share_percent: u8,
     /// Bounds of the transcript inside a summary request.
     pub transcript: TranscriptLimits,
     /// Bounds of the extractive summarizer.
@@ -56,10 +59,32 @@ impl Default for Policy {
             strategy: Strategy::Summarize,
             keep_last_messages: 6,
             max_summary_tokens: 6_000,
+            summary_share_percent: 10,
             transcript: TranscriptLimits::default(),
             extractive: ExtractiveLimits::default(),
             clear_tool_results: None,
             nudges: NudgePolicy::default(),
+        }
+    }
+}
+
+impl Policy {
+    /// The limits of a summary made for `budget`: [`Policy::max_summary_tokens`], but at most
+    /// [`Policy::summary_share_percent`] of the usable budget; and in bytes three per token
+    /// (safe for code and English), at most [`ExtractiveLimits::max_bytes`]. On a 200k window
+    /// the defaults give 6,000 tokens and 8,000 bytes.
+    pub fn summary_caps(&self, budget: &Budget) -> SummaryCaps {
+        let share = budget
+            .usable()
+            .saturating_mul(u64::from(self.summary_share_percent))
+            / 100;
+        let max_summary_tokens = self.max_summary_tokens.min(share).max(1);
+        let max_bytes = usize::try_from(max_summary_tokens.saturating_mul(3))
+            .unwrap_or(usize::MAX)
+            .min(self.extractive.max_bytes);
+        SummaryCaps {
+            max_summary_tokens,
+            max_bytes,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::SummaryMethod;
+use crate::compaction::{DroppedFacts, SummaryMethod};
 use crate::memory::NudgeKind;
 use crate::tokens::UsageAnchor;
 use crate::wire::RepairReport;
@@ -73,6 +73,10 @@ pub struct ViewStats {
     pub nudges: Vec<NudgeKind>,
     /// What tool-pair repair changed.
     pub repair: RepairReport,
+    /// The pinned facts that summary caps dropped so far, per kind, as the checkpoint in the
+    /// view records them (they stay in the log: history search finds them).
+    #[serde(default)]
+    pub dropped_facts: DroppedFacts,
 }
 
 impl ViewStats {

@@ -14,12 +14,19 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::{checkpoint_from_answer, Checkpoint, SummaryMethod};
-use crate::compaction::{extractive_summary, ExtractiveLimits, SECTIONS};
+use crate::compaction::checkpoint::build_checkpoint;
+use crate::compaction::extractive::{extractive_summary_with, pinned_from_summary};
+use crate::compaction::pinned::{
+    cap_pinned, gather_pinned, pinned_section, DroppedFacts, PinnedFact,
+};
+use crate::compaction::{
+    checkpoint_from_answer, checkpoint_from_summary, render_active_tasks, Checkpoint,
+    ExtractiveLimits, SummaryMethod, TodoItem, SECTIONS,
+};
 use crate::error::{CoreError, Result};
 use crate::model::Message;
 use crate::model::{first_after, Entry};
-use crate::text::tag_fence;
+use crate::text::{fingerprint_hex, head_bytes, tag_fence};
 use crate::text::{render_transcript, TranscriptLimits};
 use crate::tokens::{estimate_text, ModelFamily};
 
@@ -48,6 +55,27 @@ pub struct SummaryRequest {
     pub turn: u64,
     /// The `## Active Tasks` section to freeze into the checkpoint.
     pub active_tasks: Option<String>,
+    /// The facts the new checkpoint must carry verbatim (the previous checkpoint's and those of
+    /// the covered messages, within the cap): an answer that leaves some out gets them
+    /// appended.
+    #[serde(default)]
+    pub pinned: Vec<PinnedFact>,
+    /// Pinned facts dropped by caps so far, this request's included.
+    #[serde(default)]
+    pub dropped_facts: DroppedFacts,
+    /// The tag the answer wraps its summary in (`summary-` and the prompt's fingerprint), so
+    /// that nothing the transcript quotes can be taken for the summary.
+    #[serde(default)]
+    pub answer_tag: String,
+}
+
+/// The limits of one summary: its estimate in tokens and its size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummaryCaps {
+    /// A summary estimated above this is rejected.
+    pub max_summary_tokens: u64,
+    /// The summary's size; the pinned facts may use three quarters of it.
+    pub max_bytes: usize,
 }
 
 /// A summary call may use at most this many output tokens: twice the summary's limit (room
@@ -69,12 +97,23 @@ pub const SUMMARIZER_SYSTEM: &str = "You summarize the history of an AI agent's 
 pub fn summary_request(
     covered: &[Entry],
     previous: Option<&Checkpoint>,
-    active_tasks: Option<String>,
+    todos: &[TodoItem],
     turn: u64,
-    max_summary_tokens: u64,
+    caps: SummaryCaps,
     limits: &TranscriptLimits,
 ) -> SummaryRequest {
+    let max_summary_tokens = caps.max_summary_tokens;
+    let active_tasks = render_active_tasks(todos);
     let messages: Vec<Message> = covered.iter().map(|entry| entry.message.clone()).collect();
+    // A checkpoint made before checkpoints kept their facts passes on what its text lists.
+    let previous_pinned = match previous {
+        Some(p) if p.pinned.is_empty() => pinned_from_summary(&p.summary),
+        Some(p) => p.pinned.clone(),
+        None => Vec::new(),
+    };
+    let gathered = gather_pinned(&messages, &previous_pinned, todos);
+    let (pinned, dropped) = cap_pinned(gathered, caps.max_bytes * 3 / 4);
+    let dropped_facts = previous.map_or(dropped, |p| p.dropped_facts.plus(dropped));
     let transcript = render_transcript(&messages, limits);
     let through_seq = covered
         .last()
@@ -105,8 +144,18 @@ pub fn summary_request(
     for (section, what) in SECTIONS.iter().zip(guidance) {
         prompt.push_str(&format!("## {section}\n({what})\n"));
     }
+    let missing = pinned.iter().collect::<Vec<_>>();
+    if !missing.is_empty() {
+        let facts = pinned_section(&missing);
+        prompt.push_str(
+            "\nThese facts must appear in the summary verbatim (copy each text exactly):\n",
+        );
+        prompt.push_str(&tag_fence("pinned-facts", &facts).wrap(&facts));
+        prompt.push('\n');
+    }
+    let answer_tag = format!("summary-{}", head_bytes(&fingerprint_hex(&prompt), 8));
     prompt.push_str(&format!(
-        "\nStay under {} words. Answer with the summary only, wrapped in <summary></summary>.",
+        "\nStay under {} words. Answer with the summary only, wrapped in <{answer_tag}></{answer_tag}>.",
         max_summary_tokens * 2 / 3
     ));
     SummaryRequest {
@@ -121,6 +170,9 @@ pub fn summary_request(
         max_output_tokens: summary_output_tokens(max_summary_tokens),
         turn,
         active_tasks,
+        pinned,
+        dropped_facts,
+        answer_tag,
     }
 }
 
@@ -141,18 +193,22 @@ pub fn covered_entries<'l>(request: &SummaryRequest, log: &'l [Entry]) -> &'l [E
 /// use ctxkit_core::compaction::SummaryMethod;
 /// use ctxkit_core::compaction::ExtractiveLimits;
 /// use ctxkit_core::model::Entry;
-/// use ctxkit_core::compaction::{summary_checkpoint, summary_request};
+/// use ctxkit_core::compaction::{summary_checkpoint, summary_request, SummaryCaps};
 /// use ctxkit_core::tokens::ModelFamily;
 /// use ctxkit_core::text::TranscriptLimits;
 /// use ctxkit_core::Message;
 ///
 /// let family = ModelFamily::OpenAi;
 /// let log = Entry::number([Message::user("Fix src/main.rs"), Message::assistant("Done.", vec![])], 1, family);
-/// let request = summary_request(&log, None, None, 1, 500, &TranscriptLimits::default());
+/// let caps = SummaryCaps { max_summary_tokens: 500, max_bytes: 1_500 };
+/// let request = summary_request(&log, None, &[], 1, caps, &TranscriptLimits::default());
 /// let limits = ExtractiveLimits::default();
 ///
-/// let (llm, refused) = summary_checkpoint(&request, Some("<summary>## Goal\nFix it</summary>"), &log, &limits, family).unwrap();
-/// assert_eq!((llm.method, llm.summary.as_str(), refused), (SummaryMethod::Llm, "## Goal\nFix it", None));
+/// // The answer is wrapped in the request's own tag; the pinned request it left out is added.
+/// let answer = format!("<{tag}>## Goal\nFix it</{tag}>", tag = request.answer_tag);
+/// let (llm, refused) = summary_checkpoint(&request, Some(&answer), &log, &limits, family).unwrap();
+/// assert_eq!((llm.method, refused), (SummaryMethod::Llm, None));
+/// assert_eq!(llm.summary, "## Goal\nFix it\n\n## Pinned facts\n- request: Fix src/main.rs\n- next step: Done.");
 ///
 /// let (fallback, refused) = summary_checkpoint(&request, Some("  "), &log, &limits, family).unwrap();
 /// assert_eq!(fallback.method, SummaryMethod::Extractive);
@@ -165,9 +221,7 @@ pub fn summary_checkpoint(
     limits: &ExtractiveLimits,
     family: ModelFamily,
 ) -> Result<(Checkpoint, Option<CoreError>)> {
-    let refused = match answer
-        .map(|text| checkpoint_from_answer(request, text, SummaryMethod::Llm, family))
-    {
+    let refused = match answer.map(|text| checkpoint_from_answer(request, text, family)) {
         Some(Ok(checkpoint)) => return Ok((checkpoint, None)),
         Some(Err(reason)) => Some(reason),
         None => None,
@@ -195,11 +249,26 @@ pub fn answer_extractively(
     limits.max_bytes = limits.max_bytes.min(bytes_for_limit);
     let mut attempt = 0;
     loop {
-        let summary = extractive_summary(&messages, request.previous_summary.as_deref(), &limits);
+        let summary = extractive_summary_with(
+            &messages,
+            request.previous_summary.as_deref(),
+            &limits,
+            &request.pinned,
+        );
         let tokens = estimate_text(&summary, family);
         attempt += 1;
-        if tokens <= request.max_summary_tokens || attempt >= 4 || limits.max_bytes < 64 {
-            return checkpoint_from_answer(request, &summary, SummaryMethod::Extractive, family);
+        if tokens <= request.max_summary_tokens {
+            return checkpoint_from_summary(request, &summary, SummaryMethod::Extractive, family);
+        }
+        if attempt >= 4 || limits.max_bytes < 64 {
+            // The pinned facts are what is left: kept even over the estimate (the view's
+            // later tiers make it fit), never dropped to meet it.
+            return Ok(build_checkpoint(
+                request,
+                &summary,
+                SummaryMethod::Extractive,
+                family,
+            ));
         }
         // Scale by how far over it came out, with 10% to spare.
         let scaled =

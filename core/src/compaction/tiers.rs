@@ -7,10 +7,11 @@
 //! Every tier keeps tool calls with their results: cuts are taken at safe points
 //! ([`crate::model::safe_cut_points`]) and whole units are dropped.
 
+use crate::compaction::pinned::{cap_pinned, gather_pinned, DroppedFacts};
 use crate::compaction::{
     clear_old_tool_results, cut_to_fit, render_active_tasks, summary_message, summary_request,
-    truncation_summary, Budget, Checkpoint, ClearPolicy, PlanInput, SummaryMethod, SummaryRequest,
-    Tier,
+    truncation_summary, with_pinned, Budget, Checkpoint, ClearPolicy, PlanInput, SummaryMethod,
+    SummaryRequest, Tier,
 };
 use crate::model::{first_after, safe_cut_points, window_start, Entry, Role, ViewMessage};
 use crate::tokens::{estimate_message, ModelFamily};
@@ -85,9 +86,10 @@ pub(crate) fn summarize_tier(
     measure: &Measure,
 ) -> Option<SummaryRequest> {
     let policy = input.policy;
+    let caps = policy.summary_caps(&input.budget);
     // What the summary will likely cost: half its limit, but never most of the low-water mark
     // (a small window gets a small summary).
-    let expected_summary = (policy.max_summary_tokens / 2).min(measure.low_water / 3);
+    let expected_summary = (caps.max_summary_tokens / 2).min(measure.low_water / 3);
     let target_fixed = measure.system_tokens + expected_summary + measure.nudge_tokens;
     // The new summary replaces the old one too: it must cost less than both.
     let replacement = expected_summary.saturating_sub(measure.summary_tokens);
@@ -102,9 +104,9 @@ pub(crate) fn summarize_tier(
     Some(summary_request(
         covered,
         input.checkpoint,
-        render_active_tasks(input.todos),
+        input.todos,
         this_turn,
-        policy.max_summary_tokens,
+        caps,
         &policy.transcript,
     ))
 }
@@ -240,8 +242,19 @@ fn truncation_checkpoint(
     low_water: u64,
 ) -> Option<Checkpoint> {
     let policy = input.policy;
-    let max_bytes =
-        usize::try_from(policy.max_summary_tokens.saturating_mul(2)).unwrap_or(usize::MAX);
+    let max_bytes = policy.summary_caps(&input.budget).max_bytes;
+    // The pinned facts of what it drops, and of the previous checkpoint, carried verbatim.
+    let previous_pinned = input.checkpoint.map_or(&[][..], |c| c.pinned.as_slice());
+    let pinned_of = |cut: usize| {
+        let dropped = tail.get(..cut).unwrap_or_default();
+        let gathered = gather_pinned(
+            dropped.iter().map(|entry| &entry.message),
+            previous_pinned,
+            input.todos,
+        );
+        cap_pinned(gathered, max_bytes / 2)
+    };
+    let (sizing_pinned, _) = pinned_of(tail.len());
     let first_request = if input.checkpoint.is_none() {
         input
             .log
@@ -255,12 +268,17 @@ fn truncation_checkpoint(
     let previous = input.checkpoint.map(|c| c.summary.as_str());
     let mut checkpoint = Checkpoint {
         through_seq: 0,
-        // Sized with the largest count it could state, to choose the cut.
-        summary: truncation_summary(tail.len(), first_request.as_deref(), previous, max_bytes),
+        // Sized with the largest count and facts it could state, to choose the cut.
+        summary: with_pinned(
+            &truncation_summary(tail.len(), first_request.as_deref(), previous, max_bytes),
+            &sizing_pinned,
+        ),
         method: SummaryMethod::Truncation,
         active_tasks: render_active_tasks(input.todos),
         tokens: 0,
         made_at_turn: this_turn,
+        pinned: Vec::new(),
+        dropped_facts: DroppedFacts::default(),
     };
     let summary_tokens = estimate_message(&summary_message(&checkpoint), policy.family);
     let previous_tokens = input.checkpoint.map_or(0, |c| c.tokens);
@@ -272,7 +290,15 @@ fn truncation_checkpoint(
         summary_tokens.saturating_sub(previous_tokens),
     )?;
     checkpoint.through_seq = tail.get(cut.checked_sub(1)?)?.seq;
-    checkpoint.summary = truncation_summary(cut, first_request.as_deref(), previous, max_bytes);
+    let (pinned, dropped) = pinned_of(cut);
+    checkpoint.summary = with_pinned(
+        &truncation_summary(cut, first_request.as_deref(), previous, max_bytes),
+        &pinned,
+    );
+    checkpoint.pinned = pinned;
+    checkpoint.dropped_facts = input
+        .checkpoint
+        .map_or(dropped, |c| c.dropped_facts.plus(dropped));
     checkpoint.tokens = estimate_message(&summary_message(&checkpoint), policy.family);
     Some(checkpoint)
 }

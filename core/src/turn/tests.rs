@@ -104,7 +104,16 @@ fn an_answer_is_used_an_unusable_one_falls_back_and_a_stale_one_is_dropped() {
     assert_eq!(summary.method, SummaryMethod::Llm);
     assert_eq!(session.checkpoints.len(), 1);
     assert_eq!(summary.through_seq, session.checkpoints[0].through_seq);
-    assert_eq!(session.checkpoints[0].summary, "## Goal\nsteps");
+    // The LLM's summary, with the pinned facts it left out appended.
+    let summary = &session.checkpoints[0].summary;
+    assert!(
+        summary.starts_with("## Goal\nsteps\n\n## Pinned facts\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- request: step 0: look at src/file0.rs"),
+        "{summary}"
+    );
     assert_eq!(session.nudge_state.turn, 1);
 
     // A request answered after a checkpoint covering it reached the session is stale.
@@ -243,6 +252,8 @@ fn a_session_from_outside_is_checked() {
         active_tasks: None,
         tokens: 1,
         made_at_turn: 1,
+        pinned: Vec::new(),
+        dropped_facts: Default::default(),
     });
     assert_eq!(
         Session::validated(beyond).map_err(|e| e.to_string()),

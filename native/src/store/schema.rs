@@ -128,6 +128,12 @@ const MIGRATIONS: &[&str] = &[
         VALUES (new.id, new.title, new.content, new.category, new.tags);
     END;
     "#,
+    // 2: a checkpoint's pinned facts and the counts of facts caps dropped, as JSON
+    // (core::compaction::Checkpoint's `pinned` and `dropped_facts`), so the next checkpoint
+    // carries them without reading them back out of summary text.
+    r#"
+    ALTER TABLE checkpoints ADD COLUMN facts TEXT NOT NULL DEFAULT '{}';
+    "#,
 ];
 
 /// The schema version this build writes: the number of migrations.

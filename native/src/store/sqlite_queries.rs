@@ -10,7 +10,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::sqlite_rows::{
     anchor_from_row, checked_checkpoint, checkpoint_of_row, entry_from_parts, family_from_name,
-    family_name, message_body, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
+    family_name, message_body, CheckpointFacts, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
 };
 use super::OffloadRecord;
 use crate::error::{Context, Error, Result};
@@ -155,7 +155,7 @@ pub(super) fn insert_checkpoint(
     transaction
         .prepare_cached(
             "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
-             tokens, made_at_turn, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             tokens, made_at_turn, created_at, facts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -166,7 +166,8 @@ pub(super) fn insert_checkpoint(
                 checkpoint.active_tasks,
                 checkpoint.tokens,
                 checkpoint.made_at_turn,
-                now
+                now,
+                CheckpointFacts::json_of(checkpoint)
             ])
         })
         .context(|| format!("session {name:?}: storing the checkpoint through seq {through}"))?;

@@ -2,12 +2,13 @@
 //! reads a column the same way. A value the schema should have prevented (an unknown family
 //! or method, a body that is not a message) is a [`crate::Error::CorruptRow`] naming the row.
 
-use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit_core::compaction::{Checkpoint, DroppedFacts, PinnedFact, SummaryMethod};
 use ctxkit_core::memory::{MemoryScope, MemorySource};
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::Message;
 use rusqlite::Row;
+use serde::{Deserialize, Serialize};
 
 use super::memory_types::MemoryRecord;
 use crate::error::{Error, Result};
@@ -42,7 +43,26 @@ pub(crate) fn method_from_name(name: &str) -> Option<SummaryMethod> {
 
 /// The columns [`checkpoint_of_row`] reads, in order.
 pub(crate) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn";
+    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
+
+/// What the `facts` column of a checkpoint holds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct CheckpointFacts {
+    pub pinned: Vec<PinnedFact>,
+    pub dropped_facts: DroppedFacts,
+}
+
+impl CheckpointFacts {
+    /// The facts of `checkpoint`, as the column stores them.
+    pub(crate) fn json_of(checkpoint: &Checkpoint) -> String {
+        serde_json::json!({
+            "pinned": checkpoint.pinned,
+            "dropped_facts": checkpoint.dropped_facts,
+        })
+        .to_string()
+    }
+}
 
 /// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
 pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
@@ -56,6 +76,17 @@ pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, 
         active_tasks: row.get(3)?,
         tokens: row.get(4)?,
         made_at_turn: row.get(5)?,
+        pinned: Vec::new(),
+        dropped_facts: Default::default(),
+    };
+    let facts: String = row.get(6)?;
+    // Unreadable facts (a hand-edited row) leave the checkpoint without them: the next one
+    // then reads what its summary text lists.
+    let facts: CheckpointFacts = serde_json::from_str(&facts).unwrap_or_default();
+    let checkpoint = Checkpoint {
+        pinned: facts.pinned,
+        dropped_facts: facts.dropped_facts,
+        ..checkpoint
     };
     Ok((checkpoint, method))
 }

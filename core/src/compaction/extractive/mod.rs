@@ -17,14 +17,18 @@ use serde::{Deserialize, Serialize};
 
 mod facts;
 mod previous;
-mod signals;
+pub(crate) mod signals;
 
 pub use signals::file_paths_in_arguments;
 
 use facts::Facts;
+pub use previous::pinned_from_summary;
 use previous::PreviousSummary;
 
-use crate::model::Message;
+use crate::compaction::pinned::{
+    cap_pinned, gather_pinned, is_previous_summary, FactKind, PinnedFact,
+};
+use crate::model::{Message, Role};
 use crate::text::{cut_middle, head_bytes};
 
 /// Bounds on the extractive summary.
@@ -50,7 +54,7 @@ pub struct ExtractiveLimits {
 impl Default for ExtractiveLimits {
     fn default() -> Self {
         ExtractiveLimits {
-            max_bytes: 16_384,
+            max_bytes: 8_000,
             recent_calls: 15,
             later_requests: 8,
             decisions: 8,
@@ -71,7 +75,9 @@ pub const SECTIONS: [&str; 5] = [
 ];
 
 /// Summarizes `messages` (the ones a checkpoint will cover), merging `previous` (the summary of
-/// the checkpoint before, if any).
+/// the checkpoint before, if any). The pinned facts are those of `messages` and those the
+/// previous summary's sections list (a checkpoint passes its own, kept as data, to
+/// [`extractive_summary_with`] instead).
 ///
 /// ```
 /// use ctxkit_core::compaction::{extractive_summary, ExtractiveLimits};
@@ -83,7 +89,7 @@ pub const SECTIONS: [&str; 5] = [
 ///     Message::tool_result("c1", "error[E0308]: mismatched types\n --> src/parser.rs:12:5", true),
 /// ];
 /// let summary = extractive_summary(&messages, None, &ExtractiveLimits::default());
-/// assert!(summary.starts_with("## Goal\nFix the failing test in src/parser.rs"));
+/// assert!(summary.starts_with("## Goal\n- Fix the failing test in src/parser.rs"));
 /// assert!(summary.contains("bash `cargo test` → failed: error[E0308]: mismatched types"));
 /// assert!(summary.contains("`src/parser.rs`"));
 /// ```
@@ -92,51 +98,108 @@ pub fn extractive_summary(
     previous: Option<&str>,
     limits: &ExtractiveLimits,
 ) -> String {
-    let facts = Facts::gather(messages, limits);
-    let earlier = previous.map(PreviousSummary::parse).unwrap_or_default();
-    let budget = limits.max_bytes;
+    let earlier = previous.map(pinned_from_summary).unwrap_or_default();
+    let (pinned, _) = cap_pinned(
+        gather_pinned(messages, &earlier, &[]),
+        limits.max_bytes * 3 / 4,
+    );
+    extractive_summary_with(messages, previous, limits, &pinned)
+}
 
-    let goal = match (&earlier.goal, facts.requests.first()) {
-        (Some(goal), _) => goal.clone(),
-        (None, Some(first)) => head_bytes(first, 1_200).to_owned(),
-        (None, None) => "(no user request in the summarized messages)".to_owned(),
-    };
-    let mut goal_section = goal;
-    let later: Vec<&String> = facts
-        .requests
+/// Summarizes `messages` around `pinned` (the facts the checkpoint must carry verbatim, the
+/// previous checkpoint's included): they are written whole into their sections (requests under
+/// Goal, paths, identifiers and errors under Critical Context, the next step under Next Steps;
+/// tasks are the checkpoint's Active Tasks section), and only the narrative (progress, decisions, an earlier summary without sections)
+/// is cut to fit [`ExtractiveLimits::max_bytes`]. Every line quoted from a message is one line
+/// behind a list marker, so no message can add a heading to the summary.
+pub fn extractive_summary_with(
+    messages: &[Message],
+    previous: Option<&str>,
+    limits: &ExtractiveLimits,
+    pinned: &[PinnedFact],
+) -> String {
+    let facts = Facts::gather(messages, limits);
+    let mut earlier = previous.map(PreviousSummary::parse).unwrap_or_default();
+    // Another agent's compaction summary in the log (Claude Code's continuation message) is
+    // an earlier summary: merged as such, not summarized as a request.
+    let continued = messages
         .iter()
-        .skip(usize::from(earlier.goal.is_none()))
-        .collect();
-    let later = later
-        .get(later.len().saturating_sub(limits.later_requests)..)
-        .unwrap_or_default();
-    if !later.is_empty() {
-        goal_section.push_str("\nLater requests:");
-        for request in later {
-            goal_section.push_str(&format!("\n- {}", one_line(request, 300)));
+        .rev()
+        .filter(|message| message.role == Role::User)
+        .map(|message| message.text_content())
+        .find(|text| is_previous_summary(text));
+    if let Some(continued) = continued {
+        let joined = match earlier.unparsed.take() {
+            Some(before) => format!("{before}\n{continued}"),
+            None => continued.into_owned(),
+        };
+        earlier.unparsed = Some(joined);
+    }
+    let of_kind = |kind: FactKind| -> Vec<String> {
+        pinned
+            .iter()
+            .filter(|fact| fact.kind == kind)
+            .map(|fact| fact.text.clone())
+            .collect()
+    };
+
+    // The fixed part: every pinned fact, in its section.
+    let requests = of_kind(FactKind::Request);
+    let mut goal_section = String::new();
+    match requests.split_first() {
+        Some((goal, later)) => {
+            goal_section.push_str(&format!("- {goal}"));
+            if !later.is_empty() {
+                goal_section.push_str("\nLater requests:");
+                for request in later {
+                    goal_section.push_str(&format!("\n- {request}"));
+                }
+            }
+        }
+        None => goal_section.push_str("(no user request in the summarized messages)"),
+    }
+    let mut next_steps = facts
+        .next_steps()
+        .or_else(|| earlier.next_steps.clone())
+        .unwrap_or_else(|| "Continue from the most recent messages.".to_owned());
+    for step in of_kind(FactKind::NextStep) {
+        if !next_steps.contains(&step) {
+            next_steps.push_str(&format!("\n- {step}"));
+        }
+    }
+    let mut critical = String::new();
+    let paths = of_kind(FactKind::Path);
+    critical.push_str(&format!("Files: {}\n", backticked(&paths)));
+    let identifiers = of_kind(FactKind::Identifier);
+    if !identifiers.is_empty() {
+        critical.push_str(&format!("Identifiers: {}\n", backticked(&identifiers)));
+    }
+    let errors = of_kind(FactKind::Error);
+    if !errors.is_empty() {
+        critical.push_str("Errors (verbatim):\n");
+        for error in &errors {
+            critical.push_str(&format!("- {error}\n"));
         }
     }
 
+    // The narrative shares what the fixed part leaves.
+    let fixed = goal_section.len() + next_steps.len() + critical.len() + 120;
+    let room = limits.max_bytes.saturating_sub(fixed);
     let mut progress = String::new();
     if let Some(before) = &earlier.progress {
         progress.push_str(&format!(
             "Earlier:\n{}\n",
             cut_middle(
                 before,
-                budget / 8,
+                room / 6,
                 "\n[… {bytes} bytes of earlier progress cut …]\n"
             )
         ));
     }
     progress.push_str(&facts.progress_text(limits));
-
     let mut decisions = String::new();
     if let Some(before) = &earlier.decisions {
-        decisions.push_str(&cut_middle(
-            before,
-            budget / 16,
-            "\n[… {bytes} bytes cut …]\n",
-        ));
+        decisions.push_str(&cut_middle(before, room / 8, "\n[… {bytes} bytes cut …]\n"));
         decisions.push('\n');
     }
     for decision in &facts.decisions {
@@ -145,47 +208,75 @@ pub fn extractive_summary(
     if decisions.trim().is_empty() {
         decisions.push_str("(none stated)");
     }
-
-    let next_steps = facts
-        .next_steps()
-        .or_else(|| earlier.next_steps.clone())
-        .unwrap_or_else(|| "Continue from the most recent messages.".to_owned());
-
-    let files = merge_lists(&earlier.files, &facts.files, limits.files);
-    let identifiers = merge_lists(&earlier.identifiers, &facts.identifiers, limits.identifiers);
-    let errors = merge_recent(&earlier.errors, &facts.errors, limits.errors);
-    let mut critical = String::new();
-    critical.push_str(&format!("Files: {}\n", backticked(&files)));
-    if !identifiers.is_empty() {
-        critical.push_str(&format!("Identifiers: {}\n", backticked(&identifiers)));
+    // What else the messages mention, beyond the pinned facts.
+    let unpinned = |items: &[String], cap: usize| -> Vec<String> {
+        let mut rest: Vec<String> = items
+            .iter()
+            .filter(|item| !pinned.iter().any(|fact| fact.text == **item))
+            .cloned()
+            .collect();
+        rest.drain(..rest.len().saturating_sub(cap));
+        rest
+    };
+    let mut mentioned = String::new();
+    let other_files = unpinned(&facts.files, limits.files);
+    if !other_files.is_empty() {
+        mentioned.push_str(&format!("Other files: {}\n", backticked(&other_files)));
     }
-    if !errors.is_empty() {
-        critical.push_str("Errors (verbatim):\n");
-        for error in &errors {
-            critical.push_str(&format!("- {error}\n"));
-        }
+    let other_identifiers = unpinned(&facts.identifiers, limits.identifiers);
+    if !other_identifiers.is_empty() {
+        mentioned.push_str(&format!(
+            "Other identifiers: {}\n",
+            backticked(&other_identifiers)
+        ));
+    }
+    for error in unpinned(&facts.errors, limits.errors) {
+        mentioned.push_str(&format!("- {error}\n"));
     }
     if let Some(extra) = &earlier.unparsed {
-        critical.push_str(&format!(
+        mentioned.push_str(&format!(
             "Earlier summary:\n{}\n",
-            cut_middle(extra, budget / 4, "\n[… {bytes} bytes cut …]\n")
+            quoted_lines(extra, usize::MAX)
+        ));
+    }
+    if !mentioned.is_empty() {
+        critical.push_str(&cut_middle(
+            mentioned.trim_end(),
+            room / 4,
+            "\n[… {bytes} bytes cut …]\n",
         ));
     }
 
-    // Fit the cap: the flexible sections shrink first, the file list last.
-    let sections = [goal_section, progress, decisions, next_steps, critical];
-    let shares = [8, 4, 8, 8, 2];
+    let sections = [
+        (goal_section, None),
+        (progress, Some(room / 2)),
+        (decisions, Some(room / 5)),
+        (next_steps, None),
+        (critical, None),
+    ];
     let mut out = String::new();
-    for ((name, body), share) in SECTIONS.iter().zip(&sections).zip(shares) {
-        let body = cut_middle(
-            body.trim_end(),
-            budget / share,
-            "\n[… {bytes} bytes cut …]\n",
-        );
+    for (name, (body, share)) in SECTIONS.iter().zip(sections) {
+        let body = match share {
+            Some(share) => cut_middle(body.trim_end(), share, "\n[… {bytes} bytes cut …]\n"),
+            None => body.trim_end().to_owned(),
+        };
         out.push_str(&format!("## {name}\n{body}\n\n"));
     }
-    let out = out.trim_end().to_owned();
-    cut_middle(&out, budget, "\n[… {bytes} bytes cut …]\n")
+    out.trim_end().to_owned()
+}
+
+/// `text` as list items, one per non-empty line, each on one line and bounded: quoted text can
+/// never start a line of its own (a heading) in the summary.
+fn quoted_lines(text: &str, max_bytes: usize) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let line = line.strip_prefix("- ").unwrap_or(line);
+            format!("- {}", one_line(line, max_bytes))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn backticked(items: &[String]) -> String {
@@ -199,25 +290,6 @@ fn backticked(items: &[String]) -> String {
         .join(", ")
 }
 
-/// `earlier` then the new items not in it, at most `cap` (the oldest beyond the cap dropped).
-fn merge_lists(earlier: &[String], new: &[String], cap: usize) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    let mut merged: Vec<String> = earlier
-        .iter()
-        .chain(new)
-        .filter(|item| seen.insert(item.as_str()))
-        .cloned()
-        .collect();
-    let excess = merged.len().saturating_sub(cap);
-    merged.drain(..excess);
-    merged
-}
-
-/// The last `cap` items of `earlier` followed by `new`, without repeats.
-fn merge_recent(earlier: &[String], new: &[String], cap: usize) -> Vec<String> {
-    merge_lists(earlier, new, cap)
-}
-
 pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, item: String) {
     if seen.insert(item.clone()) {
         list.push(item);
@@ -225,7 +297,7 @@ pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, i
 }
 
 /// `text` on one line (whitespace runs collapsed), cut to `max_bytes` with an ellipsis.
-pub(super) fn one_line(text: &str, max_bytes: usize) -> String {
+pub(crate) fn one_line(text: &str, max_bytes: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.len() <= max_bytes {
         return flat;
@@ -268,8 +340,9 @@ mod tests {
         ];
         let merged = extractive_summary(&second, Some(&earlier), &limits);
         assert!(
-            merged
-                .starts_with("## Goal\nPort the parser to Rust\nLater requests:\n- now add tests"),
+            merged.starts_with(
+                "## Goal\n- Port the parser to Rust\nLater requests:\n- now add tests"
+            ),
             "{merged}"
         );
         assert!(
@@ -277,7 +350,11 @@ mod tests {
             "{merged}"
         );
         assert!(merged.contains("- Traceback: boom"), "{merged}");
-        assert!(merged.contains("Identifiers: `parser_tests`"), "{merged}");
+        // The assistant's identifier is mentioned, not pinned (only the user's are).
+        assert!(
+            merged.contains("Other identifiers: `parser_tests`"),
+            "{merged}"
+        );
         assert_eq!(
             extractive_summary(&second, Some(&earlier), &limits),
             merged,

@@ -1,6 +1,11 @@
 //! Reading a previous summary back into its sections, so a new summary merges with it.
 
 use super::signals::{backticked_items, paths_in_text};
+use super::{one_line, SECTIONS};
+use crate::compaction::pinned::{FactKind, PinnedFact};
+
+/// The pinned facts heading, without its `## `.
+const PINNED_SECTION: &str = "Pinned facts";
 
 /// A previous summary split into the sections this module writes (or an LLM was asked for).
 #[derive(Default)]
@@ -26,6 +31,10 @@ impl PreviousSummary {
             let non_empty = (!body.is_empty()).then(|| body.to_owned());
             match heading {
                 "Goal" => parsed.goal = non_empty,
+                "Pinned facts" => {
+                    // Read back only as paths; the checkpoint keeps its facts as data.
+                    parsed.files.extend(paths_in_text(body));
+                }
                 "Progress" => parsed.progress = non_empty,
                 "Key Decisions" => parsed.decisions = non_empty.filter(|d| d != "(none stated)"),
                 "Next Steps" => parsed.next_steps = non_empty,
@@ -55,17 +64,23 @@ impl PreviousSummary {
     }
 }
 
-/// `(heading, body)` for each `## heading` line of a markdown text.
+/// `(heading, body)` for each line of a markdown text that is exactly `## ` and one of the
+/// headings ctxkit writes (the five sections and the pinned facts): any other line, such as a
+/// `## Goal` a user pasted inside a quoted request, is body text of the section around it.
 pub(super) fn sections(text: &str) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
     let mut current: Option<(&str, usize)> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        if let Some(heading) = line.strip_prefix("## ") {
+        let heading = line
+            .strip_prefix("## ")
+            .map(str::trim)
+            .filter(|heading| SECTIONS.contains(heading) || *heading == PINNED_SECTION);
+        if let Some(heading) = heading {
             if let Some((name, start)) = current.take() {
                 out.push((name, text.get(start..offset).unwrap_or_default()));
             }
-            current = Some((heading.trim(), offset + line.len()));
+            current = Some((heading, offset + line.len()));
         }
         offset += line.len();
     }
@@ -73,4 +88,38 @@ pub(super) fn sections(text: &str) -> Vec<(&str, &str)> {
         out.push((name, text.get(start..).unwrap_or_default()));
     }
     out
+}
+
+/// The facts a summary's own sections list (its goal, files, identifiers and errors), as
+/// pinned facts: how a checkpoint made before checkpoints kept their facts as data, or a
+/// summary given as text, passes them on.
+pub fn pinned_from_summary(summary: &str) -> Vec<PinnedFact> {
+    let parsed = PreviousSummary::parse(summary);
+    let mut facts = Vec::new();
+    if let Some(goal) = &parsed.goal {
+        let first = goal
+            .lines()
+            .map(|line| line.trim().trim_start_matches("- "))
+            .find(|line| !line.is_empty() && *line != "Later requests:");
+        facts.extend(first.map(|line| PinnedFact::new(FactKind::Request, one_line(line, 600))));
+    }
+    facts.extend(
+        parsed
+            .files
+            .iter()
+            .map(|p| PinnedFact::new(FactKind::Path, p.clone())),
+    );
+    facts.extend(
+        parsed
+            .identifiers
+            .iter()
+            .map(|i| PinnedFact::new(FactKind::Identifier, i.clone())),
+    );
+    facts.extend(
+        parsed
+            .errors
+            .iter()
+            .map(|e| PinnedFact::new(FactKind::Error, one_line(e, 300))),
+    );
+    facts
 }
