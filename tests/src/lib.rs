@@ -40,6 +40,7 @@ pub fn corpus_dir() -> PathBuf {
 pub mod claude_usage;
 pub mod estimator_corpus;
 pub mod estimator_eval;
+pub mod fidelity;
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[doc = include_str!("../../README.md")]
