@@ -9,6 +9,7 @@
 
 mod demo_session;
 mod failure;
+mod fidelity;
 mod input;
 mod memory;
 mod replay;
@@ -53,6 +54,8 @@ pub struct Global {
 pub enum Command {
     /// Replay a session turn by turn through the pipeline and report what it did.
     Replay(replay::ReplayArgs),
+    /// Replay a transcript and report what each checkpoint kept of the pinned facts.
+    Fidelity(fidelity::FidelityArgs),
     /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
     Import(sessions::ImportArgs),
     /// Print the next view of a session as JSON ready to send (stats go to stderr).
@@ -99,6 +102,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     let places = Places::resolve(&cli.global)?;
     match cli.command {
         Command::Replay(args) => replay::run(&places, args),
+        Command::Fidelity(args) => fidelity::run(&places, args),
         Command::Import(args) => sessions::import(&places, args),
         Command::View(args) => sessions::view(&places, args),
         Command::Append(args) => sessions::append(&places, args),

@@ -63,9 +63,9 @@ pub enum SummarizerArg {
 
 /// One agent step to replay: what arrived since the last step, the model's reply, and the
 /// results of its tool calls.
-struct Step {
-    inputs: Vec<Message>,
-    reply: Vec<Message>,
+pub(super) struct Step {
+    pub(super) inputs: Vec<Message>,
+    pub(super) reply: Vec<Message>,
 }
 
 /// Runs `ctxkit replay`.
@@ -155,7 +155,7 @@ impl SummarizerArg {
     }
 }
 
-fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
+pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
     let lookup = |key: &str| std::env::var(key).ok();
     let endpoint = match choice {
         SummarizerArg::Extractive => return Ok(SummarizerConfig::Extractive),
@@ -168,7 +168,7 @@ fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure>
 }
 
 /// The steps to replay and a short name for the session.
-fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
+pub(super) fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
     let Some(file) = &args.file else {
         let steps = demo_session()
             .into_iter()
@@ -243,7 +243,7 @@ fn split_steps(messages: Vec<Message>) -> Vec<Step> {
     steps
 }
 
-fn create_unused(engine: &mut Engine, base: &str) -> Result<String, Failure> {
+pub(super) fn create_unused(engine: &mut Engine, base: &str) -> Result<String, Failure> {
     for attempt in 1..10_000 {
         let name = if attempt == 1 {
             base.to_owned()

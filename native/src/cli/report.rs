@@ -112,6 +112,34 @@ pub fn table(rows: &[(String, String)]) -> String {
         .collect()
 }
 
+/// Rows of cells, each column padded to its widest cell (right-aligned after the first).
+pub fn grid(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|column| {
+            rows.iter()
+                .filter_map(|row| row.get(column))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(column, (cell, width))| match column {
+                0 => format!("{cell:<width$}"),
+                _ => format!("{cell:>width$}"),
+            })
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +159,10 @@ mod tests {
             table(&[("a".into(), "1".into()), ("long".into(), "2".into())]),
             "  a     1\n  long  2\n"
         );
+        let rows = vec![
+            vec!["x".into(), "10".into()],
+            vec!["long".into(), "2".into()],
+        ];
+        assert_eq!(grid(&rows), "  x     10\n  long   2\n");
     }
 }

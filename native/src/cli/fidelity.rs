@@ -1,0 +1,194 @@
+//! `ctxkit fidelity FILE`: replays a transcript through the engine, as `replay` does, then
+//! reports for every checkpoint the session got what its summary kept of the pinned facts
+//! (paths, error lines, user requests, identifiers, tasks, the next step), what it dropped,
+//! and how many of the dropped ones a search of the complete log finds again, with the
+//! summary's size. The measure is the core's (`checkpoint_fidelity`): it reads the summary
+//! the model sees.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use ctxkit::EngineConfig;
+use ctxkit_core::compaction::pinned::{checkpoint_fidelity, log_mentions, CheckpointFidelity};
+use ctxkit_core::compaction::FactKind;
+use ctxkit_core::Budget;
+use serde_json::json;
+
+use super::replay::{create_unused, load_steps, summarizer_config, ReplayArgs, SummarizerArg};
+use super::report::{grid, thousands};
+use super::sessions::FormatArg;
+use super::{Failure, FamilyArg, Places};
+
+/// Options of `ctxkit fidelity`.
+#[derive(Debug, Args)]
+pub struct FidelityArgs {
+    /// The transcript to replay.
+    pub file: PathBuf,
+    /// The transcript's format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// Which conversation of a file that holds several (0 is the first).
+    #[arg(long, default_value_t = 0)]
+    pub index: usize,
+    /// The model's context window, in tokens.
+    #[arg(long, default_value_t = 32_000)]
+    pub window: u64,
+    /// Who writes summaries (see `ctxkit replay --help`).
+    #[arg(long, value_enum, default_value = "extractive")]
+    pub summarizer: SummarizerArg,
+    /// The tokenizer family to estimate for.
+    #[arg(long, value_enum, default_value = "claude")]
+    pub model_family: FamilyArg,
+    /// One JSON object per checkpoint, then a total object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `ctxkit fidelity`.
+pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
+    let replay = ReplayArgs {
+        file: Some(args.file.clone()),
+        format: args.format,
+        index: args.index,
+        window: args.window,
+        summarizer: args.summarizer,
+        model_family: args.model_family,
+        session: None,
+        json: true,
+    };
+    let (name, steps) = load_steps(&replay)?;
+    let mut config = EngineConfig {
+        budget: Budget::for_window(args.window),
+        summarizer: summarizer_config(args.summarizer)?,
+        ..EngineConfig::default()
+    };
+    config.policy.family = args.model_family.into();
+    config.prompt.read_agents_md = false;
+    config.memory.in_prompt = false;
+    let mut engine = places.engine(config)?;
+    let session = create_unused(&mut engine, &format!("fidelity-{name}"))?;
+    for step in steps {
+        if !step.inputs.is_empty() {
+            engine.record(&session, step.inputs)?;
+        }
+        engine.prepare_turn(&session)?;
+        if !step.reply.is_empty() {
+            engine.record(&session, step.reply)?;
+        }
+    }
+    let whole = engine.export_session(&session)?;
+    let measured = checkpoint_fidelity(&whole.entries, &whole.checkpoints, |fact| {
+        log_mentions(&whole.entries, fact)
+    });
+    if args.json {
+        for checkpoint in &measured {
+            println!("{}", checkpoint_json(checkpoint));
+        }
+        println!("{}", totals_json(&measured, &session, args.window));
+    } else {
+        print!("{}", render(&measured, &args, &session));
+    }
+    Ok(())
+}
+
+/// `kept/expected` for each kind, and the dropped facts found again.
+fn checkpoint_json(checkpoint: &CheckpointFidelity) -> serde_json::Value {
+    let kinds: serde_json::Map<String, serde_json::Value> = checkpoint
+        .kinds
+        .iter()
+        .map(|(kind, counts)| (kind.as_str().to_owned(), json!(counts)))
+        .collect();
+    json!({
+        "through_seq": checkpoint.through_seq,
+        "method": checkpoint.method,
+        "summary_bytes": checkpoint.summary_bytes,
+        "kinds": kinds,
+    })
+}
+
+fn totals_json(measured: &[CheckpointFidelity], session: &str, window: u64) -> serde_json::Value {
+    let mut kinds = serde_json::Map::new();
+    for kind in FactKind::ALL {
+        let (expected, kept, dropped, found) = sum(measured, kind);
+        kinds.insert(
+            kind.as_str().to_owned(),
+            json!({"expected": expected, "kept": kept, "dropped": dropped, "found_again": found}),
+        );
+    }
+    json!({
+        "session": session,
+        "window": window,
+        "checkpoints": measured.len(),
+        "max_summary_bytes": measured.iter().map(|c| c.summary_bytes).max().unwrap_or(0),
+        "kinds": kinds,
+    })
+}
+
+fn sum(measured: &[CheckpointFidelity], kind: FactKind) -> (usize, usize, usize, usize) {
+    measured
+        .iter()
+        .map(|c| c.of(kind))
+        .fold((0, 0, 0, 0), |t, c| {
+            (
+                t.0 + c.expected,
+                t.1 + c.kept,
+                t.2 + c.dropped,
+                t.3 + c.found_again,
+            )
+        })
+}
+
+fn render(measured: &[CheckpointFidelity], args: &FidelityArgs, session: &str) -> String {
+    let mut out = format!(
+        "fidelity of {} at a {}-token window ({} summarizer, session {session}): {} checkpoints\n\n",
+        args.file.display(),
+        thousands(args.window),
+        match args.summarizer {
+            SummarizerArg::Extractive => "extractive",
+            SummarizerArg::Openai => "openai",
+            SummarizerArg::Anthropic => "anthropic",
+        },
+        measured.len()
+    );
+    let mut header = vec![
+        "through seq".to_owned(),
+        "method".to_owned(),
+        "bytes".to_owned(),
+    ];
+    header.extend(FactKind::ALL.iter().map(|kind| kind.as_str().to_owned()));
+    header.push("dropped (found again)".to_owned());
+    let mut rows = vec![header];
+    let cell = |kept: usize, expected: usize| format!("{kept}/{expected}");
+    for checkpoint in measured {
+        let mut row = vec![
+            checkpoint.through_seq.to_string(),
+            checkpoint.method.as_str().to_owned(),
+            thousands(checkpoint.summary_bytes as u64),
+        ];
+        let (mut dropped, mut found) = (0, 0);
+        for kind in FactKind::ALL {
+            let counts = checkpoint.of(kind);
+            row.push(cell(counts.kept, counts.expected));
+            dropped += counts.dropped;
+            found += counts.found_again;
+        }
+        row.push(format!("{dropped} ({found})"));
+        rows.push(row);
+    }
+    if measured.is_empty() {
+        out.push_str("no checkpoint: the transcript fits the window\n");
+        return out;
+    }
+    let mut total = vec!["all".to_owned(), String::new(), String::new()];
+    let (mut dropped, mut found) = (0, 0);
+    for kind in FactKind::ALL {
+        let (expected, kept, d, f) = sum(measured, kind);
+        total.push(cell(kept, expected));
+        dropped += d;
+        found += f;
+    }
+    total.push(format!("{dropped} ({found})"));
+    rows.push(total);
+    out.push_str(&grid(&rows));
+    out
+}

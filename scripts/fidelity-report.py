@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Writes docs/fidelity.md: `ctxkit fidelity --json` for every transcript of the corpus at
+32k, 64k and 100k windows (the first three conversations of a file that holds several).
+
+Run from the project root after `cargo build --release -p ctxkit`:
+    python3 scripts/fidelity-report.py [CORPUS_DIR]
+CORPUS_DIR defaults to $CTXKIT_CORPUS, else ../shared/corpus/raw.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FILES = [
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 1),
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", 1),
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl", 1),
+    ("tau-bench/gpt-4o-airline.json", 3),
+    ("swe-agent/marshmallow-1867__function_calling_replace_from_source.traj", 1),
+    ("swe-agent/pydicom-1458__gpt4_default.traj", 1),
+    ("openhands/multi_swe_bench_examples_output.jsonl", 3),
+    ("openhands/runtime_trajs_basic.json", 1),
+]
+WINDOWS = [32_000, 64_000, 100_000]
+KINDS = ["path", "request", "error", "identifier", "task", "next_step"]
+
+
+def run(binary, corpus, file, index, window, workdir):
+    out = subprocess.run(
+        [binary, "--workdir", workdir, "--db", os.path.join(workdir, "f.db"), "fidelity",
+         os.path.join(corpus, file), "--index", str(index), "--window", str(window), "--json"],
+        check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def cell(kinds, kind):
+    k = kinds[kind]
+    return f"{k['kept']}/{k['expected']}" if k["expected"] else "–"
+
+
+def main():
+    corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
+    binary = os.path.abspath("target/release/ctxkit")
+    rows = []
+    totals = {kind: [0, 0] for kind in KINDS}
+    dropped = found = 0
+    for file, sessions in FILES:
+        for index in range(sessions):
+            for window in WINDOWS:
+                with tempfile.TemporaryDirectory() as workdir:
+                    total = run(binary, corpus, file, index, window, workdir)
+                kinds = total["kinds"]
+                for kind in KINDS:
+                    totals[kind][0] += kinds[kind]["kept"]
+                    totals[kind][1] += kinds[kind]["expected"]
+                d = sum(kinds[k]["dropped"] for k in KINDS)
+                f = sum(kinds[k]["found_again"] for k in KINDS)
+                dropped += d
+                found += f
+                name = file.split("/")[-1]
+                if sessions > 1:
+                    name += f" #{index}"
+                rows.append(f"| {name} | {window // 1000}k | {total['checkpoints']} | "
+                            + " | ".join(cell(kinds, k) for k in KINDS)
+                            + f" | {d} ({f}) | {total['max_summary_bytes']:,} |")
+    with open("docs/fidelity.md", "w") as doc:
+        doc.write(HEADER)
+        doc.write("| transcript | window | checkpoints | " + " | ".join(KINDS)
+                  + " | dropped (found again) | largest summary (bytes) |\n")
+        doc.write("|---|---|---|" + "---|" * len(KINDS) + "---|---|\n")
+        doc.write("\n".join(rows) + "\n")
+        doc.write("\nAll rows: " + ", ".join(f"{k} {totals[k][0]}/{totals[k][1]}" for k in KINDS)
+                  + f"; dropped {dropped}, found again {found}.\n")
+        doc.write(FOOTER)
+
+
+HEADER = """# Fidelity: what checkpoints keep
+
+Every checkpoint must carry its *pinned facts* verbatim (see
+`core/src/compaction/pinned/mod.rs`): the file paths read, written or edited, the error line of
+each failed tool result, every real user request (one line, long ones head and tail), the
+identifiers the user wrote in backticks, the active tasks and the last stated next step, of what
+it covers and of the checkpoint before. A summary cap may drop the oldest of them (counted in
+the view's `dropped_facts`); the log keeps everything, and history search finds them again.
+
+`ctxkit fidelity FILE --window N [--summarizer extractive|openai|anthropic] [--json]` replays a
+transcript through the engine, as `ctxkit replay` does, and prints for every checkpoint how many
+facts of each kind its summary holds verbatim (`kept/expected`, measured on the summary text the
+model sees), how many it dropped and how many of those a search of the log finds again, and the
+summary's size. The table below is every corpus transcript with the extractive summarizer (the
+first three conversations of a file that holds several; a `–` is a kind with no facts), made by:
+
+```sh
+cargo build --release -p ctxkit && python3 scripts/fidelity-report.py
+```
+
+"""
+
+FOOTER = """
+The same properties are tests: `tests/tests/fidelity_corpus.rs` replays every conversation of
+every corpus file at 32k, 64k and 100k windows and asserts that every checkpoint keeps 100% of
+its paths and requests, at least 95% of its error lines (all of them, today), stays within the
+summary cap, and that at 6k and 12k windows, where caps do drop facts, a search of the log finds
+at least 99% of them again (all of them, today); `tests/tests/pinned_properties.rs` checks the
+same on generated logs full of ctxkit's own markup, with LLM answers that are good, echoed or
+empty.
+"""
+
+if __name__ == "__main__":
+    main()
