@@ -23,11 +23,11 @@ const NUDGE_TYPES: &str = r#"
 /** The input of `advanceNudges`. */
 export interface NudgeInput {
   /** The state the previous turn returned (default: a new session). */
-  state?: Partial<NudgeState>;
-  /** The log, numbered from `first_seq` (default 1); only messages after `state.last_seq` are read. */
-  log: Message[];
-  first_seq?: number;
-  policy?: Partial<NudgePolicy>;
+  state?: Partial<NudgeState> | null;
+  /** The log (default: none), numbered from `first_seq` (default 1); only messages after `state.last_seq` are read. */
+  log?: Message[] | null;
+  first_seq?: number | null;
+  policy?: Partial<NudgePolicy> | null;
 }
 
 /** This turn's nudges and the state for the next turn. */

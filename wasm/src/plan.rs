@@ -142,6 +142,8 @@ export interface SummaryRequest {
   system: string;
   prompt: string;
   max_summary_tokens: number;
+  /** The output cap for the summary call (its `max_tokens`): twice `max_summary_tokens`, at most 8,192. */
+  max_output_tokens: number;
   turn: number;
   active_tasks: string | null;
 }
@@ -197,11 +199,11 @@ export interface PlanInput extends TurnInputs {
   /** The whole log (or its tail after `checkpoint`), numbered from `first_seq`. */
   log: Message[];
   /** The `seq` of `log[0]` (default 1). */
-  first_seq?: number;
+  first_seq?: number | null;
   /** The latest checkpoint, if any. */
   checkpoint?: Checkpoint | null;
   /** The nudge state the previous turn returned. */
-  nudge_state?: Partial<NudgeState>;
+  nudge_state?: Partial<NudgeState> | null;
   /** The last real usage the API reported. */
   usage_anchor?: UsageAnchor | null;
 }
@@ -226,9 +228,9 @@ export interface SummaryCheckpointInput {
   answer?: string | null;
   /** The same log (and `first_seq`) the request was planned from. */
   log: Message[];
-  first_seq?: number;
+  first_seq?: number | null;
   /** The policy the request was planned with (its family and extractive limits are used). */
-  policy?: PolicyOptions;
+  policy?: PolicyOptions | null;
 }
 
 /** A checkpoint made from a summarizer's answer, or the extractive summary and why. */
