@@ -134,6 +134,16 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
     }
 }
 
+/// A small result object as a JS value, written through a `serde_json::Value`: its keys come
+/// out sorted, and the .wasm keeps the one JS writer of [`to_js`] for all such objects rather
+/// than a writer per type (their fields' types are written to JSON elsewhere already).
+pub fn to_js_sorted<T: Serialize>(value: &T) -> Result<JsValue> {
+    let json = serde_json::to_value(value).map_err(|error| {
+        CoreError::invalid("result", format!("cannot be written as JSON: {error}"))
+    })?;
+    to_js(&json)
+}
+
 /// `value` as a JS value through JSON text (see [`to_js`]).
 fn to_js_through_json<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
     let text = serde_json::to_string(value).map_err(|error| {

@@ -9,10 +9,11 @@ use ctxkit_core::compaction::Policy;
 use ctxkit_core::memory::PrecisOptions;
 use ctxkit_core::offload::OffloadPolicy;
 use ctxkit_core::prompt::OffloadGuidance;
+use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, to_js};
+use crate::convert::{fail, to_js_sorted};
 
 #[wasm_bindgen(typescript_custom_section)]
 const DEFAULT_TYPES: &str = r#"
@@ -28,17 +29,29 @@ export interface Defaults {
 }
 "#;
 
+/// What `defaults()` returns (TS `Defaults`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct Defaults {
+    budget: Budget,
+    policy: Policy,
+    clear_tool_results: ClearPolicy,
+    offload: OffloadPolicy,
+    offload_guidance: OffloadGuidance,
+    precis: PrecisOptions,
+}
+
 /// The defaults of every option object.
 #[wasm_bindgen(unchecked_return_type = "Defaults")]
 pub fn defaults() -> Result<JsValue, JsError> {
-    to_js(&serde_json::json!({
-        "budget": Budget::default(),
-        "policy": Policy::default(),
-        "clear_tool_results": ClearPolicy::default(),
-        "offload": OffloadPolicy::default(),
-        "offload_guidance": OffloadGuidance::default(),
-        "precis": PrecisOptions::default(),
-    }))
+    to_js_sorted(&Defaults {
+        budget: Budget::default(),
+        policy: Policy::default(),
+        clear_tool_results: ClearPolicy::default(),
+        offload: OffloadPolicy::default(),
+        offload_guidance: OffloadGuidance::default(),
+        precis: PrecisOptions::default(),
+    })
     .map_err(fail("defaults"))
 }
 

@@ -23,13 +23,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::compaction::{SummaryRequest, ViewStats};
+use ctxkit_core::compaction::{SummaryMethod, SummaryRequest, ViewStats};
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::WireFormat;
 use ctxkit_core::{
     from_anthropic, from_openai, CoreError, Session, TurnDriver, TurnResult, TurnStep,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsError, JsValue};
@@ -37,7 +37,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::convert::{
     decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
-    Result,
+    to_js_sorted, Result,
 };
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
@@ -100,9 +100,11 @@ pub struct Engine {
     cache: Rc<RefCell<ViewCache>>,
 }
 
+/// The options of `new Engine()` (TS `EngineOptions`).
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
-struct EngineOptions {
+pub(crate) struct EngineOptions {
     family: ModelFamily,
 }
 
@@ -429,19 +431,28 @@ async fn ask(
     }
 }
 
+/// The summary a turn stored (TS `SummaryOutcome`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct SummaryOutput {
+    method: SummaryMethod,
+    through_seq: u64,
+    fallback_reason: Option<String>,
+}
+
 /// The rendered view with its stats and the summary the turn stored, as the JS result.
 fn finish(rendered: JsValue, result: TurnResult, failure: Option<String>) -> Result<JsValue> {
     set(&rendered, "stats", &to_js(&result.stats)?)?;
     let summary = match result.summary {
         None => JsValue::NULL,
-        Some(outcome) => to_js(&serde_json::json!({
-            "method": outcome.method,
-            "through_seq": outcome.through_seq,
-            "fallback_reason": outcome
+        Some(outcome) => to_js_sorted(&SummaryOutput {
+            method: outcome.method,
+            through_seq: outcome.through_seq,
+            fallback_reason: outcome
                 .fallback_reason
                 .map(|reason| reason.to_string())
                 .or(failure),
-        }))?,
+        })?,
     };
     set(&rendered, "summary", &summary)?;
     Ok(rendered)

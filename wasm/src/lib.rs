@@ -32,7 +32,8 @@
 //! Guarantees: no exported function panics (a panic would abort the wasm instance): every
 //! failure is an `Error` thrown to the caller, and an `Engine` that refused a call is left as
 //! it was. The TypeScript types are written by hand next to the functions they describe
-//! (`typescript_custom_section`) and checked by `tsc` against a usage file in `pkg/test/`.
+//! (`typescript_custom_section`) and checked by `tsc` against a usage file in `pkg/test/`, and
+//! against the serde shapes of the Rust types they describe (the test in `src/ts_shapes/`).
 #![deny(missing_docs)]
 #![deny(
     clippy::unwrap_used,
@@ -57,5 +58,8 @@ pub mod tokens;
 pub mod validate;
 pub mod view;
 pub mod wire;
+
+#[cfg(test)]
+mod ts_shapes;
 
 pub use engine::Engine;

@@ -7,14 +7,15 @@
 //! `planTurn` and `Engine` advance the nudges themselves; this is for callers that assemble
 //! their own views.
 
-use ctxkit_core::memory::{advance_nudges, NudgePolicy, NudgeState};
+use ctxkit_core::memory::{advance_nudges, NudgeKind, NudgePolicy, NudgeState};
 use ctxkit_core::model::Entry;
-use ctxkit_core::CoreError;
+use ctxkit_core::{CoreError, Message};
+use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages, to_js};
+use crate::convert::{fail, read_json, read_messages, to_js_sorted};
 use crate::plan::{object, take, take_decoded};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -22,11 +23,11 @@ const NUDGE_TYPES: &str = r#"
 /** The input of `advanceNudges`. */
 export interface NudgeInput {
   /** The state the previous turn returned (default: a new session). */
-  state?: Partial<NudgeState>;
-  /** The log, numbered from `first_seq` (default 1); only messages after `state.last_seq` are read. */
-  log: Message[];
-  first_seq?: number;
-  policy?: Partial<NudgePolicy>;
+  state?: Partial<NudgeState> | null;
+  /** The log (default: none), numbered from `first_seq` (default 1); only messages after `state.last_seq` are read. */
+  log?: Message[] | null;
+  first_seq?: number | null;
+  policy?: Partial<NudgePolicy> | null;
 }
 
 /** This turn's nudges and the state for the next turn. */
@@ -38,6 +39,15 @@ export interface NudgeOutcome {
   next: NudgeState;
 }
 "#;
+
+/// What `advanceNudges` returns (TS `NudgeOutcome`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct NudgeOutput {
+    messages: Vec<Message>,
+    kinds: Vec<NudgeKind>,
+    next: NudgeState,
+}
 
 /// Advances the nudge state by one turn and returns this turn's reminders.
 #[wasm_bindgen(js_name = advanceNudges, unchecked_return_type = "NudgeOutcome")]
@@ -72,11 +82,11 @@ pub fn advance_nudges_js(
             })
             .collect();
         let outcome = advance_nudges(&state, &entries, &policy);
-        to_js(&serde_json::json!({
-            "messages": outcome.messages,
-            "kinds": outcome.kinds,
-            "next": outcome.next,
-        }))
+        to_js_sorted(&NudgeOutput {
+            messages: outcome.messages,
+            kinds: outcome.kinds,
+            next: outcome.next,
+        })
     })()
     .map_err(fail("advanceNudges"))
 }

@@ -62,9 +62,11 @@ export interface OffloadPlan {
 }
 "#;
 
+/// The input of `planOffload` (TS `OffloadInput`).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-struct Input {
+pub(crate) struct Input {
     seq: u64,
     session: String,
     result: Message,

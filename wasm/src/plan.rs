@@ -12,20 +12,19 @@
 //! The log is numbered from `first_seq` (default 1) and estimated for the policy's family on
 //! every call: the cost grows with the log, which is another reason to prefer `Engine`.
 
-use ctxkit_core::compaction::Checkpoint;
-use ctxkit_core::compaction::Policy;
-use ctxkit_core::compaction::{summary_checkpoint, SummaryRequest};
+use ctxkit_core::compaction::{summary_checkpoint, Checkpoint, Policy, SummaryRequest, ViewStats};
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::UsageAnchor;
-use ctxkit_core::CoreError;
-use ctxkit_core::{Session, TurnDriver, TurnStep};
+use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{decode, expected, fail, read_json, read_messages, set, to_js, Result};
+use crate::convert::{
+    decode, expected, fail, read_json, read_messages, set, to_js, to_js_sorted, Result,
+};
 use crate::view::{render, JsTurnInputs};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -143,6 +142,8 @@ export interface SummaryRequest {
   system: string;
   prompt: string;
   max_summary_tokens: number;
+  /** The output cap for the summary call (its `max_tokens`): twice `max_summary_tokens`, at most 8,192. */
+  max_output_tokens: number;
   turn: number;
   active_tasks: string | null;
 }
@@ -198,11 +199,11 @@ export interface PlanInput extends TurnInputs {
   /** The whole log (or its tail after `checkpoint`), numbered from `first_seq`. */
   log: Message[];
   /** The `seq` of `log[0]` (default 1). */
-  first_seq?: number;
+  first_seq?: number | null;
   /** The latest checkpoint, if any. */
   checkpoint?: Checkpoint | null;
   /** The nudge state the previous turn returned. */
-  nudge_state?: Partial<NudgeState>;
+  nudge_state?: Partial<NudgeState> | null;
   /** The last real usage the API reported. */
   usage_anchor?: UsageAnchor | null;
 }
@@ -227,9 +228,9 @@ export interface SummaryCheckpointInput {
   answer?: string | null;
   /** The same log (and `first_seq`) the request was planned from. */
   log: Message[];
-  first_seq?: number;
+  first_seq?: number | null;
   /** The policy the request was planned with (its family and extractive limits are used). */
-  policy?: PolicyOptions;
+  policy?: PolicyOptions | null;
 }
 
 /** A checkpoint made from a summarizer's answer, or the extractive summary and why. */
@@ -239,6 +240,29 @@ export interface SummaryCheckpoint {
   fallback_reason: string | null;
 }
 "#;
+
+/// What `planTurn` returns (TS `Plan`), before the ready view is set on it as `view`.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum PlanOutput<'r> {
+    /// A view to send, with what to keep for the next turn.
+    Ready {
+        stats: &'r ViewStats,
+        next_nudge_state: NudgeState,
+        new_checkpoint: Option<Checkpoint>,
+    },
+    /// Ask for a summary first.
+    Summarize { request: &'r SummaryRequest },
+}
+
+/// What `summaryCheckpoint` returns (TS `SummaryCheckpoint`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct SummaryCheckpointOutput {
+    checkpoint: Checkpoint,
+    fallback_reason: Option<String>,
+}
 
 /// Plans one turn over a whole log: a ready view in the asked format, or a summary request.
 #[wasm_bindgen(js_name = planTurn, unchecked_return_type = "Plan")]
@@ -271,15 +295,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let mut turn = TurnDriver::start(&inputs)?;
     let view = match turn.step(&session)? {
         TurnStep::NeedSummary(request) => {
-            #[derive(Serialize)]
-            struct Summarize<'r> {
-                kind: &'static str,
-                request: &'r SummaryRequest,
-            }
-            return to_js(&Summarize {
-                kind: "summarize",
-                request: &request,
-            });
+            return to_js(&PlanOutput::Summarize { request: &request })
         }
         TurnStep::NeedExtraction(_) => {
             return Err(CoreError::invalid(
@@ -290,15 +306,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
         TurnStep::Ready(view) => render(&view, options.format)?,
     };
     let (result, changes) = turn.result()?;
-    #[derive(Serialize)]
-    struct Ready<'r> {
-        kind: &'static str,
-        stats: &'r ctxkit_core::compaction::ViewStats,
-        next_nudge_state: NudgeState,
-        new_checkpoint: Option<Checkpoint>,
-    }
-    let out = to_js(&Ready {
-        kind: "ready",
+    let out = to_js(&PlanOutput::Ready {
         stats: &result.stats,
         next_nudge_state: changes.nudge_state,
         new_checkpoint: changes.checkpoint,
@@ -342,10 +350,10 @@ pub fn summary_checkpoint_js(
             &policy.extractive,
             policy.family,
         )?;
-        to_js(&serde_json::json!({
-            "checkpoint": checkpoint,
-            "fallback_reason": refused.map(|reason| reason.to_string()),
-        }))
+        to_js_sorted(&SummaryCheckpointOutput {
+            checkpoint,
+            fallback_reason: refused.map(|reason| reason.to_string()),
+        })
     })()
     .map_err(fail("summaryCheckpoint"))
 }

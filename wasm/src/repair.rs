@@ -41,8 +41,10 @@ export interface Repaired {
 }
 "#;
 
+/// What `repairToolPairs` returns (TS `Repaired`).
 #[derive(Serialize)]
-struct Repaired<'m> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct Repaired<'m> {
     messages: Vec<&'m Message>,
     report: RepairReport,
 }

@@ -24,9 +24,11 @@ export interface ExtractiveOptions {
 }
 "#;
 
+/// The options of `extractiveSummary` (TS `ExtractiveOptions`).
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
-struct Options {
+pub(crate) struct Options {
     previous: Option<String>,
     limits: ExtractiveLimits,
 }

@@ -16,8 +16,10 @@ use crate::convert::{fail, read};
 const PROMPT_TYPES: &str = r#"
 /** A skill the agent can use. */
 export interface Skill {
+  /** A skill without a name is left out. */
   name: string;
-  description: string;
+  /** When to use it, in one line (without one, the skill is listed by name only). */
+  description?: string;
 }
 
 /** How the model reads an offloaded output back (default: that of the default `OffloadPolicy`). */

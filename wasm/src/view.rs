@@ -76,6 +76,7 @@ export type RenderedView = CtxkitView | OpenAIView | AnthropicView;
 /// The inputs of one turn as JS gives them, owned (the core's [`TurnInputs`] borrows from
 /// them).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct JsTurnInputs {
     /// The system prompt.

@@ -29,7 +29,7 @@ export type ImageSource =
 /** One piece of a message's content. */
 export type Part =
   | { type: "text"; text: string }
-  | { type: "image"; source: ImageSource; detail?: string }
+  | { type: "image"; source: ImageSource; detail?: string | null }
   | { type: "thinking"; thinking: string; signature: string }
   /** A provider block ctxkit does not model, kept verbatim and sent back only to its provider. */
   | { type: "opaque"; provider: Provider; block: Json };

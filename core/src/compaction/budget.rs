@@ -12,6 +12,7 @@ use crate::error::{CoreError, Result};
 
 /// Sizes that bound a view, in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Budget {
     /// The model's context window.

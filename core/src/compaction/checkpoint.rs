@@ -21,6 +21,7 @@ use crate::tokens::{estimate_message, estimate_text, ModelFamily};
 
 /// How a checkpoint's summary was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryMethod {
     /// Written by an LLM from the summary request.
@@ -44,6 +45,7 @@ impl SummaryMethod {
 
 /// A summary of everything up to and including `through_seq`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Checkpoint {
     /// The last log `seq` the summary covers.
     pub through_seq: u64,

@@ -16,6 +16,7 @@ use crate::offload::is_offload_reference;
 
 /// Which old tool results to clear.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct ClearPolicy {
     /// Exchanges (assistant messages with tool calls) whose results are always kept, newest.

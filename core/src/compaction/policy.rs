@@ -11,6 +11,7 @@ use crate::tokens::ModelFamily;
 
 /// How to bring an over-budget view down.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Strategy {
     /// Summarize the oldest turns into a checkpoint (LLM or extractive), then truncate if
@@ -29,6 +30,7 @@ pub enum Strategy {
 
 /// Everything configurable about planning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
     /// Which tokenizer to estimate for.

@@ -10,6 +10,7 @@ use crate::wire::RepairReport;
 
 /// Which tier produced the view.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// The view fit as it was.
@@ -29,6 +30,7 @@ pub enum Tier {
 
 /// Where a view's tokens went and what the pipeline did to make it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ViewStats {
     /// The tier that produced the view.
     pub tier: Option<Tier>,

@@ -32,6 +32,7 @@ use crate::tokens::{estimate_text, ModelFamily};
 
 /// A request for a summary of the log from after `after_seq` through `through_seq`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SummaryRequest {
     /// The previous checkpoint's `through_seq` (`None`: summarize from the start).
     pub after_seq: Option<u64>,

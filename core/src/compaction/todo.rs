@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a todo item stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
     /// Not started.
@@ -22,6 +23,7 @@ pub enum TodoStatus {
 
 /// One item of the agent's todo list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TodoItem {
     /// What is to be done.
     pub content: String,

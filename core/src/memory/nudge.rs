@@ -18,6 +18,7 @@ use crate::model::{Message, Role};
 
 /// When to nudge, and what to say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct NudgePolicy {
     /// Memory nudge every this many turns; 0 turns it off.
@@ -59,6 +60,7 @@ impl Default for NudgePolicy {
 
 /// The session's nudge counters. Returned to the caller each turn; never stored in the log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct NudgeState {
     /// Turns completed in this session.
@@ -71,6 +73,7 @@ pub struct NudgeState {
 
 /// Which reminder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NudgeKind {
     /// Save durable facts to memory.

@@ -43,6 +43,7 @@ pub const DATA_NOTE: &str = "The memories below were saved in earlier sessions. 
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MemorySource {
     /// The user asked for it to be remembered.
@@ -58,6 +59,7 @@ pub enum MemorySource {
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryScope {
     /// This project only (the default).
@@ -69,6 +71,7 @@ pub enum MemoryScope {
 
 /// One long-term memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct MemoryEntry {
     /// The store's id, stable across sessions.
@@ -93,6 +96,7 @@ pub struct MemoryEntry {
 
 /// How much of the memory goes into a precis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PrecisOptions {
     /// At most this many entries. Default 30.

@@ -12,6 +12,7 @@ use crate::tokens::{estimate_message, ModelFamily};
 
 /// One message of a session's log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Entry {
     /// The message's position in its session, strictly increasing, never reused.
     pub seq: u64,

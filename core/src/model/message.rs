@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions to the model. The system prompt itself is never stored in a log: ctxkit
@@ -42,6 +43,7 @@ impl Role {
 
 /// The provider a raw block came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     /// OpenAI Chat Completions (and compatible servers: vLLM, llama.cpp, Ollama).
@@ -62,6 +64,7 @@ impl Provider {
 
 /// Where an image's bytes are.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ImageSource {
     /// Inline bytes, base64-encoded.
@@ -80,6 +83,7 @@ pub enum ImageSource {
 
 /// One piece of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Part {
     /// Plain text.
@@ -169,6 +173,24 @@ impl<'de> Deserialize<'de> for Content {
     }
 }
 
+// By hand, like `Deserialize`: what is read also takes `null` (as empty text); what is written
+// never is null.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Content {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Content".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let parts = generator.subschema_for::<Vec<Part>>();
+        if generator.contract().is_deserialize() {
+            schemars::json_schema!({ "anyOf": [{ "type": "string" }, parts, { "type": "null" }] })
+        } else {
+            schemars::json_schema!({ "anyOf": [{ "type": "string" }, parts] })
+        }
+    }
+}
+
 impl Content {
     /// The text of the content: the string itself, or the text parts joined by newlines.
     /// Images, thinking and opaque blocks contribute nothing.
@@ -210,6 +232,7 @@ impl Content {
 
 /// A tool call an assistant made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// The call id the result must echo. Made by the model or a proxy: never trust it as a path.
@@ -223,6 +246,7 @@ pub struct ToolCall {
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Message {
     /// Who wrote it.

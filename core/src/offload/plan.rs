@@ -34,6 +34,7 @@ use crate::text::{count_lines, head_lines, tail_lines};
 /// When and how tool outputs are offloaded. Every field has the documented default, so a
 /// partial JSON object is a valid policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct OffloadPolicy {
     /// Outputs whose text is larger than this many bytes are offloaded. Default 10,000.
@@ -80,6 +81,7 @@ impl Default for OffloadPolicy {
 /// What to do with one big tool output: write `content` to `relative_path`, then store and
 /// show `reference` instead of the output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OffloadPlan {
     /// The file's name: `<seq, zero-padded to 10>-<sanitized call id>.txt`.
     pub file_name: String,

@@ -39,6 +39,7 @@ pub const AGENTS_MD_TRUNCATED: &str = "\n…(AGENTS.md truncated)";
 
 /// A skill the agent can use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Skill {
     /// Its name.
@@ -51,6 +52,7 @@ pub struct Skill {
 /// parameter names. Build it from the policy with `OffloadGuidance::from(&policy)`; the
 /// default is that of the default [`OffloadPolicy`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct OffloadGuidance {
     /// Where offloaded outputs are saved.
@@ -82,6 +84,7 @@ impl From<&OffloadPolicy> for OffloadGuidance {
 
 /// Everything a system prompt is made of, given by the shell every turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PromptParts {
     /// The role text; `None` uses [`DEFAULT_BASE`].

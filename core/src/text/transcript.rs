@@ -50,6 +50,7 @@ const SEPARATOR: &str = "\n\n";
 
 /// How much of each message a transcript keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct TranscriptLimits {
     /// A tool result's text is cut head + tail to this many bytes. Default 2,000.

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// The real size of one view, as the API reported it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UsageAnchor {
     /// The checkpoint the anchored view started from (`None`: no checkpoint).

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ModelFamily {
     /// OpenAI's `o200k_base` models (GPT-4o, GPT-4.1, o-series, GPT-5) and, roughly,
     /// OpenAI-compatible servers. The default.

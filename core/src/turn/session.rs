@@ -18,6 +18,7 @@ use crate::turn::{TurnChanges, TurnDriver, TurnStep};
 
 /// One session's state, serializable as a whole (to keep it in IndexedDB, a file, a row).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Session {
     /// The tokenizer family the cached estimates were computed for.

@@ -16,6 +16,7 @@ use crate::wire::{to_anthropic, to_openai};
 
 /// A wire format a view can be rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum WireFormat {
     /// ctxkit's own messages (what `ctxkit append` reads): the system prompt first.

@@ -37,6 +37,7 @@ pub const LEADING_USER: &str = "[Earlier conversation was compacted]";
 
 /// What a repair changed, for the view's stats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RepairReport {
     /// Results dropped: orphaned, duplicated, or answering an unknown id.
     pub dropped_results: usize,

@@ -46,13 +46,14 @@ async function main(): Promise<void> {
     }
   } else {
     const req: SummaryRequest = plan.request;
+    const maxTokens: number = req.max_output_tokens;
     const made: { checkpoint: Checkpoint; fallback_reason: string | null } = summaryCheckpoint({ request: req, answer: null, log: messages });
   }
 
   const summary: string = extractiveSummary(messages, { previous: null, limits: { max_bytes: 2_000 } }) + extractiveSummary(messages);
   const offload: OffloadPlan | null = planOffload({ seq: 4, session: 's', result: messages[3], tool_name: 'ls', policy: { threshold_bytes: 10 } });
   const precis: string = renderPrecis([{ title: 't', content: 'c', importance: 3 }], { max_bytes: 100 }) + renderPrecis([]);
-  const prompt: string = buildSystemPrompt({ date: '2026-01-01', memory_precis: precis, skills: [{ name: 'a', description: 'b' }] });
+  const prompt: string = buildSystemPrompt({ date: '2026-01-01', memory_precis: precis, skills: [{ name: 'a', description: 'b' }, { name: 'c' }] });
   // @ts-expect-error: the date is required
   buildSystemPrompt({ working_directory: '/' });
   const nudges = advanceNudges({ state: { turn: 9 }, log: messages, policy: { memory_every_turns: 10 } });

@@ -33,6 +33,7 @@ use crate::text::{cut_middle, head_bytes};
 
 /// Bounds on the extractive summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtractiveLimits {
     /// The whole summary, in bytes.

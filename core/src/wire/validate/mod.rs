@@ -16,6 +16,7 @@ pub use openai::validate_openai;
 
 /// One rule a request breaks.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Violation {
     /// Where, in the provider's location syntax (`messages.3.content.1`, `messages.[3]`).
     pub at: String,
