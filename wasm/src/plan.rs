@@ -95,6 +95,8 @@ export interface Policy {
   strategy: Strategy;
   keep_last_messages: number;
   max_summary_tokens: number;
+  /** A summary costs at most this share of the usable budget, in percent. */
+  summary_share_percent: number;
   transcript: TranscriptLimits;
   extractive: ExtractiveLimits;
   clear_tool_results: ClearPolicy | null;
@@ -107,6 +109,7 @@ export interface PolicyOptions {
   strategy?: Strategy;
   keep_last_messages?: number;
   max_summary_tokens?: number;
+  summary_share_percent?: number;
   transcript?: Partial<TranscriptLimits>;
   extractive?: Partial<ExtractiveLimits>;
   clear_tool_results?: Partial<ClearPolicy> | null;
@@ -130,6 +133,27 @@ export interface Checkpoint {
   active_tasks?: string | null;
   tokens: number;
   made_at_turn: number;
+  /** The facts the summary carries verbatim, kept as data for the next checkpoint. */
+  pinned?: PinnedFact[];
+  /** Pinned facts that summary caps dropped so far (the log keeps them). */
+  dropped_facts?: DroppedFacts;
+}
+
+/** What kind of fact a checkpoint pins. */
+export type FactKind = "path" | "error" | "request" | "identifier" | "task" | "next_step";
+
+/** A fact every checkpoint must carry verbatim: a path, an error line, a user request... */
+export interface PinnedFact {
+  kind: FactKind;
+  text: string;
+}
+
+/** How many pinned facts of each kind summary caps dropped. */
+export interface DroppedFacts {
+  paths: number;
+  errors: number;
+  requests: number;
+  identifiers: number;
 }
 
 /** A request for a summary: ask an LLM with `system` and `prompt`. */
@@ -146,6 +170,11 @@ export interface SummaryRequest {
   max_output_tokens: number;
   turn: number;
   active_tasks: string | null;
+  /** The facts the summary must carry verbatim; those an answer leaves out are appended. */
+  pinned: PinnedFact[];
+  dropped_facts: DroppedFacts;
+  /** Wrap the summary in `<answer_tag>…</answer_tag>` (the prompt says so too). */
+  answer_tag: string;
 }
 
 /** The session's nudge counters, carried from turn to turn. */
@@ -192,6 +221,8 @@ export interface ViewStats {
   offload_references: number;
   nudges: NudgeKind[];
   repair: RepairReport;
+  /** Pinned facts summary caps dropped so far, as the checkpoint in the view records them. */
+  dropped_facts: DroppedFacts;
 }
 
 /** The input of `planTurn`: the log and the session state besides the turn options. */

@@ -13,8 +13,8 @@
 //! written for, and the row says why the other direction is still served.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, ClearPolicy, ExtractiveLimits, Policy, Strategy, SummaryMethod,
-    SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
+    Budget, Checkpoint, ClearPolicy, DroppedFacts, ExtractiveLimits, FactKind, PinnedFact, Policy,
+    Strategy, SummaryMethod, SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
 };
 use ctxkit_core::memory::{
     MemoryEntry, MemoryScope, MemorySource, NudgeKind, NudgePolicy, NudgeState, PrecisOptions,
@@ -72,6 +72,9 @@ pub(crate) fn rows() -> Vec<Row> {
         both::<TodoStatus>("TodoItem.status", "a todo item's status"),
         both::<SummaryMethod>("SummaryMethod", "Checkpoint.method, ViewStats.checkpoint_method, SummaryOutcome.method"),
         both::<Checkpoint>("Checkpoint", "latestCheckpoint, Plan.new_checkpoint, EngineState; read back by planTurn and fromJSON"),
+        both::<PinnedFact>("PinnedFact", "Checkpoint.pinned, SummaryRequest.pinned"),
+        both::<FactKind>("FactKind", "PinnedFact.kind"),
+        output::<DroppedFacts>("DroppedFacts", "Checkpoint.dropped_facts, SummaryRequest.dropped_facts, ViewStats.dropped_facts; read back by fromJSON and summaryCheckpoint, where every count defaults to 0"),
         output::<SummaryRequest>("SummaryRequest", "Plan's request and the summarizer's argument; summaryCheckpoint reads it back (where its `null`s may also be absent)"),
         output::<NudgeState>("NudgeState", "Plan.next_nudge_state, NudgeOutcome.next, EngineState.nudge_state; inputs take a Partial<NudgeState>"),
         input::<NudgeState>("PlanInput.nudge_state", "a Partial<NudgeState>: every field defaults"),

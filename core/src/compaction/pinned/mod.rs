@@ -35,6 +35,7 @@ pub use section::{missing_pinned, pinned_section, PINNED_HEADING};
 
 /// What kind of fact is pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FactKind {
     /// A file path read, written or edited.
@@ -77,6 +78,7 @@ impl FactKind {
 
 /// One fact a checkpoint must carry verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PinnedFact {
     /// What kind of fact.
     pub kind: FactKind,
@@ -96,6 +98,7 @@ impl PinnedFact {
 
 /// How many facts of each kind a cap dropped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct DroppedFacts {
     /// File paths.
