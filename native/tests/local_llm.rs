@@ -291,7 +291,8 @@ fn engine_turn_with_the_local_model(server: &LocalServer) {
         },
         ..small
     };
-    let max_summary_tokens = config.policy.max_summary_tokens;
+    // The summary's limit for this budget (the policy's, scaled to the window).
+    let max_summary_tokens = config.policy.summary_caps(&config.budget).max_summary_tokens;
     let mut engine = Engine::open(dir.path().join("ctxkit.db"), dir.path(), config).unwrap();
     engine.create_session("s").unwrap();
     let started = Instant::now();
@@ -343,10 +344,34 @@ fn engine_turn_with_the_local_model(server: &LocalServer) {
     match view.compacted {
         Some(SummaryMethod::Llm) => {
             assert!(summary_warnings.is_empty(), "{warnings:?}");
+            // The model's answer, then the pinned facts it left out, appended.
+            let written = checkpoint
+                .summary
+                .split("\n\n## Pinned facts\n")
+                .next()
+                .unwrap_or_default();
             assert!(
-                answer.contains(checkpoint.summary.trim()),
-                "the checkpoint is the model's answer: {:?} vs {answer:?}",
+                answer.contains(written.trim()),
+                "the checkpoint starts with the model's answer: {:?} vs {answer:?}",
                 checkpoint.summary
+            );
+            let left_out: Vec<_> = checkpoint
+                .pinned
+                .iter()
+                .filter(|fact| !written.contains(&fact.text))
+                .collect();
+            for fact in &left_out {
+                assert!(
+                    checkpoint.summary.contains(&format!(": {}", fact.text)),
+                    "{fact:?} is appended: {}",
+                    checkpoint.summary
+                );
+            }
+            assert!(!checkpoint.pinned.is_empty(), "the compaction pinned facts");
+            note!(
+                "local_llm: the model left out {} of {} pinned facts; appended",
+                left_out.len(),
+                checkpoint.pinned.len()
             );
         }
         Some(SummaryMethod::Extractive) => {
