@@ -292,7 +292,10 @@ fn engine_turn_with_the_local_model(server: &LocalServer) {
         ..small
     };
     // The summary's limit for this budget (the policy's, scaled to the window).
-    let max_summary_tokens = config.policy.summary_caps(&config.budget).max_summary_tokens;
+    let max_summary_tokens = config
+        .policy
+        .summary_caps(&config.budget)
+        .max_summary_tokens;
     let mut engine = Engine::open(dir.path().join("ctxkit.db"), dir.path(), config).unwrap();
     engine.create_session("s").unwrap();
     let started = Instant::now();
