@@ -164,7 +164,7 @@ pub fn fact_bytes(fact: &PinnedFact) -> usize {
 }
 
 /// Fits `facts` into `max_bytes` (by [`fact_bytes`]): drops the oldest facts of the least
-/// important kind first ([`DROP_ORDER`]), then of the next, until they fit; the first request
+/// important kind first (`DROP_ORDER`), then of the next, until they fit; the first request
 /// (the goal) goes last of all. Returns what is
 /// kept, in its order, and what was dropped per kind.
 pub fn cap_pinned(facts: Vec<PinnedFact>, max_bytes: usize) -> (Vec<PinnedFact>, DroppedFacts) {
