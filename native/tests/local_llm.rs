@@ -371,11 +371,8 @@ fn engine_turn_with_the_local_model(server: &LocalServer) {
                 );
             }
             assert!(!checkpoint.pinned.is_empty(), "the compaction pinned facts");
-            note!(
-                "local_llm: the model left out {} of {} pinned facts; appended",
-                left_out.len(),
-                checkpoint.pinned.len()
-            );
+            let (left, all) = (left_out.len(), checkpoint.pinned.len());
+            note!("local_llm: the model left out {left} of {all} pinned facts; appended");
         }
         Some(SummaryMethod::Extractive) => {
             assert_eq!(summary_warnings.len(), 1, "one stated reason: {warnings:?}");
