@@ -24,8 +24,8 @@ pub enum Error {
         /// The core's error.
         source: CoreError,
     },
-    /// SQLite failed.
-    #[error("{context}: {source}")]
+    /// SQLite failed. The message is SQLite's, without the SQL text it failed on.
+    #[error("{context}: {}", sqlite_message(.source))]
     Database {
         /// What was being done, naming the session or memory.
         context: String,
@@ -78,6 +78,15 @@ pub enum Error {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// The database's schema cannot be used as it is: its `user_version` says one thing and
+    /// its tables another, or a migration failed.
+    #[error("database {}: {problem}", path.display())]
+    Schema {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong, in one line.
+        problem: String,
+    },
     /// No live memory has this id.
     #[error("no memory with id {0}")]
     NoSuchMemory(i64),
@@ -92,6 +101,15 @@ pub enum Error {
     /// A summarizer call failed (only returned by direct summarizer calls; a turn falls back).
     #[error(transparent)]
     Summarizer(#[from] crate::llm::SummarizerError),
+}
+
+/// SQLite's message for `error`, without the SQL it quotes: a migration's error would
+/// otherwise carry the whole migration, thousands of characters.
+fn sqlite_message(error: &rusqlite::Error) -> String {
+    match error {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Shorthand for results of the native shell.

@@ -6,6 +6,7 @@ use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMem
 use ctxkit::EngineConfig;
 use ctxkit_core::memory::{MemoryScope, MemorySource};
 
+use super::report::printable;
 use super::{Failure, Places};
 
 /// A memory command.
@@ -124,7 +125,7 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                     serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?
                 );
             } else {
-                println!("{verb}: #{} {}", record.id, record.title);
+                println!("{verb}: #{} {}", record.id, printable(&record.title));
             }
         }
         MemoryCommand::Search(args) => {
@@ -167,14 +168,15 @@ fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> 
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
+        // Printable: a memory's text, like a session's name, must not forge lines.
         println!(
             "#{:<5} [{}] ({}, importance {}) {}: {}",
             memory.id,
-            memory.category,
+            printable(&memory.category),
             source_name(memory.source),
             memory.importance,
-            memory.title,
-            content
+            printable(&memory.title),
+            printable(&content)
         );
     }
     Ok(())

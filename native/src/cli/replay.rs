@@ -15,7 +15,7 @@ use ctxkit_core::{Message, Role};
 use super::demo_session::demo_session;
 use super::input::read_text;
 use super::replay_report::{Totals, TurnReport};
-use super::report::{thousands, Style};
+use super::report::{printable, thousands, Style};
 use super::sessions::FormatArg;
 use super::{Failure, FamilyArg, Places};
 
@@ -103,12 +103,13 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
             None => "the built-in session (an agent adds --json to a todo CLI)".to_owned(),
         };
         println!(
-            "{} {source}: {} turns, window {} tokens (budget {} after output reserve and margin), {} summarizer, session {session}\n",
+            "{} {source}: {} turns, window {} tokens (budget {} after output reserve and margin), {} summarizer, session {}\n",
             style.bold("replaying"),
             steps.len(),
             thousands(budget.context_window),
             thousands(budget.usable()),
             args.summarizer.as_str(),
+            printable(&session),
         );
     }
     for (index, step) in steps.into_iter().enumerate() {
@@ -139,7 +140,7 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
         print!(
             "\n{}\n{}",
             style.bold("summary"),
-            totals.render(&info, &session)
+            totals.render(&info, &printable(&session))
         );
     }
     Ok(())

@@ -11,7 +11,7 @@ use ctxkit_core::wire::WireFormat;
 use serde_json::json;
 
 use super::input::read_text;
-use super::report::{percent, table, thousands};
+use super::report::{percent, printable, table, thousands};
 use super::{Failure, FamilyArg, Places};
 
 /// A transcript format on the command line.
@@ -100,7 +100,8 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
     for name in &names {
         if engine.session_info(name).is_ok() {
             return Err(Failure::usage(format!(
-                "a session named {name:?} already exists (choose another with --session)"
+                "a session named {:?} already exists (choose another with --session)",
+                printable(name)
             )));
         }
     }
@@ -124,7 +125,7 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
         for item in summary.iter().take(20) {
             println!(
                 "  {}: {} messages, {} tool calls, {} tokens",
-                item["session"].as_str().unwrap_or_default(),
+                printable(item["session"].as_str().unwrap_or_default()),
                 item["messages"],
                 item["tool_calls"],
                 thousands(item["tokens"].as_u64().unwrap_or_default())
@@ -188,7 +189,7 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
     let stats = &view.stats;
     eprintln!(
         "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}",
-        args.session,
+        printable(&args.session),
         thousands(stats.total_tokens),
         thousands(stats.budget_tokens),
         percent(stats.total_tokens, stats.budget_tokens),
@@ -228,7 +229,7 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         if !args.create {
             return Err(Failure::usage(format!(
                 "no session named {:?} (use --create to start one)",
-                args.session
+                printable(&args.session)
             )));
         }
         engine.create_session(&args.session)?;
@@ -246,7 +247,7 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
     println!(
         "appended {} message(s) to {} (seq {}–{}){}",
         outcome.recorded.len(),
-        args.session,
+        printable(&args.session),
         outcome.recorded.first().map_or(0, |r| r.seq),
         outcome.recorded.last().map_or(0, |r| r.seq),
         if offloads.is_empty() {
@@ -272,7 +273,7 @@ pub struct SessionsArgs {
     pub json: bool,
 }
 
-/// Runs `ctxkit sessions`.
+/// Runs `ctxkit sessions`. Names are shown through [`printable`], so none can forge a line.
 pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
     let engine = places.engine(EngineConfig::default())?;
     let sessions = engine.list_sessions()?;
@@ -289,7 +290,7 @@ pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
     for info in sessions {
         println!(
             "{:<32} {:>6} messages {:>10} tokens {:>3} checkpoints",
-            info.name,
+            printable(&info.name),
             info.messages,
             thousands(info.total_tokens),
             info.checkpoints
@@ -340,7 +341,7 @@ fn render_stats(info: &SessionInfo) -> String {
         .unwrap_or_else(|| "none reported".to_owned());
     format!(
         "{}\n{}",
-        info.name,
+        printable(&info.name),
         table(&[
             (
                 "messages".into(),

@@ -4,6 +4,7 @@
 //! this one wait, not fail), `journal_mode = WAL` (readers never block the writer),
 //! `synchronous = NORMAL` (see below), `foreign_keys = ON`, then the migrations
 //! ([`super::schema`]). The file is created with mode 0600: it holds conversations and memories.
+//! `path` must be a regular file or not exist yet.
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
@@ -16,7 +17,7 @@
 //! SQL is static text with bound parameters (the pragmas above take numbers this code sets).
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -59,6 +60,42 @@ pub struct SqliteStore {
     path: PathBuf,
 }
 
+/// Whether `path` holds a database to open: `false` when nothing is there yet, `true` for a
+/// regular file (or a symlink to one). Anything else (a folder, `/dev/null`, a FIFO) is
+/// refused: SQLite would make a journal beside it, or block, or fail later and less clearly.
+fn existing_database(path: &Path) -> Result<bool> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(Error::io("inspect", path, error)),
+    };
+    if meta.is_file() {
+        return Ok(true);
+    }
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        "a folder"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(Error::invalid(
+        "database",
+        format!(
+            "{}: not a regular file ({what}); the database must be a regular file, or a path \
+             where one can be created",
+            path.display()
+        ),
+    ))
+}
+
 impl SqliteStore {
     /// Opens (creating it and its folder if needed) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
@@ -68,6 +105,7 @@ impl SqliteStore {
     /// Opens the database at `path` with `options`.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
+        existing_database(&path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::io("create the folder of", &path, e))?;
