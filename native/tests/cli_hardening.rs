@@ -1,10 +1,68 @@
-//! Regression tests of the CLI against a hostile probe: input or names that used to confuse
-//! the CLI (a UTF-8 BOM, a reset `user_version`, a `--db` that is no regular file, control
-//! characters in session names).
+//! Regression tests of the CLI against a hostile probe: memory searches bounded, and input or
+//! names that used to confuse the CLI (a UTF-8 BOM, a reset `user_version`, a `--db` that is
+//! no regular file, control characters in session names).
 
 mod common;
 
 use common::project::{assert_ok, stderr, stdout, Project};
+
+#[test]
+fn a_memory_search_past_its_bounds_is_refused_with_the_limit_and_the_size() {
+    let project = Project::new();
+    assert_ok(
+        &project.run(&["memory", "add", &"a".repeat(2_000)]),
+        "memory add",
+    );
+    let long = "a".repeat(1_000);
+    let output = project.run(&["memory", "search", &long]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("1000 characters") && message.contains("at most 128"),
+        "{message}"
+    );
+    assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+
+    let many: Vec<String> = (0..17).map(|i| format!("t{i:02}")).collect();
+    let output = project.run(&["memory", "search", &many.join(" ")]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("17 terms") && message.contains("at most 16"),
+        "{message}"
+    );
+
+    // At the bounds, a search still runs and finds the memory.
+    let at_limit = project.run(&["memory", "search", &"a".repeat(128), "--json"]);
+    assert_ok(&at_limit, "a query at the bound");
+    let found: serde_json::Value = serde_json::from_slice(&at_limit.stdout).unwrap();
+    assert_eq!(found.as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn the_worst_search_within_the_bounds_takes_bounded_time() {
+    // 120 KB of one letter: every trigram of the query is at every position of the memory, the
+    // worst case for a trigram phrase query.
+    let project = Project::new();
+    assert_ok(
+        &project.run(&["memory", "add", &"a".repeat(120_000)]),
+        "memory add",
+    );
+    // The most distinct terms of a's that fit in 128 characters: 3 to 14 letters long.
+    let distinct: Vec<String> = (3..=14).map(|n| "a".repeat(n)).collect();
+    for query in [
+        "a".repeat(128),
+        distinct.join(" "),
+        vec!["aaa"; 16].join(" "),
+    ] {
+        let started = std::time::Instant::now();
+        assert_ok(&project.run(&["memory", "search", &query]), &query);
+        let took = started.elapsed();
+        // Unbounded, an 8,000-character query took over a minute; this is many times what
+        // the bounded worst case takes even on a slow, shared machine.
+        assert!(took.as_secs() < 20, "{query:?} took {took:?}");
+    }
+}
 
 #[test]
 fn a_utf8_bom_at_the_start_of_an_input_file_is_accepted() {

@@ -27,7 +27,10 @@ mod sqlite_queries;
 mod sqlite_rows;
 mod sqlite_sessions;
 
-pub use fts_query::{fts5_match_expression, like_pattern, MIN_TRIGRAM_CHARS};
+pub use fts_query::{
+    fts5_match_expression, like_pattern, query_terms, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
+    MIN_TRIGRAM_CHARS,
+};
 pub use memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
