@@ -139,13 +139,9 @@ impl Places {
         Ok(Places { workdir, db })
     }
 
-    /// Opens the engine over the database, creating its folder if needed.
+    /// Opens the engine over the database, creating the database and its folders if needed
+    /// (0700, whatever the umask, `.ctxkit/` with its `.gitignore`).
     pub fn engine(&self, config: ctxkit::EngineConfig) -> Result<ctxkit::Engine, Failure> {
-        if let Some(parent) = self.db.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                Failure::runtime(format!("cannot create {}: {e}", parent.display()))
-            })?;
-        }
         ctxkit::Engine::open(&self.db, &self.workdir, config).map_err(Failure::from)
     }
 }

@@ -3,8 +3,8 @@
 //! Settings, applied on every open: a busy timeout (default 5 s: another process writing makes
 //! this one wait, not fail), `journal_mode = WAL` (readers never block the writer),
 //! `synchronous = NORMAL` (see below), `foreign_keys = ON`, then the migrations
-//! ([`super::schema`]). The file is created with mode 0600: it holds conversations and memories.
-//! `path` must be a regular file or not exist yet.
+//! ([`super::schema`]). The file is created with mode 0600 (its folders 0700), whatever the
+//! umask: it holds conversations and memories. `path` must be a regular file or not exist yet.
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
@@ -17,7 +17,7 @@
 //! SQL is static text with bound parameters (the pragmas above take numbers this code sets).
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -25,6 +25,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::schema::migrate;
 use crate::error::{Context, Error, Result};
+use crate::files::{create_private_dir, create_private_file};
 
 /// How to open a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,22 +103,32 @@ impl SqliteStore {
         SqliteStore::open_with(path, SqliteOptions::default())
     }
 
-    /// Opens the database at `path` with `options`.
+    /// Opens the database at `path` with `options`. Folders it creates are 0700 and the file
+    /// it creates 0600, whatever the umask; a `.ctxkit` folder it creates gets its
+    /// `.gitignore` ([`crate::files::create_private_dir`]).
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        existing_database(&path)?;
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::io("create the folder of", &path, e))?;
+        if existing_database(&path)? {
+            // SQLite would open a file it cannot write read-only and fail later, naming a
+            // transaction; this names the file and the permission.
+            OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map_err(|e| Error::io("open for writing", &path, e))?;
+        } else {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                create_private_dir(parent)?;
+            }
+            // Created here first so that it (and SQLite's -wal and -shm files, which copy its
+            // mode) is readable by its owner only.
+            match create_private_file(&path) {
+                Ok(_) => {}
+                // Another process created it meanwhile: it is theirs to have set up.
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(error),
+            }
         }
-        // Created here first so that it (and SQLite's -wal and -shm files, which copy its
-        // mode) is readable by its owner only.
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| Error::io("create", &path, e))?;
         let connection =
             Connection::open(&path).context(|| format!("opening {}", path.display()))?;
         SqliteStore::configure(connection, path, options)
