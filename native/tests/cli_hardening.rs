@@ -1,10 +1,21 @@
-//! Regression tests of the CLI against a hostile probe: memory searches bounded, and input or
-//! names that used to confuse the CLI (a UTF-8 BOM, a reset `user_version`, a `--db` that is
-//! no regular file, control characters in session names).
+//! Regression tests of the CLI against a hostile probe: memory searches bounded, a failed
+//! multi-session import storing nothing, and input or names that used to confuse the CLI (a
+//! UTF-8 BOM, a reset `user_version`, a `--db` that is no regular file, control characters in
+//! session names).
 
 mod common;
 
 use common::project::{assert_ok, stderr, stdout, Project};
+
+/// The first `count` conversations of the tau-bench corpus file, then its second one again.
+fn tau_bench_with_a_repeated_entry(count: usize) -> Vec<u8> {
+    let path = ctxkit_tests::corpus_dir().join("tau-bench/gpt-4o-airline.json");
+    let all: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut picked: Vec<serde_json::Value> = all.into_iter().take(count).collect();
+    picked.push(picked[1].clone());
+    serde_json::to_vec(&picked).unwrap()
+}
 
 #[test]
 fn a_memory_search_past_its_bounds_is_refused_with_the_limit_and_the_size() {
@@ -62,6 +73,36 @@ fn the_worst_search_within_the_bounds_takes_bounded_time() {
         // the bounded worst case takes even on a slow, shared machine.
         assert!(took.as_secs() < 20, "{query:?} took {took:?}");
     }
+}
+
+#[test]
+fn a_multi_session_import_with_a_repeated_label_stores_nothing() {
+    let project = Project::new();
+    let file = project.file("dup.json", &tau_bench_with_a_repeated_entry(3));
+    let output = project.run(&["import", file.to_str().unwrap()]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("\"dup/task-1-trial-0\""), "{message}");
+    assert!(message.contains("nothing was imported"), "{message}");
+    assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+    assert_eq!(project.dump(), "", "no session stored");
+
+    // A clash with a session already stored changes nothing either.
+    let single = project.file("s.jsonl", b"{\"role\":\"user\",\"content\":\"hi\"}\n");
+    assert_ok(
+        &project.run(&[
+            "import",
+            single.to_str().unwrap(),
+            "--session",
+            "many/task-2-trial-0",
+        ]),
+        "import one",
+    );
+    let before = project.dump();
+    let path = ctxkit_tests::corpus_dir().join("tau-bench/gpt-4o-airline.json");
+    let output = project.run(&["import", path.to_str().unwrap(), "--session", "many"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(project.dump(), before);
 }
 
 #[test]

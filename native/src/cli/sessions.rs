@@ -1,5 +1,6 @@
 //! The session commands: `import`, `view`, `append`, `sessions` and `stats`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -93,33 +94,70 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
             })
             .collect(),
     };
-    let mut config = EngineConfig::default();
-    config.policy.family = args.model_family.into();
-    let mut engine = places.engine(config)?;
-    // Every name is checked before anything is written, so a clash changes nothing.
-    for name in &names {
-        if engine.session_info(name).is_ok() {
+    // Every name is checked before anything is written: a name the file repeats (a
+    // conversation listed twice) or one already taken would fail the import halfway.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, name) in names.iter().enumerate() {
+        if let Some(first) = seen.insert(name, index) {
             return Err(Failure::usage(format!(
-                "a session named {:?} already exists (choose another with --session)",
+                "{file_name}: conversations {first} and {index} would both be session {:?} \
+                 (the file repeats their label); nothing was imported",
                 printable(name)
             )));
         }
     }
-    let mut summary = Vec::new();
-    for (name, session) in names.iter().zip(imported.sessions) {
-        let calls: usize = session.messages.iter().map(|m| m.tool_calls.len()).sum();
-        let info = engine.import_session(name, session.messages)?;
-        summary.push(json!({"session": name, "messages": info.messages, "tool_calls": calls, "tokens": info.total_tokens, "compactions_in_source": session.compactions.len()}));
+    let mut config = EngineConfig::default();
+    config.policy.family = args.model_family.into();
+    let mut engine = places.engine(config)?;
+    for name in &names {
+        if engine.session_info(name).is_ok() {
+            return Err(Failure::usage(format!(
+                "a session named {:?} already exists (choose another with --session); \
+                 nothing was imported",
+                printable(name)
+            )));
+        }
     }
+    let calls: Vec<usize> = imported
+        .sessions
+        .iter()
+        .map(|session| session.messages.iter().map(|m| m.tool_calls.len()).sum())
+        .collect();
+    let compactions: Vec<usize> = imported
+        .sessions
+        .iter()
+        .map(|session| session.compactions.len())
+        .collect();
+    let format = imported.format;
+    // One transaction for the whole file: every session is stored, or none.
+    let infos = engine.import_sessions(
+        names
+            .iter()
+            .cloned()
+            .zip(
+                imported
+                    .sessions
+                    .into_iter()
+                    .map(|session| session.messages),
+            )
+            .collect(),
+    )?;
+    let summary: Vec<serde_json::Value> = infos
+        .iter()
+        .zip(calls.iter().zip(&compactions))
+        .map(|(info, (calls, compactions))| {
+            json!({"session": info.name, "messages": info.messages, "tool_calls": calls, "tokens": info.total_tokens, "compactions_in_source": compactions})
+        })
+        .collect();
     if args.json {
         println!(
             "{}",
-            json!({"file": file_name, "format": imported.format.as_str(), "sessions": summary})
+            json!({"file": file_name, "format": format.as_str(), "sessions": summary})
         );
     } else {
         println!(
             "imported {file_name} ({}) into {} session(s):",
-            imported.format.as_str(),
+            format.as_str(),
             summary.len()
         );
         for item in summary.iter().take(20) {

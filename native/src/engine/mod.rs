@@ -22,6 +22,7 @@
 
 mod config;
 mod events;
+mod import;
 mod memory;
 mod prompt;
 mod record;
@@ -30,9 +31,7 @@ mod turn;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ctxkit_core::model::Entry;
 use ctxkit_core::turn::{turn_tail_after, Session};
-use ctxkit_core::Message;
 
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
@@ -173,16 +172,6 @@ impl Engine {
         let now = self.clock.now_unix();
         self.store
             .create_session(name, self.config.policy.family, now)?;
-        self.store.session_info(name)
-    }
-
-    /// Creates a session holding `messages` (a transcript from elsewhere), in one
-    /// transaction. The messages are stored as they are: nothing is offloaded.
-    pub fn import_session(&mut self, name: &str, messages: Vec<Message>) -> Result<SessionInfo> {
-        let now = self.clock.now_unix();
-        let family = self.config.policy.family;
-        let entries = Entry::number(messages, 1, family);
-        self.store.import_session(name, family, &entries, now)?;
         self.store.session_info(name)
     }
 

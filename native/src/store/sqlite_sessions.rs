@@ -11,13 +11,16 @@ use rusqlite::{params, OptionalExtension};
 use super::sqlite::SqliteStore;
 use super::sqlite_memory::add_memory_in;
 use super::sqlite_queries::{
-    append_in, entries_after, insert_checkpoint, insert_session, latest_anchor, latest_checkpoint,
-    session_row, session_state,
+    append_in, entries_after, insert_checkpoint, insert_session, insert_usage_anchor,
+    insert_whole_session, latest_anchor, latest_checkpoint, session_row, session_state,
+    update_nudge_state,
 };
 use super::sqlite_rows::{
     checked_checkpoint, checkpoint_of_row, family_from_name, CHECKPOINT_COLUMNS,
 };
-use super::{AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionInfo, SessionStore};
+use super::{
+    AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
+};
 use crate::error::{Context, Error, Result};
 
 impl SessionStore for SqliteStore {
@@ -202,6 +205,26 @@ impl SessionStore for SqliteStore {
         transaction.commit().context(what)
     }
 
+    fn import_sessions(
+        &mut self,
+        sessions: &[SessionImport<'_>],
+        memories: &[NewMemory],
+        project: &str,
+        now: i64,
+    ) -> Result<Vec<AddedMemory>> {
+        let what = || format!("importing {} session(s)", sessions.len());
+        let transaction = self.write(what)?;
+        for import in sessions {
+            insert_whole_session(&transaction, import, now)?;
+        }
+        let added = memories
+            .iter()
+            .map(|memory| add_memory_in(&transaction, project, memory, now))
+            .collect::<Result<Vec<_>>>()?;
+        transaction.commit().context(what)?;
+        Ok(added)
+    }
+
     fn add_checkpoint(&mut self, name: &str, checkpoint: &Checkpoint, now: i64) -> Result<()> {
         let what = || format!("session {name:?}: storing a checkpoint");
         let transaction = self.write(what)?;
@@ -230,22 +253,7 @@ impl SessionStore for SqliteStore {
         if let Some(checkpoint) = &changes.checkpoint {
             insert_checkpoint(&transaction, name, id, last_seq, checkpoint, now)?;
         }
-        let nudge_state = &changes.nudge_state;
-        transaction
-            .prepare_cached(
-                "UPDATE sessions SET nudge_turn = ?2, nudge_last_seq = ?3, \
-                 nudge_turns_without_progress = ?4, updated_at = ?5 WHERE id = ?1",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    id,
-                    nudge_state.turn,
-                    nudge_state.last_seq,
-                    nudge_state.turns_without_progress,
-                    now
-                ])
-            })
-            .context(what)?;
+        update_nudge_state(&transaction, name, id, &changes.nudge_state, now)?;
         let added = memories
             .iter()
             .map(|memory| add_memory_in(&transaction, project, memory, now))
@@ -258,23 +266,7 @@ impl SessionStore for SqliteStore {
         let what = || format!("session {name:?}: recording usage");
         let transaction = self.write(what)?;
         let (id, _) = session_row(&transaction, name)?;
-        transaction
-            .prepare_cached(
-                "INSERT INTO usage_anchors (session_id, checkpoint_through, last_seq, \
-                 input_tokens, estimated_tokens, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    id,
-                    anchor.checkpoint_through,
-                    anchor.last_seq,
-                    anchor.input_tokens,
-                    anchor.estimated_tokens,
-                    now
-                ])
-            })
-            .context(what)?;
-        let version = transaction.last_insert_rowid();
+        let version = insert_usage_anchor(&transaction, name, id, anchor, now)?;
         transaction.commit().context(what)?;
         Ok(version)
     }
