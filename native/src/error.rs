@@ -48,15 +48,16 @@ pub enum Error {
     /// A session with this name already exists.
     #[error("a session named {0:?} already exists")]
     SessionExists(String),
-    /// Another writer appended to the session first; nothing was written.
-    #[error("session {session:?}: expected to append seq {expected}, but the log ends at seq {found} (another writer appended first; reload and retry)")]
+    /// Another writer appended to the session after this one read where its log ends;
+    /// nothing was written. Read the log's end again, renumber and retry.
+    #[error("session {session:?}: this append was numbered from seq {first_seq}, but another writer appended first and the log now ends at seq {log_ends_at}; nothing was written")]
     SeqConflict {
         /// The session.
         session: String,
-        /// The seq this call tried to write.
-        expected: u64,
-        /// The last seq in the store.
-        found: u64,
+        /// The seq the append started at (the log's end as this writer read it, plus one).
+        first_seq: u64,
+        /// Where the log really ends.
+        log_ends_at: u64,
     },
     /// A stored row could not be read back.
     #[error("session {session:?}, {row}: {problem}")]

@@ -99,14 +99,19 @@ fn appends_continue_the_log_and_a_second_writer_gets_a_conflict() {
         matches!(
             error,
             Error::SeqConflict {
-                expected: 6,
-                found: 6,
+                first_seq: 6,
+                log_ends_at: 6,
                 ..
             }
         ),
         "{error}"
     );
-    assert!(error.to_string().contains("session \"s\""), "{error}");
+    // The message says what happened: the log already holds the seq this append started at.
+    assert_eq!(
+        error.to_string(),
+        "session \"s\": this append was numbered from seq 6, but another writer appended \
+         first and the log now ends at seq 6; nothing was written"
+    );
     let gap = second.append("s", &entries(9, 1), &[], 3).unwrap_err();
     assert!(gap.to_string().contains("expected seq 7"), "{gap}");
     let exported = second.export_session("s").unwrap();

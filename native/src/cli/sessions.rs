@@ -255,7 +255,8 @@ pub struct AppendArgs {
     pub create: bool,
 }
 
-/// Runs `ctxkit append`: every message is parsed before the first is stored.
+/// Runs `ctxkit append`: every message is parsed before the first is stored, and all are
+/// stored in one transaction (a race lost to another writer is retried by the engine).
 pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
     let (name, text) = read_text(args.file.as_deref())?;
     let messages = ctxkit_messages(&text).map_err(|e| Failure::from(e).within(&name))?;
@@ -263,16 +264,15 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("{name}: no messages to append")));
     }
     let mut engine = places.engine(EngineConfig::default())?;
-    if engine.session_info(&args.session).is_err() {
-        if !args.create {
+    let outcome = match engine.record_batch(&args.session, messages, args.create) {
+        Err(ctxkit::Error::NoSuchSession(_)) => {
             return Err(Failure::usage(format!(
                 "no session named {:?} (use --create to start one)",
                 printable(&args.session)
             )));
         }
-        engine.create_session(&args.session)?;
-    }
-    let outcome = engine.record(&args.session, messages)?;
+        other => other?,
+    };
     let offloads: Vec<String> = outcome
         .recorded
         .iter()
@@ -282,6 +282,12 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
                 .map(|o| format!("seq {} → {}", r.seq, o.relative_path))
         })
         .collect();
+    for event in outcome.events.iter().filter(|e| e.is_warning()) {
+        eprintln!(
+            "warning: {}",
+            serde_json::to_string(event).unwrap_or_default()
+        );
+    }
     println!(
         "appended {} message(s) to {} (seq {}–{}){}",
         outcome.recorded.len(),
@@ -294,12 +300,6 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
             format!("; offloaded {}", offloads.join(", "))
         }
     );
-    for event in outcome.events.iter().filter(|e| e.is_warning()) {
-        eprintln!(
-            "warning: {}",
-            serde_json::to_string(event).unwrap_or_default()
-        );
-    }
     Ok(())
 }
 

@@ -4,8 +4,9 @@
 //! 1. [`Engine::prepare_turn`]: reads the clock and AGENTS.md, renders memory, builds the
 //!    system prompt, plans, answers a summary request (LLM or extractive) and stores the
 //!    checkpoint, stores the nudge state, and returns the view to send;
-//! 2. [`Engine::record`]: what came back (the assistant message, tool results), each message
-//!    offloaded if big and appended in its own transaction;
+//! 2. [`Engine::record_batch`]: what came back (the assistant message, tool results), each
+//!    message offloaded if big, all appended in one transaction (or [`Engine::record`]: each
+//!    in its own);
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
@@ -15,8 +16,9 @@
 //! the next turn reads) in memory, and checks with one small query per call that no other
 //! process changed the session meanwhile; if one did, the tail is read again.
 //!
-//! Guarantees: a call that fails leaves the store as it was (earlier messages of a
-//! [`Engine::record`] batch stay recorded: each is its own transaction); a summarizer or an
+//! Guarantees: a call that fails leaves the store as it was (earlier messages of an
+//! [`Engine::record`] call stay recorded: each is its own transaction; a
+//! [`Engine::record_batch`] stores all or nothing); a summarizer or an
 //! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
 //! prompt is never stored.
 
@@ -35,7 +37,7 @@ use ctxkit_core::turn::{turn_tail_after, Session};
 
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
-pub use record::{RecordOutcome, RecordedMessage};
+pub use record::{RecordOutcome, RecordedMessage, APPEND_ATTEMPTS};
 pub use turn::TurnResult;
 
 use crate::clock::{Clock, SystemClock};

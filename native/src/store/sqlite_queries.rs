@@ -211,8 +211,8 @@ pub(super) fn append_in(
     if let Some(first) = entries.first().filter(|first| first.seq <= last_seq) {
         return Err(Error::SeqConflict {
             session: name.to_owned(),
-            expected: first.seq,
-            found: last_seq,
+            first_seq: first.seq,
+            log_ends_at: last_seq,
         });
     }
     let mut expected = last_seq.saturating_add(1);
