@@ -88,6 +88,25 @@ pub enum Error {
         /// What is wrong, in one line.
         problem: String,
     },
+    /// The database is older than this build and was opened read-only, so it cannot be
+    /// migrated.
+    #[error("database {}: schema version {found}, older than this ctxkit's {supported}; it needs a migration, which a read-only open does not do (a command that writes migrates it, with write access to the file)", path.display())]
+    NeedsMigration {
+        /// The database file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The version this build needs.
+        supported: i64,
+    },
+    /// A database read without locks (a read-only open, see
+    /// [`crate::store::SqliteStore::open_read_only`]) was written meanwhile: what was read may
+    /// mix the old and the new. Open it again and read again.
+    #[error("database {}: written by another process during a read-only read; read it again", path.display())]
+    DatabaseChanged {
+        /// The database file.
+        path: PathBuf,
+    },
     /// No live memory has this id.
     #[error("no memory with id {0}")]
     NoSuchMemory(i64),

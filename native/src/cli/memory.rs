@@ -86,9 +86,23 @@ pub struct RemoveArgs {
     pub id: i64,
 }
 
-/// Runs a memory command.
+/// Runs a memory command. `list` and `precis` only read: they open the database read-only.
 pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
-    let mut engine = places.engine(EngineConfig::default())?;
+    let config = EngineConfig::default();
+    let mut engine = match command {
+        MemoryCommand::List(args) => {
+            let all = places.read(config, |engine| {
+                engine.list_memories(&MemoryFilter::default())
+            })?;
+            return print_memories(&all, args.json);
+        }
+        MemoryCommand::Precis => {
+            let precis = places.read(config, |engine| engine.memory_precis())?;
+            print!("{}", ensure_newline(precis));
+            return Ok(());
+        }
+        _ => places.engine(config)?,
+    };
     match command {
         MemoryCommand::Add(args) => {
             if args.content.trim().is_empty() {
@@ -135,10 +149,6 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
             })?;
             print_memories(&found, args.json)?;
         }
-        MemoryCommand::List(args) => {
-            let all = engine.list_memories(&MemoryFilter::default())?;
-            print_memories(&all, args.json)?;
-        }
         MemoryCommand::Rm(args) => {
             if engine.remove_memory(args.id)? {
                 println!("forgot memory #{}", args.id);
@@ -146,7 +156,8 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                 return Err(Failure::usage(format!("no memory with id {}", args.id)));
             }
         }
-        MemoryCommand::Precis => print!("{}", ensure_newline(engine.memory_precis()?)),
+        // Answered above, read-only.
+        MemoryCommand::List(_) | MemoryCommand::Precis => {}
     }
     Ok(())
 }

@@ -213,14 +213,14 @@ pub struct ViewArgs {
     pub format: ViewFormat,
 }
 
-/// Runs `ctxkit view`: the next view, computed without storing anything.
+/// Runs `ctxkit view`: the next view, computed without storing anything (the database is
+/// opened read-only).
 pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
     let config = EngineConfig {
         budget: Budget::for_window(args.window),
         ..EngineConfig::default()
     };
-    let mut engine = places.engine(config)?;
-    let view = engine.preview_turn(&args.session)?;
+    let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
     let body = view.render(args.format.into())?;
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
     println!("{text}");
@@ -311,10 +311,10 @@ pub struct SessionsArgs {
     pub json: bool,
 }
 
-/// Runs `ctxkit sessions`. Names are shown through [`printable`], so none can forge a line.
+/// Runs `ctxkit sessions` (the database opened read-only). Names are shown through
+/// [`printable`], so none can forge a line.
 pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
-    let engine = places.engine(EngineConfig::default())?;
-    let sessions = engine.list_sessions()?;
+    let sessions = places.read(EngineConfig::default(), |engine| engine.list_sessions())?;
     if args.json {
         println!(
             "{}",
@@ -347,10 +347,11 @@ pub struct StatsArgs {
     pub json: bool,
 }
 
-/// Runs `ctxkit stats`.
+/// Runs `ctxkit stats` (the database opened read-only).
 pub fn stats(places: &Places, args: StatsArgs) -> Result<(), Failure> {
-    let engine = places.engine(EngineConfig::default())?;
-    let info = engine.session_info(&args.session)?;
+    let info = places.read(EngineConfig::default(), |engine| {
+        engine.session_info(&args.session)
+    })?;
     if args.json {
         println!(
             "{}",

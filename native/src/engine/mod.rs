@@ -116,6 +116,20 @@ impl Engine {
         Engine::with_store(Box::new(store), workdir, config)
     }
 
+    /// Opens the existing SQLite database at `db_path` read-only
+    /// ([`SqliteStore::open_read_only`]: nothing is created, migrated or written) for the
+    /// project in `workdir`. Reads work; every write fails. For programs that only look:
+    /// a read that overlapped a writer fails with [`Error::DatabaseChanged`], and reading
+    /// again from a new engine gives a consistent answer.
+    pub fn open_read_only(
+        db_path: impl AsRef<Path>,
+        workdir: impl AsRef<Path>,
+        config: EngineConfig,
+    ) -> Result<Self> {
+        let store = SqliteStore::open_read_only(db_path)?;
+        Engine::with_store(Box::new(store), workdir, config)
+    }
+
     /// An engine over any store.
     pub fn with_store(
         store: Box<dyn Store>,

@@ -24,6 +24,7 @@ mod schema;
 mod sqlite;
 mod sqlite_memory;
 mod sqlite_queries;
+mod sqlite_read_only;
 mod sqlite_rows;
 mod sqlite_sessions;
 

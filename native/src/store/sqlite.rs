@@ -5,6 +5,8 @@
 //! `synchronous = NORMAL` (see below), `foreign_keys = ON`, then the migrations
 //! ([`super::schema`]). The file is created with mode 0600 (its folders 0700), whatever the
 //! umask: it holds conversations and memories. `path` must be a regular file or not exist yet.
+//! [`SqliteStore::open_read_only`] (in `sqlite_read_only`) is the open for commands that only
+//! read.
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
@@ -24,6 +26,7 @@ use std::time::Duration;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::schema::migrate;
+use super::sqlite_read_only::FileStamp;
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
 
@@ -59,12 +62,15 @@ const WAL_SIZE_LIMIT_BYTES: i64 = 64 << 20;
 pub struct SqliteStore {
     pub(crate) connection: Connection,
     path: PathBuf,
+    /// Set when the database is read without locks (a read-only open of a database at rest):
+    /// what the file looked like before the open.
+    pub(super) snapshot: Option<FileStamp>,
 }
 
 /// Whether `path` holds a database to open: `false` when nothing is there yet, `true` for a
 /// regular file (or a symlink to one). Anything else (a folder, `/dev/null`, a FIFO) is
 /// refused: SQLite would make a journal beside it, or block, or fail later and less clearly.
-fn existing_database(path: &Path) -> Result<bool> {
+pub(super) fn existing_database(path: &Path) -> Result<bool> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -134,6 +140,19 @@ impl SqliteStore {
         SqliteStore::configure(connection, path, options)
     }
 
+    /// A store over `connection` as it is (no settings, no migrations).
+    pub(super) fn from_parts(
+        connection: Connection,
+        path: PathBuf,
+        snapshot: Option<FileStamp>,
+    ) -> SqliteStore {
+        SqliteStore {
+            connection,
+            path,
+            snapshot,
+        }
+    }
+
     /// An in-memory database (tests, dry runs); it has no WAL and disappears when dropped.
     pub fn open_in_memory() -> Result<Self> {
         let connection =
@@ -175,7 +194,7 @@ impl SqliteStore {
             )
             .context(|| format!("{at}: setting journal_size_limit"))?;
         migrate(&mut connection, &path)?;
-        Ok(SqliteStore { connection, path })
+        Ok(SqliteStore::from_parts(connection, path, None))
     }
 
     /// The database file.

@@ -170,7 +170,7 @@ impl MemoryStore for SqliteStore {
     }
 
     fn get_memory(&self, id: i64) -> Result<Option<MemoryRecord>> {
-        memory_by_id(&self.connection, id)
+        self.checked(memory_by_id(&self.connection, id))
     }
 
     fn search_memories(
@@ -272,7 +272,8 @@ impl MemoryStore for SqliteStore {
              ORDER BY m.updated_at DESC, m.id DESC LIMIT :limit"
         );
         let limit = i64::try_from(filter.limit.clamp(1, MAX_LIMIT)).unwrap_or(1_000);
-        self.connection
+        let result = self
+            .connection
             .prepare_cached(&sql)
             .and_then(|mut statement| {
                 statement
@@ -288,7 +289,8 @@ impl MemoryStore for SqliteStore {
                     )?
                     .collect()
             })
-            .context(|| "listing memories".to_owned())
+            .context(|| "listing memories".to_owned());
+        self.checked(result)
     }
 
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool> {
