@@ -6,6 +6,7 @@ use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMem
 use ctxkit::EngineConfig;
 use ctxkit_core::memory::{MemoryScope, MemorySource};
 
+use super::output::{self, line};
 use super::report::printable;
 use super::{Failure, Places};
 
@@ -98,8 +99,7 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
         }
         MemoryCommand::Precis => {
             let precis = places.read(config, |engine| engine.memory_precis())?;
-            print!("{}", ensure_newline(precis));
-            return Ok(());
+            return output::text(ensure_newline(precis));
         }
         _ => places.engine(config)?,
     };
@@ -134,12 +134,13 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                 AddedMemory::Duplicate(record) => ("already remembered", record),
             };
             if args.json {
-                println!(
-                    "{}",
-                    serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?
-                );
+                line(serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?)?;
             } else {
-                println!("{verb}: #{} {}", record.id, printable(&record.title));
+                line(format_args!(
+                    "{verb}: #{} {}",
+                    record.id,
+                    printable(&record.title)
+                ))?;
             }
         }
         MemoryCommand::Search(args) => {
@@ -151,7 +152,7 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
         }
         MemoryCommand::Rm(args) => {
             if engine.remove_memory(args.id)? {
-                println!("forgot memory #{}", args.id);
+                line(format_args!("forgot memory #{}", args.id))?;
             } else {
                 return Err(Failure::usage(format!("no memory with id {}", args.id)));
             }
@@ -164,14 +165,10 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
 
 fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> {
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(memories).map_err(|e| Failure::runtime(e.to_string()))?
-        );
-        return Ok(());
+        return line(serde_json::to_string(memories).map_err(|e| Failure::runtime(e.to_string()))?);
     }
     if memories.is_empty() {
-        println!("no memories");
+        line("no memories")?;
     }
     for memory in memories {
         let content: String = memory
@@ -180,7 +177,7 @@ fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> 
             .collect::<Vec<_>>()
             .join(" ");
         // Printable: a memory's text, like a session's name, must not forge lines.
-        println!(
+        line(format_args!(
             "#{:<5} [{}] ({}, importance {}) {}: {}",
             memory.id,
             printable(&memory.category),
@@ -188,7 +185,7 @@ fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> 
             memory.importance,
             printable(&memory.title),
             printable(&content)
-        );
+        ))?;
     }
     Ok(())
 }

@@ -3,7 +3,9 @@
 //! Conventions every command follows: `--db PATH` (default `.ctxkit/ctxkit.db` under the
 //! working directory); `--json` where the output is data; no colours when `NO_COLOR` is set or
 //! the output is not a terminal; exit code 0 on success, 1 on a runtime failure, 2 on bad input
-//! or usage, with a one-line message naming the file, line and field at fault. Input is parsed and checked in full before anything is written, and each command writes in
+//! or usage, with a one-line message naming the file, line and field at fault; a closed
+//! standard output ends a command quietly with 0 (everything printed goes through `output`).
+//! Input is parsed and checked in full before anything is written, and each command writes in
 //! one transaction, so a failed command leaves the database as it was. The commands that only
 //! read (`sessions`, `stats`, `view`, `memory list`, `memory precis`) open the database
 //! read-only ([`Places::read`]). The commands only translate: every decision is an engine or
@@ -13,6 +15,7 @@ mod demo_session;
 mod failure;
 mod input;
 mod memory;
+mod output;
 mod replay;
 mod replay_report;
 mod report;

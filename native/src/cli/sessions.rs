@@ -12,6 +12,7 @@ use ctxkit_core::wire::WireFormat;
 use serde_json::json;
 
 use super::input::read_text;
+use super::output::{self, line, note};
 use super::report::{percent, printable, table, thousands};
 use super::{Failure, FamilyArg, Places};
 
@@ -150,31 +151,27 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
         })
         .collect();
     if args.json {
-        println!(
-            "{}",
-            json!({"file": file_name, "format": format.as_str(), "sessions": summary})
-        );
-    } else {
-        println!(
-            "imported {file_name} ({}) into {} session(s):",
-            format.as_str(),
-            summary.len()
-        );
-        for item in summary.iter().take(20) {
-            println!(
-                "  {}: {} messages, {} tool calls, {} tokens",
-                printable(item["session"].as_str().unwrap_or_default()),
-                item["messages"],
-                item["tool_calls"],
-                thousands(item["tokens"].as_u64().unwrap_or_default())
-            );
-        }
-        if summary.len() > 20 {
-            println!(
-                "  … and {} more (ctxkit sessions lists them)",
-                summary.len() - 20
-            );
-        }
+        return line(json!({"file": file_name, "format": format.as_str(), "sessions": summary}));
+    }
+    line(format_args!(
+        "imported {file_name} ({}) into {} session(s):",
+        format.as_str(),
+        summary.len()
+    ))?;
+    for item in summary.iter().take(20) {
+        line(format_args!(
+            "  {}: {} messages, {} tool calls, {} tokens",
+            printable(item["session"].as_str().unwrap_or_default()),
+            item["messages"],
+            item["tool_calls"],
+            thousands(item["tokens"].as_u64().unwrap_or_default())
+        ))?;
+    }
+    if summary.len() > 20 {
+        line(format_args!(
+            "  … and {} more (ctxkit sessions lists them)",
+            summary.len() - 20
+        ))?;
     }
     Ok(())
 }
@@ -223,9 +220,9 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
     let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
     let body = view.render(args.format.into())?;
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
-    println!("{text}");
+    line(text)?;
     let stats = &view.stats;
-    eprintln!(
+    note(format_args!(
         "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}",
         printable(&args.session),
         thousands(stats.total_tokens),
@@ -239,7 +236,7 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
         view.compacted
             .map(|m| format!(", compacted in memory ({}): not stored", m.as_str()))
             .unwrap_or_default()
-    );
+    ));
     Ok(())
 }
 
@@ -283,12 +280,12 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         })
         .collect();
     for event in outcome.events.iter().filter(|e| e.is_warning()) {
-        eprintln!(
+        note(format_args!(
             "warning: {}",
             serde_json::to_string(event).unwrap_or_default()
-        );
+        ));
     }
-    println!(
+    line(format_args!(
         "appended {} message(s) to {} (seq {}–{}){}",
         outcome.recorded.len(),
         printable(&args.session),
@@ -299,8 +296,7 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         } else {
             format!("; offloaded {}", offloads.join(", "))
         }
-    );
-    Ok(())
+    ))
 }
 
 /// Options of `ctxkit sessions`.
@@ -316,23 +312,21 @@ pub struct SessionsArgs {
 pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
     let sessions = places.read(EngineConfig::default(), |engine| engine.list_sessions())?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&sessions).map_err(|e| Failure::runtime(e.to_string()))?
+        return line(
+            serde_json::to_string(&sessions).map_err(|e| Failure::runtime(e.to_string()))?,
         );
-        return Ok(());
     }
     if sessions.is_empty() {
-        println!("no sessions in {}", places.db.display());
+        line(format_args!("no sessions in {}", places.db.display()))?;
     }
     for info in sessions {
-        println!(
+        line(format_args!(
             "{:<32} {:>6} messages {:>10} tokens {:>3} checkpoints",
             printable(&info.name),
             info.messages,
             thousands(info.total_tokens),
             info.checkpoints
-        );
+        ))?;
     }
     Ok(())
 }
@@ -353,14 +347,10 @@ pub fn stats(places: &Places, args: StatsArgs) -> Result<(), Failure> {
         engine.session_info(&args.session)
     })?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&info).map_err(|e| Failure::runtime(e.to_string()))?
-        );
+        line(serde_json::to_string(&info).map_err(|e| Failure::runtime(e.to_string()))?)
     } else {
-        print!("{}", render_stats(&info));
+        output::text(render_stats(&info))
     }
-    Ok(())
 }
 
 fn render_stats(info: &SessionInfo) -> String {

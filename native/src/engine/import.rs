@@ -1,5 +1,7 @@
 //! Whole sessions in, each call one transaction: transcripts from elsewhere
-//! ([`Engine::import_session`], [`Engine::import_sessions`]).
+//! ([`Engine::import_session`], [`Engine::import_sessions`]) and a session another engine
+//! played ([`Engine::adopt_session`]: how `ctxkit replay` stores its session only once it is
+//! complete).
 //!
 //! Guarantee: a call that fails stores nothing; a call that succeeds stored every session it
 //! was given, whole.
@@ -10,7 +12,7 @@ use ctxkit_core::Message;
 
 use super::Engine;
 use crate::error::Result;
-use crate::store::{SessionImport, SessionInfo};
+use crate::store::{AddedMemory, MemoryFilter, NewMemory, SessionImport, SessionInfo};
 
 impl Engine {
     /// Creates a session holding `messages` (a transcript from elsewhere), in one
@@ -55,5 +57,51 @@ impl Engine {
             .iter()
             .map(|(name, _)| self.store.session_info(name))
             .collect()
+    }
+
+    /// Stores session `name` as `from` holds it (its whole log, checkpoints, nudge state,
+    /// latest usage anchor and offload records), with the live memories `from` holds for this
+    /// project (deduplicated against this store's), in one transaction. `from` is typically an
+    /// engine over a scratch store in memory that played the session; its offload files are
+    /// already in the working directory, which both engines share. MEMORY.md is rewritten
+    /// when a memory was added (a failure there is only a warning, as for every memory write).
+    pub fn adopt_session(&mut self, from: &Engine, name: &str) -> Result<SessionInfo> {
+        let now = self.clock.now_unix();
+        let session = from.store.export_session(name)?;
+        let offloads = from.store.offloads(name)?;
+        let filter = MemoryFilter {
+            limit: usize::MAX,
+            ..MemoryFilter::default()
+        };
+        let memories: Vec<NewMemory> = from
+            .store
+            .list_memories(&from.project, &filter, now)?
+            .into_iter()
+            .map(|record| NewMemory {
+                title: record.title,
+                content: record.content,
+                category: record.category,
+                importance: i64::from(record.importance),
+                tags: record.tags,
+                scope: record.scope,
+                source: record.source,
+                expires_at: record.expires_at,
+            })
+            .collect();
+        let import = SessionImport {
+            name,
+            session: &session,
+            offloads: &offloads,
+        };
+        let added = self
+            .store
+            .import_sessions(&[import], &memories, &self.project, now)?;
+        if added
+            .iter()
+            .any(|memory| matches!(memory, AddedMemory::Added(_)))
+        {
+            self.refresh_memory_file(&mut Vec::new());
+        }
+        self.store.session_info(name)
     }
 }

@@ -66,17 +66,16 @@ impl Project {
             .unwrap()
     }
 
-    /// Runs the binary with its standard output closed before it writes anything (as
-    /// `ctxkit ... | head -c0` would): the reading end of the pipe is dropped at once.
+    /// Runs the binary with its standard output a pipe whose reading end is closed before the
+    /// binary starts (as `ctxkit ... | head -c0` would be): its first write fails with EPIPE.
     pub fn run_with_closed_stdout(&self, args: &[&str]) -> Output {
-        let mut child = self
-            .command(args)
-            .stdout(Stdio::piped())
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        self.command(args)
+            .stdout(writer)
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        child.wait_with_output().unwrap()
+            .output()
+            .unwrap()
     }
 
     /// Everything stored: every session exported, in order (empty when there is no database).
