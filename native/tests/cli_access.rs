@@ -4,7 +4,9 @@
 //! and never change one.
 //!
 //! Root bypasses file modes, so when the tests run as root the read-only cases run the binary
-//! as `nobody` through `setpriv` (they are skipped, saying so, when `setpriv` is missing).
+//! as `nobody` through `setpriv` (they are skipped, saying so, when `setpriv` is missing), and
+//! one runs it, as root, on a read-only bind mount in a mount namespace of its own (skipped
+//! where `unshare` cannot make one).
 
 mod common;
 
@@ -288,4 +290,45 @@ fn a_read_only_database_that_needs_a_migration_is_a_clear_error() {
     );
     assert_eq!(std::fs::metadata(project.db()).unwrap().len(), 0);
     set_mode(&folder, 0o700);
+}
+
+#[test]
+fn read_commands_work_on_a_read_only_mount() {
+    let project = project_with_a_session();
+    let folder = project.path().join(".ctxkit");
+    let folder = folder.to_str().unwrap();
+    // A private mount namespace (root only) where the folder is bound read-only onto itself:
+    // nothing, root included, can write there.
+    let run = |args: &[&str]| {
+        Command::new("unshare")
+            .args(["-m", "sh", "-c"])
+            .arg(
+                "mount --bind -o ro \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && \
+                 shift && exec \"$@\"",
+            )
+            .args(["sh", folder, BIN])
+            .args(args)
+            .current_dir(project.path())
+            .env("NO_COLOR", "1")
+            .output()
+    };
+    let probe = run(&["--version"]);
+    if !probe.as_ref().is_ok_and(|output| output.status.success()) {
+        eprintln!("skipped: no read-only bind mount here (needs unshare and root)");
+        return;
+    }
+    for args in READ_COMMANDS {
+        let output = run(args).unwrap();
+        assert_ok(&output, &format!("{args:?} on a read-only mount"));
+    }
+    let stats = run(&["stats", "s", "--json"]).unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(stats["messages"], 2);
+    let output = run(&["memory", "add", "x"]).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Read-only file system"),
+        "{}",
+        stderr(&output)
+    );
 }
