@@ -24,8 +24,8 @@ pub enum Error {
         /// The core's error.
         source: CoreError,
     },
-    /// SQLite failed.
-    #[error("{context}: {source}")]
+    /// SQLite failed. The message is SQLite's, without the SQL text it failed on.
+    #[error("{context}: {}", sqlite_message(.source))]
     Database {
         /// What was being done, naming the session or memory.
         context: String,
@@ -48,15 +48,16 @@ pub enum Error {
     /// A session with this name already exists.
     #[error("a session named {0:?} already exists")]
     SessionExists(String),
-    /// Another writer appended to the session first; nothing was written.
-    #[error("session {session:?}: expected to append seq {expected}, but the log ends at seq {found} (another writer appended first; reload and retry)")]
+    /// Another writer appended to the session after this one read where its log ends;
+    /// nothing was written. Read the log's end again, renumber and retry.
+    #[error("session {session:?}: this append was numbered from seq {first_seq}, but another writer appended first and the log now ends at seq {log_ends_at}; nothing was written")]
     SeqConflict {
         /// The session.
         session: String,
-        /// The seq this call tried to write.
-        expected: u64,
-        /// The last seq in the store.
-        found: u64,
+        /// The seq the append started at (the log's end as this writer read it, plus one).
+        first_seq: u64,
+        /// Where the log really ends.
+        log_ends_at: u64,
     },
     /// A stored row could not be read back.
     #[error("session {session:?}, {row}: {problem}")]
@@ -78,6 +79,34 @@ pub enum Error {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// The database's schema cannot be used as it is: its `user_version` says one thing and
+    /// its tables another, or a migration failed.
+    #[error("database {}: {problem}", path.display())]
+    Schema {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong, in one line.
+        problem: String,
+    },
+    /// The database is older than this build and was opened read-only, so it cannot be
+    /// migrated.
+    #[error("database {}: schema version {found}, older than this ctxkit's {supported}; it needs a migration, which a read-only open does not do (a command that writes migrates it, with write access to the file)", path.display())]
+    NeedsMigration {
+        /// The database file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The version this build needs.
+        supported: i64,
+    },
+    /// A database read without locks (a read-only open, see
+    /// [`crate::store::SqliteStore::open_read_only`]) was written meanwhile: what was read may
+    /// mix the old and the new. Open it again and read again.
+    #[error("database {}: written by another process during a read-only read; read it again", path.display())]
+    DatabaseChanged {
+        /// The database file.
+        path: PathBuf,
+    },
     /// No live memory has this id.
     #[error("no memory with id {0}")]
     NoSuchMemory(i64),
@@ -92,6 +121,15 @@ pub enum Error {
     /// A summarizer call failed (only returned by direct summarizer calls; a turn falls back).
     #[error(transparent)]
     Summarizer(#[from] crate::llm::SummarizerError),
+}
+
+/// SQLite's message for `error`, without the SQL it quotes: a migration's error would
+/// otherwise carry the whole migration, thousands of characters.
+fn sqlite_message(error: &rusqlite::Error) -> String {
+    match error {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Shorthand for results of the native shell.

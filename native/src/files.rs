@@ -1,17 +1,19 @@
 //! The `<workdir>/.ctxkit/` folder and safe file writes.
 //!
 //! Guarantees:
-//! - Folders ctxkit creates are mode 0700, files 0600: offloaded outputs and memories may hold
-//!   secrets a tool printed.
-//! - `.ctxkit/.gitignore` (ignoring everything in `.ctxkit`) is written when the folder is
-//!   first prepared, so nothing of ctxkit's is committed by accident.
+//! - Folders ctxkit creates are mode 0700, files 0600, whatever the umask (the mode is set on
+//!   what was just created, never on a folder or file that was already there): offloaded
+//!   outputs, memories and the database may hold secrets a tool printed.
+//! - `.ctxkit/.gitignore` (ignoring everything in `.ctxkit`) is written whenever ctxkit creates
+//!   the folder (the database's open, an offload, a memory write), so nothing of ctxkit's is
+//!   committed by accident.
 //! - [`write_atomically`] replaces a file whole or not at all: a temporary file in the same
 //!   folder, synced, then renamed over the target; readers see the old or the new content,
 //!   never a mix.
 //! - [`create_new_inside`] writes a new file only where the given relative path really leads
 //!   (no symlinked folder on the way) and never over an existing file.
 
-use std::fs::{DirBuilder, OpenOptions};
+use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
@@ -26,33 +28,79 @@ pub const MEMORY_FILE: &str = "MEMORY.md";
 pub const GITIGNORE_CONTENT: &str =
     "# Written by ctxkit: offloaded tool outputs and memory stay out of git.\n*\n";
 
-/// Creates `dir` and any missing parents with mode 0700 (existing folders are left as they
-/// are).
+/// Creates `dir` and any missing parents, each with mode 0700 whatever the umask. Folders that
+/// exist are left as they are (their mode is their owner's business). A `.ctxkit` folder this
+/// creates gets its `.gitignore` at once, so nothing in it can be committed by accident.
 pub fn create_private_dir(dir: &Path) -> Result<()> {
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| Error::io("create folder", dir, e))
+    let mut missing = Vec::new();
+    let mut next = Some(dir);
+    while let Some(path) = next.filter(|path| !path.as_os_str().is_empty()) {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => break,
+            Ok(_) => {
+                let error = std::io::Error::from(std::io::ErrorKind::NotADirectory);
+                return Err(Error::io("create folder", path, error));
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                missing.push(path);
+                next = path.parent();
+            }
+            Err(error) => return Err(Error::io("create folder", path, error)),
+        }
+    }
+    for path in missing.into_iter().rev() {
+        match DirBuilder::new().mode(0o700).create(path) {
+            Ok(()) => {
+                // mkdir applies the umask (0700 & !umask, so never more than 0700, but maybe
+                // less: 0500 under umask 0277); the folder just made gets exactly 0700.
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+                    .map_err(|e| Error::io("set the mode of", path, e))?;
+                if path.file_name() == Some(std::ffi::OsStr::new(CTXKIT_DIR)) {
+                    write_gitignore(path)?;
+                }
+            }
+            // Another process made it at the same moment: it is theirs, as it is.
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+            Err(error) => return Err(Error::io("create folder", path, error)),
+        }
+    }
+    Ok(())
+}
+
+/// Creates the new file `path` (never over an existing one) with mode exactly 0600, whatever
+/// the umask, and returns it open for writing.
+pub fn create_private_file(path: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io("create", path, e))?;
+    // On the open file, so it is the file just made whose mode is set.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::io("set the mode of", path, e))?;
+    Ok(file)
+}
+
+/// Writes `dir/.gitignore` if it is missing.
+fn write_gitignore(dir: &Path) -> Result<()> {
+    let gitignore = dir.join(".gitignore");
+    match create_private_file(&gitignore) {
+        Ok(mut file) => file
+            .write_all(GITIGNORE_CONTENT.as_bytes())
+            .map_err(|e| Error::io("write", &gitignore, e)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::AlreadyExists => {
+            Ok(())
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// Creates `<workdir>/.ctxkit` (0700) and its `.gitignore` if missing; returns the folder.
 pub fn prepare_ctxkit_dir(workdir: &Path) -> Result<PathBuf> {
     let dir = workdir.join(CTXKIT_DIR);
     create_private_dir(&dir)?;
-    let gitignore = dir.join(".gitignore");
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&gitignore)
-    {
-        Ok(mut file) => file
-            .write_all(GITIGNORE_CONTENT.as_bytes())
-            .map_err(|e| Error::io("write", &gitignore, e))?,
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(Error::io("create", &gitignore, error)),
-    }
+    write_gitignore(&dir)?;
     Ok(dir)
 }
 
@@ -134,12 +182,7 @@ pub fn create_new_inside(
         ));
     }
     let path = canonical_folder.join(file_name);
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| Error::io("create", &path, e))?;
+    let mut file = create_private_file(&path)?;
     if let Err(error) = file.write_all(content).and_then(|()| file.sync_data()) {
         // A partial file must not stay behind to be read as the whole output.
         let _ = std::fs::remove_file(&path);

@@ -77,7 +77,7 @@ pub mod store;
 
 pub use engine::{
     Engine, EngineConfig, Event, EventSink, MemoryOptions, PromptConfig, RecordOutcome,
-    RecordedMessage, TurnResult, WarningKind,
+    RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
 };
 pub use error::{Error, Result};
 

@@ -3,6 +3,7 @@
 
 mod cli;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -12,8 +13,15 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away: a normal end, nothing to say.
+        Err(failure) if failure.is_closed_output() => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("ctxkit: {}", failure.message.replace('\n', " "));
+            // A closed standard error leaves nobody to tell: the exit code still says it.
+            let _ = writeln!(
+                std::io::stderr(),
+                "ctxkit: {}",
+                failure.message.replace('\n', " ")
+            );
             ExitCode::from(failure.code)
         }
     }

@@ -8,8 +8,9 @@ use ctxkit::core::compaction::{Checkpoint, DroppedFacts, FactKind, PinnedFact, S
 use ctxkit::core::memory::NudgeState;
 use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::{ModelFamily, UsageAnchor};
+use ctxkit::core::turn::Session;
 use ctxkit::core::Message;
-use ctxkit::store::{OffloadRecord, SessionStore, SqliteStore, SCHEMA_VERSION};
+use ctxkit::store::{OffloadRecord, SessionImport, SessionStore, SqliteStore, SCHEMA_VERSION};
 use ctxkit::Error;
 
 const FAMILY: ModelFamily = ModelFamily::OpenAi;
@@ -107,14 +108,19 @@ fn appends_continue_the_log_and_a_second_writer_gets_a_conflict() {
         matches!(
             error,
             Error::SeqConflict {
-                expected: 6,
-                found: 6,
+                first_seq: 6,
+                log_ends_at: 6,
                 ..
             }
         ),
         "{error}"
     );
-    assert!(error.to_string().contains("session \"s\""), "{error}");
+    // The message says what happened: the log already holds the seq this append started at.
+    assert_eq!(
+        error.to_string(),
+        "session \"s\": this append was numbered from seq 6, but another writer appended \
+         first and the log now ends at seq 6; nothing was written"
+    );
     let gap = second.append("s", &entries(9, 1), &[], 3).unwrap_err();
     assert!(gap.to_string().contains("expected seq 7"), "{gap}");
     let exported = second.export_session("s").unwrap();
@@ -244,6 +250,61 @@ fn import_is_all_or_nothing_and_names_are_unique() {
     assert!(store.create_session("  ", FAMILY, 1).is_err());
     assert_eq!(store.list_sessions().unwrap().len(), 1);
     assert_eq!(store.export_session("a").unwrap().entries, entries(1, 10));
+}
+
+#[test]
+fn sessions_import_whole_in_one_transaction_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(dir.path().join("ctxkit.db")).unwrap();
+    let mut whole = Session::new(FAMILY);
+    whole.entries = entries(1, 6);
+    whole.add_checkpoint(checkpoint(3)).unwrap();
+    whole.nudge_state = NudgeState {
+        turn: 4,
+        last_seq: Some(6),
+        turns_without_progress: 1,
+    };
+    let anchor = UsageAnchor {
+        checkpoint_through: Some(3),
+        last_seq: Some(6),
+        input_tokens: 900,
+        estimated_tokens: 800,
+    };
+    whole.usage_anchor = Some(anchor);
+    let offload = OffloadRecord {
+        seq: 3,
+        tool_call_id: Some("c3".into()),
+        relative_path: ".ctxkit/tool_results/w/0000000003-c3.txt".into(),
+        bytes: 20_000,
+        lines: 100,
+        is_error: false,
+    };
+    let mut plain = Session::new(FAMILY);
+    plain.entries = entries(1, 2);
+    let import = |name, session, offloads| SessionImport {
+        name,
+        session,
+        offloads,
+    };
+    // A name given twice: the first session is not kept either.
+    let twice = [import("w", &whole, &[][..]), import("w", &plain, &[][..])];
+    let error = store.import_sessions(&twice, &[], "/p", 1).unwrap_err();
+    assert!(
+        matches!(&error, Error::SessionExists(name) if name == "w"),
+        "{error}"
+    );
+    assert_eq!(store.list_sessions().unwrap(), vec![]);
+
+    let both = [
+        import("w", &whole, std::slice::from_ref(&offload)),
+        import("p", &plain, &[][..]),
+    ];
+    store.import_sessions(&both, &[], "/p", 2).unwrap();
+    assert_eq!(store.export_session("w").unwrap(), whole);
+    assert_eq!(store.export_session("p").unwrap().entries, entries(1, 2));
+    assert_eq!(store.offloads("w").unwrap(), vec![offload]);
+    let info = store.session_info("w").unwrap();
+    assert_eq!((info.turns, info.usage_anchor), (4, Some(anchor)));
 }
 
 #[test]

@@ -13,6 +13,6 @@ pub(crate) mod names;
 pub(crate) mod plan;
 pub(crate) mod reference;
 
-pub use names::{offload_file_name, sanitize_file_component};
+pub use names::{offload_file_name, sanitize_file_component, session_folder};
 pub use plan::{plan_offload, OffloadPlan, OffloadPolicy};
 pub use reference::{is_offload_reference, OFFLOAD_HEADER};

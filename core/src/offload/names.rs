@@ -67,8 +67,16 @@ pub fn sanitize_file_component(raw: &str, max_bytes: usize) -> String {
     clean
 }
 
-/// `<folder>/<sanitized session>`, after checking both.
-pub(crate) fn session_folder(session: &str, folder: &str) -> Result<String> {
+/// The folder a session's offloaded outputs go to, relative to the working directory:
+/// `<folder>/<sanitized session>`, after checking both (a blank session, or a folder that is
+/// not a plain relative path, is an error).
+///
+/// ```
+/// use ctxkit_core::offload::session_folder;
+/// assert_eq!(session_folder("s1", ".ctxkit/tool_results/").unwrap(), ".ctxkit/tool_results/s1");
+/// assert_eq!(session_folder("..", "out").unwrap(), "out/__-07da1a07");
+/// ```
+pub fn session_folder(session: &str, folder: &str) -> Result<String> {
     if session.trim().is_empty() {
         return Err(CoreError::invalid(
             "session",

@@ -1,4 +1,5 @@
-//! How a command fails: a one-line message and an exit code (1 runtime, 2 bad input or usage).
+//! How a command fails: a one-line message and an exit code (1 runtime, 2 bad input or usage),
+//! or, when standard output was closed, a quiet stop ([`Failure::closed_output`], exit 0).
 
 use ctxkit::Error;
 use ctxkit_core::CoreError;
@@ -27,6 +28,21 @@ impl Failure {
             code: 1,
             message: message.into(),
         }
+    }
+
+    /// Standard output was closed (`ctxkit sessions | head -n1`): the command stops where it
+    /// is, and `main` exits 0 without a message, as every Unix tool does when its reader is
+    /// gone. Code 0 marks it.
+    pub fn closed_output() -> Self {
+        Failure {
+            code: 0,
+            message: String::new(),
+        }
+    }
+
+    /// Whether this is [`Failure::closed_output`].
+    pub fn is_closed_output(&self) -> bool {
+        self.code == 0
     }
 
     /// The same failure, with `place` (a file name) in front.

@@ -8,13 +8,18 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use ctxkit::EngineConfig;
+use ctxkit::store::SqliteStore;
+use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::compaction::pinned::{checkpoint_fidelity, log_mentions, CheckpointFidelity};
 use ctxkit_core::compaction::FactKind;
+use ctxkit_core::offload::session_folder;
 use ctxkit_core::Budget;
 use serde_json::json;
 
-use super::replay::{create_unused, load_steps, summarizer_config, ReplayArgs, SummarizerArg};
+use super::output::{line, text};
+use super::replay::{
+    load_steps, remove_offloads, summarizer_config, unused_name, ReplayArgs, Step, SummarizerArg,
+};
 use super::report::{grid, thousands};
 use super::sessions::FormatArg;
 use super::{Failure, FamilyArg, Places};
@@ -65,28 +70,49 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
     config.policy.family = args.model_family.into();
     config.prompt.read_agents_md = false;
     config.memory.in_prompt = false;
-    let mut engine = places.engine(config)?;
-    let session = create_unused(&mut engine, &format!("fidelity-{name}"))?;
-    for step in steps {
-        if !step.inputs.is_empty() {
-            engine.record(&session, step.inputs)?;
-        }
-        engine.prepare_turn(&session)?;
-        if !step.reply.is_empty() {
-            engine.record(&session, step.reply)?;
-        }
-    }
-    let whole = engine.export_session(&session)?;
+    // A report stores nothing: the replay runs in a store in memory, and the offload files it
+    // writes under the working directory are removed again.
+    let folder_of = |session: &str| {
+        config
+            .offload
+            .as_ref()
+            .and_then(|policy| session_folder(session, &policy.folder).ok())
+            .map(|folder| places.workdir.join(folder))
+    };
+    let store = SqliteStore::open_in_memory()?;
+    let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?;
+    let session = unused_name(&engine, &format!("fidelity-{name}"), |name| {
+        folder_of(name).is_some_and(|folder| folder.exists())
+    })?;
+    let made_folder = folder_of(&session).filter(|folder| !folder.exists());
+    engine.create_session(&session)?;
+    let played = play(&mut engine, &session, steps);
+    let exported = played.and_then(|()| Ok(engine.export_session(&session)?));
+    remove_offloads(&engine, &session, made_folder.as_deref());
+    let whole = exported?;
     let measured = checkpoint_fidelity(&whole.entries, &whole.checkpoints, |fact| {
         log_mentions(&whole.entries, fact)
     });
     if args.json {
         for checkpoint in &measured {
-            println!("{}", checkpoint_json(checkpoint));
+            line(checkpoint_json(checkpoint))?;
         }
-        println!("{}", totals_json(&measured, &session, args.window));
+        line(totals_json(&measured, &session, args.window))
     } else {
-        print!("{}", render(&measured, &args, &session));
+        text(render(&measured, &args, &session))
+    }
+}
+
+/// Plays `steps` into `session` as an agent loop would.
+fn play(engine: &mut Engine, session: &str, steps: Vec<Step>) -> Result<(), Failure> {
+    for step in steps {
+        if !step.inputs.is_empty() {
+            engine.record(session, step.inputs)?;
+        }
+        engine.prepare_turn(session)?;
+        if !step.reply.is_empty() {
+            engine.record(session, step.reply)?;
+        }
     }
     Ok(())
 }

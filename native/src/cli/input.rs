@@ -1,4 +1,6 @@
-//! Reading the command's input: a file, or standard input for `-`, as UTF-8 text.
+//! Reading the command's input: a file, or standard input for `-`, as UTF-8 text. A UTF-8
+//! byte order mark at the very start (which some Windows editors write) is dropped here, the
+//! one place every command's input passes, so no parser sees it.
 
 use std::io::Read;
 use std::path::Path;
@@ -24,7 +26,12 @@ pub fn read_text(path: Option<&Path>) -> Result<(String, String), Failure> {
         }
     };
     match String::from_utf8(bytes) {
-        Ok(text) => Ok((name, text)),
+        Ok(mut text) => {
+            if text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
+            Ok((name, text))
+        }
         Err(error) => {
             let at = error.utf8_error().valid_up_to();
             let line = error

@@ -6,6 +6,8 @@ use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMem
 use ctxkit::EngineConfig;
 use ctxkit_core::memory::{MemoryScope, MemorySource};
 
+use super::output::{self, line};
+use super::report::printable;
 use super::{Failure, Places};
 
 /// A memory command.
@@ -85,9 +87,22 @@ pub struct RemoveArgs {
     pub id: i64,
 }
 
-/// Runs a memory command.
+/// Runs a memory command. `list` and `precis` only read: they open the database read-only.
 pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
-    let mut engine = places.engine(EngineConfig::default())?;
+    let config = EngineConfig::default();
+    let mut engine = match command {
+        MemoryCommand::List(args) => {
+            let all = places.read(config, |engine| {
+                engine.list_memories(&MemoryFilter::default())
+            })?;
+            return print_memories(&all, args.json);
+        }
+        MemoryCommand::Precis => {
+            let precis = places.read(config, |engine| engine.memory_precis())?;
+            return output::text(ensure_newline(precis));
+        }
+        _ => places.engine(config)?,
+    };
     match command {
         MemoryCommand::Add(args) => {
             if args.content.trim().is_empty() {
@@ -119,12 +134,13 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                 AddedMemory::Duplicate(record) => ("already remembered", record),
             };
             if args.json {
-                println!(
-                    "{}",
-                    serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?
-                );
+                line(serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?)?;
             } else {
-                println!("{verb}: #{} {}", record.id, record.title);
+                line(format_args!(
+                    "{verb}: #{} {}",
+                    record.id,
+                    printable(&record.title)
+                ))?;
             }
         }
         MemoryCommand::Search(args) => {
@@ -134,32 +150,25 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
             })?;
             print_memories(&found, args.json)?;
         }
-        MemoryCommand::List(args) => {
-            let all = engine.list_memories(&MemoryFilter::default())?;
-            print_memories(&all, args.json)?;
-        }
         MemoryCommand::Rm(args) => {
             if engine.remove_memory(args.id)? {
-                println!("forgot memory #{}", args.id);
+                line(format_args!("forgot memory #{}", args.id))?;
             } else {
                 return Err(Failure::usage(format!("no memory with id {}", args.id)));
             }
         }
-        MemoryCommand::Precis => print!("{}", ensure_newline(engine.memory_precis()?)),
+        // Answered above, read-only.
+        MemoryCommand::List(_) | MemoryCommand::Precis => {}
     }
     Ok(())
 }
 
 fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> {
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(memories).map_err(|e| Failure::runtime(e.to_string()))?
-        );
-        return Ok(());
+        return line(serde_json::to_string(memories).map_err(|e| Failure::runtime(e.to_string()))?);
     }
     if memories.is_empty() {
-        println!("no memories");
+        line("no memories")?;
     }
     for memory in memories {
         let content: String = memory
@@ -167,15 +176,16 @@ fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> 
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        println!(
+        // Printable: a memory's text, like a session's name, must not forge lines.
+        line(format_args!(
             "#{:<5} [{}] ({}, importance {}) {}: {}",
             memory.id,
-            memory.category,
+            printable(&memory.category),
             source_name(memory.source),
             memory.importance,
-            memory.title,
-            content
-        );
+            printable(&memory.title),
+            printable(&content)
+        ))?;
     }
     Ok(())
 }

@@ -3,24 +3,32 @@
 //! Conventions every command follows: `--db PATH` (default `.ctxkit/ctxkit.db` under the
 //! working directory); `--json` where the output is data; no colours when `NO_COLOR` is set or
 //! the output is not a terminal; exit code 0 on success, 1 on a runtime failure, 2 on bad input
-//! or usage, with a one-line message naming the file, line and field at fault. Input is parsed
-//! and checked in full before anything is written, so a failed command leaves the database as
-//! it was. The commands only translate: every decision is an engine or core call.
+//! or usage, with a one-line message naming the file, line and field at fault; a closed
+//! standard output ends a command quietly with 0 (everything printed goes through `output`).
+//! Input is parsed and checked in full before anything is written, and each command writes in
+//! one transaction, so a failed command leaves the database as it was. The commands that only
+//! read (`sessions`, `stats`, `view`, `memory list`, `memory precis`) open the database
+//! read-only ([`Places::read`]). The commands only translate: every decision is an engine or
+//! core call.
 
 mod demo_session;
 mod failure;
 mod fidelity;
 mod input;
 mod memory;
+mod output;
 mod replay;
 mod replay_report;
 mod report;
 mod sessions;
 mod tools;
 
+use std::io::ErrorKind;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ctxkit::store::SqliteStore;
+use ctxkit::{Engine, EngineConfig};
 
 pub use failure::Failure;
 
@@ -143,13 +151,58 @@ impl Places {
         Ok(Places { workdir, db })
     }
 
-    /// Opens the engine over the database, creating its folder if needed.
-    pub fn engine(&self, config: ctxkit::EngineConfig) -> Result<ctxkit::Engine, Failure> {
-        if let Some(parent) = self.db.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                Failure::runtime(format!("cannot create {}: {e}", parent.display()))
-            })?;
-        }
-        ctxkit::Engine::open(&self.db, &self.workdir, config).map_err(Failure::from)
+    /// Opens the engine over the database for a command that writes, creating the database
+    /// and its folders if needed (0700, whatever the umask, `.ctxkit/` with its
+    /// `.gitignore`) and migrating it.
+    pub fn engine(&self, config: EngineConfig) -> Result<Engine, Failure> {
+        Engine::open(&self.db, &self.workdir, config).map_err(Failure::from)
     }
+
+    /// Runs `reads` (a command's reads, nothing printed yet) on the database opened read-only,
+    /// so a command that only reads works on a database this user cannot write and changes
+    /// nothing, not even beside it:
+    /// - a missing database reads as empty (and is not created);
+    /// - an older database that needs a migration is migrated first if this user can write
+    ///   it (the one case that opens it for writing), else it is an error;
+    /// - when a writer changed the database during the read ([`ctxkit::Error::DatabaseChanged`]),
+    ///   the read runs again on a new open, at most [`READ_ATTEMPTS`] times.
+    pub fn read<T>(
+        &self,
+        config: EngineConfig,
+        mut reads: impl FnMut(&mut Engine) -> ctxkit::Result<T>,
+    ) -> Result<T, Failure> {
+        let mut attempt = 1;
+        loop {
+            let result = self
+                .read_engine(config.clone())
+                .and_then(|mut engine| reads(&mut engine));
+            match result {
+                Err(ctxkit::Error::DatabaseChanged { .. }) if attempt < READ_ATTEMPTS => {
+                    attempt += 1;
+                }
+                other => return other.map_err(Failure::from),
+            }
+        }
+    }
+
+    fn read_engine(&self, config: EngineConfig) -> ctxkit::Result<Engine> {
+        if std::fs::symlink_metadata(&self.db).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
+            let empty = SqliteStore::open_in_memory()?;
+            return Engine::with_store(Box::new(empty), &self.workdir, config);
+        }
+        match Engine::open_read_only(&self.db, &self.workdir, config.clone()) {
+            Err(ctxkit::Error::NeedsMigration { .. }) if writable(&self.db) => {
+                Engine::open(&self.db, &self.workdir, config)
+            }
+            other => other,
+        }
+    }
+}
+
+/// How many times [`Places::read`] reads a database that writers keep changing.
+const READ_ATTEMPTS: usize = 3;
+
+/// Whether this user may write `path` (opening it for writing changes nothing in it).
+fn writable(path: &std::path::Path) -> bool {
+    std::fs::OpenOptions::new().append(true).open(path).is_ok()
 }

@@ -3,19 +3,22 @@
 //! and the tools returned), and reports each turn: a token bar, compactions, offloads, nudges
 //! and warnings, then a summary table. With no FILE it plays the built-in session.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use ctxkit::llm::{LlmEndpoint, SummarizerConfig};
+use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::import::import_transcript;
+use ctxkit_core::offload::session_folder;
 use ctxkit_core::{Message, Role};
 
 use super::demo_session::demo_session;
 use super::input::read_text;
+use super::output::{self, line};
 use super::replay_report::{Totals, TurnReport};
-use super::report::{thousands, Style};
+use super::report::{printable, thousands, Style};
 use super::sessions::FormatArg;
 use super::{Failure, FamilyArg, Places};
 
@@ -69,8 +72,17 @@ pub(super) struct Step {
 }
 
 /// Runs `ctxkit replay`.
+///
+/// The replay plays into a scratch store in memory, and the session reaches the database only
+/// once every turn has been played, in one transaction ([`Engine::adopt_session`]: the log,
+/// checkpoints, nudge state, offload records and extracted memories). So a replay that does
+/// not finish (its output closed, an error) leaves no half-made session: the database is as it
+/// was and the offload files it wrote are removed. A replay killed outright (SIGKILL, Ctrl-C)
+/// stores nothing either; it can only leave offload files that nothing refers to, and the
+/// next replay then picks another name, so as not to write over them.
 pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
     let (name, steps) = load_steps(&args)?;
+    let base = format!("replay-{name}");
     let summarizer = summarizer_config(args.summarizer)?;
     let mut config = EngineConfig {
         budget: Budget::for_window(args.window),
@@ -85,64 +97,115 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
     if args.file.is_none() {
         config.prompt.working_directory = Some("/home/dev/todo".to_owned());
     }
-    let budget = config.budget;
-    let mut engine = places.engine(config)?;
+    let mut engine = places.engine(config.clone())?;
+    let folder_of = |session: &str| {
+        config
+            .offload
+            .as_ref()
+            .and_then(|policy| session_folder(session, &policy.folder).ok())
+            .map(|folder| engine.workdir().join(folder))
+    };
     let session = match args.session.clone() {
         Some(session) => {
-            engine.create_session(&session)?;
+            if engine.session_info(&session).is_ok() {
+                return Err(ctxkit::Error::SessionExists(session).into());
+            }
             session
         }
-        None => create_unused(&mut engine, &format!("replay-{name}"))?,
+        None => unused_name(&engine, &base, |name| {
+            folder_of(name).is_some_and(|folder| folder.exists())
+        })?,
     };
+    let made_folder = folder_of(&session).filter(|folder| !folder.exists());
 
+    let mut scratch_config = config;
+    // MEMORY.md is the project's: it is rewritten from the database once the replay is stored.
+    scratch_config.memory.write_memory_file = false;
+    let scratch_store = SqliteStore::open_in_memory()?;
+    let mut scratch = Engine::with_store(Box::new(scratch_store), &places.workdir, scratch_config)?;
+    scratch.create_session(&session)?;
     let style = Style::detect();
+    let played = play(&mut scratch, &session, (name, steps), &args, style)
+        .and_then(|totals| Ok((totals, engine.adopt_session(&scratch, &session)?)));
+    let (totals, info) = match played {
+        Ok(played) => played,
+        Err(failure) => {
+            remove_offloads(&scratch, &session, made_folder.as_deref());
+            return Err(failure);
+        }
+    };
+    if args.json {
+        line(totals.to_json(&info))
+    } else {
+        output::text(format_args!(
+            "\n{}\n{}",
+            style.bold("summary"),
+            totals.render(&info, &printable(&session))
+        ))
+    }
+}
+
+/// Plays `steps` (of the transcript `name`) into `session` of `engine`, printing each turn's
+/// report; returns the totals.
+fn play(
+    engine: &mut Engine,
+    session: &str,
+    (name, steps): (String, Vec<Step>),
+    args: &ReplayArgs,
+    style: Style,
+) -> Result<Totals, Failure> {
+    let budget = engine.config().budget;
     let mut totals = Totals::default();
     if !args.json {
         let source = match &args.file {
             Some(file) => format!("{} ({name})", file.display()),
             None => "the built-in session (an agent adds --json to a todo CLI)".to_owned(),
         };
-        println!(
-            "{} {source}: {} turns, window {} tokens (budget {} after output reserve and margin), {} summarizer, session {session}\n",
+        line(format_args!(
+            "{} {source}: {} turns, window {} tokens (budget {} after output reserve and margin), {} summarizer, session {}\n",
             style.bold("replaying"),
             steps.len(),
             thousands(budget.context_window),
             thousands(budget.usable()),
             args.summarizer.as_str(),
-        );
+            printable(session),
+        ))?;
     }
     for (index, step) in steps.into_iter().enumerate() {
         let turn = index + 1;
         let mut report = TurnReport::new(turn);
         if !step.inputs.is_empty() {
-            let outcome = engine.record(&session, step.inputs)?;
+            let outcome = engine.record(session, step.inputs)?;
             report.absorb(&outcome.events);
         }
-        let view = engine.prepare_turn(&session)?;
+        let view = engine.prepare_turn(session)?;
         report.absorb(&view.events);
         report.view(&view);
         if !step.reply.is_empty() {
-            let outcome = engine.record(&session, step.reply)?;
+            let outcome = engine.record(session, step.reply)?;
             report.absorb(&outcome.events);
         }
         totals.add(&report);
         if args.json {
-            println!("{}", report.to_json());
+            line(report.to_json())?;
         } else {
-            print!("{}", report.render(style));
+            output::text(report.render(style))?;
         }
     }
-    let info = engine.session_info(&session)?;
-    if args.json {
-        println!("{}", totals.to_json(&info));
-    } else {
-        print!(
-            "\n{}\n{}",
-            style.bold("summary"),
-            totals.render(&info, &session)
-        );
+    Ok(totals)
+}
+
+/// Removes the offload files `scratch` wrote for `session`, and the session's offload folder
+/// if this replay made it (only when empty: anything else in it is not this replay's).
+pub(super) fn remove_offloads(scratch: &Engine, session: &str, made_folder: Option<&Path>) {
+    if let Ok(records) = scratch.store().offloads(session) {
+        for record in records {
+            let _ = std::fs::remove_file(scratch.workdir().join(&record.relative_path));
+        }
     }
-    Ok(())
+    if let Some(folder) = made_folder {
+        let _ = std::fs::remove_dir(folder);
+    }
 }
 
 impl SummarizerArg {
@@ -243,16 +306,22 @@ fn split_steps(messages: Vec<Message>) -> Vec<Step> {
     steps
 }
 
-pub(super) fn create_unused(engine: &mut Engine, base: &str) -> Result<String, Failure> {
+/// The first of `base`, `base-2`, `base-3`... that names no session and whose offload
+/// folder is not `taken` (a replay killed before it was stored leaves its files there).
+pub(super) fn unused_name(
+    engine: &Engine,
+    base: &str,
+    taken: impl Fn(&str) -> bool,
+) -> Result<String, Failure> {
     for attempt in 1..10_000 {
         let name = if attempt == 1 {
             base.to_owned()
         } else {
             format!("{base}-{attempt}")
         };
-        match engine.create_session(&name) {
-            Ok(_) => return Ok(name),
-            Err(ctxkit::Error::SessionExists(_)) => continue,
+        match engine.session_info(&name) {
+            Err(ctxkit::Error::NoSuchSession(_)) if !taken(&name) => return Ok(name),
+            Ok(_) | Err(ctxkit::Error::NoSuchSession(_)) => continue,
             Err(other) => return Err(other.into()),
         }
     }

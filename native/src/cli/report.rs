@@ -1,6 +1,7 @@
-//! Text output: colours (only on a terminal, never with `NO_COLOR`), token bars, numbers and
-//! aligned tables.
+//! Text output: colours (only on a terminal, never with `NO_COLOR`), token bars, numbers,
+//! aligned tables, and names made safe to print ([`printable`]).
 
+use std::borrow::Cow;
 use std::io::IsTerminal;
 
 /// Whether to colour output.
@@ -140,9 +141,50 @@ pub fn grid(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `name` as it can be shown on a line of its own: a control character (a newline, an
+/// escape...) or a bidirectional control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+/// U+061C), which could forge a line or reorder what a reader sees, is written as a Rust
+/// escape (`\n`, `\u{202e}`). Everything else is kept as it is.
+pub fn printable(name: &str) -> Cow<'_, str> {
+    if !name.chars().any(needs_escape) {
+        return Cow::Borrowed(name);
+    }
+    let mut escaped = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        match c {
+            '\n' => escaped.push_str("\\n"),
+            '\r' => escaped.push_str("\\r"),
+            '\t' => escaped.push_str("\\t"),
+            c if needs_escape(c) => escaped.extend(c.escape_unicode()),
+            c => escaped.push(c),
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn controls_and_bidi_marks_are_escaped_and_the_rest_kept() {
+        assert_eq!(printable("plain name/with-日本"), "plain name/with-日本");
+        assert_eq!(printable("a\nb\tc\r"), "a\\nb\\tc\\r");
+        assert_eq!(printable("\u{1b}[31m"), "\\u{1b}[31m");
+        assert_eq!(
+            printable("x\u{202e}y\u{2066}z\u{2069}\u{200f}"),
+            "x\\u{202e}y\\u{2066}z\\u{2069}\\u{200f}"
+        );
+        assert!(!printable("\u{85}\u{7f}").chars().any(needs_escape));
+    }
 
     #[test]
     fn bars_numbers_and_tables() {

@@ -1,5 +1,6 @@
 //! The session commands: `import`, `view`, `append`, `sessions` and `stats`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -11,7 +12,8 @@ use ctxkit_core::wire::WireFormat;
 use serde_json::json;
 
 use super::input::read_text;
-use super::report::{percent, table, thousands};
+use super::output::{self, line, note};
+use super::report::{percent, printable, table, thousands};
 use super::{Failure, FamilyArg, Places};
 
 /// A transcript format on the command line.
@@ -93,49 +95,83 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
             })
             .collect(),
     };
-    let mut config = EngineConfig::default();
-    config.policy.family = args.model_family.into();
-    let mut engine = places.engine(config)?;
-    // Every name is checked before anything is written, so a clash changes nothing.
-    for name in &names {
-        if engine.session_info(name).is_ok() {
+    // Every name is checked before anything is written: a name the file repeats (a
+    // conversation listed twice) or one already taken would fail the import halfway.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, name) in names.iter().enumerate() {
+        if let Some(first) = seen.insert(name, index) {
             return Err(Failure::usage(format!(
-                "a session named {name:?} already exists (choose another with --session)"
+                "{file_name}: conversations {first} and {index} would both be session {:?} \
+                 (the file repeats their label); nothing was imported",
+                printable(name)
             )));
         }
     }
-    let mut summary = Vec::new();
-    for (name, session) in names.iter().zip(imported.sessions) {
-        let calls: usize = session.messages.iter().map(|m| m.tool_calls.len()).sum();
-        let info = engine.import_session(name, session.messages)?;
-        summary.push(json!({"session": name, "messages": info.messages, "tool_calls": calls, "tokens": info.total_tokens, "compactions_in_source": session.compactions.len()}));
+    let mut config = EngineConfig::default();
+    config.policy.family = args.model_family.into();
+    let mut engine = places.engine(config)?;
+    for name in &names {
+        if engine.session_info(name).is_ok() {
+            return Err(Failure::usage(format!(
+                "a session named {:?} already exists (choose another with --session); \
+                 nothing was imported",
+                printable(name)
+            )));
+        }
     }
+    let calls: Vec<usize> = imported
+        .sessions
+        .iter()
+        .map(|session| session.messages.iter().map(|m| m.tool_calls.len()).sum())
+        .collect();
+    let compactions: Vec<usize> = imported
+        .sessions
+        .iter()
+        .map(|session| session.compactions.len())
+        .collect();
+    let format = imported.format;
+    // One transaction for the whole file: every session is stored, or none.
+    let infos = engine.import_sessions(
+        names
+            .iter()
+            .cloned()
+            .zip(
+                imported
+                    .sessions
+                    .into_iter()
+                    .map(|session| session.messages),
+            )
+            .collect(),
+    )?;
+    let summary: Vec<serde_json::Value> = infos
+        .iter()
+        .zip(calls.iter().zip(&compactions))
+        .map(|(info, (calls, compactions))| {
+            json!({"session": info.name, "messages": info.messages, "tool_calls": calls, "tokens": info.total_tokens, "compactions_in_source": compactions})
+        })
+        .collect();
     if args.json {
-        println!(
-            "{}",
-            json!({"file": file_name, "format": imported.format.as_str(), "sessions": summary})
-        );
-    } else {
-        println!(
-            "imported {file_name} ({}) into {} session(s):",
-            imported.format.as_str(),
-            summary.len()
-        );
-        for item in summary.iter().take(20) {
-            println!(
-                "  {}: {} messages, {} tool calls, {} tokens",
-                item["session"].as_str().unwrap_or_default(),
-                item["messages"],
-                item["tool_calls"],
-                thousands(item["tokens"].as_u64().unwrap_or_default())
-            );
-        }
-        if summary.len() > 20 {
-            println!(
-                "  … and {} more (ctxkit sessions lists them)",
-                summary.len() - 20
-            );
-        }
+        return line(json!({"file": file_name, "format": format.as_str(), "sessions": summary}));
+    }
+    line(format_args!(
+        "imported {file_name} ({}) into {} session(s):",
+        format.as_str(),
+        summary.len()
+    ))?;
+    for item in summary.iter().take(20) {
+        line(format_args!(
+            "  {}: {} messages, {} tool calls, {} tokens",
+            printable(item["session"].as_str().unwrap_or_default()),
+            item["messages"],
+            item["tool_calls"],
+            thousands(item["tokens"].as_u64().unwrap_or_default())
+        ))?;
+    }
+    if summary.len() > 20 {
+        line(format_args!(
+            "  … and {} more (ctxkit sessions lists them)",
+            summary.len() - 20
+        ))?;
     }
     Ok(())
 }
@@ -174,21 +210,21 @@ pub struct ViewArgs {
     pub format: ViewFormat,
 }
 
-/// Runs `ctxkit view`: the next view, computed without storing anything.
+/// Runs `ctxkit view`: the next view, computed without storing anything (the database is
+/// opened read-only).
 pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
     let config = EngineConfig {
         budget: Budget::for_window(args.window),
         ..EngineConfig::default()
     };
-    let mut engine = places.engine(config)?;
-    let view = engine.preview_turn(&args.session)?;
+    let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
     let body = view.render(args.format.into())?;
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
-    println!("{text}");
+    line(text)?;
     let stats = &view.stats;
-    eprintln!(
+    note(format_args!(
         "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}",
-        args.session,
+        printable(&args.session),
         thousands(stats.total_tokens),
         thousands(stats.budget_tokens),
         percent(stats.total_tokens, stats.budget_tokens),
@@ -200,7 +236,7 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
         view.compacted
             .map(|m| format!(", compacted in memory ({}): not stored", m.as_str()))
             .unwrap_or_default()
-    );
+    ));
     Ok(())
 }
 
@@ -216,7 +252,8 @@ pub struct AppendArgs {
     pub create: bool,
 }
 
-/// Runs `ctxkit append`: every message is parsed before the first is stored.
+/// Runs `ctxkit append`: every message is parsed before the first is stored, and all are
+/// stored in one transaction (a race lost to another writer is retried by the engine).
 pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
     let (name, text) = read_text(args.file.as_deref())?;
     let messages = ctxkit_messages(&text).map_err(|e| Failure::from(e).within(&name))?;
@@ -224,16 +261,15 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("{name}: no messages to append")));
     }
     let mut engine = places.engine(EngineConfig::default())?;
-    if engine.session_info(&args.session).is_err() {
-        if !args.create {
+    let outcome = match engine.record_batch(&args.session, messages, args.create) {
+        Err(ctxkit::Error::NoSuchSession(_)) => {
             return Err(Failure::usage(format!(
                 "no session named {:?} (use --create to start one)",
-                args.session
+                printable(&args.session)
             )));
         }
-        engine.create_session(&args.session)?;
-    }
-    let outcome = engine.record(&args.session, messages)?;
+        other => other?,
+    };
     let offloads: Vec<String> = outcome
         .recorded
         .iter()
@@ -243,10 +279,16 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
                 .map(|o| format!("seq {} → {}", r.seq, o.relative_path))
         })
         .collect();
-    println!(
+    for event in outcome.events.iter().filter(|e| e.is_warning()) {
+        note(format_args!(
+            "warning: {}",
+            serde_json::to_string(event).unwrap_or_default()
+        ));
+    }
+    line(format_args!(
         "appended {} message(s) to {} (seq {}–{}){}",
         outcome.recorded.len(),
-        args.session,
+        printable(&args.session),
         outcome.recorded.first().map_or(0, |r| r.seq),
         outcome.recorded.last().map_or(0, |r| r.seq),
         if offloads.is_empty() {
@@ -254,14 +296,7 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         } else {
             format!("; offloaded {}", offloads.join(", "))
         }
-    );
-    for event in outcome.events.iter().filter(|e| e.is_warning()) {
-        eprintln!(
-            "warning: {}",
-            serde_json::to_string(event).unwrap_or_default()
-        );
-    }
-    Ok(())
+    ))
 }
 
 /// Options of `ctxkit sessions`.
@@ -272,28 +307,26 @@ pub struct SessionsArgs {
     pub json: bool,
 }
 
-/// Runs `ctxkit sessions`.
+/// Runs `ctxkit sessions` (the database opened read-only). Names are shown through
+/// [`printable`], so none can forge a line.
 pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
-    let engine = places.engine(EngineConfig::default())?;
-    let sessions = engine.list_sessions()?;
+    let sessions = places.read(EngineConfig::default(), |engine| engine.list_sessions())?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&sessions).map_err(|e| Failure::runtime(e.to_string()))?
+        return line(
+            serde_json::to_string(&sessions).map_err(|e| Failure::runtime(e.to_string()))?,
         );
-        return Ok(());
     }
     if sessions.is_empty() {
-        println!("no sessions in {}", places.db.display());
+        line(format_args!("no sessions in {}", places.db.display()))?;
     }
     for info in sessions {
-        println!(
+        line(format_args!(
             "{:<32} {:>6} messages {:>10} tokens {:>3} checkpoints",
-            info.name,
+            printable(&info.name),
             info.messages,
             thousands(info.total_tokens),
             info.checkpoints
-        );
+        ))?;
     }
     Ok(())
 }
@@ -308,19 +341,16 @@ pub struct StatsArgs {
     pub json: bool,
 }
 
-/// Runs `ctxkit stats`.
+/// Runs `ctxkit stats` (the database opened read-only).
 pub fn stats(places: &Places, args: StatsArgs) -> Result<(), Failure> {
-    let engine = places.engine(EngineConfig::default())?;
-    let info = engine.session_info(&args.session)?;
+    let info = places.read(EngineConfig::default(), |engine| {
+        engine.session_info(&args.session)
+    })?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&info).map_err(|e| Failure::runtime(e.to_string()))?
-        );
+        line(serde_json::to_string(&info).map_err(|e| Failure::runtime(e.to_string()))?)
     } else {
-        print!("{}", render_stats(&info));
+        output::text(render_stats(&info))
     }
-    Ok(())
 }
 
 fn render_stats(info: &SessionInfo) -> String {
@@ -340,7 +370,7 @@ fn render_stats(info: &SessionInfo) -> String {
         .unwrap_or_else(|| "none reported".to_owned());
     format!(
         "{}\n{}",
-        info.name,
+        printable(&info.name),
         table(&[
             (
                 "messages".into(),

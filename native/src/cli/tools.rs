@@ -9,6 +9,7 @@ use ctxkit_core::{validate_anthropic, validate_openai, Message};
 use serde_json::json;
 
 use super::input::read_text;
+use super::output::line;
 use super::report::thousands;
 use super::{Failure, FamilyArg};
 
@@ -60,26 +61,27 @@ pub fn tokens(args: TokensArgs) -> Result<(), Failure> {
             .iter()
             .map(|family| (family_name(*family).to_owned(), json!(counted(*family))))
             .collect();
-        println!(
-            "{}",
-            json!({"input": name, "kind": kind, "bytes": text.len(), "estimates": estimates, "bytes_div_4": bytes4})
+        return line(
+            json!({"input": name, "kind": kind, "bytes": text.len(), "estimates": estimates, "bytes_div_4": bytes4}),
         );
-        return Ok(());
     }
-    println!("{name}: {kind}, {} bytes", thousands(text.len() as u64));
+    line(format_args!(
+        "{name}: {kind}, {} bytes",
+        thousands(text.len() as u64)
+    ))?;
     for family in families {
-        println!(
+        line(format_args!(
             "  {:<11} {:>10} tokens",
             family_name(family),
             thousands(counted(family))
-        );
+        ))?;
     }
     if args.model_family.is_none() {
-        println!(
+        line(format_args!(
             "  {:<11} {:>10} tokens (the reference rule, for comparison)",
             "bytes/4",
             thousands(bytes4)
-        );
+        ))?;
     }
     Ok(())
 }
@@ -130,15 +132,12 @@ pub fn validate(args: ValidateArgs) -> Result<(), Failure> {
         ProviderArg::Openai => validate_openai(&request),
     };
     if args.json {
-        println!(
-            "{}",
-            json!({"file": name, "valid": violations.is_empty(), "violations": violations})
-        );
+        line(json!({"file": name, "valid": violations.is_empty(), "violations": violations}))?;
     } else if violations.is_empty() {
-        println!("{name}: valid");
+        line(format_args!("{name}: valid"))?;
     } else {
         for violation in &violations {
-            println!("{name}: {violation}");
+            line(format_args!("{name}: {violation}"))?;
         }
     }
     if violations.is_empty() {

@@ -4,8 +4,9 @@
 //! 1. [`Engine::prepare_turn`]: reads the clock and AGENTS.md, renders memory, builds the
 //!    system prompt, plans, answers a summary request (LLM or extractive) and stores the
 //!    checkpoint, stores the nudge state, and returns the view to send;
-//! 2. [`Engine::record`]: what came back (the assistant message, tool results), each message
-//!    offloaded if big and appended in its own transaction;
+//! 2. [`Engine::record_batch`]: what came back (the assistant message, tool results), each
+//!    message offloaded if big, all appended in one transaction (or [`Engine::record`]: each
+//!    in its own);
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
@@ -15,13 +16,15 @@
 //! the next turn reads) in memory, and checks with one small query per call that no other
 //! process changed the session meanwhile; if one did, the tail is read again.
 //!
-//! Guarantees: a call that fails leaves the store as it was (earlier messages of a
-//! [`Engine::record`] batch stay recorded: each is its own transaction); a summarizer or an
+//! Guarantees: a call that fails leaves the store as it was (earlier messages of an
+//! [`Engine::record`] call stay recorded: each is its own transaction; a
+//! [`Engine::record_batch`] stores all or nothing); a summarizer or an
 //! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
 //! prompt is never stored.
 
 mod config;
 mod events;
+mod import;
 mod memory;
 mod prompt;
 mod record;
@@ -30,13 +33,11 @@ mod turn;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ctxkit_core::model::Entry;
 use ctxkit_core::turn::{turn_tail_after, Session};
-use ctxkit_core::Message;
 
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
-pub use record::{RecordOutcome, RecordedMessage};
+pub use record::{RecordOutcome, RecordedMessage, APPEND_ATTEMPTS};
 pub use turn::TurnResult;
 
 use crate::clock::{Clock, SystemClock};
@@ -115,6 +116,20 @@ impl Engine {
         Engine::with_store(Box::new(store), workdir, config)
     }
 
+    /// Opens the existing SQLite database at `db_path` read-only
+    /// ([`SqliteStore::open_read_only`]: nothing is created, migrated or written) for the
+    /// project in `workdir`. Reads work; every write fails. For programs that only look:
+    /// a read that overlapped a writer fails with [`Error::DatabaseChanged`], and reading
+    /// again from a new engine gives a consistent answer.
+    pub fn open_read_only(
+        db_path: impl AsRef<Path>,
+        workdir: impl AsRef<Path>,
+        config: EngineConfig,
+    ) -> Result<Self> {
+        let store = SqliteStore::open_read_only(db_path)?;
+        Engine::with_store(Box::new(store), workdir, config)
+    }
+
     /// An engine over any store.
     pub fn with_store(
         store: Box<dyn Store>,
@@ -173,16 +188,6 @@ impl Engine {
         let now = self.clock.now_unix();
         self.store
             .create_session(name, self.config.policy.family, now)?;
-        self.store.session_info(name)
-    }
-
-    /// Creates a session holding `messages` (a transcript from elsewhere), in one
-    /// transaction. The messages are stored as they are: nothing is offloaded.
-    pub fn import_session(&mut self, name: &str, messages: Vec<Message>) -> Result<SessionInfo> {
-        let now = self.clock.now_unix();
-        let family = self.config.policy.family;
-        let entries = Entry::number(messages, 1, family);
-        self.store.import_session(name, family, &entries, now)?;
         self.store.session_info(name)
     }
 

@@ -1,19 +1,44 @@
 //! Recording what came back from the model and the tools, and the usage the API reported.
 //!
-//! Each message is offloaded first (a tool result over the threshold goes to a file, its
-//! reference goes to the log) and then appended in its own transaction with its offload
-//! record, so a crash loses at most the message being written. When the append fails, the
-//! file just written is removed again; the error names the session and the message's index.
+//! Two ways to record messages, both offloading first (a tool result over the threshold goes
+//! to a file, its reference goes to the log):
+//! - [`Engine::record_batch`]: the whole batch in one transaction, all or nothing. When another
+//!   writer appended to the session between reading where its log ends and writing (a lost
+//!   race, [`crate::Error::SeqConflict`]), the batch's offload files are removed, the log's
+//!   end is read again, the batch is renumbered and offloaded again, and the append retried,
+//!   at most [`APPEND_ATTEMPTS`] times. On any failure every offload file it wrote is removed,
+//!   so nothing of a failed batch remains. The CLI's `append` uses it.
+//! - [`Engine::record`]: each message appended in its own transaction with its offload
+//!   record, so a crash loses at most the message being written, and on an error the earlier
+//!   messages stay recorded (the caller sees which from the error).
+//!
+//! When an append fails, the files written for it are removed again.
 
 use ctxkit_core::compaction::ViewStats;
 use ctxkit_core::model::Entry;
 use ctxkit_core::turn::tool_name_for_result;
 use ctxkit_core::{Message, Role};
 
+use ctxkit_core::turn::Session;
+
 use super::{cached_session, Engine, Event, WarningKind};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::offload::{offload_tool_output, OffloadOutcome};
-use crate::store::OffloadRecord;
+use crate::store::{OffloadRecord, SessionImport};
+
+/// How many times [`Engine::record_batch`] tries to append a batch that keeps losing the race
+/// to other writers.
+pub const APPEND_ATTEMPTS: usize = 8;
+
+/// A batch offloaded and numbered, ready to append.
+struct PreparedBatch {
+    entries: Vec<Entry>,
+    records: Vec<OffloadRecord>,
+    /// The files written, to remove if the append fails.
+    paths: Vec<std::path::PathBuf>,
+    /// Outputs that could not be offloaded (kept in the log).
+    warnings: Vec<String>,
+}
 
 /// One recorded message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +63,9 @@ pub struct RecordOutcome {
 impl Engine {
     /// Records `messages` (the assistant's answer, tool results, the next user message) at
     /// the end of `session`'s log: each offloaded if the policy says so, then appended in its
-    /// own transaction. On an error, the messages before the failing one stay recorded.
+    /// own transaction. On an error, the messages before the failing one stay recorded, and a
+    /// race lost to another writer is not retried ([`crate::Error::SeqConflict`]). To store a
+    /// batch whole or not at all, use [`Engine::record_batch`].
     pub fn record(&mut self, session: &str, messages: Vec<Message>) -> Result<RecordOutcome> {
         let mut outcome = RecordOutcome {
             recorded: Vec::with_capacity(messages.len()),
@@ -49,6 +76,162 @@ impl Engine {
             outcome.recorded.push(recorded);
         }
         Ok(outcome)
+    }
+
+    /// Records `messages` at the end of `session`'s log in one transaction: each offloaded
+    /// if the policy says so, then all appended together, or, on any failure, none (and no
+    /// offload file of theirs stays). A race lost to another writer is retried (see the
+    /// module doc). With `create_missing`, a session that does not exist is created in the
+    /// same transaction.
+    pub fn record_batch(
+        &mut self,
+        session: &str,
+        messages: Vec<Message>,
+        create_missing: bool,
+    ) -> Result<RecordOutcome> {
+        let mut attempt = 1;
+        loop {
+            match self.try_record_batch(session, &messages, create_missing) {
+                Err(error) if attempt < APPEND_ATTEMPTS && lost_race(&error, create_missing) => {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_record_batch(
+        &mut self,
+        session: &str,
+        messages: &[Message],
+        create_missing: bool,
+    ) -> Result<RecordOutcome> {
+        let now = self.clock.now_unix();
+        let (exists, first_seq, family) =
+            match cached_session(self.store.as_ref(), &mut self.sessions, session) {
+                Ok(cached) => (true, cached.next_seq(), cached.family),
+                Err(Error::NoSuchSession(_)) if create_missing => {
+                    (false, 1, self.config.policy.family)
+                }
+                Err(error) => return Err(error),
+            };
+        let batch = self.prepare_batch(session, messages, first_seq, family, exists);
+        let stored = if exists {
+            self.store
+                .append(session, &batch.entries, &batch.records, now)
+        } else {
+            let mut new = Session::new(family);
+            new.entries.clone_from(&batch.entries);
+            let import = SessionImport {
+                name: session,
+                session: &new,
+                offloads: &batch.records,
+            };
+            self.store
+                .import_sessions(&[import], &[], &self.project, now)
+                .map(|_| ())
+        };
+        if let Err(error) = stored {
+            for path in &batch.paths {
+                // Nothing refers to the file: remove it, so a retry can write it anew.
+                let _ = std::fs::remove_file(path);
+            }
+            self.sessions.remove(session);
+            return Err(error);
+        }
+        if let Some(cached) = self.sessions.get_mut(session) {
+            if cached
+                .session
+                .append_entries(batch.entries.clone())
+                .is_err()
+            {
+                self.sessions.remove(session);
+            }
+        }
+        let mut outcome = RecordOutcome {
+            recorded: Vec::with_capacity(batch.entries.len()),
+            events: Vec::new(),
+        };
+        for warning in batch.warnings {
+            let event = Event::warning(Some(session), WarningKind::OffloadFailed, warning);
+            self.emit(&mut outcome.events, event);
+        }
+        for entry in &batch.entries {
+            let record = batch
+                .records
+                .iter()
+                .find(|record| record.seq == entry.seq)
+                .cloned();
+            if let Some(record) = &record {
+                let event = Event::Offloaded {
+                    session: session.to_owned(),
+                    seq: entry.seq,
+                    relative_path: record.relative_path.clone(),
+                    bytes: record.bytes,
+                };
+                self.emit(&mut outcome.events, event);
+            }
+            outcome.recorded.push(RecordedMessage {
+                seq: entry.seq,
+                tokens: entry.tokens,
+                offload: record,
+            });
+        }
+        Ok(outcome)
+    }
+
+    /// Numbers `messages` from `first_seq` and offloads what the policy says (writing the
+    /// files). A result's tool is looked for among the batch's earlier messages, then in the
+    /// cached tail of the session (when it exists).
+    fn prepare_batch(
+        &self,
+        session: &str,
+        messages: &[Message],
+        first_seq: u64,
+        family: ctxkit_core::tokens::ModelFamily,
+        exists: bool,
+    ) -> PreparedBatch {
+        let mut batch = PreparedBatch {
+            entries: Vec::with_capacity(messages.len()),
+            records: Vec::new(),
+            paths: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let tail: &[Entry] = match self.sessions.get(session) {
+            Some(cached) if exists => &cached.session.entries,
+            _ => &[],
+        };
+        for (message, seq) in messages.iter().zip(first_seq..) {
+            let message = message.clone();
+            let outcome = match &self.config.offload {
+                Some(policy) if message.role == Role::Tool => {
+                    let tool_name = message.tool_call_id.as_deref().and_then(|id| {
+                        tool_name_for_result(&batch.entries, id)
+                            .or_else(|| tool_name_for_result(tail, id))
+                            .map(str::to_owned)
+                    });
+                    offload_tool_output(
+                        &self.workdir,
+                        session,
+                        seq,
+                        message,
+                        tool_name.as_deref(),
+                        policy,
+                    )
+                }
+                _ => OffloadOutcome {
+                    message,
+                    record: None,
+                    path: None,
+                    warning: None,
+                },
+            };
+            batch.records.extend(outcome.record);
+            batch.paths.extend(outcome.path);
+            batch.warnings.extend(outcome.warning);
+            batch.entries.push(Entry::new(seq, outcome.message, family));
+        }
+        batch
     }
 
     fn record_one(
@@ -152,5 +335,15 @@ impl Engine {
         let mut events = Vec::new();
         self.emit(&mut events, event.clone());
         Ok(event)
+    }
+}
+
+/// Whether `error` says another writer got there first, so the batch can be renumbered and
+/// tried again: it appended to the session, or (when creating it) created it.
+fn lost_race(error: &Error, create_missing: bool) -> bool {
+    match error {
+        Error::SeqConflict { .. } => true,
+        Error::SessionExists(_) => create_missing,
+        _ => false,
     }
 }

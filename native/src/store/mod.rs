@@ -24,10 +24,14 @@ mod schema;
 mod sqlite;
 mod sqlite_memory;
 mod sqlite_queries;
+mod sqlite_read_only;
 mod sqlite_rows;
 mod sqlite_sessions;
 
-pub use fts_query::{fts5_match_expression, like_pattern, MIN_TRIGRAM_CHARS};
+pub use fts_query::{
+    fts5_match_expression, like_pattern, query_terms, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
+    MIN_TRIGRAM_CHARS,
+};
 pub use memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
@@ -104,6 +108,19 @@ pub struct OffloadRecord {
     pub is_error: bool,
 }
 
+/// A whole session to store at once ([`SessionStore::import_sessions`]): a transcript from
+/// elsewhere, or a session another store played.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionImport<'a> {
+    /// Its name, which must not be taken.
+    pub name: &'a str,
+    /// Its family, its log (numbered from 1, without gaps), its checkpoints (in order), its
+    /// nudge state and its latest usage anchor.
+    pub session: &'a Session,
+    /// The offload records of some of its entries.
+    pub offloads: &'a [OffloadRecord],
+}
+
 /// Sessions: the log, checkpoints, nudge state, usage anchors and offload records.
 pub trait SessionStore {
     /// Creates an empty session. Fails with [`crate::Error::SessionExists`] if the name is
@@ -145,6 +162,18 @@ pub trait SessionStore {
         entries: &[Entry],
         now: i64,
     ) -> Result<()>;
+
+    /// Creates every session of `sessions`, whole, and adds `memories` (in `project`, each
+    /// deduplicated as [`MemoryStore::add_memory`] does), in one transaction: everything is
+    /// stored or, on any failure (a name taken, by the store or twice in `sessions`:
+    /// [`crate::Error::SessionExists`]), nothing. Returns what happened to each memory.
+    fn import_sessions(
+        &mut self,
+        sessions: &[SessionImport<'_>],
+        memories: &[NewMemory],
+        project: &str,
+        now: i64,
+    ) -> Result<Vec<AddedMemory>>;
 
     /// Stores a checkpoint; it must move forward and cover only logged messages.
     fn add_checkpoint(&mut self, name: &str, checkpoint: &Checkpoint, now: i64) -> Result<()>;

@@ -3,7 +3,8 @@
 //! The database's version is `PRAGMA user_version`: the number of migrations applied. Opening
 //! a database applies the missing ones in order, each in its own `BEGIN IMMEDIATE`
 //! transaction that re-reads the version first, so two processes opening a new file at once
-//! cannot apply one twice. A database newer than this build is refused, never written.
+//! cannot apply one twice. A database newer than this build is refused, never written, and so
+//! is one whose `user_version` says no migration ran while it already has tables.
 //! Migrations are only ever appended to [`MIGRATIONS`]; a released one is never edited.
 
 use std::path::Path;
@@ -139,6 +140,40 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes: the number of migrations.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
+/// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while
+/// it already holds tables, so the first migration would fail on them (the version was reset,
+/// or the file is some other program's database).
+pub(crate) fn check_version(connection: &Connection, path: &Path, version: i64) -> Result<()> {
+    if version > SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if version == 0 {
+        let tables: Vec<String> = connection
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' \
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 4",
+            )
+            .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
+            .context(|| format!("{}: listing its tables", path.display()))?;
+        if !tables.is_empty() {
+            return Err(Error::Schema {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "schema version 0 (PRAGMA user_version), yet it already has tables ({}); \
+                     its user_version was reset, or it is not a ctxkit database: not migrated",
+                    tables.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Brings the database at `path` (open on `connection`) to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
     loop {
@@ -148,22 +183,20 @@ pub(crate) fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
         let version: i64 = transaction
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .context(|| format!("migrating {}: reading user_version", path.display()))?;
-        if version > SCHEMA_VERSION {
-            return Err(Error::SchemaTooNew {
-                path: path.to_path_buf(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        check_version(&transaction, path, version)?;
         let Some(migration) = usize::try_from(version)
             .ok()
             .and_then(|index| MIGRATIONS.get(index))
         else {
             return Ok(());
         };
-        transaction
-            .execute_batch(migration)
-            .context(|| format!("migrating {} from schema version {version}", path.display()))?;
+        transaction.execute_batch(migration).context(|| {
+            format!(
+                "migrating {} from schema version {version} to {}",
+                path.display(),
+                version + 1
+            )
+        })?;
         // PRAGMA takes no parameters; the value is a number this code computed.
         transaction
             .execute_batch(&format!("PRAGMA user_version = {}", version + 1))

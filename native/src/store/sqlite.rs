@@ -3,7 +3,10 @@
 //! Settings, applied on every open: a busy timeout (default 5 s: another process writing makes
 //! this one wait, not fail), `journal_mode = WAL` (readers never block the writer),
 //! `synchronous = NORMAL` (see below), `foreign_keys = ON`, then the migrations
-//! ([`super::schema`]). The file is created with mode 0600: it holds conversations and memories.
+//! ([`super::schema`]). The file is created with mode 0600 (its folders 0700), whatever the
+//! umask: it holds conversations and memories. `path` must be a regular file or not exist yet.
+//! [`SqliteStore::open_read_only`] (in `sqlite_read_only`) is the open for commands that only
+//! read.
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
@@ -16,14 +19,16 @@
 //! SQL is static text with bound parameters (the pragmas above take numbers this code sets).
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::schema::migrate;
+use super::sqlite_read_only::FileStamp;
 use crate::error::{Context, Error, Result};
+use crate::files::{create_private_dir, create_private_file};
 
 /// How to open a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +62,45 @@ const WAL_SIZE_LIMIT_BYTES: i64 = 64 << 20;
 pub struct SqliteStore {
     pub(crate) connection: Connection,
     path: PathBuf,
+    /// Set when the database is read without locks (a read-only open of a database at rest):
+    /// what the file looked like before the open.
+    pub(super) snapshot: Option<FileStamp>,
+}
+
+/// Whether `path` holds a database to open: `false` when nothing is there yet, `true` for a
+/// regular file (or a symlink to one). Anything else (a folder, `/dev/null`, a FIFO) is
+/// refused: SQLite would make a journal beside it, or block, or fail later and less clearly.
+pub(super) fn existing_database(path: &Path) -> Result<bool> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(Error::io("inspect", path, error)),
+    };
+    if meta.is_file() {
+        return Ok(true);
+    }
+    let kind = meta.file_type();
+    let what = if kind.is_dir() {
+        "a folder"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(Error::invalid(
+        "database",
+        format!(
+            "{}: not a regular file ({what}); the database must be a regular file, or a path \
+             where one can be created",
+            path.display()
+        ),
+    ))
 }
 
 impl SqliteStore {
@@ -65,24 +109,48 @@ impl SqliteStore {
         SqliteStore::open_with(path, SqliteOptions::default())
     }
 
-    /// Opens the database at `path` with `options`.
+    /// Opens the database at `path` with `options`. Folders it creates are 0700 and the file
+    /// it creates 0600, whatever the umask; a `.ctxkit` folder it creates gets its
+    /// `.gitignore` ([`crate::files::create_private_dir`]).
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::io("create the folder of", &path, e))?;
+        if existing_database(&path)? {
+            // SQLite would open a file it cannot write read-only and fail later, naming a
+            // transaction; this names the file and the permission.
+            OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map_err(|e| Error::io("open for writing", &path, e))?;
+        } else {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                create_private_dir(parent)?;
+            }
+            // Created here first so that it (and SQLite's -wal and -shm files, which copy its
+            // mode) is readable by its owner only.
+            match create_private_file(&path) {
+                Ok(_) => {}
+                // Another process created it meanwhile: it is theirs to have set up.
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(error),
+            }
         }
-        // Created here first so that it (and SQLite's -wal and -shm files, which copy its
-        // mode) is readable by its owner only.
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| Error::io("create", &path, e))?;
         let connection =
             Connection::open(&path).context(|| format!("opening {}", path.display()))?;
         SqliteStore::configure(connection, path, options)
+    }
+
+    /// A store over `connection` as it is (no settings, no migrations).
+    pub(super) fn from_parts(
+        connection: Connection,
+        path: PathBuf,
+        snapshot: Option<FileStamp>,
+    ) -> SqliteStore {
+        SqliteStore {
+            connection,
+            path,
+            snapshot,
+        }
     }
 
     /// An in-memory database (tests, dry runs); it has no WAL and disappears when dropped.
@@ -126,7 +194,7 @@ impl SqliteStore {
             )
             .context(|| format!("{at}: setting journal_size_limit"))?;
         migrate(&mut connection, &path)?;
-        Ok(SqliteStore { connection, path })
+        Ok(SqliteStore::from_parts(connection, path, None))
     }
 
     /// The database file.

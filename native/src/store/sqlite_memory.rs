@@ -5,12 +5,16 @@
 //! default listing return only live, visible memories. Duplicates are found through the
 //! indexed content hash and confirmed by comparing normalized contents
 //! ([`ctxkit_core::memory`]), so a hash collision cannot hide a memory.
+//!
+//! A search is bounded ([`super::fts_query::query_terms`]): the work of a trigram query grows
+//! with its terms and their length times the memories' size, so a query past the bounds is
+//! refused before it reaches SQLite, naming the bound and its size.
 
 use ctxkit_core::memory::MemoryScope;
 use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
-use super::fts_query::{fts5_match_expression, like_pattern};
+use super::fts_query::{fts5_match_expression, like_pattern, query_terms};
 use super::memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
@@ -166,7 +170,7 @@ impl MemoryStore for SqliteStore {
     }
 
     fn get_memory(&self, id: i64) -> Result<Option<MemoryRecord>> {
-        memory_by_id(&self.connection, id)
+        self.checked(memory_by_id(&self.connection, id))
     }
 
     fn search_memories(
@@ -175,14 +179,14 @@ impl MemoryStore for SqliteStore {
         query: &MemoryQuery,
         now: i64,
     ) -> Result<Vec<MemoryRecord>> {
-        let terms: Vec<&str> = query.text.split_whitespace().collect();
+        let terms = query_terms(&query.text)?;
         if terms.is_empty() {
             return Ok(Vec::new());
         }
         let limit = i64::try_from(query.limit.clamp(1, MAX_LIMIT)).unwrap_or(20);
         let what = || format!("searching memories for {:?}", query.text);
         let transaction = self.write(what)?;
-        let found: Vec<MemoryRecord> = match fts5_match_expression(&query.text) {
+        let found: Vec<MemoryRecord> = match fts5_match_expression(&terms.join(" ")) {
             Some(expression) => {
                 let sql = format!(
                     "SELECT {MEMORY_COLUMNS} FROM memories_fts f JOIN memories m ON m.id = f.rowid \
@@ -268,7 +272,8 @@ impl MemoryStore for SqliteStore {
              ORDER BY m.updated_at DESC, m.id DESC LIMIT :limit"
         );
         let limit = i64::try_from(filter.limit.clamp(1, MAX_LIMIT)).unwrap_or(1_000);
-        self.connection
+        let result = self
+            .connection
             .prepare_cached(&sql)
             .and_then(|mut statement| {
                 statement
@@ -284,7 +289,8 @@ impl MemoryStore for SqliteStore {
                     )?
                     .collect()
             })
-            .context(|| "listing memories".to_owned())
+            .context(|| "listing memories".to_owned());
+        self.checked(result)
     }
 
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool> {

@@ -12,7 +12,7 @@ use super::sqlite_rows::{
     anchor_from_row, checked_checkpoint, checkpoint_of_row, entry_from_parts, family_from_name,
     family_name, message_body, CheckpointFacts, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
 };
-use super::OffloadRecord;
+use super::{OffloadRecord, SessionImport};
 use crate::error::{Context, Error, Result};
 
 /// The session's row id and last seq, inside a transaction or not.
@@ -212,8 +212,8 @@ pub(super) fn append_in(
     if let Some(first) = entries.first().filter(|first| first.seq <= last_seq) {
         return Err(Error::SeqConflict {
             session: name.to_owned(),
-            expected: first.seq,
-            found: last_seq,
+            first_seq: first.seq,
+            log_ends_at: last_seq,
         });
     }
     let mut expected = last_seq.saturating_add(1);
@@ -290,6 +290,84 @@ pub(super) fn append_in(
                 statement.execute(params![id, expected - 1, entries.len(), tokens, now])
             })
             .context(what)?;
+    }
+    Ok(())
+}
+
+/// Sets the session's nudge state inside a write transaction.
+pub(super) fn update_nudge_state(
+    transaction: &Transaction<'_>,
+    name: &str,
+    id: i64,
+    nudge_state: &NudgeState,
+    now: i64,
+) -> Result<()> {
+    transaction
+        .prepare_cached(
+            "UPDATE sessions SET nudge_turn = ?2, nudge_last_seq = ?3, \
+             nudge_turns_without_progress = ?4, updated_at = ?5 WHERE id = ?1",
+        )
+        .and_then(|mut statement| {
+            statement.execute(params![
+                id,
+                nudge_state.turn,
+                nudge_state.last_seq,
+                nudge_state.turns_without_progress,
+                now
+            ])
+        })
+        .context(|| format!("session {name:?}: storing its nudge state"))?;
+    Ok(())
+}
+
+/// Records a usage anchor inside a write transaction; returns its row id.
+pub(super) fn insert_usage_anchor(
+    transaction: &Transaction<'_>,
+    name: &str,
+    id: i64,
+    anchor: &UsageAnchor,
+    now: i64,
+) -> Result<i64> {
+    transaction
+        .prepare_cached(
+            "INSERT INTO usage_anchors (session_id, checkpoint_through, last_seq, \
+             input_tokens, estimated_tokens, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .and_then(|mut statement| {
+            statement.execute(params![
+                id,
+                anchor.checkpoint_through,
+                anchor.last_seq,
+                anchor.input_tokens,
+                anchor.estimated_tokens,
+                now
+            ])
+        })
+        .context(|| format!("session {name:?}: recording usage"))?;
+    Ok(transaction.last_insert_rowid())
+}
+
+/// Creates a whole session inside a write transaction (see
+/// [`super::SessionStore::import_sessions`]).
+pub(super) fn insert_whole_session(
+    transaction: &Transaction<'_>,
+    import: &SessionImport<'_>,
+    now: i64,
+) -> Result<()> {
+    let name = import.name;
+    if name.trim().is_empty() {
+        return Err(Error::invalid("session", "empty: a session needs a name"));
+    }
+    let session = import.session;
+    insert_session(transaction, name, session.family, now)?;
+    append_in(transaction, name, &session.entries, import.offloads, now)?;
+    let (id, last_seq) = session_row(transaction, name)?;
+    for checkpoint in &session.checkpoints {
+        insert_checkpoint(transaction, name, id, last_seq, checkpoint, now)?;
+    }
+    update_nudge_state(transaction, name, id, &session.nudge_state, now)?;
+    if let Some(anchor) = &session.usage_anchor {
+        insert_usage_anchor(transaction, name, id, anchor, now)?;
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! [`SessionStore`] for [`SqliteStore`]: each call one transaction (writes take the write
-//! lock at once with `BEGIN IMMEDIATE`), built from the statements in `sqlite_queries`.
+//! lock at once with `BEGIN IMMEDIATE`), built from the statements in `sqlite_queries`. Each
+//! read ends by checking that a database read without locks was not written meanwhile
+//! ([`crate::Error::DatabaseChanged`]; see `sqlite_read_only`).
 
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
@@ -11,13 +13,16 @@ use rusqlite::{params, OptionalExtension};
 use super::sqlite::SqliteStore;
 use super::sqlite_memory::add_memory_in;
 use super::sqlite_queries::{
-    append_in, entries_after, insert_checkpoint, insert_session, latest_anchor, latest_checkpoint,
-    session_row, session_state,
+    append_in, entries_after, insert_checkpoint, insert_session, insert_usage_anchor,
+    insert_whole_session, latest_anchor, latest_checkpoint, session_row, session_state,
+    update_nudge_state,
 };
 use super::sqlite_rows::{
     checked_checkpoint, checkpoint_of_row, family_from_name, CHECKPOINT_COLUMNS,
 };
-use super::{AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionInfo, SessionStore};
+use super::{
+    AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
+};
 use crate::error::{Context, Error, Result};
 
 impl SessionStore for SqliteStore {
@@ -33,143 +38,159 @@ impl SessionStore for SqliteStore {
     }
 
     fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
-        let names: Vec<String> = self
-            .connection
-            .prepare_cached("SELECT name FROM sessions ORDER BY updated_at DESC, name")
-            .and_then(|mut statement| {
-                statement
-                    .query_map([], |row| row.get(0))?
-                    .collect::<rusqlite::Result<Vec<String>>>()
-            })
-            .context(|| "listing sessions".to_owned())?;
-        names.iter().map(|name| self.session_info(name)).collect()
+        let result = (|| -> Result<Vec<SessionInfo>> {
+            let names: Vec<String> = self
+                .connection
+                .prepare_cached("SELECT name FROM sessions ORDER BY updated_at DESC, name")
+                .and_then(|mut statement| {
+                    statement
+                        .query_map([], |row| row.get(0))?
+                        .collect::<rusqlite::Result<Vec<String>>>()
+                })
+                .context(|| "listing sessions".to_owned())?;
+            names.iter().map(|name| self.session_info(name)).collect()
+        })();
+        self.checked(result)
     }
 
     fn session_info(&self, name: &str) -> Result<SessionInfo> {
-        let (id, _) = session_row(&self.connection, name)?;
-        let (family, nudge_state) = session_state(&self.connection, name, id)?;
-        let (created_at, updated_at, messages, last_seq, total_tokens, checkpoints, offloads) =
-            self.connection
-                .prepare_cached(
-                    "SELECT created_at, updated_at, message_count, last_seq, total_tokens, \
+        let result = (|| -> Result<SessionInfo> {
+            let (id, _) = session_row(&self.connection, name)?;
+            let (family, nudge_state) = session_state(&self.connection, name, id)?;
+            let (created_at, updated_at, messages, last_seq, total_tokens, checkpoints, offloads) =
+                self.connection
+                    .prepare_cached(
+                        "SELECT created_at, updated_at, message_count, last_seq, total_tokens, \
                  (SELECT count(*) FROM checkpoints WHERE session_id = s.id), \
                  (SELECT count(*) FROM offloads WHERE session_id = s.id) \
                  FROM sessions s WHERE id = ?1",
-                )
-                .and_then(|mut statement| {
-                    statement.query_row([id], |row| {
-                        Ok((
-                            row.get(0)?,
-                            row.get(1)?,
-                            row.get(2)?,
-                            row.get(3)?,
-                            row.get(4)?,
-                            row.get(5)?,
-                            row.get(6)?,
-                        ))
+                    )
+                    .and_then(|mut statement| {
+                        statement.query_row([id], |row| {
+                            Ok((
+                                row.get(0)?,
+                                row.get(1)?,
+                                row.get(2)?,
+                                row.get(3)?,
+                                row.get(4)?,
+                                row.get(5)?,
+                                row.get(6)?,
+                            ))
+                        })
                     })
-                })
-                .context(|| format!("session {name:?}: reading its numbers"))?;
-        let latest = latest_checkpoint(&self.connection, name, id)?;
-        Ok(SessionInfo {
-            name: name.to_owned(),
-            family,
-            created_at,
-            updated_at,
-            messages,
-            last_seq,
-            total_tokens,
-            checkpoints,
-            latest_checkpoint: latest.map(|c| (c.through_seq, c.method)),
-            offloads,
-            turns: nudge_state.turn,
-            usage_anchor: latest_anchor(&self.connection, name, id)?,
-        })
+                    .context(|| format!("session {name:?}: reading its numbers"))?;
+            let latest = latest_checkpoint(&self.connection, name, id)?;
+            Ok(SessionInfo {
+                name: name.to_owned(),
+                family,
+                created_at,
+                updated_at,
+                messages,
+                last_seq,
+                total_tokens,
+                checkpoints,
+                latest_checkpoint: latest.map(|c| (c.through_seq, c.method)),
+                offloads,
+                turns: nudge_state.turn,
+                usage_anchor: latest_anchor(&self.connection, name, id)?,
+            })
+        })();
+        self.checked(result)
     }
 
     fn session_head(&self, name: &str) -> Result<SessionHead> {
-        let row = self
-            .connection
-            .prepare_cached(
-                "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
+        let result = (|| -> Result<SessionHead> {
+            let row = self
+                .connection
+                .prepare_cached(
+                    "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
                  nudge_turns_without_progress, \
                  (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
                  (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
                  FROM sessions s WHERE name = ?1",
-            )
-            .and_then(|mut statement| {
-                statement
-                    .query_row([name], |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get(1)?,
-                            NudgeState {
-                                turn: row.get(2)?,
-                                last_seq: row.get(3)?,
-                                turns_without_progress: row.get(4)?,
-                            },
-                            row.get(5)?,
-                            row.get(6)?,
-                        ))
-                    })
-                    .optional()
+                )
+                .and_then(|mut statement| {
+                    statement
+                        .query_row([name], |row| {
+                            Ok((
+                                row.get::<_, String>(0)?,
+                                row.get(1)?,
+                                NudgeState {
+                                    turn: row.get(2)?,
+                                    last_seq: row.get(3)?,
+                                    turns_without_progress: row.get(4)?,
+                                },
+                                row.get(5)?,
+                                row.get(6)?,
+                            ))
+                        })
+                        .optional()
+                })
+                .context(|| format!("session {name:?}: reading its head"))?;
+            let Some((family, last_seq, nudge_state, checkpoint_through, usage_version)) = row
+            else {
+                return Err(Error::NoSuchSession(name.to_owned()));
+            };
+            Ok(SessionHead {
+                family: family_from_name(name, &family)?,
+                last_seq,
+                checkpoint_through,
+                nudge_state,
+                usage_version,
             })
-            .context(|| format!("session {name:?}: reading its head"))?;
-        let Some((family, last_seq, nudge_state, checkpoint_through, usage_version)) = row else {
-            return Err(Error::NoSuchSession(name.to_owned()));
-        };
-        Ok(SessionHead {
-            family: family_from_name(name, &family)?,
-            last_seq,
-            checkpoint_through,
-            nudge_state,
-            usage_version,
-        })
+        })();
+        self.checked(result)
     }
 
     fn load_for_turn(&self, name: &str) -> Result<Session> {
-        let (id, _) = session_row(&self.connection, name)?;
-        let (family, nudge_state) = session_state(&self.connection, name, id)?;
-        let checkpoint = latest_checkpoint(&self.connection, name, id)?;
-        // The core's turn-tail rule: after the checkpoint, or from where the previous turn
-        // stopped if that is earlier (nudges count every message since then).
-        let after =
-            turn_tail_after(checkpoint.as_ref().map(|c| c.through_seq), &nudge_state).unwrap_or(0);
-        Ok(Session {
-            family,
-            entries: entries_after(&self.connection, name, id, after)?,
-            checkpoints: checkpoint.into_iter().collect(),
-            nudge_state,
-            usage_anchor: latest_anchor(&self.connection, name, id)?,
-        })
+        let result = (|| -> Result<Session> {
+            let (id, _) = session_row(&self.connection, name)?;
+            let (family, nudge_state) = session_state(&self.connection, name, id)?;
+            let checkpoint = latest_checkpoint(&self.connection, name, id)?;
+            // The core's turn-tail rule: after the checkpoint, or from where the previous turn
+            // stopped if that is earlier (nudges count every message since then).
+            let after = turn_tail_after(checkpoint.as_ref().map(|c| c.through_seq), &nudge_state)
+                .unwrap_or(0);
+            Ok(Session {
+                family,
+                entries: entries_after(&self.connection, name, id, after)?,
+                checkpoints: checkpoint.into_iter().collect(),
+                nudge_state,
+                usage_anchor: latest_anchor(&self.connection, name, id)?,
+            })
+        })();
+        self.checked(result)
     }
 
     fn export_session(&self, name: &str) -> Result<Session> {
-        let (id, _) = session_row(&self.connection, name)?;
-        let (family, nudge_state) = session_state(&self.connection, name, id)?;
-        let sql = format!(
+        let result = (|| -> Result<Session> {
+            let (id, _) = session_row(&self.connection, name)?;
+            let (family, nudge_state) = session_state(&self.connection, name, id)?;
+            let sql = format!(
             "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = ?1 ORDER BY through_seq"
         );
-        let rows = self
-            .connection
-            .prepare_cached(&sql)
-            .and_then(|mut statement| {
-                statement
-                    .query_map([id], checkpoint_of_row)?
-                    .collect::<rusqlite::Result<Vec<_>>>()
+            let rows = self
+                .connection
+                .prepare_cached(&sql)
+                .and_then(|mut statement| {
+                    statement
+                        .query_map([id], checkpoint_of_row)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .context(|| format!("session {name:?}: reading its checkpoints"))?;
+            let checkpoints = rows
+                .into_iter()
+                .map(|row| checked_checkpoint(name, row))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Session {
+                family,
+                entries: entries_after(&self.connection, name, id, 0)?,
+                checkpoints,
+                nudge_state,
+                usage_anchor: latest_anchor(&self.connection, name, id)?,
             })
-            .context(|| format!("session {name:?}: reading its checkpoints"))?;
-        let checkpoints = rows
-            .into_iter()
-            .map(|row| checked_checkpoint(name, row))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Session {
-            family,
-            entries: entries_after(&self.connection, name, id, 0)?,
-            checkpoints,
-            nudge_state,
-            usage_anchor: latest_anchor(&self.connection, name, id)?,
-        })
+        })();
+        self.checked(result)
     }
 
     fn append(
@@ -202,6 +223,26 @@ impl SessionStore for SqliteStore {
         transaction.commit().context(what)
     }
 
+    fn import_sessions(
+        &mut self,
+        sessions: &[SessionImport<'_>],
+        memories: &[NewMemory],
+        project: &str,
+        now: i64,
+    ) -> Result<Vec<AddedMemory>> {
+        let what = || format!("importing {} session(s)", sessions.len());
+        let transaction = self.write(what)?;
+        for import in sessions {
+            insert_whole_session(&transaction, import, now)?;
+        }
+        let added = memories
+            .iter()
+            .map(|memory| add_memory_in(&transaction, project, memory, now))
+            .collect::<Result<Vec<_>>>()?;
+        transaction.commit().context(what)?;
+        Ok(added)
+    }
+
     fn add_checkpoint(&mut self, name: &str, checkpoint: &Checkpoint, now: i64) -> Result<()> {
         let what = || format!("session {name:?}: storing a checkpoint");
         let transaction = self.write(what)?;
@@ -230,22 +271,7 @@ impl SessionStore for SqliteStore {
         if let Some(checkpoint) = &changes.checkpoint {
             insert_checkpoint(&transaction, name, id, last_seq, checkpoint, now)?;
         }
-        let nudge_state = &changes.nudge_state;
-        transaction
-            .prepare_cached(
-                "UPDATE sessions SET nudge_turn = ?2, nudge_last_seq = ?3, \
-                 nudge_turns_without_progress = ?4, updated_at = ?5 WHERE id = ?1",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    id,
-                    nudge_state.turn,
-                    nudge_state.last_seq,
-                    nudge_state.turns_without_progress,
-                    now
-                ])
-            })
-            .context(what)?;
+        update_nudge_state(&transaction, name, id, &changes.nudge_state, now)?;
         let added = memories
             .iter()
             .map(|memory| add_memory_in(&transaction, project, memory, now))
@@ -258,30 +284,15 @@ impl SessionStore for SqliteStore {
         let what = || format!("session {name:?}: recording usage");
         let transaction = self.write(what)?;
         let (id, _) = session_row(&transaction, name)?;
-        transaction
-            .prepare_cached(
-                "INSERT INTO usage_anchors (session_id, checkpoint_through, last_seq, \
-                 input_tokens, estimated_tokens, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    id,
-                    anchor.checkpoint_through,
-                    anchor.last_seq,
-                    anchor.input_tokens,
-                    anchor.estimated_tokens,
-                    now
-                ])
-            })
-            .context(what)?;
-        let version = transaction.last_insert_rowid();
+        let version = insert_usage_anchor(&transaction, name, id, anchor, now)?;
         transaction.commit().context(what)?;
         Ok(version)
     }
 
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>> {
-        let (id, _) = session_row(&self.connection, name)?;
-        self.connection
+        let result = (|| -> Result<Vec<OffloadRecord>> {
+            let (id, _) = session_row(&self.connection, name)?;
+            self.connection
             .prepare_cached(
                 "SELECT seq, tool_call_id, relative_path, bytes, lines, is_error FROM offloads \
                  WHERE session_id = ?1 ORDER BY seq",
@@ -301,6 +312,8 @@ impl SessionStore for SqliteStore {
                     .collect()
             })
             .context(|| format!("session {name:?}: reading its offloads"))
+        })();
+        self.checked(result)
     }
 
     fn sync(&mut self) -> Result<()> {

@@ -1,6 +1,9 @@
 //! Helpers shared by the native integration tests: the corpus, a loopback HTTP server that
-//! plays an LLM endpoint, and a workload that reaches a compaction quickly.
+//! plays an LLM endpoint, a workload that reaches a compaction quickly, and ([`project`]) a
+//! project folder to run the real binary in.
 #![allow(dead_code)]
+
+pub mod project;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,0 +1,174 @@
+//! Opening a database read-only: for the commands that only read, so they work on a database
+//! this user cannot write (someone else's, a 0400 file, a read-only mount) and never change
+//! one.
+//!
+//! What a read-only open guarantees: it creates nothing (no folder, no database, not even
+//! SQLite's `-wal` and `-shm` files), migrates nothing and writes nothing (SQLite refuses any
+//! write on the connection). A database at another schema version is an error
+//! ([`Error::NeedsMigration`] when it is older, [`Error::SchemaTooNew`] when newer).
+//!
+//! Why SQLite's own read-only mode is not enough: a WAL database read that way still creates
+//! `-wal` and `-shm` files beside it when it can (and leaves them behind, with the reader as
+//! their owner, where the database's owner may not be able to use them), and fails when it
+//! cannot. So when no `-wal` file exists (no connection is open and every commit is in the
+//! database file) the database is opened `immutable`: read without locks or shared memory.
+//! A writer that starts meanwhile could change the file under the read, so the file's
+//! size, times and inode are taken before the open, and every read call checks them again
+//! (and that no `-wal` appeared): if anything changed, the call fails with
+//! [`Error::DatabaseChanged`] and the caller reads again from a new open. When a `-wal`
+//! file exists, another connection is live, and SQLite's read-only mode reads through its
+//! files, which already exist.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::schema::{check_version, SCHEMA_VERSION};
+use super::sqlite::{existing_database, SqliteOptions, SqliteStore};
+use crate::error::{Context, Error, Result};
+
+/// What a database file looked like: a change of any of these means it was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Result<FileStamp> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io("inspect", path, e))?;
+        Ok(FileStamp {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+}
+
+/// SQLite's write-ahead log beside `path`.
+fn wal_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+/// Whether `path` exists (a dangling symlink counts: it is there).
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// A `file:` URI for `path` (absolute), every byte outside the unreserved set percent-encoded
+/// so that `?`, `#` and `%` in a folder's name stay part of the path.
+fn file_uri(path: &Path, immutable: bool) -> String {
+    let mut uri = String::from("file:");
+    for byte in path.as_os_str().as_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                uri.push(char::from(*byte));
+            }
+            _ => uri.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    uri.push_str("?mode=ro");
+    if immutable {
+        uri.push_str("&immutable=1");
+    }
+    uri
+}
+
+impl SqliteStore {
+    /// Opens the existing database at `path` read-only (see the module doc): nothing is
+    /// created or written. Fails when the file is missing, is not a regular file, or is not
+    /// at this build's schema version.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        SqliteStore::open_read_only_with(path, SqliteOptions::default())
+    }
+
+    /// [`SqliteStore::open_read_only`] with `options` (only the busy timeout applies).
+    pub fn open_read_only_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
+        let given = path.as_ref();
+        if !existing_database(given)? {
+            return Err(Error::io(
+                "open",
+                given,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        }
+        let path = given
+            .canonicalize()
+            .map_err(|e| Error::io("resolve", given, e))?;
+        // Taken before the open: a change between the two is caught like one during a read.
+        let stamp = FileStamp::of(&path)?;
+        let at_rest = !exists(&wal_path(&path));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let at = path.display().to_string();
+        let connection = Connection::open_with_flags(file_uri(&path, at_rest), flags)
+            .context(|| format!("opening {at} read-only"))?;
+        connection
+            .busy_timeout(options.busy_timeout)
+            .context(|| format!("{at}: setting the busy timeout"))?;
+        let store = SqliteStore::from_parts(connection, path, at_rest.then_some(stamp));
+        let version: i64 = store
+            .connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .context(|| format!("{at}: reading user_version"))?;
+        check_version(&store.connection, store.path(), version)?;
+        if version < SCHEMA_VERSION {
+            return Err(Error::NeedsMigration {
+                path: store.path().to_path_buf(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        store.check_unchanged()?;
+        Ok(store)
+    }
+
+    /// `result`, unless the database was written while this store read it without locks: then
+    /// [`Error::DatabaseChanged`], whatever `result` was (a torn read may fail in any way, or
+    /// seem to succeed). Every read call of the store ends with this.
+    pub(super) fn checked<T>(&self, result: Result<T>) -> Result<T> {
+        self.check_unchanged()?;
+        result
+    }
+
+    /// Fails with [`Error::DatabaseChanged`] when this store reads without locks and the file
+    /// was written since it was opened (see the module doc); a no-op for every other store.
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        let Some(stamp) = &self.snapshot else {
+            return Ok(());
+        };
+        if exists(&wal_path(self.path())) || FileStamp::of(self.path())? != *stamp {
+            return Err(Error::DatabaseChanged {
+                path: self.path().to_path_buf(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_keep_every_byte_of_the_path() {
+        assert_eq!(
+            file_uri(Path::new("/tmp/a b/c?d#e%f.db"), true),
+            "file:/tmp/a%20b/c%3Fd%23e%25f.db?mode=ro&immutable=1"
+        );
+        assert_eq!(
+            file_uri(Path::new("/x/ctxkit.db"), false),
+            "file:/x/ctxkit.db?mode=ro"
+        );
+    }
+}
