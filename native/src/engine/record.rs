@@ -14,8 +14,11 @@
 //!
 //! When an append fails, the files written for it are removed again.
 
+use std::path::Path;
+
 use ctxkit_core::compaction::ViewStats;
 use ctxkit_core::model::Entry;
+use ctxkit_core::offload::OffloadPolicy;
 use ctxkit_core::turn::tool_name_for_result;
 use ctxkit_core::{Message, Role};
 
@@ -203,29 +206,18 @@ impl Engine {
         };
         for (message, seq) in messages.iter().zip(first_seq..) {
             let message = message.clone();
-            let outcome = match &self.config.offload {
-                Some(policy) if message.role == Role::Tool => {
-                    let tool_name = message.tool_call_id.as_deref().and_then(|id| {
-                        tool_name_for_result(&batch.entries, id)
-                            .or_else(|| tool_name_for_result(tail, id))
-                            .map(str::to_owned)
-                    });
-                    offload_tool_output(
-                        &self.workdir,
-                        session,
-                        seq,
-                        message,
-                        tool_name.as_deref(),
-                        policy,
-                    )
-                }
-                _ => OffloadOutcome {
-                    message,
-                    record: None,
-                    path: None,
-                    warning: None,
-                },
-            };
+            let tool_name = message.tool_call_id.as_deref().and_then(|id| {
+                tool_name_for_result(&batch.entries, id).or_else(|| tool_name_for_result(tail, id))
+            });
+            let tool_name = tool_name.map(str::to_owned);
+            let outcome = offload_if_due(
+                self.config.offload.as_ref(),
+                &self.workdir,
+                session,
+                seq,
+                message,
+                tool_name.as_deref(),
+            );
             batch.records.extend(outcome.record);
             batch.paths.extend(outcome.path);
             batch.warnings.extend(outcome.warning);
@@ -244,29 +236,19 @@ impl Engine {
         let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
         let seq = cached.next_seq();
         let family = cached.family;
-        let offloaded = match &self.config.offload {
-            Some(policy) if message.role == Role::Tool => {
-                let tool_name = message
-                    .tool_call_id
-                    .as_deref()
-                    .and_then(|id| tool_name_for_result(&cached.entries, id))
-                    .map(str::to_owned);
-                offload_tool_output(
-                    &self.workdir,
-                    session,
-                    seq,
-                    message,
-                    tool_name.as_deref(),
-                    policy,
-                )
-            }
-            _ => OffloadOutcome {
-                message,
-                record: None,
-                path: None,
-                warning: None,
-            },
-        };
+        let tool_name = message
+            .tool_call_id
+            .as_deref()
+            .and_then(|id| tool_name_for_result(&cached.entries, id))
+            .map(str::to_owned);
+        let offloaded = offload_if_due(
+            self.config.offload.as_ref(),
+            &self.workdir,
+            session,
+            seq,
+            message,
+            tool_name.as_deref(),
+        );
         let OffloadOutcome {
             message,
             record,
@@ -345,5 +327,28 @@ fn lost_race(error: &Error, create_missing: bool) -> bool {
         Error::SeqConflict { .. } => true,
         Error::SessionExists(_) => create_missing,
         _ => false,
+    }
+}
+
+/// `message` offloaded to a file when it is a tool result and `policy` (the engine's; `None`:
+/// offloading off) says so, else kept as it is. Both record paths decide through here.
+fn offload_if_due(
+    policy: Option<&OffloadPolicy>,
+    workdir: &Path,
+    session: &str,
+    seq: u64,
+    message: Message,
+    tool_name: Option<&str>,
+) -> OffloadOutcome {
+    match policy {
+        Some(policy) if message.role == Role::Tool => {
+            offload_tool_output(workdir, session, seq, message, tool_name, policy)
+        }
+        _ => OffloadOutcome {
+            message,
+            record: None,
+            path: None,
+            warning: None,
+        },
     }
 }
