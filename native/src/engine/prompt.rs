@@ -69,6 +69,7 @@ impl Engine {
                 .todo_guidance
                 .then(|| DEFAULT_TODO_GUIDANCE.to_owned()),
             offload_guidance: self.config.offload.as_ref().map(OffloadGuidance::from),
+            history_guidance: false,
             memory_precis,
         };
         build_system_prompt(&parts).context(|| format!("session {session:?}: system prompt"))
