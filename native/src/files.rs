@@ -11,11 +11,12 @@
 //!   folder, synced, then renamed over the target; readers see the old or the new content,
 //!   never a mix.
 //! - [`create_new_inside`] writes a new file only where the given relative path really leads
-//!   (no symlinked folder on the way) and never over an existing file.
+//!   (no symlinked folder on the way) and never over an existing file; [`read_inside`] reads one
+//!   by the same rule, and never through a symlink.
 
 use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -142,6 +143,53 @@ pub fn create_new_inside(
     file_name: &str,
     content: &[u8],
 ) -> Result<PathBuf> {
+    let path = checked_path_inside(root, relative_folder, file_name)?;
+    let mut file = create_private_file(&path)?;
+    if let Err(error) = file.write_all(content).and_then(|()| file.sync_data()) {
+        // A partial file must not stay behind to be read as the whole output.
+        let _ = std::fs::remove_file(&path);
+        return Err(Error::io("write", &path, error));
+    }
+    Ok(path)
+}
+
+/// Reads at most `max_bytes` of the file `file_name` in `root/relative_folder`, by the rules of
+/// [`create_new_inside`] (plain names, no symlinked folder on the way), refusing a file that is
+/// itself a symlink or not a regular file. Returns the bytes read and the file's size.
+pub fn read_inside(
+    root: &Path,
+    relative_folder: &Path,
+    file_name: &str,
+    max_bytes: u64,
+) -> Result<(Vec<u8>, u64)> {
+    let path = checked_path_inside(root, relative_folder, file_name)?;
+    let before = std::fs::symlink_metadata(&path).map_err(|e| Error::io("read", &path, e))?;
+    if !before.file_type().is_file() {
+        return Err(Error::invalid(
+            "file_name",
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+    let opened = file.metadata().map_err(|e| Error::io("read", &path, e))?;
+    // The file opened must be the one checked: not swapped for a symlink in between.
+    if (opened.dev(), opened.ino()) != (before.dev(), before.ino()) {
+        return Err(Error::invalid(
+            "file_name",
+            format!("{} changed while it was opened", path.display()),
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", &path, e))?;
+    Ok((bytes, opened.len()))
+}
+
+/// `canonical(root)/relative_folder/file_name`, after checking that the name is one plain
+/// component, the folder only plain components, and that the folder's canonical path is
+/// exactly where the relative path leads (no symlink on the way, inside the root or out of it).
+fn checked_path_inside(root: &Path, relative_folder: &Path, file_name: &str) -> Result<PathBuf> {
     let mut components = Path::new(file_name).components();
     let plain_name = matches!(
         (components.next(), components.next()),
@@ -181,12 +229,5 @@ pub fn create_new_inside(
             ),
         ));
     }
-    let path = canonical_folder.join(file_name);
-    let mut file = create_private_file(&path)?;
-    if let Err(error) = file.write_all(content).and_then(|()| file.sync_data()) {
-        // A partial file must not stay behind to be read as the whole output.
-        let _ = std::fs::remove_file(&path);
-        return Err(Error::io("write", &path, error));
-    }
-    Ok(path)
+    Ok(canonical_folder.join(file_name))
 }

@@ -69,7 +69,7 @@ test('bad options name the field', () => {
   throwsWith(() => ck.buildSystemPrompt({ date: '2026-02-30' }),
     'buildSystemPrompt: date: day 30 does not exist in 2026-02 (it has 28 days)');
   throwsWith(() => ck.buildSystemPrompt({ date: '2026-01-01', skils: [] }),
-    'buildSystemPrompt: parts.skils: unknown field (expected one of `base`, `working_directory`, `date`, `agents_md`, `agents_md_max_bytes`, `skills`, `todo_guidance`, `offload_guidance`, `memory_precis`)');
+    'buildSystemPrompt: parts.skils: unknown field (expected one of `base`, `working_directory`, `date`, `agents_md`, `agents_md_max_bytes`, `skills`, `todo_guidance`, `offload_guidance`, `history_guidance`, `memory_precis`)');
   throwsWith(() => ck.renderPrecis([{ importance: 'high' }]),
     'renderPrecis: entries[0].importance: invalid type: string "high", expected an integer');
   throwsWith(() => ck.planTurn({ log: [], policy: { nudges: { memory_every_turns: -1 } } }),

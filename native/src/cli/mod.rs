@@ -14,6 +14,7 @@
 mod demo_session;
 mod failure;
 mod fidelity;
+mod history;
 mod input;
 mod memory;
 mod output;
@@ -77,6 +78,9 @@ pub enum Command {
     /// Long-term memory: add, search, list, remove, and the MEMORY.md precis.
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
+    /// A session's full log, as the history tools show it to the model: search, read by seq.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
     /// Estimate the tokens of a text or a message list.
     Tokens(tools::TokensArgs),
     /// Check a request against a provider's rules, in the provider's own words.
@@ -117,6 +121,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Sessions(args) => sessions::list(&places, args),
         Command::Stats(args) => sessions::stats(&places, args),
         Command::Memory(command) => memory::run(&places, command),
+        Command::History(command) => history::run(&places, command),
         Command::Tokens(args) => tools::tokens(args),
         Command::Validate(args) => tools::validate(args),
     }

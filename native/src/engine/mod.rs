@@ -10,6 +10,10 @@
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
+//! When the model calls a history tool ([`Engine::history_tools`]: `search_history`,
+//! `read_history`, `read_offload`), [`Engine::execute_tool`] answers it from the session's
+//! complete log; the system prompt tells the model about them once the session has a checkpoint.
+//!
 //! Every decision is a core call: a turn is the core's [`ctxkit_core::TurnDriver`], which the
 //! engine answers with the store, files and the LLM; it reads, writes and calls, and decides
 //! nothing. The engine keeps each session's tail (what
@@ -24,6 +28,7 @@
 
 mod config;
 mod events;
+mod history;
 mod import;
 mod memory;
 mod prompt;

@@ -5,18 +5,30 @@
 //! transaction that re-reads the version first, so two processes opening a new file at once
 //! cannot apply one twice. A database newer than this build is refused, never written, and so
 //! is one whose `user_version` says no migration ran while it already has tables.
-//! Migrations are only ever appended to [`MIGRATIONS`]; a released one is never edited.
+//! Migrations are only ever appended to [`MIGRATIONS`]; a released one is never edited. A
+//! migration is SQL, and may have a Rust step run after it in the same transaction (to fill a
+//! new index with text only the core knows how to compute).
 
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+use super::sqlite_history::index_existing_messages;
 use crate::error::{Context, Error, Result};
 
+/// One step of the schema.
+struct Migration {
+    /// The statements.
+    sql: &'static str,
+    /// Run after them, in the same transaction.
+    backfill: Option<fn(&Transaction<'_>, &Path) -> Result<()>>,
+}
+
 /// Each entry turns version `i` into version `i + 1`.
-const MIGRATIONS: &[&str] = &[
+const MIGRATIONS: &[Migration] = &[
     // 1: sessions, the log, checkpoints, usage anchors, offloads, memories with FTS5.
-    r#"
+    Migration {
+        sql: r#"
     CREATE TABLE sessions (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL UNIQUE,
@@ -129,12 +141,31 @@ const MIGRATIONS: &[&str] = &[
         VALUES (new.id, new.title, new.content, new.category, new.tags);
     END;
     "#,
+        backfill: None,
+    },
     // 2: a checkpoint's pinned facts and the counts of facts caps dropped, as JSON
     // (core::compaction::Checkpoint's `pinned` and `dropped_facts`), so the next checkpoint
     // carries them without reading them back out of summary text.
-    r#"
+    Migration {
+        sql: r#"
     ALTER TABLE checkpoints ADD COLUMN facts TEXT NOT NULL DEFAULT '{}';
     "#,
+        backfill: None,
+    },
+    // 3: a trigram FTS5 index over each message's searchable text (the core's
+    // `recall::searchable_text`: its text, tool calls decoded, tool results), for the history
+    // tools. The text is computed in Rust, so rows are written by the store in the transaction
+    // of each append and import, not by a trigger; existing messages are indexed here. The
+    // rowid is the message's `messages.id`.
+    Migration {
+        sql: r#"
+    CREATE VIRTUAL TABLE messages_fts USING fts5 (text, tokenize = 'trigram');
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM messages_fts WHERE rowid = old.id;
+    END;
+    "#,
+        backfill: Some(index_existing_messages),
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.
@@ -190,13 +221,16 @@ pub(crate) fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
         else {
             return Ok(());
         };
-        transaction.execute_batch(migration).context(|| {
+        transaction.execute_batch(migration.sql).context(|| {
             format!(
                 "migrating {} from schema version {version} to {}",
                 path.display(),
                 version + 1
             )
         })?;
+        if let Some(backfill) = migration.backfill {
+            backfill(&transaction, path)?;
+        }
         // PRAGMA takes no parameters; the value is a number this code computed.
         transaction
             .execute_batch(&format!("PRAGMA user_version = {}", version + 1))
@@ -204,5 +238,82 @@ pub(crate) fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
         transaction
             .commit()
             .context(|| format!("migrating {}: committing", path.display()))?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{HistoryStore, SessionStore, SqliteStore};
+    use ctxkit_core::recall::SearchRequest;
+    use ctxkit_core::{Message, ToolCall};
+
+    /// A database as version 1 left it: the first migration only, with a session and messages
+    /// written by hand, as that version's store wrote them.
+    fn version_one_database(path: &Path) {
+        let connection = Connection::open(path).unwrap();
+        connection.execute_batch(MIGRATIONS[0].sql).unwrap();
+        connection.execute_batch("PRAGMA user_version = 1").unwrap();
+        connection
+            .execute(
+                "INSERT INTO sessions (name, family, created_at, updated_at, last_seq, \
+                 message_count, total_tokens) VALUES ('old', 'openai', 1, 1, 3, 3, 30)",
+                [],
+            )
+            .unwrap();
+        let messages = [
+            Message::user("把用户数据持久化到 SQLite"),
+            Message::assistant(
+                "",
+                vec![ToolCall::new("c1", "bash", r#"{"cmd":"ls \"src/db\""}"#)],
+            ),
+            Message::tool_result("c1", "schema.rs", false),
+        ];
+        for (seq, message) in (1..).zip(messages) {
+            connection
+                .execute(
+                    "INSERT INTO messages (session_id, seq, role, body, tokens, created_at) \
+                     VALUES (1, ?1, ?2, ?3, 10, 1)",
+                    rusqlite::params![
+                        seq,
+                        message.role.as_str(),
+                        serde_json::to_string(&message).unwrap()
+                    ],
+                )
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_database_from_before_the_message_index_is_indexed_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        version_one_database(&path);
+        let mut store = SqliteStore::open(&path).unwrap();
+        let version: i64 = store
+            .connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let seqs = |store: &SqliteStore, query: &str| -> Vec<u64> {
+            let request = SearchRequest::new(query, None).unwrap();
+            let found = store.search_history("old", &request).unwrap();
+            found.hits.iter().map(|hit| hit.item.seq).collect()
+        };
+        assert_eq!(seqs(&store, "持久化"), [1]);
+        assert_eq!(seqs(&store, "ls \"src/db\""), [2], "arguments are decoded");
+        assert_eq!(seqs(&store, "SCHEMA.RS"), [3]);
+        // Messages appended after the migration are indexed as they are written.
+        let next = ctxkit_core::Entry::number(
+            [Message::user("and now schema.rs again")],
+            4,
+            ctxkit_core::ModelFamily::OpenAi,
+        );
+        store.append("old", &next, &[], 2).unwrap();
+        assert_eq!(seqs(&store, "schema.rs"), [4, 3]);
+        drop(store);
+        // Opening again migrates nothing more.
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(seqs(&store, "schema.rs"), [4, 3]);
     }
 }
