@@ -19,6 +19,8 @@
 //!   ([`search_entries`], for the wasm shell), and how both shells order and cut hits;
 //! - `render_search`, `render_read`: the tool results the model reads;
 //! - `offload_page`: the paths `read_offload` may read and a page of one;
+//! - `fact_search`: a pinned fact looked up the way the agent would ([`finds_fact`]), which the
+//!   fidelity report counts as "found again";
 //! - `guidance`: the system prompt's `## Conversation History` section, shown once the session
 //!   has a checkpoint.
 //!
@@ -26,6 +28,7 @@
 //! result is bounded and says what it left out; a bad call is an error naming the tool and the
 //! argument, for the shell to return as the tool's failed result.
 
+pub(crate) mod fact_search;
 pub(crate) mod guidance;
 pub(crate) mod limits;
 pub(crate) mod matching;
@@ -37,6 +40,7 @@ pub(crate) mod search;
 pub(crate) mod searchable;
 pub(crate) mod tools;
 
+pub use fact_search::{fact_query, finds_fact, search_found};
 pub use guidance::{history_section, wants_history_guidance, HISTORY_HEADING};
 pub use limits::{
     OFFLOAD_DEFAULT_LINES, OFFLOAD_LINE_MAX_BYTES, OFFLOAD_MAX_LINES, OFFLOAD_PAGE_MAX_BYTES,
