@@ -25,12 +25,17 @@ pub const READ_OFFLOAD: &str = "read_offload";
 /// A tool as a model is offered it, in no provider's shape: its name, when to use it, and the
 /// JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolDefinition {
     /// The name the model calls it by.
     pub name: String,
     /// What it does and when to use it, for the model.
     pub description: String,
     /// The JSON schema of its arguments (an object schema).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "std::collections::BTreeMap<String, serde_json::Value>")
+    )]
     pub parameters: Value,
 }
 
