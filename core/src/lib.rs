@@ -39,6 +39,10 @@
 //! with the view; [`TurnDriver::finish`] returns the [`TurnResult`] and the [`TurnChanges`]
 //! to persist.
 //!
+//! **Economics** ([`cost`]): prices and cache rules as data, where a view's cache breakpoints
+//! go ([`cost::place_breakpoints`]), a cache simulator, and a report that replays a transcript
+//! under the strategies users pick and bills each ([`cost::compare_strategies`]).
+//!
 //! **Helpers**: [`text`] (UTF-8-safe cutting, fences, bounded transcripts, fingerprints).
 //!
 //! ```
@@ -89,6 +93,8 @@ pub mod offload;
 pub mod prompt;
 
 pub mod recall;
+
+pub mod cost;
 
 pub mod text;
 pub mod turn;

@@ -185,10 +185,21 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     // Repair can add messages (placeholder results, a leading user message), so a view that was
     // under the trigger before it may be over after it: every compacting strategy checks again.
     let fixed = system_tokens + nudge_tokens;
-    if outcome.tier == Tier::Truncated
-        || policy.strategy != Strategy::Off
-            && measure.over(measure.corrected(fixed + sum_tokens(&all, family)))
+    let over_after_repair = policy.strategy != Strategy::Off
+        && measure.over(measure.corrected(fixed + sum_tokens(&all, family)));
+    // Over only because of what repair added: summarize if this turn still may. Cutting an
+    // old message to fit instead would rewrite it by a different amount every turn (the
+    // allowance moves with the nudges), breaking the cached prefix at each call.
+    if over_after_repair
+        && outcome.tier != Tier::Truncated
+        && policy.strategy == Strategy::Summarize
+        && !compacted_this_turn
     {
+        if let Some(request) = summarize_tier(input, tail, this_turn, &measure) {
+            return Ok(Plan::Summarize(Box::new(request)));
+        }
+    }
+    if outcome.tier == Tier::Truncated || over_after_repair {
         outcome.tier = Tier::Truncated;
         fit_tier(&mut all, fixed, &budget, family, &mut outcome);
     }

@@ -20,7 +20,9 @@ mod detect;
 mod openhands;
 mod swe_agent;
 
-pub use claude_code::{import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker};
+pub use claude_code::{
+    import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker, RecordedUsage,
+};
 pub use detect::detect_format;
 pub use openhands::import_openhands;
 pub use swe_agent::import_swe_agent;

@@ -11,6 +11,7 @@
 //! read-only ([`Places::read`]). The commands only translate: every decision is an engine or
 //! core call.
 
+mod cost;
 mod demo_session;
 mod failure;
 mod fidelity;
@@ -65,6 +66,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Replay a transcript and report what each checkpoint kept of the pinned facts.
     Fidelity(fidelity::FidelityArgs),
+    /// Replay a transcript under several context strategies and report what each would cost.
+    Cost(cost::CostArgs),
     /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
     Import(sessions::ImportArgs),
     /// Print the next view of a session as JSON ready to send (stats go to stderr).
@@ -115,6 +118,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Replay(args) => replay::run(&places, args),
         Command::Fidelity(args) => fidelity::run(&places, args),
+        Command::Cost(args) => cost::run(args),
         Command::Import(args) => sessions::import(&places, args),
         Command::View(args) => sessions::view(&places, args),
         Command::Append(args) => sessions::append(&places, args),
