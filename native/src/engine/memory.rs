@@ -6,11 +6,11 @@
 //! mode 0600. The memory is stored first: if the file cannot be written the write still
 //! succeeded, and a [`WarningKind::MemoryFileFailed`] goes to the event sink.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Engine, Event, WarningKind};
 use crate::error::Result;
-use crate::files::{prepare_ctxkit_dir, write_atomically, MEMORY_FILE};
+use crate::files::{write_atomically_inside, CTXKIT_DIR, MEMORY_FILE};
 use crate::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory};
 
 impl Engine {
@@ -62,10 +62,8 @@ impl Engine {
     /// Writes `<workdir>/.ctxkit/MEMORY.md` now; returns its path.
     pub fn write_memory_file(&self) -> Result<PathBuf> {
         let precis = self.memory_precis()?;
-        let dir = prepare_ctxkit_dir(&self.workdir)?;
-        let path = dir.join(MEMORY_FILE);
-        write_atomically(&path, precis.as_bytes())?;
-        Ok(path)
+        let relative = Path::new(CTXKIT_DIR).join(MEMORY_FILE);
+        write_atomically_inside(&self.workdir, &relative, precis.as_bytes())
     }
 
     /// Rewrites MEMORY.md after a memory write, if configured; a failure is a warning.
