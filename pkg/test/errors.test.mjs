@@ -224,3 +224,22 @@ test('fromJSON refuses a broken state with a clear error', () => {
   throwsWith(() => ck.Engine.fromJSON({ ...state, entries: [{ seq: 1, message: { content: 'x' }, tokens: 1 }] }),
     'Engine.fromJSON: state.entries[0].message.role: missing');
 });
+
+test('a window too small for any view throws naming the numbers, never an empty view', async () => {
+  const engine = new ck.Engine();
+  engine.append([{ role: 'user', content: 'fix the failing test in src/lib.rs' }]);
+  const before = JSON.stringify(engine);
+  for (const window of [0, 1, 10, 100]) {
+    const options = { system: 'You are a careful agent. '.repeat(20), budget: { context_window: window } };
+    assert.throws(() => engine.view(options), (error) => {
+      assert.ok(error instanceof Error, `not an Error: ${error}`);
+      assert.match(error.message, new RegExp(`^Engine\\.view: budget too small: a window of ${window} tokens leaves \\d+ usable tokens, of which a view may fill \\d+, but the system prompt needs \\d+ and the last user message \\d+ \\(at least \\d+ together`));
+      return true;
+    });
+    await assert.rejects(engine.prepare(options), /^Error: Engine\.prepare: budget too small: a window of/);
+  }
+  assert.equal(JSON.stringify(engine), before, 'the refused turns left nothing behind');
+  // A window that holds them gives a view with the message.
+  const view = engine.view({ system: 'You are a careful agent.', budget: { context_window: 2_000 } });
+  assert.equal(view.messages.filter((m) => m.role === 'user').length, 1);
+});
