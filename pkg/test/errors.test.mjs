@@ -230,7 +230,7 @@ test('a window too small for any view throws naming the numbers, never an empty 
   engine.append([{ role: 'user', content: 'fix the failing test in src/lib.rs' }]);
   const before = JSON.stringify(engine);
   for (const window of [0, 1, 10, 100]) {
-    const options = { system: 'You are a careful agent. '.repeat(20), budget: { context_window: window } };
+    const options = { system: 'You are a careful agent. '.repeat(20), budget: { context_window: window, output_reserve: 0, safety_margin: 0 } };
     assert.throws(() => engine.view(options), (error) => {
       assert.ok(error instanceof Error, `not an Error: ${error}`);
       assert.match(error.message, new RegExp(`^Engine\\.view: budget too small: a window of ${window} tokens leaves \\d+ usable tokens, of which a view may fill \\d+, but the system prompt needs \\d+ and the last user message \\d+ \\(at least \\d+ together`));
@@ -240,6 +240,6 @@ test('a window too small for any view throws naming the numbers, never an empty 
   }
   assert.equal(JSON.stringify(engine), before, 'the refused turns left nothing behind');
   // A window that holds them gives a view with the message.
-  const view = engine.view({ system: 'You are a careful agent.', budget: { context_window: 2_000 } });
+  const view = engine.view({ system: 'You are a careful agent.', budget: { context_window: 2_000, output_reserve: 100, safety_margin: 0 } });
   assert.equal(view.messages.filter((m) => m.role === 'user').length, 1);
 });

@@ -25,8 +25,8 @@
 //! entries for the nudges likewise, and estimates come cached with the entries.
 
 use crate::compaction::tiers::{
-    clear_tier, fit_tier, smallest_view, sum_tokens, summarize_tier, truncate_tier, window_tier,
-    Measure, Outcome,
+    clear_tier, fit_tier, is_said_by_user, smallest_view, sum_tokens, summarize_tier,
+    truncate_tier, window_tier, Measure, Outcome,
 };
 use crate::compaction::{
     summary_message, Budget, Checkpoint, Policy, Strategy, SummaryRequest, Tier, TodoItem,
@@ -282,7 +282,7 @@ fn budget_too_small(budget: &Budget, system_tokens: u64, tail: &[Entry]) -> Core
     let last_user_tokens = tail
         .iter()
         .rev()
-        .find(|entry| entry.message.role == Role::User)
+        .find(|entry| is_said_by_user(entry))
         .map_or(0, |entry| entry.tokens);
     CoreError::BudgetTooSmall {
         window: budget.context_window,

@@ -180,7 +180,7 @@ pub(crate) fn fit_tier(
 
 /// The smallest conversation, for when [`fit_tier`] left no message (the last units did not
 /// start with a user message, or none fitted): the first of these that fits the allowance,
-/// repaired and cut: the last user message of `tail` alone, the checkpoint's summary, the
+/// repaired and cut: the last user message of `tail` that is not blank, alone, the checkpoint's summary, the
 /// last message's text, the last message with its calls. `None` when none fits: the budget is
 /// too small for any view.
 pub(crate) fn smallest_view<'a>(
@@ -193,7 +193,7 @@ pub(crate) fn smallest_view<'a>(
 ) -> Option<Vec<ViewMessage<'a>>> {
     let allowance = budget.trigger().saturating_sub(fixed);
     let mut candidates: Vec<ViewMessage<'a>> = Vec::new();
-    if let Some(entry) = tail.iter().rev().find(|e| e.message.role == Role::User) {
+    if let Some(entry) = tail.iter().rev().find(|e| is_said_by_user(e)) {
         candidates.push(ViewMessage::from_entry(entry));
     }
     if let Some(checkpoint) = checkpoint {
@@ -223,6 +223,11 @@ pub(crate) fn smallest_view<'a>(
             .saturating_sub(view.iter().filter(|m| m.seq.is_some()).count());
         Some(view)
     })
+}
+
+/// A user message with something in it (repair drops a blank one from every view).
+pub(crate) fn is_said_by_user(entry: &Entry) -> bool {
+    entry.message.role == Role::User && !entry.message.content.is_blank()
 }
 
 pub(crate) fn sum_tokens(items: &[ViewMessage<'_>], family: ModelFamily) -> u64 {
