@@ -42,6 +42,16 @@ impl Engine {
         Ok(removed)
     }
 
+    /// Approves a live memory for the precis: a quarantined one (outside text that addresses
+    /// the model) goes into MEMORY.md and the system prompt from now on, until its text
+    /// changes. Returns it.
+    pub fn approve_memory(&mut self, id: i64) -> Result<MemoryRecord> {
+        let now = self.clock.now_unix();
+        let record = self.store.approve_memory(id, now)?;
+        self.refresh_memory_file(&mut Vec::new());
+        Ok(record)
+    }
+
     /// Live memories of this project and global ones matching `query`, best first.
     pub fn search_memories(&mut self, query: &MemoryQuery) -> Result<Vec<MemoryRecord>> {
         let now = self.clock.now_unix();
