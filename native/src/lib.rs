@@ -14,7 +14,8 @@
 //!   removed.
 //! - [`store`]: the [`store::Store`] traits and [`store::SqliteStore`] (WAL, one transaction
 //!   per append, migrations, trigram full-text search over memories and over the log).
-//! - [`offload`], [`files`]: big tool outputs and `MEMORY.md` under `<workdir>/.ctxkit/`.
+//! - [`offload`], [`files`], [`held_dir`]: big tool outputs and `MEMORY.md` under
+//!   `<workdir>/.ctxkit/`, opened through held folders that refuse symbolic links.
 //! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:
 //!   OpenAI-compatible Chat Completions and the Anthropic Messages API, with timeouts, retries
 //!   and fallback (the extractive summary is the default, offline).
@@ -73,6 +74,7 @@ pub mod clock;
 mod engine;
 pub mod error;
 pub mod files;
+pub mod held_dir;
 pub mod llm;
 pub mod offload;
 pub mod store;

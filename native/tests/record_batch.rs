@@ -146,6 +146,10 @@ impl MemoryStore for RacingStore {
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool> {
         self.inner.disable_memory(id, now)
     }
+
+    fn approve_memory(&mut self, id: i64, now: i64) -> Result<MemoryRecord> {
+        self.inner.approve_memory(id, now)
+    }
 }
 
 impl HistoryStore for RacingStore {

@@ -173,6 +173,7 @@ fn at_line(error: CoreError, number: usize) -> CoreError {
         CoreError::InvalidInput { at, problem } => {
             CoreError::invalid(format!("line {number}: {at}"), problem)
         }
+        other => other,
     }
 }
 

@@ -78,14 +78,13 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
             .offload
             .as_ref()
             .and_then(|policy| session_folder(session, &policy.folder).ok())
-            .map(|folder| places.workdir.join(folder))
     };
     let store = SqliteStore::open_in_memory()?;
     let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?;
     let session = unused_name(&engine, &format!("fidelity-{name}"), |name| {
-        folder_of(name).is_some_and(|folder| folder.exists())
+        folder_of(name).is_some_and(|folder| places.workdir.join(folder).exists())
     })?;
-    let made_folder = folder_of(&session).filter(|folder| !folder.exists());
+    let made_folder = folder_of(&session).filter(|folder| !places.workdir.join(folder).exists());
     engine.create_session(&session)?;
     let played = play(&mut engine, &session, steps);
     let exported = played.and_then(|()| Ok(engine.export_session(&session)?));

@@ -21,7 +21,7 @@ use ctxkit_core::{CoreError, Message, ToolCall};
 
 use super::Engine;
 use crate::error::{Context, Result};
-use crate::files::read_inside;
+use crate::files::open_inside;
 use crate::store::HistoryRead;
 
 /// What a history call came to: the text the model reads, and whether the call failed.
@@ -59,7 +59,7 @@ impl Engine {
                 let found = self.read_history(session, read)?;
                 Answer::Text(render_read(read, &found.messages, found.last_seq))
             }
-            HistoryRequest::Offload(page) => self.read_offload(session, page)?,
+            HistoryRequest::Offload(page) => self.answer_read_offload(session, page)?,
         };
         Ok(match answer {
             Answer::Text(text) => Message::tool_result(&call.id, text, false),
@@ -80,7 +80,7 @@ impl Engine {
     }
 
     /// A page of an offloaded output of `session`, or why there is none.
-    fn read_offload(&self, session: &str, page: &OffloadPageRequest) -> Result<Answer> {
+    fn answer_read_offload(&self, session: &str, page: &OffloadPageRequest) -> Result<Answer> {
         self.store.session_head(session)?;
         let default_policy;
         let policy = match &self.config.offload {
@@ -94,12 +94,24 @@ impl Engine {
             Ok(path) => path,
             Err(error) => return Ok(Answer::Failed(error.to_string())),
         };
-        let read = read_inside(
+        // Through held folders: a link anywhere on the way, or at the file, is refused.
+        let read = open_inside(
             &self.workdir,
-            Path::new(&path.folder),
-            &path.file_name,
-            OFFLOAD_READ_MAX_BYTES,
-        );
+            &Path::new(&path.folder).join(&path.file_name),
+        )
+        .and_then(|file| {
+            let size = file
+                .metadata()
+                .map_err(|e| crate::Error::io("read", Path::new(&path.file_name), e))?
+                .len();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, OFFLOAD_READ_MAX_BYTES),
+                &mut bytes,
+            )
+            .map_err(|e| crate::Error::io("read", Path::new(&path.file_name), e))?;
+            Ok((bytes, size))
+        });
         Ok(match read {
             Ok((bytes, size)) => {
                 let text = String::from_utf8_lossy(&bytes);

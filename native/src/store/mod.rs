@@ -241,6 +241,11 @@ pub trait MemoryStore {
 
     /// Soft-deletes a memory (it stays in the database, disabled). False when it was not live.
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool>;
+
+    /// Approves a live memory for the precis: a quarantined one (text from outside that
+    /// addresses the model) is shown from now on, until its text changes. Approving an
+    /// approved memory changes nothing. [`crate::Error::NoSuchMemory`] when it is not live.
+    fn approve_memory(&mut self, id: i64, now: i64) -> Result<MemoryRecord>;
 }
 
 /// A read of a session's log by seq.
