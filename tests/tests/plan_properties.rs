@@ -39,6 +39,8 @@ fn arb_budget() -> impl Strategy<Value = Budget> {
         safety_margin: 0,
         trigger_percent: trigger,
         low_water_percent: low.min(trigger),
+        cost_trigger_tokens: None,
+        cost_low_water_tokens: None,
     })
 }
 

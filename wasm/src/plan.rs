@@ -39,6 +39,10 @@ export interface Budget {
   trigger_percent: number;
   /** A compaction brings the view down to this share, in percent (1 to `trigger_percent`). */
   low_water_percent: number;
+  /** Compact above this many tokens even when the percentage allows more (what pays once prompt caching is counted); null: the percentage alone. */
+  cost_trigger_tokens: number | null;
+  /** A compaction brings the view down to at most this many tokens; null: the percentage alone. */
+  cost_low_water_tokens: number | null;
 }
 /** A budget where every field has its default. */
 export type BudgetOptions = Partial<Budget>;

@@ -5,6 +5,17 @@
 //! tokens) and the model's own output share that window. A compaction starts above the
 //! trigger (default 80% of usable) and brings the view down to the low-water mark (default
 //! 50%), so the next turns append to a stable prefix for a while instead of compacting again.
+//!
+//! On a big window the percentages alone let a view grow far past what pays: with prompt
+//! caching every call re-reads the whole prefix (at a tenth of the price), so a view twice as
+//! big costs about twice as much per call, while a compaction costs one rewrite of what it
+//! keeps. The cost marks ([`Budget::cost_trigger_tokens`], [`Budget::cost_low_water_tokens`])
+//! cap both marks in tokens. A sawtooth between a low-water mark `L` and a trigger `T`, with a
+//! log growing `g` tokens a call, costs per call about `r(L+T)/2 + w·L·g/(T−L)` (reads at `r`,
+//! writes at `w` of the input price), lowest at `T = L + sqrt(2·(w/r)·L·g)`: with Anthropic's
+//! `w/r = 12.5`, `L = 18,000` and the 1,200 tokens a call of a coding session adds, about
+//! 41,000. The defaults (36,000 and 18,000) are what `ctxkit cost` measured cheapest at equal
+//! fidelity on the corpus Claude Code session (`docs/economics.md`).
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +38,18 @@ pub struct Budget {
     pub trigger_percent: u8,
     /// A compaction brings the view down to this share, in percent.
     pub low_water_percent: u8,
+    /// Compact above this many tokens even when the percentage allows more (what pays once
+    /// prompt caching is counted; see the module doc). `None`: the percentage alone.
+    pub cost_trigger_tokens: Option<u64>,
+    /// A compaction brings the view down to at most this many tokens. `None`: the percentage
+    /// alone.
+    pub cost_low_water_tokens: Option<u64>,
 }
+
+/// The default [`Budget::cost_trigger_tokens`].
+pub const COST_TRIGGER_TOKENS: u64 = 36_000;
+/// The default [`Budget::cost_low_water_tokens`].
+pub const COST_LOW_WATER_TOKENS: u64 = 18_000;
 
 impl Default for Budget {
     fn default() -> Self {
@@ -38,6 +60,8 @@ impl Default for Budget {
             safety_margin: 2_048,
             trigger_percent: 80,
             low_water_percent: 50,
+            cost_trigger_tokens: Some(COST_TRIGGER_TOKENS),
+            cost_low_water_tokens: Some(COST_LOW_WATER_TOKENS),
         }
     }
 }
@@ -64,6 +88,17 @@ impl Budget {
                 format!("must be 1 to 100, got {}", self.trigger_percent),
             ));
         }
+        for (field, value) in [
+            ("budget.cost_trigger_tokens", self.cost_trigger_tokens),
+            ("budget.cost_low_water_tokens", self.cost_low_water_tokens),
+        ] {
+            if value == Some(0) {
+                return Err(CoreError::invalid(
+                    field,
+                    "must be at least 1, or null for none",
+                ));
+            }
+        }
         if self.low_water_percent == 0 || self.low_water_percent > self.trigger_percent {
             return Err(CoreError::invalid(
                 "budget.low_water_percent",
@@ -84,14 +119,21 @@ impl Budget {
             .saturating_sub(self.safety_margin)
     }
 
-    /// Above this many tokens, compact.
+    /// Above this many tokens, compact: the trigger percentage of the usable budget, at most
+    /// the cost trigger.
     pub fn trigger(&self) -> u64 {
-        percent_of(self.usable(), self.trigger_percent)
+        let by_share = percent_of(self.usable(), self.trigger_percent);
+        self.cost_trigger_tokens
+            .map_or(by_share, |cap| by_share.min(cap))
     }
 
-    /// A compaction aims at this many tokens.
+    /// A compaction aims at this many tokens: the low-water percentage, at most the cost
+    /// low-water mark, never above the trigger.
     pub fn low_water(&self) -> u64 {
-        percent_of(self.usable(), self.low_water_percent)
+        let by_share = percent_of(self.usable(), self.low_water_percent);
+        self.cost_low_water_tokens
+            .map_or(by_share, |cap| by_share.min(cap))
+            .min(self.trigger())
     }
 }
 
@@ -110,11 +152,19 @@ mod tests {
             output_reserve: 20_000,
             tool_schema_tokens: 18_000,
             safety_margin: 2_000,
+            cost_trigger_tokens: None,
+            cost_low_water_tokens: None,
             ..Budget::default()
         };
         assert_eq!(budget.usable(), 160_000);
         assert_eq!(budget.trigger(), 128_000);
         assert_eq!(budget.low_water(), 80_000);
+        // The cost marks cap both on a big window, and leave a small one alone.
+        let capped = Budget::for_window(200_000);
+        assert_eq!(capped.trigger(), COST_TRIGGER_TOKENS);
+        assert_eq!(capped.low_water(), COST_LOW_WATER_TOKENS);
+        let small = Budget::for_window(32_000);
+        assert_eq!(small.trigger(), percent_of(small.usable(), 80));
         assert_eq!(
             Budget::for_window(200_000).usable(),
             200_000 - 16_384 - 2_048

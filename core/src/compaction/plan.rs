@@ -352,6 +352,8 @@ mod tests {
             safety_margin: 0,
             trigger_percent: 100,
             low_water_percent: 10,
+            cost_trigger_tokens: None,
+            cost_low_water_tokens: None,
         };
         let policy = Policy {
             family,

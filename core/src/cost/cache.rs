@@ -136,6 +136,19 @@ impl CacheSimulator {
         }
     }
 
+    /// Caches the prefix of `request` through block `last` as an earlier session or agent left
+    /// it (a Claude Code sub-agent starts on its parent's cached prompt): the next request that
+    /// begins the same way reads it.
+    pub fn prewarm(&mut self, request: &CacheRequest, last: usize) {
+        if let Some(at) = request.at_seconds {
+            self.clock = self.clock.max(at);
+        }
+        let expires = self.expiry();
+        if let Some(hash) = chained(&request.blocks).get(last) {
+            self.entries.insert(*hash, expires);
+        }
+    }
+
     fn expiry(&self) -> i64 {
         self.clock.saturating_add(self.rules.ttl_seconds)
     }

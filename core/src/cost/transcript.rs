@@ -45,6 +45,8 @@ pub struct CostReport {
     pub reserve_tokens: u64,
     /// Whether the reserve was read from the first call's recorded usage.
     pub reserve_recorded: bool,
+    /// How much of the reserve was already cached at the first call (the record says so).
+    pub reserve_warm_tokens: u64,
     /// One row per strategy, then `recorded` when the transcript records usage.
     pub rows: Vec<StrategyCost>,
 }
@@ -87,6 +89,20 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
     };
     let reserve = claude.as_ref().and_then(|c| recorded_reserve(c, family));
     let reserve_tokens = reserve.unwrap_or(DEFAULT_RESERVE_TOKENS);
+    let first_read = claude.as_ref().and_then(|c| {
+        c.api_calls
+            .iter()
+            .find_map(|call| call.usage.map(|usage| usage.cache_read))
+    });
+    if reserve_tokens >= options.window {
+        return Err(CoreError::invalid(
+            "window",
+            format!(
+                "{}: the transcript's first call alone sent {reserve_tokens} tokens of tools and system prompt, more than the window holds",
+                options.window
+            ),
+        ));
+    }
     let setup = CostSetup {
         replay: ReplaySetup {
             window: options.window,
@@ -96,6 +112,11 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
         },
         pricing: pricing.clone(),
         call_times: claude.as_ref().map(call_times).unwrap_or_default(),
+        warm_reserve_tokens: if reserve.is_some() {
+            first_read.unwrap_or(0).min(reserve_tokens)
+        } else {
+            0
+        },
     };
     let mut rows = compare_strategies(&session.messages, &setup);
     if let Some(recorded) = claude
@@ -109,6 +130,7 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
         window: options.window,
         reserve_tokens,
         reserve_recorded: reserve.is_some(),
+        reserve_warm_tokens: setup.warm_reserve_tokens,
         rows,
     })
 }
