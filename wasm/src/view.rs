@@ -32,7 +32,7 @@ use crate::convert::{decode, expected, set, to_js, Result};
 #[wasm_bindgen(typescript_custom_section)]
 const VIEW_TYPES: &str = r#"
 /** The shape a view is returned in. */
-export type ViewFormat = "ctxkit" | "openai" | "anthropic";
+export type ViewFormat = "ctxkit" | "openai" | "anthropic" | "responses" | "gemini" | "ai-sdk" | "langchain";
 
 /** The inputs of one turn. Every field is optional; unknown keys are errors. */
 export interface TurnInputs {
@@ -69,8 +69,37 @@ export interface AnthropicView {
   system?: string | AnthropicBlock[];
   messages: AnthropicMessage[];
 }
-/** A view in one of the three shapes. */
-export type RenderedView = CtxkitView | OpenAIView | AnthropicView;
+/** A view as an OpenAI Responses request's `instructions` and `input` items. */
+export interface ResponsesView {
+  format: "responses";
+  instructions?: string;
+  input: { [key: string]: Json }[];
+}
+/** A view as a Gemini `generateContent` request's `systemInstruction` and `contents`. */
+export interface GeminiView {
+  format: "gemini";
+  systemInstruction?: { parts: { [key: string]: Json }[] };
+  contents: { role: "user" | "model"; parts: { [key: string]: Json }[] }[];
+}
+/** A view as Vercel AI SDK `ModelMessage`s (the system prompt first). */
+export interface AiSdkView {
+  format: "ai-sdk";
+  messages: { role: "system" | "user" | "assistant" | "tool"; content: string | { [key: string]: Json }[]; [key: string]: Json }[];
+}
+/** A view as LangChain message dicts (`{type, content, tool_calls...}`, the system prompt first). */
+export interface LangChainView {
+  format: "langchain";
+  messages: { type: "system" | "human" | "ai" | "tool"; content: string | { [key: string]: Json }[]; [key: string]: Json }[];
+}
+/** A view in one of the seven shapes. */
+export type RenderedView =
+  | CtxkitView
+  | OpenAIView
+  | AnthropicView
+  | ResponsesView
+  | GeminiView
+  | AiSdkView
+  | LangChainView;
 "#;
 
 /// The inputs of one turn as JS gives them, owned (the core's [`TurnInputs`] borrows from
@@ -155,10 +184,11 @@ pub fn render(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
             set(&out, "messages", &to_js(&conversation)?)?;
             Ok(out)
         }
-        WireFormat::Openai | WireFormat::Anthropic => {
-            let mut request = match format {
-                WireFormat::Openai => serde_json::json!({ "messages": render_view(view, format)? }),
-                _ => render_view(view, format)?,
+        _ => {
+            // Array formats go under `messages`; request formats are objects already.
+            let mut request = match render_view(view, format)? {
+                messages @ Value::Array(_) => serde_json::json!({ "messages": messages }),
+                request => request,
             };
             if let Value::Object(fields) = &mut request {
                 fields.insert(

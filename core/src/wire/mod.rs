@@ -73,21 +73,35 @@
 //! read or wrote (a text block kept opaque for `cache_control` or `citations`, an OpenAI refusal)
 //! crosses as a plain text block instead of being dropped.
 
+mod ai_sdk;
 mod anthropic;
 mod anthropic_blocks;
+pub(crate) mod crossing;
 mod fields;
+pub(crate) mod gemini;
+mod langchain;
 mod openai;
+mod parse;
 pub(crate) mod render;
 pub(crate) mod repair;
+pub(crate) mod responses;
 pub(crate) mod validate;
 
+pub use ai_sdk::{from_ai_sdk, to_ai_sdk};
 pub use anthropic::{from_anthropic, to_anthropic};
+pub use crossing::{arguments_object, dropped_state, RAW_ARGUMENTS};
+pub use gemini::{from_gemini, to_gemini};
+pub use langchain::{from_langchain, to_langchain};
 pub use openai::{from_openai, to_openai};
+pub use parse::from_format;
 pub use render::{render_message, render_messages, render_view, WireFormat};
 pub use repair::{
     repair_tool_pairs, repair_view, RepairReport, EMPTY_RESULT, LEADING_USER, MISSING_RESULT,
 };
-pub use validate::{validate_anthropic, validate_openai, Violation};
+pub use responses::{from_responses, to_responses};
+pub use validate::{
+    validate, validate_anthropic, validate_gemini, validate_openai, validate_responses, Violation,
+};
 
 pub(crate) use anthropic_blocks::{block_from_anthropic, content_beside_tool_blocks, Block};
 pub(crate) use fields::{
