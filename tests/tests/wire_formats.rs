@@ -33,9 +33,17 @@ fn convert(name: &str, format: WireFormat) -> (Value, Value) {
     for other in WireFormat::ALL {
         let rendered = render_messages(&messages, other).unwrap();
         if let Some(violations) = validate(&rendered, other) {
-            assert_eq!(violations, Vec::new(), "{name} as {}: {rendered:#}", other.as_str());
+            assert_eq!(
+                violations,
+                Vec::new(),
+                "{name} as {}: {rendered:#}",
+                other.as_str()
+            );
         }
-        dropped.insert(other.as_str().into(), json!(dropped_state(&messages, other)));
+        dropped.insert(
+            other.as_str().into(),
+            json!(dropped_state(&messages, other)),
+        );
         if other != format && other != WireFormat::Ctxkit {
             snapshot.insert(other.as_str().into(), rendered);
         }

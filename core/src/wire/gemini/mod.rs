@@ -25,8 +25,8 @@
 //!   message's `name`.
 //! - A `functionResponse.response` of `{"output": text}` reads as that text, `{"error": text}`
 //!   as that text with `is_error`; any other object as its compact JSON text. Written back,
-//!   text that is a JSON object is that object, any other text `{"output": text}` (`{"error":
-//!   text}` for an error).
+//!   text that is the compact JSON of an object is that object, any other text `{"output":
+//!   text}` (`{"error": text}` for an error).
 //!
 //! Normalizations (JSON in → JSON out): consecutive `model` contents are written as one (Gemini
 //! wants a call turn right after a user or function-response turn); a response object's keys

@@ -118,8 +118,10 @@ fn response_part(message: &Message, calls: &BTreeMap<&str, (&str, bool)>) -> Val
         .or(call.map(|(name, _)| *name))
         .unwrap_or("unknown");
     let text = message.content.text();
+    // Text that is the compact JSON of an object (what reading an object gives) is that object
+    // again; any other text is wrapped, so every text comes back as it was.
     let response = match serde_json::from_str::<Value>(&text) {
-        Ok(object @ Value::Object(_)) if !message.is_error => object,
+        Ok(object @ Value::Object(_)) if !message.is_error && object.to_string() == text => object,
         _ if message.is_error => json!({ "error": text }),
         _ => json!({ "output": text }),
     };
