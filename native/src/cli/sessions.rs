@@ -33,6 +33,16 @@ pub enum FormatArg {
     Openhands,
     /// ctxkit messages (JSON array or JSONL).
     Ctxkit,
+    /// OpenAI Responses items (`{instructions, input}` or a list).
+    Responses,
+    /// Gemini contents (`{systemInstruction, contents}` or a list).
+    Gemini,
+    /// Vercel AI SDK `ModelMessage`s.
+    AiSdk,
+    /// LangChain serialized messages.
+    Langchain,
+    /// Codex CLI rollout JSONL (`~/.codex/sessions/`).
+    Codex,
 }
 
 impl FormatArg {
@@ -46,6 +56,11 @@ impl FormatArg {
             FormatArg::SweAgent => Some(TranscriptFormat::SweAgent),
             FormatArg::Openhands => Some(TranscriptFormat::OpenHands),
             FormatArg::Ctxkit => Some(TranscriptFormat::Ctxkit),
+            FormatArg::Responses => Some(TranscriptFormat::Responses),
+            FormatArg::Gemini => Some(TranscriptFormat::Gemini),
+            FormatArg::AiSdk => Some(TranscriptFormat::AiSdk),
+            FormatArg::Langchain => Some(TranscriptFormat::LangChain),
+            FormatArg::Codex => Some(TranscriptFormat::Codex),
         }
     }
 }
@@ -185,6 +200,14 @@ pub enum ViewFormat {
     Anthropic,
     /// ctxkit messages.
     Ctxkit,
+    /// An OpenAI Responses request body: `{instructions, input}`.
+    Responses,
+    /// A Gemini request body: `{systemInstruction, contents}`.
+    Gemini,
+    /// Vercel AI SDK `ModelMessage`s.
+    AiSdk,
+    /// LangChain message dicts.
+    Langchain,
 }
 
 impl From<ViewFormat> for WireFormat {
@@ -193,6 +216,10 @@ impl From<ViewFormat> for WireFormat {
             ViewFormat::Openai => WireFormat::Openai,
             ViewFormat::Anthropic => WireFormat::Anthropic,
             ViewFormat::Ctxkit => WireFormat::Ctxkit,
+            ViewFormat::Responses => WireFormat::Responses,
+            ViewFormat::Gemini => WireFormat::Gemini,
+            ViewFormat::AiSdk => WireFormat::AiSdk,
+            ViewFormat::Langchain => WireFormat::LangChain,
         }
     }
 }
