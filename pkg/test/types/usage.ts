@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const { messages: repaired, report }: { messages: Message[]; report: RepairReport } = repairToolPairs(messages);
   const violations: Violation[] = validate(back, 'openai').concat(validate(request, 'anthropic'));
   // @ts-expect-error: not a provider
-  validate(back, 'gemini');
+  validate(back, 'cohere');
   // @ts-expect-error: not a model family
   estimateTokens('x', 'gpt-4');
   // @ts-expect-error: a number is not a message list
