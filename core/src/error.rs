@@ -16,6 +16,24 @@ pub enum CoreError {
         /// What is wrong, in words.
         problem: String,
     },
+    /// The budget cannot hold the system prompt and the smallest conversation (the last user
+    /// message, cut as far as it can be): any view sent would be rejected or empty.
+    #[error("budget too small: a window of {window} tokens leaves {usable} usable tokens, of which a view may fill {allowed}, but the system prompt needs {system_tokens} and the last user message {last_user_tokens} (at least {needed} together, with the message cut to its smallest); use a bigger window or a shorter system prompt")]
+    BudgetTooSmall {
+        /// The model's context window.
+        window: u64,
+        /// What the budget leaves for a view (window minus the reserves).
+        usable: u64,
+        /// What a compacted view may fill (the trigger).
+        allowed: u64,
+        /// What the system prompt needs.
+        system_tokens: u64,
+        /// What the last user message of the log needs as it is (0 when there is none).
+        last_user_tokens: u64,
+        /// The least a view needs: the system prompt and the last user message cut to its
+        /// smallest.
+        needed: u64,
+    },
 }
 
 impl CoreError {

@@ -27,12 +27,21 @@
 //! 3. [`offload`]: [`plan_offload`] replaces a big tool output by a paged reference.
 //! 4. [`memory`]: the bounded `MEMORY.md` precis, memory extraction, and nudges.
 //!
+//! **Recall** ([`recall`]): the log is complete, so what a summary left out can be looked up:
+//! the `search_history`, `read_history` and `read_offload` tools ([`history_tools`]), their
+//! arguments checked ([`parse_history_call`]), the search over a log in memory
+//! ([`search_entries`]), the bounded results the model reads, and the system prompt's guidance.
+//!
 //! **The turn** ([`turn`]): a [`Session`] (the log, checkpoints, nudge state, usage anchor) and
 //! the [`TurnDriver`], the one implementation of the turn protocol. A turn steps through
 //! [`TurnStep`]s that the caller answers with I/O: [`TurnStep::NeedExtraction`] and
 //! [`TurnStep::NeedSummary`] (LLM calls, with their output caps), then [`TurnStep::Ready`]
 //! with the view; [`TurnDriver::finish`] returns the [`TurnResult`] and the [`TurnChanges`]
 //! to persist.
+//!
+//! **Economics** ([`cost`]): prices and cache rules as data, where a view's cache breakpoints
+//! go ([`cost::place_breakpoints`]), a cache simulator, and a report that replays a transcript
+//! under the strategies users pick and bills each ([`cost::compare_strategies`]).
 //!
 //! **Helpers**: [`text`] (UTF-8-safe cutting, fences, bounded transcripts, fingerprints).
 //!
@@ -83,6 +92,10 @@ pub mod memory;
 pub mod offload;
 pub mod prompt;
 
+pub mod recall;
+
+pub mod cost;
+
 pub mod text;
 pub mod turn;
 
@@ -103,6 +116,10 @@ pub use memory::{
 };
 pub use offload::{is_offload_reference, plan_offload, OffloadPlan, OffloadPolicy};
 pub use prompt::{build_system_prompt, PromptParts};
+pub use recall::{
+    history_tools, parse_history_call, render_read, render_search, search_entries, HistoryRequest,
+    ToolDefinition,
+};
 pub use text::{render_transcript, TranscriptLimits};
 
 pub use turn::{Session, TurnChanges, TurnDriver, TurnInputs, TurnResult, TurnStep};

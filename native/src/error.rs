@@ -42,6 +42,13 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// A symbolic link stands where ctxkit would open a folder or file under the working
+    /// directory: it is refused, so nothing ctxkit writes can be led elsewhere by it.
+    #[error("{}: a symbolic link; ctxkit opens nothing through symbolic links under the working directory (they could lead its files elsewhere): replace it with a real folder or file", path.display())]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
     /// No session has this name.
     #[error("no session named {0:?}")]
     NoSuchSession(String),

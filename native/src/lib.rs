@@ -8,11 +8,14 @@
 //!   is the core's [`core::TurnDriver`] answered with I/O. [`Engine::prepare_turn`] builds the view
 //!   to send (system prompt, compaction, offload references, memory, nudges);
 //!   [`Engine::record`] stores what came back; [`Engine::record_usage`] keeps the real token
-//!   count the API reported. Sessions can be created, imported, listed and exported, and
-//!   long-term memories added, searched, listed and removed.
+//!   count the API reported; [`Engine::execute_tool`] answers the model's history tools
+//!   (`search_history`, `read_history`, `read_offload`) from the complete log. Sessions can be
+//!   created, imported, listed and exported, and long-term memories added, searched, listed and
+//!   removed.
 //! - [`store`]: the [`store::Store`] traits and [`store::SqliteStore`] (WAL, one transaction
-//!   per append, migrations, trigram full-text search over memories).
-//! - [`offload`], [`files`]: big tool outputs and `MEMORY.md` under `<workdir>/.ctxkit/`.
+//!   per append, migrations, trigram full-text search over memories and over the log).
+//! - [`offload`], [`files`], [`held_dir`]: big tool outputs and `MEMORY.md` under
+//!   `<workdir>/.ctxkit/`, opened through held folders that refuse symbolic links.
 //! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:
 //!   OpenAI-compatible Chat Completions and the Anthropic Messages API, with timeouts, retries
 //!   and fallback (the extractive summary is the default, offline).
@@ -71,6 +74,7 @@ pub mod clock;
 mod engine;
 pub mod error;
 pub mod files;
+pub mod held_dir;
 pub mod llm;
 pub mod offload;
 pub mod store;

@@ -2,20 +2,25 @@
 //!
 //! The decision, the file name and the reference text are the core's
 //! ([`ctxkit_core::plan_offload`]); this module only writes the file:
-//! `<workdir>/<policy folder>/<session>/<seq>-<call id>.txt`, folders 0700, file 0600, created
-//! with `create_new` after checking that the folder's canonical path is exactly where the
-//! relative path leads (a symlinked folder pointing elsewhere is refused).
+//! `<workdir>/<policy folder>/<session>/<seq>-<call id>.txt`, folders 0700, file 0600, each
+//! folder opened (or made) relative to the one before it with `O_NOFOLLOW` and the file made
+//! with `O_CREAT | O_EXCL | O_NOFOLLOW` ([`crate::files::create_new_inside`]): a symbolic link
+//! anywhere under the working directory is refused, even one swapped in while appends run.
+//! [`read_offload_page`] reads an offloaded output back, a page of lines at a time, through the
+//! same held folders.
 //!
 //! Fail-open: when anything goes wrong (planning, a folder or the file cannot be created, the
 //! path leaves the folder) the message is kept exactly as it was and the outcome carries a
 //! warning; an output is never lost because it could not be offloaded.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use ctxkit_core::offload::{plan_offload, OffloadPolicy};
 use ctxkit_core::Message;
 
-use crate::files::{create_new_inside, create_private_dir, prepare_ctxkit_dir};
+use crate::error::{Error, Result};
+use crate::files::{create_new_inside, open_inside};
 use crate::store::OffloadRecord;
 
 /// What became of one message.
@@ -58,16 +63,12 @@ pub fn offload_tool_output(
     let relative_folder = Path::new(&plan.relative_path)
         .parent()
         .unwrap_or(Path::new(""));
-    let written = prepare_ctxkit_dir(workdir)
-        .and_then(|_| create_private_dir(&workdir.join(relative_folder)))
-        .and_then(|()| {
-            create_new_inside(
-                workdir,
-                relative_folder,
-                &plan.file_name,
-                plan.content.as_bytes(),
-            )
-        });
+    let written = create_new_inside(
+        workdir,
+        relative_folder,
+        &plan.file_name,
+        plan.content.as_bytes(),
+    );
     match written {
         Ok(path) => OffloadOutcome {
             record: Some(OffloadRecord {
@@ -89,5 +90,57 @@ pub fn offload_tool_output(
             );
             kept(message, Some(warning))
         }
+    }
+}
+
+/// A page of an offloaded output: some of its lines, and whether more follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffloadPage {
+    /// The lines, each with its line ending as in the file.
+    pub text: String,
+    /// The first line's number, from 0.
+    pub offset: u64,
+    /// How many lines `text` holds.
+    pub lines: u64,
+    /// Whether the file goes on after them.
+    pub more: bool,
+}
+
+/// Reads `limit` lines from line `offset` (from 0) of the offloaded output at `relative_path`
+/// (an [`OffloadRecord`]'s, relative to `workdir`), through held folders: a symbolic link on
+/// the way is [`Error::Symlink`], nothing is created. Invalid UTF-8 reads as U+FFFD.
+pub fn read_offload_page(
+    workdir: &Path,
+    relative_path: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<OffloadPage> {
+    let path = Path::new(relative_path);
+    let mut reader = BufReader::new(open_inside(workdir, path)?);
+    let mut line = Vec::new();
+    let mut page = OffloadPage {
+        text: String::new(),
+        offset,
+        lines: 0,
+        more: false,
+    };
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io("read", &workdir.join(path), e))?;
+        if read == 0 {
+            return Ok(page);
+        }
+        if number >= offset {
+            if page.lines == limit {
+                page.more = true;
+                return Ok(page);
+            }
+            page.text.push_str(&String::from_utf8_lossy(&line));
+            page.lines += 1;
+        }
+        number += 1;
     }
 }

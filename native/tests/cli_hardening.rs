@@ -230,3 +230,39 @@ fn control_characters_in_session_names_cannot_forge_lines() {
         "{names:?}"
     );
 }
+
+#[test]
+fn a_window_too_small_for_any_view_exits_2_naming_the_numbers() {
+    let project = Project::new();
+    let input = project.file(
+        "in.json",
+        br#"[{"role":"user","content":"fix the failing test"}]"#,
+    );
+    assert_ok(
+        &project.run(&["import", input.to_str().unwrap(), "--session", "s"]),
+        "import",
+    );
+    for window in ["0", "1", "10", "100"] {
+        let output = project.run(&["view", "s", "--window", window]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "--window {window}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "", "--window {window}: no view is printed");
+        let message = stderr(&output);
+        assert!(
+            message.contains(&format!(
+                "budget too small: a window of {window} tokens leaves "
+            )) && message.contains("but the system prompt needs ")
+                && message.contains(" and the last user message "),
+            "--window {window}: {message}"
+        );
+        assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+    }
+    // A window that holds the system prompt and the message prints them.
+    let output = project.run(&["view", "s", "--window", "2000"]);
+    assert_ok(&output, "view --window 2000");
+    assert!(stdout(&output).contains("fix the failing test"));
+}

@@ -9,12 +9,14 @@ use std::path::{Path, PathBuf};
 
 use ctxkit::core::compaction::Checkpoint;
 use ctxkit::core::model::Entry;
+use ctxkit::core::recall::{ReadRequest, SearchOutcome, SearchRequest};
 use ctxkit::core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit::core::turn::{Session, TurnChanges};
 use ctxkit::core::{Message, ToolCall};
 use ctxkit::store::{
-    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryStore, MemoryUpdate, NewMemory,
-    OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore, SqliteStore,
+    AddedMemory, HistoryRead, HistoryStore, MemoryFilter, MemoryQuery, MemoryRecord, MemoryStore,
+    MemoryUpdate, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
+    SqliteStore,
 };
 use ctxkit::{Engine, EngineConfig, Error, Result, APPEND_ATTEMPTS};
 
@@ -143,6 +145,19 @@ impl MemoryStore for RacingStore {
     }
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool> {
         self.inner.disable_memory(id, now)
+    }
+
+    fn approve_memory(&mut self, id: i64, now: i64) -> Result<MemoryRecord> {
+        self.inner.approve_memory(id, now)
+    }
+}
+
+impl HistoryStore for RacingStore {
+    fn search_history(&self, name: &str, request: &SearchRequest) -> Result<SearchOutcome> {
+        self.inner.search_history(name, request)
+    }
+    fn read_history(&self, name: &str, request: &ReadRequest) -> Result<HistoryRead> {
+        self.inner.read_history(name, request)
     }
 }
 

@@ -195,7 +195,7 @@ test('offload, precis, system prompt, estimates and defaults', () => {
   const precis = ck.renderPrecis([
     { id: 'm1', title: 'Use pnpm', content: 'The user wants pnpm, not npm.', category: 'preference', importance: 5, source: 'user' },
   ]);
-  assert.equal(precis, '- **Use pnpm** [preference]: The user wants pnpm, not npm.');
+  assert.equal(precis, '- **Use pnpm** [preference] (from the user): The user wants pnpm, not npm.');
   const prompt = ck.buildSystemPrompt({
     base: 'You are a test agent.', working_directory: '/work/app', date: '2026-02-28',
     skills: [{ name: 'pdf', description: 'Read PDF files.' }], memory_precis: precis,

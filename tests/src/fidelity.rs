@@ -2,7 +2,8 @@
 //! before each assistant message, extractive summaries) and measuring what its checkpoints
 //! kept: the corpus fidelity test and the fidelity report both use it.
 
-use ctxkit_core::compaction::pinned::{checkpoint_fidelity, log_mentions, CheckpointFidelity};
+use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
+use ctxkit_core::recall::finds_fact;
 use ctxkit_core::{Budget, Message, ModelFamily, Policy, Role, Session, TurnInputs};
 
 /// The session after replaying `messages` with a window of `window` tokens.
@@ -25,9 +26,10 @@ pub fn replay(messages: &[Message], window: u64, family: ModelFamily) -> Session
     session
 }
 
-/// What each checkpoint of `session` kept.
+/// What each checkpoint of `session` kept, a dropped fact counted as found again when
+/// `search_history` over the log finds it.
 pub fn fidelity(session: &Session) -> Vec<CheckpointFidelity> {
     checkpoint_fidelity(&session.entries, &session.checkpoints, |fact| {
-        log_mentions(&session.entries, fact)
+        finds_fact(&session.entries, fact)
     })
 }

@@ -45,6 +45,18 @@ fn a_rollout_imports_with_its_usage_reasoning_and_compaction() {
             (9, Some(4814), "gpt-5.3-codex")
         ]
     );
+    // The billed parts: OpenAI's input_tokens include the cached ones; the line's timestamp.
+    let first_call = &session.api_calls[0];
+    let usage = first_call.usage.expect("usage of the first call");
+    assert_eq!(
+        (usage.input, usage.cache_read, usage.cache_write, usage.output),
+        (17102 - 3456, 3456, 0, 281)
+    );
+    assert_eq!(
+        first_call.timestamp.as_deref(),
+        Some("2026-02-23T11:41:38.914Z")
+    );
+    assert_eq!(session.api_calls[2].usage.map(|u| u.cache_read), Some(0));
     assert_eq!(session.compactions.len(), 1);
     assert_eq!(session.compactions[0].message_index, 7);
     assert!(session.messages[7]

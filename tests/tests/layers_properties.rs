@@ -4,11 +4,12 @@
 //! within theirs; parsing memory drafts never panics and accepts only drafts within bounds.
 
 use ctxkit_core::memory::{
-    memory_extraction_request, parse_memory_drafts, CATEGORIES, MAX_CONTENT_BYTES, MAX_DRAFTS,
-    MAX_TITLE_CHARS,
+    entry_quarantine, render_precis, MemoryEntry, MemoryScope, MemorySource, PrecisOptions,
+    TRUNCATION_MARKER,
 };
 use ctxkit_core::memory::{
-    render_precis, MemoryEntry, MemoryScope, MemorySource, PrecisOptions, TRUNCATION_MARKER,
+    memory_extraction_request, parse_memory_drafts, CATEGORIES, MAX_CONTENT_BYTES, MAX_DRAFTS,
+    MAX_TITLE_CHARS,
 };
 use ctxkit_core::offload::{
     is_offload_reference, offload_file_name, plan_offload, sanitize_file_component, OffloadPolicy,
@@ -83,20 +84,25 @@ fn arb_entry() -> impl Strategy<Value = MemoryEntry> {
             MemorySource::User,
             MemorySource::Agent,
             MemorySource::Extracted,
+            MemorySource::Tool,
+            MemorySource::Document,
         ]),
-        -5i64..5,
+        (-5i64..5, any::<bool>()),
     )
         .prop_map(
-            |(id, title, content, category, importance, source, updated_at)| MemoryEntry {
-                id,
-                title,
-                content,
-                category: category.to_owned(),
-                importance,
-                source,
-                scope: MemoryScope::Project,
-                updated_at,
-                tags: Vec::new(),
+            |(id, title, content, category, importance, source, (updated_at, approved))| {
+                MemoryEntry {
+                    id,
+                    title,
+                    content,
+                    category: category.to_owned(),
+                    importance,
+                    source,
+                    scope: MemoryScope::Project,
+                    updated_at,
+                    tags: Vec::new(),
+                    approved,
+                }
             },
         )
 }
@@ -234,7 +240,9 @@ proptest! {
         prop_assert!(std::str::from_utf8(precis.as_bytes()).is_ok());
 
         let whole = render_precis(&entries, &PrecisOptions { max_entries: usize::MAX, max_bytes: usize::MAX });
-        let by_count = entries.len() > options.max_entries;
+        // Quarantined entries are never rendered, so they do not count against max_entries.
+        let shown = entries.iter().filter(|e| entry_quarantine(e).is_none()).count();
+        let by_count = shown > options.max_entries;
         if precis == whole {
             prop_assert!(!by_count || whole.is_empty());
             return Ok(());

@@ -288,6 +288,11 @@ impl Engine {
             .map(|session| session.clone())
     }
 
+    /// The session's cell (for the history tools, `crate::history`).
+    pub(crate) fn session_cell(&self) -> &RefCell<Session> {
+        &self.session
+    }
+
     fn borrowed(&self, function: &str) -> Result<std::cell::Ref<'_, Session>, JsError> {
         self.session
             .try_borrow()
@@ -295,7 +300,8 @@ impl Engine {
     }
 }
 
-fn busy() -> CoreError {
+/// The error of a call made while another call on the same engine runs.
+pub(crate) fn busy() -> CoreError {
     CoreError::invalid(
         "engine",
         "is in the middle of another call on the same Engine; call it again afterwards",

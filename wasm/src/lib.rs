@@ -17,6 +17,7 @@
 //! | [`system_prompt`] | `buildSystemPrompt` |
 //! | [`nudge`] | `advanceNudges` |
 //! | [`engine`] | `Engine`: a session kept in wasm memory |
+//! | [`history`] | the `Engine`'s history tools: `historyTools`, `searchHistory`, `readHistory`, `executeTool` |
 //! | [`defaults`] | `defaults`, `version` |
 //!
 //! Two helpers serve them all: [`convert`] (JS values in and out, errors with paths) and
@@ -47,6 +48,7 @@
 pub mod convert;
 pub mod defaults;
 pub mod engine;
+pub mod history;
 pub mod nudge;
 pub mod offload;
 pub mod plan;

@@ -3,9 +3,12 @@
 //! The best long-term memories as bounded markdown, the text of `MEMORY.md` and of the system
 //! prompt's `## Long-Term Memory` section (the core's `ctxkit_core::memory`): ranked by source,
 //! importance, recency and id; at most `max_entries` entries and `max_bytes` bytes, cut only
-//! on a character boundary and marked when anything was left out.
+//! on a character boundary and marked when anything was left out. Each line says where the
+//! memory came from; a memory from a tool's output, an extraction or a document whose text
+//! addresses the model is quarantined (never rendered) until the caller sets `approved`, and
+//! `memoryQuarantine` says why.
 
-use ctxkit_core::memory::{render_precis, MemoryEntry, PrecisOptions};
+use ctxkit_core::memory::{entry_quarantine, render_precis, MemoryEntry, PrecisOptions};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
@@ -21,12 +24,18 @@ export interface MemoryEntry {
   category?: string;
   /** 1 (trivia) to 10 (never forget); higher ranks first. */
   importance?: number;
-  /** Extracted memories rank below those the user or the agent wrote (default `"agent"`). */
-  source?: "user" | "agent" | "extracted";
+  /**
+   * Where it came from (default `"agent"`). Memories from outside (a tool's output, an
+   * extraction over the conversation, a document) rank below the user's and the agent's, and
+   * are quarantined when their text addresses the model (see `memoryQuarantine`).
+   */
+  source?: "user" | "agent" | "tool" | "extracted" | "document";
   scope?: "project" | "global";
   /** Unix seconds (the core has no clock). */
   updated_at?: number;
   tags?: string[];
+  /** A person approved it: rendered even when quarantined (default false). */
+  approved?: boolean;
 }
 
 /** How much of the memory goes into a precis (default 30 entries, 5,120 bytes). */
@@ -48,4 +57,17 @@ pub fn render_precis_js(
         Ok(render_precis(&entries, &options))
     })()
     .map_err(fail("renderPrecis"))
+}
+
+/// Why `entry` is quarantined (kept out of every precis until `approved`), or `undefined`:
+/// text from a tool's output, an extraction or a document that addresses the model.
+#[wasm_bindgen(js_name = memoryQuarantine)]
+pub fn memory_quarantine_js(
+    #[wasm_bindgen(unchecked_param_type = "MemoryEntry")] entry: JsValue,
+) -> Result<Option<String>, JsError> {
+    (|| {
+        let entry: MemoryEntry = read(&entry, "entry")?;
+        Ok(entry_quarantine(&entry))
+    })()
+    .map_err(fail("memoryQuarantine"))
 }

@@ -2,8 +2,8 @@
 //!
 //! The prompt from explicit parts, in a fixed order, each section skipped when empty (the
 //! core's `ctxkit_core::prompt`): base with working directory and today's date,
-//! AGENTS.md (size-capped), skills, todo guidance, offload guidance, long-term memory (fenced
-//! as data). The date is given by the caller every turn (the core has no clock), so the same
+//! AGENTS.md (size-capped), skills, todo guidance, offload guidance, the history tools'
+//! guidance (when asked for), long-term memory (fenced as data). The date is given by the caller every turn (the core has no clock), so the same
 //! parts give the same prompt byte for byte.
 
 use ctxkit_core::prompt::{build_system_prompt, PromptParts};
@@ -43,6 +43,8 @@ export interface PromptParts {
   skills?: Skill[];
   todo_guidance?: string | null;
   offload_guidance?: Partial<OffloadGuidance> | null;
+  /** Add `## Conversation History` (the Engine's history tools); set it once `engine.latestCheckpoint` is not null (default false). */
+  history_guidance?: boolean;
   /** The memory precis (see `renderPrecis`). */
   memory_precis?: string | null;
 }

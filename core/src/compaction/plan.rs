@@ -14,7 +14,10 @@
 //! 4. truncation: drop the oldest whole units into a truncation checkpoint, then cut oversized
 //!    messages head + tail, then (only if the budget is tiny) drop units from the view.
 //!
-//! Then every view is repaired (tool pairs, ids, leading user) and nudges are appended. Each
+//! Then every view is repaired (tool pairs, ids, leading user) and nudges are appended. A
+//! budget so small that fitting leaves no message of a non-empty log is an error
+//! ([`CoreError::BudgetTooSmall`], naming the window, the budget and what the system prompt
+//! and the last user message need), never an empty view. Each
 //! tier is one function in [`crate::compaction::tiers`]; this file measures the view, runs
 //! them in order, and assembles the result.
 //!
@@ -22,11 +25,12 @@
 //! entries for the nudges likewise, and estimates come cached with the entries.
 
 use crate::compaction::tiers::{
-    clear_tier, fit_tier, sum_tokens, summarize_tier, truncate_tier, window_tier, Measure, Outcome,
+    clear_tier, fit_tier, is_said_by_user, smallest_view, sum_tokens, summarize_tier,
+    truncate_tier, window_tier, Measure, Outcome,
 };
 use crate::compaction::{
     summary_message, Budget, Checkpoint, Policy, Strategy, SummaryRequest, Tier, TodoItem,
-    ViewStats, SUMMARY_HEADER,
+    ViewStats, MIN_MESSAGE_TOKENS, SUMMARY_HEADER,
 };
 use crate::error::{CoreError, Result};
 use crate::memory::{advance_nudges, NudgeState};
@@ -185,12 +189,38 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     // Repair can add messages (placeholder results, a leading user message), so a view that was
     // under the trigger before it may be over after it: every compacting strategy checks again.
     let fixed = system_tokens + nudge_tokens;
-    if outcome.tier == Tier::Truncated
-        || policy.strategy != Strategy::Off
-            && measure.over(measure.corrected(fixed + sum_tokens(&all, family)))
+    let had_messages = !all.is_empty();
+    let over_after_repair = policy.strategy != Strategy::Off
+        && measure.over(measure.corrected(fixed + sum_tokens(&all, family)));
+    // Over only because of what repair added: summarize if this turn still may. Cutting an
+    // old message to fit instead would rewrite it by a different amount every turn (the
+    // allowance moves with the nudges), breaking the cached prefix at each call.
+    if over_after_repair
+        && outcome.tier != Tier::Truncated
+        && policy.strategy == Strategy::Summarize
+        && !compacted_this_turn
     {
+        if let Some(request) = summarize_tier(input, tail, this_turn, &measure) {
+            return Ok(Plan::Summarize(Box::new(request)));
+        }
+    }
+    if outcome.tier == Tier::Truncated || over_after_repair {
         outcome.tier = Tier::Truncated;
         fit_tier(&mut all, fixed, &budget, family, &mut outcome);
+    }
+    if had_messages && all.is_empty() {
+        // Fitting dropped everything: a view with no message is rejected by every provider.
+        // The smallest conversation is the last user message alone; if even that cannot fit,
+        // the budget is refused, naming what it would have to hold.
+        all = smallest_view(
+            tail,
+            checkpoint.as_ref(),
+            fixed,
+            &budget,
+            family,
+            &mut outcome,
+        )
+        .ok_or_else(|| budget_too_small(&budget, system_tokens, tail))?;
     }
 
     let message_tokens = sum_tokens(&all, family);
@@ -256,6 +286,23 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         next_nudge_state: nudges.next,
         new_checkpoint: outcome.new_checkpoint,
     })))
+}
+
+/// The [`CoreError::BudgetTooSmall`] of a budget that left no message of `tail` in the view.
+fn budget_too_small(budget: &Budget, system_tokens: u64, tail: &[Entry]) -> CoreError {
+    let last_user_tokens = tail
+        .iter()
+        .rev()
+        .find(|entry| is_said_by_user(entry))
+        .map_or(0, |entry| entry.tokens);
+    CoreError::BudgetTooSmall {
+        window: budget.context_window,
+        usable: budget.usable(),
+        allowed: budget.trigger(),
+        system_tokens,
+        last_user_tokens,
+        needed: system_tokens + last_user_tokens.min(MIN_MESSAGE_TOKENS),
+    }
 }
 
 fn check_order(tail: &[Entry]) -> Result<()> {
@@ -336,5 +383,59 @@ mod tests {
         );
         assert!(ready.stats.fits);
         assert_eq!(ready.stats.tier, Some(Tier::Truncated));
+    }
+
+    /// A budget that cannot hold the system prompt and the last user message is refused,
+    /// naming the numbers, instead of giving a view without a message.
+    #[test]
+    fn a_budget_too_small_for_any_view_is_an_error_naming_the_numbers() {
+        let family = ModelFamily::OpenAi;
+        let log = Entry::number([Message::user("fix the failing test")], 1, family);
+        let policy = Policy {
+            family,
+            ..Policy::default()
+        };
+        let system = "You are a careful agent. ".repeat(20);
+        let system_tokens = estimate_message(&Message::text(Role::System, system.clone()), family);
+        let user_tokens = log[0].tokens;
+        for window in [0, 1, 10, 100] {
+            let input = PlanInput {
+                log: &log,
+                checkpoint: None,
+                system_prompt: &system,
+                budget: Budget::for_window(window),
+                policy: &policy,
+                nudge_state: NudgeState::default(),
+                usage_anchor: None,
+                todos: &[],
+            };
+            let budget = Budget::for_window(window);
+            assert_eq!(
+                plan_turn(&input),
+                Err(CoreError::BudgetTooSmall {
+                    window,
+                    usable: budget.usable(),
+                    allowed: budget.trigger(),
+                    system_tokens,
+                    last_user_tokens: user_tokens,
+                    needed: system_tokens + user_tokens.min(MIN_MESSAGE_TOKENS),
+                }),
+                "window {window}"
+            );
+        }
+        let input = PlanInput {
+            log: &log,
+            checkpoint: None,
+            system_prompt: &system,
+            budget: Budget::for_window(2_000),
+            policy: &policy,
+            nudge_state: NudgeState::default(),
+            usage_anchor: None,
+            todos: &[],
+        };
+        let Ok(Plan::Ready(ready)) = plan_turn(&input) else {
+            panic!("a 2,000-token window holds the prompt and the message");
+        };
+        assert_eq!(ready.view.messages.len(), 1);
     }
 }

@@ -13,8 +13,9 @@ use crate::compaction::{
     truncation_summary, with_pinned, Budget, Checkpoint, ClearPolicy, PlanInput, SummaryMethod,
     SummaryRequest, Tier,
 };
-use crate::model::{first_after, safe_cut_points, window_start, Entry, Role, ViewMessage};
+use crate::model::{first_after, safe_cut_points, window_start, Entry, Message, Role, ViewMessage};
 use crate::tokens::{estimate_message, ModelFamily};
+use crate::wire::repair_view;
 
 /// What a view's fixed parts cost and how the last real usage corrects an estimate.
 #[derive(Debug, Clone, Copy)]
@@ -175,6 +176,58 @@ pub(crate) fn fit_tier(
             .filter(|m| m.seq.is_some())
             .count();
     }
+}
+
+/// The smallest conversation, for when [`fit_tier`] left no message (the last units did not
+/// start with a user message, or none fitted): the first of these that fits the allowance,
+/// repaired and cut: the last user message of `tail` that is not blank, alone, the checkpoint's summary, the
+/// last message's text, the last message with its calls. `None` when none fits: the budget is
+/// too small for any view.
+pub(crate) fn smallest_view<'a>(
+    tail: &'a [Entry],
+    checkpoint: Option<&Checkpoint>,
+    fixed: u64,
+    budget: &Budget,
+    family: ModelFamily,
+    outcome: &mut Outcome,
+) -> Option<Vec<ViewMessage<'a>>> {
+    let allowance = budget.trigger().saturating_sub(fixed);
+    let mut candidates: Vec<ViewMessage<'a>> = Vec::new();
+    if let Some(entry) = tail.iter().rev().find(|e| is_said_by_user(e)) {
+        candidates.push(ViewMessage::from_entry(entry));
+    }
+    if let Some(checkpoint) = checkpoint {
+        let mut summary = ViewMessage::owned(summary_message(checkpoint));
+        summary.tokens = Some(checkpoint.tokens);
+        candidates.push(summary);
+    }
+    if let Some(last) = tail.iter().rev().find(|e| e.message.role != Role::System) {
+        // Its text alone first: the placeholder results of its calls may not fit.
+        let mut text_only = last.message.clone();
+        text_only.tool_calls.clear();
+        if text_only.role == Role::Tool {
+            text_only = Message::assistant(text_only.text_content(), Vec::new());
+        }
+        candidates.push(ViewMessage::owned(text_only));
+        candidates.push(ViewMessage::from_entry(last));
+    }
+    candidates.into_iter().find_map(|candidate| {
+        let (mut view, _) = repair_view(vec![candidate]);
+        let cut = cut_to_fit(&mut view, allowance, family);
+        if view.is_empty() || sum_tokens(&view, family) > allowance {
+            return None;
+        }
+        outcome.cut += cut;
+        outcome.dropped = outcome
+            .dropped
+            .saturating_sub(view.iter().filter(|m| m.seq.is_some()).count());
+        Some(view)
+    })
+}
+
+/// A user message with something in it (repair drops a blank one from every view).
+pub(crate) fn is_said_by_user(entry: &Entry) -> bool {
+    entry.message.role == Role::User && !entry.message.content.is_blank()
 }
 
 pub(crate) fn sum_tokens(items: &[ViewMessage<'_>], family: ModelFamily) -> u64 {

@@ -74,6 +74,28 @@ pub struct ApiCall {
     pub prompt_tokens: Option<u64>,
     /// The 1-based line where the response first appears.
     pub line: usize,
+    /// What the API billed for the prompt, as `message.usage` reports it; `None` when the line
+    /// has no `usage`.
+    pub usage: Option<RecordedUsage>,
+    /// The line's `timestamp` (ISO 8601, UTC), when it has one.
+    pub timestamp: Option<String>,
+}
+
+/// The billed parts of one call's prompt, from `message.usage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct RecordedUsage {
+    /// `input_tokens`: input neither read from nor written to the cache.
+    pub input: u64,
+    /// Cache writes with the default five-minute lifetime (`cache_creation.
+    /// ephemeral_5m_input_tokens`, else all of `cache_creation_input_tokens`).
+    pub cache_write: u64,
+    /// Cache writes with a one-hour lifetime (`cache_creation.ephemeral_1h_input_tokens`).
+    pub cache_write_long: u64,
+    /// `cache_read_input_tokens`.
+    pub cache_read: u64,
+    /// `output_tokens` (in Claude Code logs often a streaming placeholder; reported, not
+    /// compared).
+    pub output: u64,
 }
 
 /// A point where Claude Code replaced the conversation by a summary.
@@ -151,6 +173,7 @@ fn at_line(error: CoreError, number: usize) -> CoreError {
         CoreError::InvalidInput { at, problem } => {
             CoreError::invalid(format!("line {number}: {at}"), problem)
         }
+        other => other,
     }
 }
 
@@ -226,6 +249,11 @@ impl SessionBuilder {
                         model: model.to_owned(),
                         prompt_tokens: prompt_tokens(message)?,
                         line: number,
+                        usage: recorded_usage(message)?,
+                        timestamp: line
+                            .get("timestamp")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
                     });
                 }
                 index
@@ -359,6 +387,34 @@ fn prompt_tokens(message: &Object) -> Result<Option<u64>> {
         total = total.saturating_add(optional_u64(usage, "message.usage", key)?.unwrap_or(0));
     }
     Ok(Some(total))
+}
+
+/// The billed parts of `message.usage`, if present.
+fn recorded_usage(message: &Object) -> Result<Option<RecordedUsage>> {
+    let usage = match message.get("usage") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => as_object(value, "message.usage", "an object")?,
+    };
+    let at = "message.usage";
+    let number = |key| optional_u64(usage, at, key).map(Option::unwrap_or_default);
+    let created = number("cache_creation_input_tokens")?;
+    let (short, long) = match usage.get("cache_creation") {
+        Some(Value::Object(split)) => {
+            let at = "message.usage.cache_creation";
+            (
+                optional_u64(split, at, "ephemeral_5m_input_tokens")?.unwrap_or(0),
+                optional_u64(split, at, "ephemeral_1h_input_tokens")?.unwrap_or(0),
+            )
+        }
+        _ => (created, 0),
+    };
+    Ok(Some(RecordedUsage {
+        input: number("input_tokens")?,
+        cache_write: short,
+        cache_write_long: long,
+        cache_read: number("cache_read_input_tokens")?,
+        output: number("output_tokens")?,
+    }))
 }
 
 /// Sorts each run of tool messages after an assistant message into the order of its calls

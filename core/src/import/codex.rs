@@ -23,7 +23,7 @@
 
 use serde_json::Value;
 
-use super::{ApiCall, CompactionMarker};
+use super::{ApiCall, CompactionMarker, RecordedUsage};
 use crate::error::{CoreError, Result};
 use crate::model::{Message, Role};
 use crate::wire::from_responses;
@@ -93,7 +93,7 @@ impl Reader {
                 }
             }
             ("response_item", Some(item)) => self.item(item.clone(), number),
-            ("event_msg", Some(event)) => self.event(event, number)?,
+            ("event_msg", Some(event)) => self.event(event, value.get("timestamp"), number)?,
             ("compacted", Some(compacted)) => self.compacted(compacted, number)?,
             (_, Some(_)) => {}
             // The older rollouts: items on their own lines, after a header line.
@@ -142,7 +142,7 @@ impl Reader {
         Ok(())
     }
 
-    fn event(&mut self, event: &Value, number: usize) -> Result<()> {
+    fn event(&mut self, event: &Value, timestamp: Option<&Value>, number: usize) -> Result<()> {
         if event.get("type").and_then(Value::as_str) != Some("token_count") {
             return Ok(());
         }
@@ -155,10 +155,11 @@ impl Reader {
         }
         self.last_total = total;
         self.flush()?;
-        let prompt_tokens = info
-            .get("last_token_usage")
+        let last = info.get("last_token_usage");
+        let prompt_tokens = last
             .and_then(|usage| usage.get("input_tokens"))
             .and_then(Value::as_u64);
+        let usage = last.filter(|_| prompt_tokens.is_some()).map(openai_usage);
         let message_index = self
             .session
             .messages
@@ -171,6 +172,8 @@ impl Reader {
             model: self.model.clone(),
             prompt_tokens,
             line: number,
+            usage,
+            timestamp: timestamp.and_then(Value::as_str).map(str::to_owned),
         });
         Ok(())
     }
@@ -197,5 +200,18 @@ impl Reader {
             line: number,
         });
         Ok(())
+    }
+}
+
+/// The billed parts of an OpenAI usage object: `input_tokens` includes the cached
+/// `cached_input_tokens`, and OpenAI bills no cache writes.
+fn openai_usage(usage: &Value) -> RecordedUsage {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or_default();
+    let cached = count("cached_input_tokens");
+    RecordedUsage {
+        input: count("input_tokens").saturating_sub(cached),
+        cache_read: cached,
+        output: count("output_tokens"),
+        ..RecordedUsage::default()
     }
 }

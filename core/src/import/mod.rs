@@ -23,7 +23,9 @@ mod detect;
 mod openhands;
 mod swe_agent;
 
-pub use claude_code::{import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker};
+pub use claude_code::{
+    import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker, RecordedUsage,
+};
 pub use codex::{import_codex, CodexSession};
 pub use detect::detect_format;
 pub use openhands::import_openhands;

@@ -116,3 +116,33 @@ pub(crate) fn checked_folder(folder: &str) -> Result<&str> {
         None => Ok(trimmed),
     }
 }
+
+/// True when `name` is a name [`offload_file_name`] gives: `<10 to 20 digits>-<id>.txt`, the id
+/// a [`sanitize_file_component`] result of at most 64 bytes.
+pub(crate) fn is_offload_file_name(name: &str) -> bool {
+    let Some((seq, id)) = name
+        .strip_suffix(".txt")
+        .and_then(|stem| stem.split_once('-'))
+    else {
+        return false;
+    };
+    (10..=20).contains(&seq.len())
+        && seq.bytes().all(|byte| byte.is_ascii_digit())
+        && is_sanitized_component(id, ID_MAX_BYTES)
+}
+
+/// True when `component` is a session folder's name [`session_folder`] gives.
+pub(crate) fn is_session_component(component: &str) -> bool {
+    is_sanitized_component(component, SESSION_MAX_BYTES)
+}
+
+/// True when `component` could be a non-empty [`sanitize_file_component`] result: only
+/// `[A-Za-z0-9._-]`, not starting with `.`, at most `max_bytes`.
+fn is_sanitized_component(component: &str, max_bytes: usize) -> bool {
+    !component.is_empty()
+        && component.len() <= max_bytes
+        && !component.starts_with('.')
+        && component
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'))
+}

@@ -8,7 +8,9 @@
 //! 3. `## Available Skills`, one `- name: description` line per skill, sorted by name;
 //! 4. `## Task Planning`, the todo guidance;
 //! 5. `## Large Tool Outputs`, how to page offloaded outputs, naming the real paging tool;
-//! 6. `## Long-Term Memory`, the memory precis fenced as data.
+//! 6. `## Conversation History`, how to search and read the log a summary stands in for
+//!    ([`crate::recall::history_section`]), only when `history_guidance` is set;
+//! 7. `## Long-Term Memory`, the memory precis fenced as data.
 //!
 //! Guarantees: the prompt is a pure function of its parts (the shell passes today's date in,
 //! so the same parts give the same prompt byte for byte and the provider's prompt cache keeps
@@ -20,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{CoreError, Result};
 use crate::memory::fence_as_data;
 use crate::offload::{OffloadPolicy, OFFLOAD_HEADER};
+use crate::recall::history_section;
 use crate::text::{head_bytes, single_line};
 
 /// The role text used when [`PromptParts::base`] is `None`.
@@ -103,6 +106,10 @@ pub struct PromptParts {
     pub todo_guidance: Option<String>,
     /// How to read offloaded outputs back; `None` when nothing is offloaded.
     pub offload_guidance: Option<OffloadGuidance>,
+    /// Add `## Conversation History` (the history tools: `search_history`, `read_history`).
+    /// Set it once the session has a checkpoint, when the agent offers those tools. Default
+    /// false.
+    pub history_guidance: bool,
     /// The memory precis (see [`crate::memory::render_precis`]); fenced as data here.
     pub memory_precis: Option<String>,
 }
@@ -118,6 +125,7 @@ impl Default for PromptParts {
             skills: Vec::new(),
             todo_guidance: None,
             offload_guidance: None,
+            history_guidance: false,
             memory_precis: None,
         }
     }
@@ -161,6 +169,7 @@ pub fn build_system_prompt(parts: &PromptParts) -> Result<String> {
             .as_deref()
             .and_then(|text| titled("## Task Planning", text.trim())),
         parts.offload_guidance.as_ref().map(offload_section),
+        parts.history_guidance.then(history_section),
         parts
             .memory_precis
             .as_deref()

@@ -97,7 +97,13 @@ pub fn render_transcript(messages: &[Message], limits: &TranscriptLimits) -> Str
     let blocks: Vec<String> = messages
         .iter()
         .map(|message| {
-            let block = render_block(message, &call_names, limits);
+            let name = message.name.as_deref().or_else(|| {
+                message
+                    .tool_call_id
+                    .as_deref()
+                    .and_then(|id| call_names.get(id).copied())
+            });
+            let block = render_block(message, name, limits);
             for call in &message.tool_calls {
                 call_names.insert(call.id.as_str(), call.name.as_str());
             }
@@ -107,21 +113,17 @@ pub fn render_transcript(messages: &[Message], limits: &TranscriptLimits) -> Str
     fit_blocks(&blocks, limits.total_bytes)
 }
 
-/// One message as a block.
-fn render_block(
+/// One message as a block; `tool_name` names the tool of a tool result (from the message's
+/// `name` or the call it answers). The history read renders its messages with it too.
+pub(crate) fn render_block(
     message: &Message,
-    call_names: &BTreeMap<&str, &str>,
+    tool_name: Option<&str>,
     limits: &TranscriptLimits,
 ) -> String {
     let text = normalize_line_breaks(&content_text(&message.content));
     let (label, max_bytes) = match message.role {
         Role::Tool => {
-            let name = message.name.as_deref().or_else(|| {
-                message
-                    .tool_call_id
-                    .as_deref()
-                    .and_then(|id| call_names.get(id).copied())
-            });
+            let name = tool_name;
             let mut label = String::from("tool");
             if let Some(name) = name.map(short_name).filter(|name| !name.is_empty()) {
                 label.push_str(&format!(" ({name})"));
@@ -156,7 +158,7 @@ fn render_block(
 
 /// Appends `line` on a new line, indented so it cannot pass for the start of a message (an
 /// empty line stays empty: it cannot pass for anything).
-fn push_indented_line(block: &mut String, line: &str) {
+pub(crate) fn push_indented_line(block: &mut String, line: &str) {
     block.push('\n');
     if !line.is_empty() {
         block.push_str("  ");
@@ -165,7 +167,7 @@ fn push_indented_line(block: &mut String, line: &str) {
 }
 
 /// `\r\n` and lone `\r` as `\n`, so every line break is seen (and indented) as one.
-fn normalize_line_breaks(text: &str) -> String {
+pub(crate) fn normalize_line_breaks(text: &str) -> String {
     if text.contains('\r') {
         text.replace("\r\n", "\n").replace('\r', "\n")
     } else {
@@ -204,7 +206,7 @@ fn content_text(content: &Content) -> String {
 }
 
 /// A tool name on one line, bounded.
-fn short_name(name: &str) -> String {
+pub(crate) fn short_name(name: &str) -> String {
     head_bytes(&single_line(name), NAME_MAX_BYTES).to_owned()
 }
 

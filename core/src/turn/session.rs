@@ -93,6 +93,7 @@ impl Session {
                     CoreError::InvalidInput { problem, .. } => {
                         CoreError::invalid(format!("checkpoints[{index}].through_seq"), problem)
                     }
+                    other => other,
                 })?;
         }
         checked.nudge_state = nudge_state;

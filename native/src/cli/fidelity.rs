@@ -1,7 +1,7 @@
 //! `ctxkit fidelity FILE`: replays a transcript through the engine, as `replay` does, then
 //! reports for every checkpoint the session got what its summary kept of the pinned facts
 //! (paths, error lines, user requests, identifiers, tasks, the next step), what it dropped,
-//! and how many of the dropped ones a search of the complete log finds again, with the
+//! and how many of the dropped ones `search_history` over the complete log finds again, with the
 //! summary's size. The measure is the core's (`checkpoint_fidelity`): it reads the summary
 //! the model sees.
 
@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use clap::Args;
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
-use ctxkit_core::compaction::pinned::{checkpoint_fidelity, log_mentions, CheckpointFidelity};
+use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
 use ctxkit_core::compaction::FactKind;
 use ctxkit_core::offload::session_folder;
+use ctxkit_core::recall::{fact_query, search_found};
 use ctxkit_core::Budget;
 use serde_json::json;
 
@@ -77,22 +78,36 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
             .offload
             .as_ref()
             .and_then(|policy| session_folder(session, &policy.folder).ok())
-            .map(|folder| places.workdir.join(folder))
     };
     let store = SqliteStore::open_in_memory()?;
     let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?;
     let session = unused_name(&engine, &format!("fidelity-{name}"), |name| {
-        folder_of(name).is_some_and(|folder| folder.exists())
+        folder_of(name).is_some_and(|folder| places.workdir.join(folder).exists())
     })?;
-    let made_folder = folder_of(&session).filter(|folder| !folder.exists());
+    let made_folder = folder_of(&session).filter(|folder| !places.workdir.join(folder).exists());
     engine.create_session(&session)?;
     let played = play(&mut engine, &session, steps);
     let exported = played.and_then(|()| Ok(engine.export_session(&session)?));
     remove_offloads(&engine, &session, made_folder.as_deref());
     let whole = exported?;
+    // Found again means found by the agent's own tool: `search_history` over the store's
+    // index, with the query the core makes of the fact.
+    let mut search_failure = None;
     let measured = checkpoint_fidelity(&whole.entries, &whole.checkpoints, |fact| {
-        log_mentions(&whole.entries, fact)
+        let Some(request) = fact_query(fact) else {
+            return false;
+        };
+        match engine.search_history(&session, &request) {
+            Ok(outcome) => search_found(&outcome),
+            Err(error) => {
+                search_failure.get_or_insert(error);
+                false
+            }
+        }
     });
+    if let Some(error) = search_failure {
+        return Err(error.into());
+    }
     if args.json {
         for checkpoint in &measured {
             line(checkpoint_json(checkpoint))?;

@@ -1,5 +1,7 @@
-//! `ctxkit memory add|search|list|rm|precis`: long-term memory of the project in the working
-//! directory. Every write regenerates `.ctxkit/MEMORY.md` (the engine does it).
+//! `ctxkit memory add|search|list|rm|approve|precis`: long-term memory of the project in the
+//! working directory. Every write regenerates `.ctxkit/MEMORY.md` (the engine does it). A
+//! quarantined memory (text from outside that addresses the model) is listed and found with a
+//! `QUARANTINED` marker and its reason, and stays out of the precis until `approve`.
 
 use clap::{Args, Subcommand, ValueEnum};
 use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMemory};
@@ -21,6 +23,8 @@ pub enum MemoryCommand {
     List(ListArgs),
     /// Forget a memory (soft delete).
     Rm(RemoveArgs),
+    /// Approve a quarantined memory: it goes into MEMORY.md and the system prompt.
+    Approve(RemoveArgs),
     /// Print the MEMORY.md precis the system prompt carries.
     Precis,
 }
@@ -32,6 +36,21 @@ pub enum ScopeArg {
     Project,
     /// Every project.
     Global,
+}
+
+/// Where a memory came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    /// The user.
+    User,
+    /// The agent.
+    Agent,
+    /// A tool's output.
+    Tool,
+    /// An extraction over the conversation.
+    Extracted,
+    /// A document (a file, a web page).
+    Document,
 }
 
 /// Options of `ctxkit memory add`.
@@ -54,6 +73,10 @@ pub struct AddArgs {
     /// Comma-separated tags.
     #[arg(long, value_delimiter = ',')]
     pub tags: Vec<String>,
+    /// Where it came from: text from a tool, an extraction or a document that addresses the
+    /// model is quarantined until approved.
+    #[arg(long, value_enum, default_value = "user")]
+    pub source: SourceArg,
     /// Print the stored memory as JSON.
     #[arg(long)]
     pub json: bool,
@@ -80,7 +103,7 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-/// Options of `ctxkit memory rm`.
+/// Options of `ctxkit memory rm` and `ctxkit memory approve`.
 #[derive(Debug, Args)]
 pub struct RemoveArgs {
     /// The memory's id (from list or search).
@@ -125,7 +148,13 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                     ScopeArg::Project => MemoryScope::Project,
                     ScopeArg::Global => MemoryScope::Global,
                 },
-                source: MemorySource::User,
+                source: match args.source {
+                    SourceArg::User => MemorySource::User,
+                    SourceArg::Agent => MemorySource::Agent,
+                    SourceArg::Tool => MemorySource::Tool,
+                    SourceArg::Extracted => MemorySource::Extracted,
+                    SourceArg::Document => MemorySource::Document,
+                },
                 expires_at: None,
             };
             let added = engine.add_memory(&memory)?;
@@ -141,6 +170,14 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                     record.id,
                     printable(&record.title)
                 ))?;
+                if let Some(reason) = &record.quarantine {
+                    line(format_args!(
+                        "quarantined: {}; kept out of MEMORY.md and the system prompt until \
+                         `ctxkit memory approve {}`",
+                        printable(reason),
+                        record.id
+                    ))?;
+                }
             }
         }
         MemoryCommand::Search(args) => {
@@ -155,6 +192,24 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                 line(format_args!("forgot memory #{}", args.id))?;
             } else {
                 return Err(Failure::usage(format!("no memory with id {}", args.id)));
+            }
+        }
+        MemoryCommand::Approve(args) => {
+            let was = engine.list_memories(&MemoryFilter::default())?;
+            let quarantined = was
+                .iter()
+                .any(|m| m.id == args.id && m.quarantine.is_some());
+            let record = engine.approve_memory(args.id)?;
+            if quarantined {
+                line(format_args!(
+                    "approved memory #{}: it goes into MEMORY.md and the system prompt",
+                    record.id
+                ))?;
+            } else {
+                line(format_args!(
+                    "memory #{} was not quarantined; it is approved as it is",
+                    record.id
+                ))?;
             }
         }
         // Answered above, read-only.
@@ -176,9 +231,13 @@ fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> 
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
+        let marker = match &memory.quarantine {
+            Some(reason) => format!("QUARANTINED ({}) ", printable(reason)),
+            None => String::new(),
+        };
         // Printable: a memory's text, like a session's name, must not forge lines.
         line(format_args!(
-            "#{:<5} [{}] ({}, importance {}) {}: {}",
+            "#{:<5} {marker}[{}] ({}, importance {}) {}: {}",
             memory.id,
             printable(&memory.category),
             source_name(memory.source),
@@ -195,6 +254,8 @@ fn source_name(source: MemorySource) -> &'static str {
         MemorySource::User => "user",
         MemorySource::Agent => "agent",
         MemorySource::Extracted => "extracted",
+        MemorySource::Tool => "tool",
+        MemorySource::Document => "document",
     }
 }
 

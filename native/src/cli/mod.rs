@@ -11,9 +11,11 @@
 //! read-only ([`Places::read`]). The commands only translate: every decision is an engine or
 //! core call.
 
+mod cost;
 mod demo_session;
 mod failure;
 mod fidelity;
+mod history;
 mod input;
 mod memory;
 mod output;
@@ -64,6 +66,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Replay a transcript and report what each checkpoint kept of the pinned facts.
     Fidelity(fidelity::FidelityArgs),
+    /// Replay a transcript under several context strategies and report what each would cost.
+    Cost(cost::CostArgs),
     /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
     Import(sessions::ImportArgs),
     /// Print the next view of a session as JSON ready to send (stats go to stderr).
@@ -77,6 +81,9 @@ pub enum Command {
     /// Long-term memory: add, search, list, remove, and the MEMORY.md precis.
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
+    /// A session's full log, as the history tools show it to the model: search, read by seq.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
     /// Estimate the tokens of a text or a message list.
     Tokens(tools::TokensArgs),
     /// Check a request against a provider's rules, in the provider's own words.
@@ -111,12 +118,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Replay(args) => replay::run(&places, args),
         Command::Fidelity(args) => fidelity::run(&places, args),
+        Command::Cost(args) => cost::run(args),
         Command::Import(args) => sessions::import(&places, args),
         Command::View(args) => sessions::view(&places, args),
         Command::Append(args) => sessions::append(&places, args),
         Command::Sessions(args) => sessions::list(&places, args),
         Command::Stats(args) => sessions::stats(&places, args),
         Command::Memory(command) => memory::run(&places, command),
+        Command::History(command) => history::run(&places, command),
         Command::Tokens(args) => tools::tokens(args),
         Command::Validate(args) => tools::validate(args),
     }

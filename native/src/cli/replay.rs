@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
+use ctxkit::files::{open_folder_inside, remove_inside};
 use ctxkit::llm::{LlmEndpoint, SummarizerConfig};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
@@ -103,7 +104,6 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
             .offload
             .as_ref()
             .and_then(|policy| session_folder(session, &policy.folder).ok())
-            .map(|folder| engine.workdir().join(folder))
     };
     let session = match args.session.clone() {
         Some(session) => {
@@ -113,10 +113,10 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
             session
         }
         None => unused_name(&engine, &base, |name| {
-            folder_of(name).is_some_and(|folder| folder.exists())
+            folder_of(name).is_some_and(|folder| engine.workdir().join(folder).exists())
         })?,
     };
-    let made_folder = folder_of(&session).filter(|folder| !folder.exists());
+    let made_folder = folder_of(&session).filter(|folder| !engine.workdir().join(folder).exists());
 
     let mut scratch_config = config;
     // MEMORY.md is the project's: it is rewritten from the database once the replay is stored.
@@ -196,15 +196,19 @@ fn play(
 }
 
 /// Removes the offload files `scratch` wrote for `session`, and the session's offload folder
-/// if this replay made it (only when empty: anything else in it is not this replay's).
-pub(super) fn remove_offloads(scratch: &Engine, session: &str, made_folder: Option<&Path>) {
+/// if this replay made it (`made_folder`, relative to the working directory; only when empty:
+/// anything else in it is not this replay's). Both go through held folders, so a folder
+/// swapped for a link cannot lead a removal elsewhere.
+pub(super) fn remove_offloads(scratch: &Engine, session: &str, made_folder: Option<&str>) {
     if let Ok(records) = scratch.store().offloads(session) {
         for record in records {
-            let _ = std::fs::remove_file(scratch.workdir().join(&record.relative_path));
+            let _ = remove_inside(scratch.workdir(), Path::new(&record.relative_path));
         }
     }
-    if let Some(folder) = made_folder {
-        let _ = std::fs::remove_dir(folder);
+    let folder = made_folder.map(Path::new);
+    if let Some((parent, name)) = folder.and_then(|f| Some((f.parent()?, f.file_name()?))) {
+        let _ = open_folder_inside(scratch.workdir(), parent, false)
+            .and_then(|held| held.remove_dir(name));
     }
 }
 

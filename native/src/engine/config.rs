@@ -56,6 +56,10 @@ pub struct PromptConfig {
     pub agents_md_max_bytes: usize,
     /// The working directory as the prompt shows it; `None` shows the real path.
     pub working_directory: Option<String>,
+    /// Once the session has a checkpoint, add the core's guidance on the history tools
+    /// ([`crate::Engine::history_tools`], executed by [`crate::Engine::execute_tool`]).
+    /// Default true: turn it off for an agent that does not offer them.
+    pub history_guidance: bool,
 }
 
 impl Default for PromptConfig {
@@ -67,6 +71,7 @@ impl Default for PromptConfig {
             read_agents_md: true,
             agents_md_max_bytes: 16_384,
             working_directory: None,
+            history_guidance: true,
         }
     }
 }

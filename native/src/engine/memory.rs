@@ -6,11 +6,11 @@
 //! mode 0600. The memory is stored first: if the file cannot be written the write still
 //! succeeded, and a [`WarningKind::MemoryFileFailed`] goes to the event sink.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Engine, Event, WarningKind};
 use crate::error::Result;
-use crate::files::{prepare_ctxkit_dir, write_atomically, MEMORY_FILE};
+use crate::files::{write_atomically_inside, CTXKIT_DIR, MEMORY_FILE};
 use crate::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory};
 
 impl Engine {
@@ -42,6 +42,16 @@ impl Engine {
         Ok(removed)
     }
 
+    /// Approves a live memory for the precis: a quarantined one (outside text that addresses
+    /// the model) goes into MEMORY.md and the system prompt from now on, until its text
+    /// changes. Returns it.
+    pub fn approve_memory(&mut self, id: i64) -> Result<MemoryRecord> {
+        let now = self.clock.now_unix();
+        let record = self.store.approve_memory(id, now)?;
+        self.refresh_memory_file(&mut Vec::new());
+        Ok(record)
+    }
+
     /// Live memories of this project and global ones matching `query`, best first.
     pub fn search_memories(&mut self, query: &MemoryQuery) -> Result<Vec<MemoryRecord>> {
         let now = self.clock.now_unix();
@@ -62,10 +72,8 @@ impl Engine {
     /// Writes `<workdir>/.ctxkit/MEMORY.md` now; returns its path.
     pub fn write_memory_file(&self) -> Result<PathBuf> {
         let precis = self.memory_precis()?;
-        let dir = prepare_ctxkit_dir(&self.workdir)?;
-        let path = dir.join(MEMORY_FILE);
-        write_atomically(&path, precis.as_bytes())?;
-        Ok(path)
+        let relative = Path::new(CTXKIT_DIR).join(MEMORY_FILE);
+        write_atomically_inside(&self.workdir, &relative, precis.as_bytes())
     }
 
     /// Rewrites MEMORY.md after a memory write, if configured; a failure is a warning.

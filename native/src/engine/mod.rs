@@ -10,6 +10,10 @@
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
+//! When the model calls a history tool ([`Engine::history_tools`]: `search_history`,
+//! `read_history`, `read_offload`), [`Engine::execute_tool`] answers it from the session's
+//! complete log; the system prompt tells the model about them once the session has a checkpoint.
+//!
 //! Every decision is a core call: a turn is the core's [`ctxkit_core::TurnDriver`], which the
 //! engine answers with the store, files and the LLM; it reads, writes and calls, and decides
 //! nothing. The engine keeps each session's tail (what
@@ -24,6 +28,7 @@
 
 mod config;
 mod events;
+mod history;
 mod import;
 mod memory;
 mod prompt;
@@ -42,7 +47,9 @@ pub use turn::TurnResult;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
+use crate::files::prepare_database_inside;
 use crate::llm::{Llm, SummarizerConfig};
+use crate::offload::{read_offload_page, OffloadPage};
 use crate::store::{SessionHead, SessionInfo, SqliteStore, Store};
 
 /// A session's tail kept between calls, with the usage version it was read at.
@@ -112,6 +119,10 @@ impl Engine {
         workdir: impl AsRef<Path>,
         config: EngineConfig,
     ) -> Result<Self> {
+        // Under the working directory the database's folders are opened through held handles
+        // first, refusing links: a linked `.ctxkit` must not get the database made where it
+        // leads.
+        prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)?;
         let store = SqliteStore::open(db_path)?;
         Engine::with_store(Box::new(store), workdir, config)
     }
@@ -126,6 +137,7 @@ impl Engine {
         workdir: impl AsRef<Path>,
         config: EngineConfig,
     ) -> Result<Self> {
+        prepare_database_inside(workdir.as_ref(), db_path.as_ref(), false)?;
         let store = SqliteStore::open_read_only(db_path)?;
         Engine::with_store(Box::new(store), workdir, config)
     }
@@ -199,6 +211,27 @@ impl Engine {
     /// One session's numbers.
     pub fn session_info(&self, name: &str) -> Result<SessionInfo> {
         self.store.session_info(name)
+    }
+
+    /// `limit` lines from line `offset` (from 0) of the output offloaded from `session`'s
+    /// message `seq`, read through held folders (a symbolic link on the way is refused; see
+    /// [`crate::offload::read_offload_page`]). A message that was not offloaded is
+    /// [`Error::InvalidInput`] naming it.
+    pub fn read_offload(
+        &self,
+        session: &str,
+        seq: u64,
+        offset: u64,
+        limit: u64,
+    ) -> Result<OffloadPage> {
+        let records = self.store.offloads(session)?;
+        let Some(record) = records.iter().find(|record| record.seq == seq) else {
+            return Err(Error::invalid(
+                "seq",
+                format!("message {seq} of session {session:?} was not offloaded"),
+            ));
+        };
+        read_offload_page(&self.workdir, &record.relative_path, offset, limit)
     }
 
     /// The whole session: every message and checkpoint.

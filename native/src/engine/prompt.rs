@@ -1,5 +1,6 @@
 //! The system prompt of a turn, from the config and what the engine reads every turn: the
-//! date, `<workdir>/AGENTS.md` and the memory precis. The core assembles it
+//! date, `<workdir>/AGENTS.md`, the memory precis, and whether the session has a checkpoint
+//! (then the history tools' guidance is added). The core assembles it
 //! ([`build_system_prompt`]); it is never stored.
 //!
 //! AGENTS.md is read up to one byte past its cap (the core cuts it and marks the cut), so a
@@ -12,6 +13,7 @@ use ctxkit_core::memory::render_precis;
 use ctxkit_core::prompt::{
     build_system_prompt, OffloadGuidance, PromptParts, DEFAULT_TODO_GUIDANCE,
 };
+use ctxkit_core::recall::wants_history_guidance;
 
 use super::{Engine, Event, WarningKind};
 use crate::error::{Context, Result};
@@ -54,6 +56,8 @@ impl Engine {
         } else {
             None
         };
+        let history_guidance = self.config.prompt.history_guidance
+            && wants_history_guidance(self.store.session_head(session)?.checkpoint_through);
         let prompt = &self.config.prompt;
         let parts = PromptParts {
             base: prompt.base.clone(),
@@ -69,6 +73,7 @@ impl Engine {
                 .todo_guidance
                 .then(|| DEFAULT_TODO_GUIDANCE.to_owned()),
             offload_guidance: self.config.offload.as_ref().map(OffloadGuidance::from),
+            history_guidance,
             memory_precis,
         };
         build_system_prompt(&parts).context(|| format!("session {session:?}: system prompt"))

@@ -26,6 +26,7 @@ use ctxkit_core::turn::Session;
 
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Error, Result};
+use crate::files::remove_inside;
 use crate::offload::{offload_tool_output, OffloadOutcome};
 use crate::store::{OffloadRecord, SessionImport};
 
@@ -36,9 +37,8 @@ pub const APPEND_ATTEMPTS: usize = 8;
 /// A batch offloaded and numbered, ready to append.
 struct PreparedBatch {
     entries: Vec<Entry>,
+    /// The files written (to remove if the append fails).
     records: Vec<OffloadRecord>,
-    /// The files written, to remove if the append fails.
-    paths: Vec<std::path::PathBuf>,
     /// Outputs that could not be offloaded (kept in the log).
     warnings: Vec<String>,
 }
@@ -135,9 +135,11 @@ impl Engine {
                 .map(|_| ())
         };
         if let Err(error) = stored {
-            for path in &batch.paths {
-                // Nothing refers to the file: remove it, so a retry can write it anew.
-                let _ = std::fs::remove_file(path);
+            for record in &batch.records {
+                // Nothing refers to the file: remove it (through held folders, so a folder
+                // swapped for a link meanwhile cannot lead the removal elsewhere), so a retry
+                // can write it anew.
+                let _ = remove_inside(&self.workdir, Path::new(&record.relative_path));
             }
             self.sessions.remove(session);
             return Err(error);
@@ -197,7 +199,6 @@ impl Engine {
         let mut batch = PreparedBatch {
             entries: Vec::with_capacity(messages.len()),
             records: Vec::new(),
-            paths: Vec::new(),
             warnings: Vec::new(),
         };
         let tail: &[Entry] = match self.sessions.get(session) {
@@ -219,7 +220,6 @@ impl Engine {
                 tool_name.as_deref(),
             );
             batch.records.extend(outcome.record);
-            batch.paths.extend(outcome.path);
             batch.warnings.extend(outcome.warning);
             batch.entries.push(Entry::new(seq, outcome.message, family));
         }
@@ -252,7 +252,7 @@ impl Engine {
         let OffloadOutcome {
             message,
             record,
-            path,
+            path: _,
             warning,
         } = offloaded;
         if let Some(warning) = warning {
@@ -265,9 +265,9 @@ impl Engine {
             .store
             .append(session, std::slice::from_ref(&entry), &records, now)
         {
-            if let Some(path) = &path {
+            if let Some(record) = &record {
                 // Nothing refers to the file: remove it, so a retry can write it anew.
-                let _ = std::fs::remove_file(path);
+                let _ = remove_inside(&self.workdir, Path::new(&record.relative_path));
             }
             self.sessions.remove(session);
             return Err(error);

@@ -93,11 +93,21 @@ pub fn fts5_match_expression(text: &str) -> Option<String> {
     {
         return None;
     }
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|term| format!("\"{}\"", term.replace('"', "\"\"")))
-        .collect();
+    let quoted: Vec<String> = terms.iter().map(|term| fts5_string(term)).collect();
     Some(quoted.join(" "))
+}
+
+/// `text` as one FTS5 string: `"..."` with embedded quotes doubled, so every character of it
+/// (spaces, operators, parentheses, `*`) is text to find. With the trigram tokenizer a string
+/// matches where the text holds it as a substring (case-insensitively), given at least
+/// [`MIN_TRIGRAM_CHARS`] characters.
+///
+/// ```
+/// use ctxkit::store::fts5_string;
+/// assert_eq!(fts5_string(r#"say "hi" OR x*"#), r#""say ""hi"" OR x*""#);
+/// ```
+pub fn fts5_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
 }
 
 /// A `LIKE ... ESCAPE '\'` pattern finding `term` anywhere: `%term%` with `\`, `%` and `_`

@@ -1,8 +1,9 @@
 //! The plain data of memories as the store takes and returns them.
 //!
 //! [`MemoryRecord`] is a stored memory with its bookkeeping (scope, source, timestamps,
-//! expiry, use count, soft deletion); [`MemoryRecord::to_entry`] gives the core's
-//! [`MemoryEntry`] that the precis ranks. Importance is clamped to 1–10 by the store
+//! expiry, use count, soft deletion, approval); [`MemoryRecord::to_entry`] gives the core's
+//! [`MemoryEntry`] that the precis ranks, and [`MemoryRecord::quarantine`] says why the core
+//! keeps it out of the precis, if it does. Importance is clamped to 1–10 by the store
 //! ([`ctxkit_core::memory::clamp_importance`]); it is never rejected.
 
 use ctxkit_core::memory::{MemoryDraft, MemoryEntry, MemoryScope, MemorySource};
@@ -24,7 +25,9 @@ pub struct NewMemory {
     pub tags: Vec<String>,
     /// This project or every project. Default project.
     pub scope: MemoryScope,
-    /// Who wrote it. Default agent.
+    /// Where it came from (the user, the agent, a tool's output, an extraction, a document).
+    /// Default agent. Text from outside that addresses the model is quarantined
+    /// ([`ctxkit_core::memory::entry_quarantine`]).
     pub source: MemorySource,
     /// When it stops applying (unix seconds); `None`: never.
     pub expires_at: Option<i64>,
@@ -78,7 +81,7 @@ pub struct MemoryRecord {
     pub tags: Vec<String>,
     /// Project or global.
     pub scope: MemoryScope,
-    /// User, agent or extracted.
+    /// Where it came from: user, agent, tool, extracted or document.
     pub source: MemorySource,
     /// When it was added (unix seconds).
     pub created_at: i64,
@@ -90,6 +93,12 @@ pub struct MemoryRecord {
     pub use_count: i64,
     /// When it was soft-deleted (`None`: live unless expired).
     pub disabled_at: Option<i64>,
+    /// When a person approved it for the precis (`ctxkit memory approve`), if ever.
+    pub approved_at: Option<i64>,
+    /// Why it is quarantined (kept out of the precis and the system prompt until approved):
+    /// text from outside that addresses the model. `None` when it is shown. Judged by the
+    /// core on every read, never stored.
+    pub quarantine: Option<String>,
 }
 
 impl MemoryRecord {
@@ -105,6 +114,7 @@ impl MemoryRecord {
             scope: self.scope,
             updated_at: self.updated_at,
             tags: self.tags.clone(),
+            approved: self.approved_at.is_some(),
         }
     }
 

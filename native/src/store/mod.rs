@@ -17,11 +17,15 @@
 //! - **Durability**: a commit survives a crash of the process; [`SessionStore::sync`] makes
 //!   everything committed survive a power loss too (the engine calls it once per turn).
 //! - Failed calls change nothing.
+//! - **The log is searchable as it is written**: [`HistoryStore`] finds messages by their
+//!   text (the core's [`ctxkit_core::recall::searchable_text`]); whatever indexes them is kept in
+//!   the transaction of each append and import, so a committed message is always findable.
 
 mod fts_query;
 mod memory_types;
 mod schema;
 mod sqlite;
+mod sqlite_history;
 mod sqlite_memory;
 mod sqlite_queries;
 mod sqlite_read_only;
@@ -29,8 +33,8 @@ mod sqlite_rows;
 mod sqlite_sessions;
 
 pub use fts_query::{
-    fts5_match_expression, like_pattern, query_terms, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
-    MIN_TRIGRAM_CHARS,
+    fts5_match_expression, fts5_string, like_pattern, query_terms, MAX_QUERY_CHARS,
+    MAX_QUERY_TERMS, MIN_TRIGRAM_CHARS,
 };
 pub use memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
@@ -41,6 +45,7 @@ pub use sqlite::{SqliteOptions, SqliteStore};
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
+use ctxkit_core::recall::{HistoryMessage, ReadRequest, SearchOutcome, SearchRequest};
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{Session, TurnChanges};
 use serde::{Deserialize, Serialize};
@@ -236,9 +241,34 @@ pub trait MemoryStore {
 
     /// Soft-deletes a memory (it stays in the database, disabled). False when it was not live.
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool>;
+
+    /// Approves a live memory for the precis: a quarantined one (text from outside that
+    /// addresses the model) is shown from now on, until its text changes. Approving an
+    /// approved memory changes nothing. [`crate::Error::NoSuchMemory`] when it is not live.
+    fn approve_memory(&mut self, id: i64, now: i64) -> Result<MemoryRecord>;
+}
+
+/// A read of a session's log by seq.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRead {
+    /// The messages of the range that exist, in order, with their tools' names.
+    pub messages: Vec<HistoryMessage>,
+    /// The session's last seq (0 for an empty log).
+    pub last_seq: u64,
+}
+
+/// The history tools' reads of a session's complete log.
+pub trait HistoryStore {
+    /// The messages of `name` matching `request`, by the core's two passes (the whole query,
+    /// then every word of it; case-insensitive substrings of the searchable text), newest
+    /// first, with their tools' names. Query text is data, never search syntax.
+    fn search_history(&self, name: &str, request: &SearchRequest) -> Result<SearchOutcome>;
+
+    /// The messages of `name` in `request`'s range, with their tools' names.
+    fn read_history(&self, name: &str, request: &ReadRequest) -> Result<HistoryRead>;
 }
 
 /// Everything the engine needs from a store.
-pub trait Store: SessionStore + MemoryStore + Send {}
+pub trait Store: SessionStore + MemoryStore + HistoryStore + Send {}
 
-impl<T: SessionStore + MemoryStore + Send> Store for T {}
+impl<T: SessionStore + MemoryStore + HistoryStore + Send> Store for T {}

@@ -1,22 +1,50 @@
 //! The SQLite schema, as an ordered list of migrations.
 //!
-//! The database's version is `PRAGMA user_version`: the number of migrations applied. Opening
-//! a database applies the missing ones in order, each in its own `BEGIN IMMEDIATE`
-//! transaction that re-reads the version first, so two processes opening a new file at once
-//! cannot apply one twice. A database newer than this build is refused, never written, and so
-//! is one whose `user_version` says no migration ran while it already has tables.
-//! Migrations are only ever appended to [`MIGRATIONS`]; a released one is never edited.
+//! The database's version is `PRAGMA user_version`: the number of the newest migration
+//! applied. Each migration has its own number, and the numbers may have gaps: a number is
+//! reserved by the branch that writes its migration, so two branches can each add one
+//! without renumbering the other's (3 is the history index, 4 memory provenance, written on
+//! two branches at once). Opening a database applies, in number order, every migration numbered
+//! above its version, and any migration numbered below it whose `present` probe finds it
+//! missing (one that arrived, through a merge, after the database was migrated past its
+//! number); each runs in its own `BEGIN IMMEDIATE` transaction that re-reads the version
+//! first, so two processes opening a new file at once cannot apply one twice. A database
+//! newer than this build is refused, never written, and so is one whose `user_version` says
+//! no migration ran while it already has tables. Migrations are only ever added to
+//! [`MIGRATIONS`]; a released one is never edited. A migration is SQL, and may have a Rust
+//! step run after it in the same transaction (to fill a new index with text only the core
+//! knows how to compute).
 
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::sqlite_history::index_existing_messages;
 
 use crate::error::{Context, Error, Result};
 
-/// Each entry turns version `i` into version `i + 1`.
-const MIGRATIONS: &[&str] = &[
+/// One schema change.
+struct Migration {
+    /// Its number: the database's `user_version` once it and every one before it ran.
+    number: i64,
+    /// The SQL.
+    sql: &'static str,
+    /// A query that returns a row when the migration's change is in the database, for
+    /// migrations that may arrive after a database passed their number; `None` for those
+    /// that always ran in order.
+    present: Option<&'static str>,
+    /// Run after the SQL, in the same transaction.
+    backfill: Option<fn(&Transaction<'_>, &Path) -> Result<()>>,
+}
+
+/// Every migration, in number order (gaps allowed, see the module doc).
+const MIGRATIONS: &[Migration] = &[
     // 1: sessions, the log, checkpoints, usage anchors, offloads, memories with FTS5.
-    r#"
+    Migration {
+        number: 1,
+        present: None,
+        backfill: None,
+        sql: r#"
     CREATE TABLE sessions (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL UNIQUE,
@@ -129,16 +157,52 @@ const MIGRATIONS: &[&str] = &[
         VALUES (new.id, new.title, new.content, new.category, new.tags);
     END;
     "#,
+    },
     // 2: a checkpoint's pinned facts and the counts of facts caps dropped, as JSON
     // (core::compaction::Checkpoint's `pinned` and `dropped_facts`), so the next checkpoint
     // carries them without reading them back out of summary text.
-    r#"
+    Migration {
+        number: 2,
+        present: None,
+        backfill: None,
+        sql: r#"
     ALTER TABLE checkpoints ADD COLUMN facts TEXT NOT NULL DEFAULT '{}';
     "#,
+    },
+    // 3: a trigram FTS5 index over each message's searchable text (the core's
+    // `recall::searchable_text`: its text, tool calls decoded, tool results), for the history
+    // tools. The text is computed in Rust, so rows are written by the store in the transaction
+    // of each append and import, not by a trigger; existing messages are indexed here. The
+    // rowid is the message's `messages.id`.
+    Migration {
+        number: 3,
+        present: Some("SELECT 1 FROM sqlite_schema WHERE name = 'messages_fts'"),
+        backfill: Some(index_existing_messages),
+        sql: r#"
+    CREATE VIRTUAL TABLE messages_fts USING fts5 (text, tokenize = 'trigram');
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM messages_fts WHERE rowid = old.id;
+    END;
+    "#,
+    },
+    // 4: memory provenance. `provenance` is where the memory came from (the `source` column's
+    // CHECK predates `tool` and `document`, which it stores as `extracted`; NULL on older rows:
+    // `source` says it); `approved_at` is when a person approved a quarantined memory
+    // (core::memory::entry_quarantine) for the precis.
+    Migration {
+        number: 4,
+        present: Some("SELECT 1 FROM pragma_table_info('memories') WHERE name = 'approved_at'"),
+        backfill: None,
+        sql: r#"
+    ALTER TABLE memories ADD COLUMN provenance TEXT
+        CHECK (provenance IN ('user', 'agent', 'tool', 'extracted', 'document'));
+    ALTER TABLE memories ADD COLUMN approved_at INTEGER;
+    "#,
+    },
 ];
 
-/// The schema version this build writes: the number of migrations.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+/// The schema version this build writes: the newest migration's number.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while
@@ -174,6 +238,29 @@ pub(crate) fn check_version(connection: &Connection, path: &Path, version: i64) 
     Ok(())
 }
 
+/// Whether `migration` still has to run on a database at `version`: it is numbered above the
+/// version, or below it with a `present` probe that finds it missing.
+fn is_due(connection: &Connection, migration: &Migration, version: i64) -> rusqlite::Result<bool> {
+    if migration.number > version {
+        return Ok(true);
+    }
+    match migration.present {
+        None => Ok(false),
+        Some(probe) => Ok(connection.prepare(probe)?.query([])?.next()?.is_none()),
+    }
+}
+
+/// Whether the database at `version` still needs any migration (a read-only open cannot run
+/// them).
+pub(crate) fn needs_migration(connection: &Connection, version: i64) -> rusqlite::Result<bool> {
+    for migration in MIGRATIONS {
+        if is_due(connection, migration, version)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Brings the database at `path` (open on `connection`) to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
     loop {
@@ -184,25 +271,165 @@ pub(crate) fn migrate(connection: &mut Connection, path: &Path) -> Result<()> {
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .context(|| format!("migrating {}: reading user_version", path.display()))?;
         check_version(&transaction, path, version)?;
-        let Some(migration) = usize::try_from(version)
-            .ok()
-            .and_then(|index| MIGRATIONS.get(index))
-        else {
+        let mut due = None;
+        for migration in MIGRATIONS {
+            if is_due(&transaction, migration, version).context(|| {
+                format!(
+                    "migrating {}: checking migration {}",
+                    path.display(),
+                    migration.number
+                )
+            })? {
+                due = Some(migration);
+                break;
+            }
+        }
+        let Some(migration) = due else {
             return Ok(());
         };
-        transaction.execute_batch(migration).context(|| {
+        let number = migration.number;
+        transaction.execute_batch(migration.sql).context(|| {
             format!(
-                "migrating {} from schema version {version} to {}",
+                "migrating {} from schema version {version} with migration {number}",
                 path.display(),
-                version + 1
             )
         })?;
-        // PRAGMA takes no parameters; the value is a number this code computed.
+        if let Some(backfill) = migration.backfill {
+            backfill(&transaction, path)?;
+        }
+        // PRAGMA takes no parameters; the value is a number this code has.
         transaction
-            .execute_batch(&format!("PRAGMA user_version = {}", version + 1))
+            .execute_batch(&format!("PRAGMA user_version = {}", version.max(number)))
             .context(|| format!("migrating {}: setting user_version", path.display()))?;
         transaction
             .commit()
             .context(|| format!("migrating {}: committing", path.display()))?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{HistoryStore, SessionStore, SqliteStore};
+    use ctxkit_core::recall::SearchRequest;
+    use ctxkit_core::{Message, ToolCall};
+
+    #[test]
+    fn the_numbers_increase_and_the_newest_is_the_schema_version() {
+        let numbers: Vec<i64> = MIGRATIONS.iter().map(|m| m.number).collect();
+        assert!(
+            numbers.windows(2).all(|pair| pair[0] < pair[1]),
+            "{numbers:?}"
+        );
+        assert_eq!(numbers.last(), Some(&SCHEMA_VERSION));
+    }
+
+    #[test]
+    fn a_gap_is_skipped_and_a_late_migration_below_the_version_still_runs() {
+        let path = Path::new(":memory:");
+        let mut connection = Connection::open_in_memory().unwrap();
+        migrate(&mut connection, path).unwrap();
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, 4);
+        assert!(!needs_migration(&connection, 4).unwrap());
+
+        // A database at 2 goes to 4 across the gap.
+        let mut older = Connection::open_in_memory().unwrap();
+        for migration in MIGRATIONS.iter().filter(|m| m.number <= 2) {
+            older.execute_batch(migration.sql).unwrap();
+        }
+        older.execute_batch("PRAGMA user_version = 2").unwrap();
+        assert!(needs_migration(&older, 2).unwrap());
+        migrate(&mut older, path).unwrap();
+        let columns: i64 = older
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('memories') \
+                 WHERE name IN ('provenance', 'approved_at')",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(columns, 2);
+
+        // A database whose version passed 4 without it (a merge brought 4 later) gets it.
+        let mut passed = Connection::open_in_memory().unwrap();
+        for migration in MIGRATIONS.iter().filter(|m| m.number <= 2) {
+            passed.execute_batch(migration.sql).unwrap();
+        }
+        passed.execute_batch("PRAGMA user_version = 4").unwrap();
+        assert!(needs_migration(&passed, 4).unwrap());
+        migrate(&mut passed, path).unwrap();
+        assert!(!needs_migration(&passed, 4).unwrap());
+    }
+
+    /// A database as version 1 left it: the first migration only, with a session and messages
+    /// written by hand, as that version's store wrote them.
+    fn version_one_database(path: &Path) {
+        let connection = Connection::open(path).unwrap();
+        connection.execute_batch(MIGRATIONS[0].sql).unwrap();
+        connection.execute_batch("PRAGMA user_version = 1").unwrap();
+        connection
+            .execute(
+                "INSERT INTO sessions (name, family, created_at, updated_at, last_seq, \
+                 message_count, total_tokens) VALUES ('old', 'openai', 1, 1, 3, 3, 30)",
+                [],
+            )
+            .unwrap();
+        let messages = [
+            Message::user("把用户数据持久化到 SQLite"),
+            Message::assistant(
+                "",
+                vec![ToolCall::new("c1", "bash", r#"{"cmd":"ls \"src/db\""}"#)],
+            ),
+            Message::tool_result("c1", "schema.rs", false),
+        ];
+        for (seq, message) in (1..).zip(messages) {
+            connection
+                .execute(
+                    "INSERT INTO messages (session_id, seq, role, body, tokens, created_at) \
+                     VALUES (1, ?1, ?2, ?3, 10, 1)",
+                    rusqlite::params![
+                        seq,
+                        message.role.as_str(),
+                        serde_json::to_string(&message).unwrap()
+                    ],
+                )
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_database_from_before_the_message_index_is_indexed_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        version_one_database(&path);
+        let mut store = SqliteStore::open(&path).unwrap();
+        let version: i64 = store
+            .connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let seqs = |store: &SqliteStore, query: &str| -> Vec<u64> {
+            let request = SearchRequest::new(query, None).unwrap();
+            let found = store.search_history("old", &request).unwrap();
+            found.hits.iter().map(|hit| hit.item.seq).collect()
+        };
+        assert_eq!(seqs(&store, "持久化"), [1]);
+        assert_eq!(seqs(&store, "ls \"src/db\""), [2], "arguments are decoded");
+        assert_eq!(seqs(&store, "SCHEMA.RS"), [3]);
+        // Messages appended after the migration are indexed as they are written.
+        let next = ctxkit_core::Entry::number(
+            [Message::user("and now schema.rs again")],
+            4,
+            ctxkit_core::ModelFamily::OpenAi,
+        );
+        store.append("old", &next, &[], 2).unwrap();
+        assert_eq!(seqs(&store, "schema.rs"), [4, 3]);
+        drop(store);
+        // Opening again migrates nothing more.
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(seqs(&store, "schema.rs"), [4, 3]);
     }
 }

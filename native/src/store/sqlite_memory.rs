@@ -19,7 +19,9 @@ use super::memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
 use super::sqlite::SqliteStore;
-use super::sqlite_rows::{memory_from_row, scope_name, source_name, MEMORY_COLUMNS};
+use super::sqlite_rows::{
+    memory_from_row, provenance_name, scope_name, source_name, MEMORY_COLUMNS,
+};
 use super::MemoryStore;
 use crate::error::{Context, Error, Result};
 
@@ -99,8 +101,8 @@ pub(super) fn add_memory_in(
     transaction
         .execute(
             "INSERT INTO memories (project, scope, source, title, content, category, tags, \
-             importance, content_hash, created_at, updated_at, expires_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+             importance, content_hash, created_at, updated_at, expires_at, provenance) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)",
             params![
                 project_column,
                 scope_name(memory.scope),
@@ -113,6 +115,7 @@ pub(super) fn add_memory_in(
                 memory_content_hash(&memory.content),
                 now,
                 memory.expires_at,
+                provenance_name(memory.source),
             ],
         )
         .context(|| "adding a memory".to_owned())?;
@@ -143,15 +146,22 @@ impl MemoryStore for SqliteStore {
             .filter(|record| record.disabled_at.is_none())
             .ok_or(Error::NoSuchMemory(id))?;
         let content = update.content.as_ref().unwrap_or(&current.content);
+        let title = update.title.as_ref().unwrap_or(&current.title);
+        let category = update.category.as_ref().unwrap_or(&current.category);
+        // An approval is of the text that was read: new text is judged afresh.
+        let rewritten =
+            *content != current.content || *title != current.title || *category != current.category;
+        let approved_at = if rewritten { None } else { current.approved_at };
         transaction
             .execute(
                 "UPDATE memories SET title = ?2, content = ?3, category = ?4, importance = ?5, \
-                 tags = ?6, expires_at = ?7, content_hash = ?8, updated_at = ?9 WHERE id = ?1",
+                 tags = ?6, expires_at = ?7, content_hash = ?8, updated_at = ?9, \
+                 approved_at = ?10 WHERE id = ?1",
                 params![
                     id,
-                    update.title.as_ref().unwrap_or(&current.title),
+                    title,
                     content,
-                    update.category.as_ref().unwrap_or(&current.category),
+                    category,
                     update
                         .importance
                         .map_or(current.importance, clamp_importance),
@@ -159,6 +169,7 @@ impl MemoryStore for SqliteStore {
                     update.expires_at.unwrap_or(current.expires_at),
                     memory_content_hash(content),
                     now,
+                    approved_at,
                 ],
             )
             .context(|| format!("updating memory {id}"))?;
@@ -291,6 +302,27 @@ impl MemoryStore for SqliteStore {
             })
             .context(|| "listing memories".to_owned());
         self.checked(result)
+    }
+
+    fn approve_memory(&mut self, id: i64, now: i64) -> Result<MemoryRecord> {
+        let transaction = self.write(|| format!("approving memory {id}"))?;
+        let current = memory_by_id(&transaction, id)?
+            .filter(|record| record.is_live(now))
+            .ok_or(Error::NoSuchMemory(id))?;
+        if current.approved_at.is_some() {
+            return Ok(current);
+        }
+        transaction
+            .execute(
+                "UPDATE memories SET approved_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )
+            .context(|| format!("approving memory {id}"))?;
+        let record = memory_by_id(&transaction, id)?.ok_or(Error::NoSuchMemory(id))?;
+        transaction
+            .commit()
+            .context(|| format!("approving memory {id}"))?;
+        Ok(record)
     }
 
     fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool> {

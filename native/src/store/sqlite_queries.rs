@@ -8,6 +8,7 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
+use super::sqlite_history::index_message;
 use super::sqlite_rows::{
     anchor_from_row, checked_checkpoint, checkpoint_of_row, entry_from_parts, family_from_name,
     family_name, message_body, CheckpointFacts, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
@@ -199,7 +200,8 @@ pub(super) fn insert_session(
     Ok(())
 }
 
-/// Appends inside a write transaction (see [`SessionStore::append`]).
+/// Appends inside a write transaction (see [`SessionStore::append`]), each message indexed for
+/// the history search as it is inserted.
 pub(super) fn append_in(
     transaction: &Transaction<'_>,
     name: &str,
@@ -254,6 +256,14 @@ pub(super) fn append_in(
                     now
                 ])
                 .context(|| format!("session {name:?}: appending message seq {}", entry.seq))?;
+            // In the same transaction: a committed message is always findable.
+            index_message(
+                transaction,
+                name,
+                transaction.last_insert_rowid(),
+                entry.seq,
+                &entry.message,
+            )?;
         }
         let mut insert_offload = transaction
             .prepare_cached(

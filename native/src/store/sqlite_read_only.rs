@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::schema::{check_version, SCHEMA_VERSION};
+use super::schema::{check_version, needs_migration, SCHEMA_VERSION};
 use super::sqlite::{existing_database, SqliteOptions, SqliteStore};
 use crate::error::{Context, Error, Result};
 
@@ -122,7 +122,9 @@ impl SqliteStore {
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .context(|| format!("{at}: reading user_version"))?;
         check_version(&store.connection, store.path(), version)?;
-        if version < SCHEMA_VERSION {
+        let needs = needs_migration(&store.connection, version)
+            .context(|| format!("{at}: checking its migrations"))?;
+        if needs {
             return Err(Error::NeedsMigration {
                 path: store.path().to_path_buf(),
                 found: version,

@@ -3,7 +3,7 @@
 //! or method, a body that is not a message) is a [`crate::Error::CorruptRow`] naming the row.
 
 use ctxkit_core::compaction::{Checkpoint, DroppedFacts, PinnedFact, SummaryMethod};
-use ctxkit_core::memory::{MemoryScope, MemorySource};
+use ctxkit_core::memory::{entry_quarantine, MemoryScope, MemorySource};
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::Message;
@@ -152,19 +152,43 @@ pub(crate) fn scope_name(scope: MemoryScope) -> &'static str {
     }
 }
 
-/// The stored name of a source.
+/// The name of a source in the `source` column, whose CHECK (migration 1) knows user, agent
+/// and extracted: text from a tool or a document is stored there as `extracted` (what it is
+/// closest to: not the user's or the agent's own words), and exactly in `provenance`.
 pub(crate) fn source_name(source: MemorySource) -> &'static str {
     match source {
         MemorySource::User => "user",
         MemorySource::Agent => "agent",
+        MemorySource::Extracted | MemorySource::Tool | MemorySource::Document => "extracted",
+    }
+}
+
+/// The name of a source in the `provenance` column (migration 4).
+pub(crate) fn provenance_name(source: MemorySource) -> &'static str {
+    match source {
+        MemorySource::User => "user",
+        MemorySource::Agent => "agent",
         MemorySource::Extracted => "extracted",
+        MemorySource::Tool => "tool",
+        MemorySource::Document => "document",
+    }
+}
+
+/// The source a stored name stands for (unknown names read as the default, agent).
+fn source_from_name(name: &str) -> MemorySource {
+    match name {
+        "user" => MemorySource::User,
+        "extracted" => MemorySource::Extracted,
+        "tool" => MemorySource::Tool,
+        "document" => MemorySource::Document,
+        _ => MemorySource::Agent,
     }
 }
 
 /// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
 pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.project, m.title, m.content, m.category, \
     m.importance, m.tags, m.scope, m.source, m.created_at, m.updated_at, m.expires_at, \
-    m.use_count, m.disabled_at";
+    m.use_count, m.disabled_at, m.provenance, m.approved_at";
 
 /// A memory from a row of [`MEMORY_COLUMNS`]. Unknown scope, source or tags (impossible
 /// through the CHECK constraints and this code) read as the defaults rather than failing a
@@ -173,7 +197,9 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     let tags: String = row.get(6)?;
     let scope: String = row.get(7)?;
     let source: String = row.get(8)?;
-    Ok(MemoryRecord {
+    // Rows older than migration 4 have no provenance: their `source` says it.
+    let provenance: Option<String> = row.get(14)?;
+    let mut record = MemoryRecord {
         id: row.get(0)?,
         project: row.get(1)?,
         title: row.get(2)?,
@@ -186,15 +212,16 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
         } else {
             MemoryScope::Project
         },
-        source: match source.as_str() {
-            "user" => MemorySource::User,
-            "extracted" => MemorySource::Extracted,
-            _ => MemorySource::Agent,
-        },
+        source: source_from_name(provenance.as_deref().unwrap_or(&source)),
         created_at: row.get(9)?,
         updated_at: row.get(10)?,
         expires_at: row.get(11)?,
         use_count: row.get(12)?,
         disabled_at: row.get(13)?,
-    })
+        approved_at: row.get(15)?,
+        quarantine: None,
+    };
+    // Judged on every read by the core, so a memory is held back by the rules of this build.
+    record.quarantine = entry_quarantine(&record.to_entry());
+    Ok(record)
 }

@@ -10,6 +10,7 @@ import init, {
 import type {
   AnthropicRequest, Budget, Checkpoint, Defaults, EngineState, Message, OffloadPlan,
   OpenAIMessage, Plan, Policy, RepairReport, SummaryRequest, TurnResult, ViewStats, Violation,
+  ExecuteToolOptions, ToolDefinition,
 } from 'ctxkit';
 
 async function main(): Promise<void> {
@@ -84,8 +85,20 @@ async function main(): Promise<void> {
   const n: number = restored.length + restored.nextSeq;
   const family: 'openai' | 'claude' | 'claude-4.7' = restored.family;
   const latest: Checkpoint | null = restored.latestCheckpoint;
+  const tools = restored.historyTools() as ToolDefinition[];
+  const forOpenAI = restored.historyTools('openai');
+  const found: string = restored.searchHistory('src/', 5) + restored.searchHistory('x') + restored.readHistory(1, 2) + restored.readHistory(1);
+  const options: ExecuteToolOptions = { read_file: (path: string) => path, session: 's', offload_folder: '.ctxkit/tool_results' };
+  const answered: Message = restored.executeTool({ id: 'h1', name: 'search_history', arguments: '{"query":"a"}' }, options);
+  restored.executeTool({ id: 'h2', type: 'function', function: { name: 'read_history', arguments: '{"from":1}' } });
+  restored.executeTool({ type: 'tool_use', id: 'h3', name: 'read_history', input: { from: 1 } });
+  // @ts-expect-error: not a tool format
+  restored.historyTools('gemini');
+  // @ts-expect-error: read_file returns the file's text
+  restored.executeTool({ id: 'h4', name: 'read_offload', arguments: '{}' }, { read_file: (path: string) => path.length });
+  const guided: string = buildSystemPrompt({ date: '2026-01-01', history_guidance: latest !== null });
   restored.free();
-  void [v, again, fromBare, tokens, repaired, report, violations, summary, offload, seqs, stats, method, n, family, latest, b, p];
+  void [v, again, fromBare, tokens, repaired, report, violations, summary, offload, seqs, stats, method, n, family, latest, b, p, tools, forOpenAI, found, answered, guided];
 }
 
 void main();

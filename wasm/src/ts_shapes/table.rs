@@ -22,6 +22,7 @@ use ctxkit_core::memory::{
 use ctxkit_core::model::{ImageSource, Part, Provider, ProviderFields, Role, ToolCall};
 use ctxkit_core::offload::{OffloadPlan, OffloadPolicy};
 use ctxkit_core::prompt::{OffloadGuidance, PromptParts, Skill};
+use ctxkit_core::recall::ToolDefinition;
 use ctxkit_core::text::TranscriptLimits;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::wire::{RepairReport, Violation, WireFormat};
@@ -54,6 +55,11 @@ pub(crate) fn rows() -> Vec<Row> {
         exempt("AnthropicBlock", WIRE_FORMAT),
         exempt("AnthropicMessage", WIRE_FORMAT),
         exempt("AnthropicRequest", WIRE_FORMAT),
+        // history.rs: the history tools.
+        output::<ToolDefinition>("ToolDefinition", "historyTools() in ctxkit's shape (the default format)"),
+        exempt("ToolFormat", "a string union read by history.rs (historyTools' format), no serde type; pkg/test/history.test.mjs calls it with each value and a bad one"),
+        exempt("ExecutableToolCall", "one of three call shapes (ctxkit's ToolCall, OpenAI's, an Anthropic tool_use block) told apart key by key in history.rs, not through a serde type; pkg/test/history.test.mjs executes each"),
+        exempt("ExecuteToolOptions", "holds a function (read_file), which serde cannot read; its data fields are read by history.rs's ExecuteOptions (deny_unknown_fields)"),
         // plan.rs: budget and policy.
         output::<Budget>("Budget", "defaults().budget"),
         input::<Budget>("BudgetOptions", "TurnInputs.budget: every field defaults"),

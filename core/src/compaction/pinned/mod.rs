@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::compaction::extractive::pinned_from_summary;
 pub use gather::{gather_pinned, is_previous_summary};
-pub use report::{checkpoint_fidelity, log_mentions, CheckpointFidelity, KindFidelity};
+pub use report::{checkpoint_fidelity, CheckpointFidelity, KindFidelity};
 pub use section::{missing_pinned, pinned_section, PINNED_HEADING};
 
 /// What kind of fact is pinned.

@@ -98,24 +98,3 @@ pub fn checkpoint_fidelity(
     }
     out
 }
-
-/// True when `fact`'s text occurs in some entry of `entries` (a message's text or a tool
-/// call's arguments), whitespace runs compared as one space: whether a search over the
-/// complete log can find it again. A fact pinned head and tail (` … `) or cut (`…`) is looked
-/// for by its head.
-pub fn log_mentions(entries: &[Entry], fact: &PinnedFact) -> bool {
-    let head = fact.text.split(" … ").next().unwrap_or_default();
-    let needle = flat(head.trim_end_matches('…'));
-    entries.iter().any(|entry| {
-        let message = &entry.message;
-        flat(&message.text_content()).contains(&needle)
-            || message
-                .tool_calls
-                .iter()
-                .any(|call| call.arguments.contains(needle.as_str()))
-    })
-}
-
-fn flat(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}

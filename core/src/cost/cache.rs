@@ -1,0 +1,306 @@
+//! The cache simulator: what a provider bills for a sequence of requests, given which blocks
+//! each one holds and where its breakpoints are.
+//!
+//! A request is a list of [`Block`]s (a fingerprint and a token count each: the reserved
+//! system prompt and tools, the system prompt, each content block of each message) in the
+//! order the provider reads them. The simulator keeps the cache the provider would keep: an
+//! entry per cached prefix (the fingerprint of every block up to it), with its expiry.
+//!
+//! - **Explicit** ([`CacheMode::Explicit`]): a read is the longest cached prefix ending at a
+//!   breakpoint or at most `lookback_blocks` before one; every breakpoint past the read whose
+//!   prefix reaches the minimum is written, and the tokens from the read to the last such
+//!   breakpoint are billed as a cache write; the rest is uncached input.
+//! - **Automatic** ([`CacheMode::Automatic`]): every prefix of every request is cached for free;
+//!   a read is the longest cached prefix, rounded down to the step past the minimum.
+//!
+//! A request also says how many of its blocks are *stable* (all but its trailing nudges, which
+//! the next turn drops): a request that does not begin with the previous one's stable blocks is
+//! a **prefix break**. Guarantees: deterministic (no clock: times are inputs), and the three
+//! billed parts of a request always add up to its tokens.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::prices::{CacheMode, CacheRules};
+use crate::text::fingerprint;
+
+/// One block of a request as the cache sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    /// Its content's fingerprint.
+    pub hash: u64,
+    /// Its size in tokens.
+    pub tokens: u64,
+}
+
+/// A request to bill.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CacheRequest {
+    /// Its blocks, in the order the provider reads them.
+    pub blocks: Vec<Block>,
+    /// The indices of the blocks that carry a breakpoint (explicit mode), ascending.
+    pub breakpoints: Vec<usize>,
+    /// How many leading blocks the next request is expected to repeat (all but trailing
+    /// nudges).
+    pub stable_blocks: usize,
+    /// When it was sent, in seconds; `None`: right after the previous one.
+    pub at_seconds: Option<i64>,
+}
+
+/// What one request was billed, in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CacheBill {
+    /// Input neither read from nor written to the cache.
+    pub uncached: u64,
+    /// Input written to the cache.
+    pub cache_write: u64,
+    /// Input read from the cache.
+    pub cache_read: u64,
+    /// True when the request did not begin with the previous request's stable blocks.
+    pub prefix_break: bool,
+}
+
+impl CacheBill {
+    /// All input tokens of the request.
+    pub fn input(&self) -> u64 {
+        self.uncached + self.cache_write + self.cache_read
+    }
+}
+
+/// The provider's cache across a session's requests.
+#[derive(Debug, Clone)]
+pub struct CacheSimulator {
+    rules: CacheRules,
+    /// Cached prefixes: chained fingerprint → expiry (seconds; `i64::MAX` without times).
+    entries: BTreeMap<u64, i64>,
+    /// The previous request's chained fingerprints of its stable blocks.
+    previous_stable: Vec<u64>,
+    clock: i64,
+}
+
+impl CacheSimulator {
+    /// An empty cache with `rules`.
+    pub fn new(rules: CacheRules) -> Self {
+        CacheSimulator {
+            rules,
+            entries: BTreeMap::new(),
+            previous_stable: Vec::new(),
+            clock: 0,
+        }
+    }
+
+    /// Bills `request` and updates the cache.
+    pub fn bill(&mut self, request: &CacheRequest) -> CacheBill {
+        if let Some(at) = request.at_seconds {
+            self.clock = self.clock.max(at);
+        }
+        let chain = chained(&request.blocks);
+        let cumulative: Vec<u64> = request
+            .blocks
+            .iter()
+            .scan(0u64, |sum, block| {
+                *sum = sum.saturating_add(block.tokens);
+                Some(*sum)
+            })
+            .collect();
+        let total = cumulative.last().copied().unwrap_or(0);
+        // The previous stable prefix is repeated when its last chained fingerprint is at the same
+        // place here (the chain covers everything before it).
+        let prefix_break = self.previous_stable.last().is_some_and(|last| {
+            chain.get(self.previous_stable.len().saturating_sub(1)) != Some(last)
+        });
+        let (read, write) = match self.rules.mode {
+            CacheMode::Explicit {
+                max_breakpoints,
+                lookback_blocks,
+            } => self.explicit(
+                request,
+                &chain,
+                &cumulative,
+                max_breakpoints,
+                lookback_blocks,
+            ),
+            CacheMode::Automatic { step_tokens } => {
+                self.automatic(&chain, &cumulative, step_tokens)
+            }
+        };
+        let stable = request.stable_blocks.min(chain.len());
+        self.previous_stable = chain.get(..stable).unwrap_or_default().to_vec();
+        CacheBill {
+            uncached: total.saturating_sub(read).saturating_sub(write),
+            cache_write: write,
+            cache_read: read,
+            prefix_break,
+        }
+    }
+
+    fn expiry(&self) -> i64 {
+        self.clock.saturating_add(self.rules.ttl_seconds)
+    }
+
+    fn live(&self, hash: u64) -> bool {
+        self.entries
+            .get(&hash)
+            .is_some_and(|expires| *expires >= self.clock)
+    }
+
+    fn explicit(
+        &mut self,
+        request: &CacheRequest,
+        chain: &[u64],
+        cumulative: &[u64],
+        max_breakpoints: usize,
+        lookback: usize,
+    ) -> (u64, u64) {
+        // Each breakpoint as (its chained fingerprint, the tokens up to it, its index); a
+        // provider refuses more than its limit, so the simulator uses the first ones.
+        let breakpoints: Vec<(usize, u64, u64)> = request
+            .breakpoints
+            .iter()
+            .filter_map(|&at| Some((at, *chain.get(at)?, *cumulative.get(at)?)))
+            .take(max_breakpoints)
+            .collect();
+        let mut read: Option<(u64, u64)> = None;
+        for &(at, _, _) in &breakpoints {
+            let lowest = at.saturating_sub(lookback);
+            let hit = (lowest..=at).rev().find_map(|back| {
+                let hash = *chain.get(back)?;
+                self.live(hash).then_some((hash, *cumulative.get(back)?))
+            });
+            if hit.map(|(_, tokens)| tokens) > read.map(|(_, tokens)| tokens) {
+                read = hit;
+            }
+        }
+        let expires = self.expiry();
+        if let Some((hash, _)) = read {
+            self.entries.insert(hash, expires);
+        }
+        let read_tokens = read.map_or(0, |(_, tokens)| tokens);
+        let mut written_to = None;
+        for &(_, hash, tokens) in &breakpoints {
+            if tokens > read_tokens && tokens >= self.rules.min_tokens {
+                self.entries.insert(hash, expires);
+                written_to = Some(tokens);
+            }
+        }
+        let write = written_to.map_or(0, |tokens| tokens - read_tokens);
+        (read_tokens, write)
+    }
+
+    fn automatic(&mut self, chain: &[u64], cumulative: &[u64], step: u64) -> (u64, u64) {
+        let matched = chain
+            .iter()
+            .zip(cumulative)
+            .rev()
+            .find(|(hash, _)| self.live(**hash))
+            .map_or(0, |(_, tokens)| *tokens);
+        let read = if matched < self.rules.min_tokens {
+            0
+        } else {
+            let step = step.max(1);
+            self.rules.min_tokens + (matched - self.rules.min_tokens) / step * step
+        };
+        let expires = self.expiry();
+        for (hash, tokens) in chain.iter().zip(cumulative) {
+            if *tokens >= self.rules.min_tokens {
+                self.entries.insert(*hash, expires);
+            }
+        }
+        (read, 0)
+    }
+}
+
+/// The fingerprint of every prefix: `chain[i]` covers blocks `0..=i`.
+fn chained(blocks: &[Block]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(blocks.len());
+    let mut previous = 0u64;
+    for block in blocks {
+        previous = fingerprint(&format!("{previous:016x}{:016x}", block.hash));
+        out.push(previous);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::prices::{anthropic_rules, OPENAI_RULES};
+
+    fn blocks(sizes: &[(u64, u64)]) -> Vec<Block> {
+        sizes
+            .iter()
+            .map(|&(hash, tokens)| Block { hash, tokens })
+            .collect()
+    }
+
+    fn request(sizes: &[(u64, u64)], breakpoints: &[usize]) -> CacheRequest {
+        CacheRequest {
+            blocks: blocks(sizes),
+            breakpoints: breakpoints.to_vec(),
+            stable_blocks: sizes.len(),
+            at_seconds: None,
+        }
+    }
+
+    #[test]
+    fn explicit_breakpoints_write_then_read() {
+        let mut cache = CacheSimulator::new(anthropic_rules(1_024));
+        let first = cache.bill(&request(&[(1, 5_000), (2, 800), (3, 300)], &[0, 2]));
+        assert_eq!(
+            (first.cache_read, first.cache_write, first.uncached),
+            (0, 6_100, 0)
+        );
+        // The next turn repeats the three blocks and adds two: the old last breakpoint is
+        // within the lookback of the new one.
+        let second = cache.bill(&request(
+            &[(1, 5_000), (2, 800), (3, 300), (4, 200), (5, 100)],
+            &[0, 4],
+        ));
+        assert_eq!(second.cache_read, 6_100);
+        assert_eq!(second.cache_write, 300);
+        assert!(!second.prefix_break);
+        // A rewritten history keeps only the system prompt's entry.
+        let third = cache.bill(&request(&[(1, 5_000), (9, 400)], &[0, 1]));
+        assert_eq!((third.cache_read, third.cache_write), (5_000, 400));
+        assert!(third.prefix_break);
+    }
+
+    #[test]
+    fn a_prefix_under_the_minimum_is_not_cached_and_entries_expire() {
+        let mut cache = CacheSimulator::new(anthropic_rules(4_096));
+        let small = cache.bill(&request(&[(1, 1_000)], &[0]));
+        assert_eq!((small.cache_write, small.uncached), (0, 1_000));
+        let mut big = request(&[(1, 5_000)], &[0]);
+        big.at_seconds = Some(0);
+        assert_eq!(cache.bill(&big).cache_write, 5_000);
+        big.at_seconds = Some(200);
+        assert_eq!(cache.bill(&big).cache_read, 5_000);
+        // 200 + 300 < 600: expired.
+        big.at_seconds = Some(600);
+        let late = cache.bill(&big);
+        assert_eq!((late.cache_read, late.cache_write), (0, 5_000));
+    }
+
+    #[test]
+    fn automatic_caching_reads_whole_steps_past_the_minimum() {
+        let mut cache = CacheSimulator::new(OPENAI_RULES);
+        let first = cache.bill(&request(&[(1, 1_500), (2, 100)], &[]));
+        assert_eq!((first.cache_read, first.uncached), (0, 1_600));
+        let second = cache.bill(&request(&[(1, 1_500), (2, 100), (3, 50)], &[]));
+        // 1,600 matched: 1,024 + 4 × 128 = 1,536 read.
+        assert_eq!(second.cache_read, 1_536);
+        assert_eq!(second.input(), 1_650);
+    }
+
+    #[test]
+    fn trailing_nudges_are_not_a_prefix_break() {
+        let mut cache = CacheSimulator::new(OPENAI_RULES);
+        let mut with_nudge = request(&[(1, 2_000), (2, 10), (7, 30)], &[]);
+        with_nudge.stable_blocks = 2;
+        cache.bill(&with_nudge);
+        let next = cache.bill(&request(&[(1, 2_000), (2, 10), (3, 40)], &[]));
+        assert!(!next.prefix_break);
+    }
+}

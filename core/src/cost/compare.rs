@@ -1,0 +1,269 @@
+//! A cost report: every strategy replayed over one transcript, each call's request billed by
+//! the cache simulator, and the pinned facts each request still carries.
+//!
+//! Per call: the request's blocks ([`view_blocks`]: reserve, system prompt, messages), its
+//! breakpoints ([`place_breakpoints`], for a provider with explicit breakpoints; every strategy
+//! gets the same placement rule), the blocks the next call should repeat (all but trailing
+//! nudges), and the time the agent made the call when the transcript records it. A strategy's
+//! summary call is billed too: the cached prefix it re-sends, its instruction, its output.
+//!
+//! Pinned recall is sampled every [`RECALL_EVERY`] calls and at the last one: of the pinned
+//! paths, user requests and error lines of the log so far (as the strategy stored it), the
+//! share whose text (the head, for one pinned head and tail) the request holds.
+
+use super::blocks::{view_blocks, CacheProvider};
+use super::breakpoints::place_breakpoints;
+use super::cache::{CacheRequest, CacheSimulator};
+use super::prices::{CacheMode, ModelPricing};
+use super::report::{CostTotals, StrategyCost};
+use super::strategies::{replay_strategy, Replay, ReplaySetup, Strategy, StrategyCall};
+use crate::compaction::pinned::gather_pinned;
+use crate::compaction::FactKind;
+use crate::model::Message;
+
+/// Pinned recall is measured at every this many calls (and the last).
+pub const RECALL_EVERY: usize = 10;
+
+/// What a report is run with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostSetup {
+    /// The window, reserve and system prompt every strategy gets.
+    pub replay: ReplaySetup,
+    /// The model's prices and cache rules.
+    pub pricing: ModelPricing,
+    /// When each call was made (one per assistant message, in seconds); empty or `None`
+    /// entries: right after the one before.
+    pub call_times: Vec<Option<i64>>,
+}
+
+/// Every strategy of [`Strategy::ALL`] over `transcript`.
+pub fn compare_strategies(transcript: &[Message], setup: &CostSetup) -> Vec<StrategyCost> {
+    Strategy::ALL
+        .iter()
+        .map(|&strategy| strategy_cost(strategy, transcript, setup))
+        .collect()
+}
+
+/// One strategy's row.
+pub fn strategy_cost(
+    strategy: Strategy,
+    transcript: &[Message],
+    setup: &CostSetup,
+) -> StrategyCost {
+    let replay = replay_strategy(strategy, transcript, &setup.replay);
+    bill_replay(strategy.name(), &replay, setup)
+}
+
+/// Bills the calls of `replay` and measures their recall.
+pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
+    let provider = match setup.pricing.cache.mode {
+        CacheMode::Explicit { .. } => CacheProvider::Anthropic,
+        CacheMode::Automatic { .. } => CacheProvider::OpenAi,
+    };
+    let mut cache = CacheSimulator::new(setup.pricing.cache);
+    let mut totals = CostTotals::default();
+    let (mut breaks, mut compactions, mut overflows) = (0, 0, 0);
+    let (mut expected, mut kept) = (0usize, 0usize);
+    let last = replay.calls.len().saturating_sub(1);
+    for (index, call) in replay.calls.iter().enumerate() {
+        let at_seconds = setup.call_times.get(index).copied().flatten();
+        if let Some(summary) = call.summary_call {
+            totals.add_summary_call(summary.new_input, summary.cached_input, summary.output);
+        }
+        let request = cache_request(call, &setup.replay, provider, at_seconds);
+        let bill = cache.bill(&request);
+        totals.add_call(
+            bill.input(),
+            bill.uncached,
+            bill.cache_write,
+            0,
+            bill.cache_read,
+        );
+        breaks += usize::from(bill.prefix_break);
+        compactions += usize::from(call.compacted);
+        overflows += usize::from(call.overflow);
+        if index % RECALL_EVERY == 0 || index == last {
+            let log = replay.log.get(..call.log_len).unwrap_or(&replay.log);
+            let (e, k) = recall_at(log, call);
+            expected += e;
+            kept += k;
+        }
+    }
+    let recall = (expected > 0).then(|| kept as f64 / expected as f64);
+    let mut row = totals.finish(name, &setup.pricing.prices, breaks, compactions, recall);
+    row.overflow_calls = overflows;
+    row
+}
+
+fn cache_request(
+    call: &StrategyCall,
+    setup: &ReplaySetup,
+    provider: CacheProvider,
+    at_seconds: Option<i64>,
+) -> CacheRequest {
+    let blocks = view_blocks(
+        setup.reserve_tokens,
+        &setup.system,
+        &call.messages,
+        provider,
+        setup.family,
+    );
+    let head_end = blocks
+        .system_block
+        .map_or(blocks.blocks.len().min(1), |at| at + 1);
+    let breakpoints = place_breakpoints(
+        &call.messages,
+        head_end > 0,
+        call.has_summary,
+        call.trailing_nudges,
+    )
+    .iter()
+    .filter_map(|breakpoint| match breakpoint.after_message {
+        None => head_end.checked_sub(1),
+        Some(index) => blocks
+            .message_ends
+            .get(index)
+            .and_then(|end| end.checked_sub(1)),
+    })
+    .collect();
+    let stable_messages = call.messages.len().saturating_sub(call.trailing_nudges);
+    let stable_blocks = stable_messages
+        .checked_sub(1)
+        .and_then(|last| blocks.message_ends.get(last).copied())
+        .unwrap_or(head_end);
+    CacheRequest {
+        blocks: blocks.blocks,
+        breakpoints,
+        stable_blocks,
+        at_seconds,
+    }
+}
+
+/// (expected, kept) pinned facts of `log` in `call`'s request.
+fn recall_at(log: &[Message], call: &StrategyCall) -> (usize, usize) {
+    let facts = gather_pinned(log, &[], &[]);
+    let shown = flat(&request_text(&call.messages));
+    let mut counts = (0, 0);
+    for fact in facts.iter().filter(|fact| {
+        matches!(
+            fact.kind,
+            FactKind::Path | FactKind::Request | FactKind::Error
+        )
+    }) {
+        counts.0 += 1;
+        let head = fact.text.split(" … ").next().unwrap_or_default();
+        if shown.contains(&flat(head.trim_end_matches('…'))) {
+            counts.1 += 1;
+        }
+    }
+    counts
+}
+
+fn request_text(messages: &[Message]) -> String {
+    let mut text = String::new();
+    for message in messages {
+        text.push_str(&message.text_content());
+        text.push('\n');
+        for call in &message.tool_calls {
+            text.push_str(&call.arguments);
+            text.push('\n');
+            // Paths in arguments are JSON strings: the decoded form is what facts hold.
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+                push_strings(&value, &mut text);
+            }
+        }
+    }
+    text
+}
+
+fn push_strings(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| push_strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| push_strings(v, out)),
+        _ => {}
+    }
+}
+
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::pricing_for;
+    use crate::tokens::ModelFamily;
+    use crate::ToolCall;
+
+    fn transcript(turns: usize) -> Vec<Message> {
+        let mut out = vec![Message::user("Fix the failing test in `src/parser.rs`")];
+        for turn in 0..turns {
+            let id = format!("c{turn}");
+            let path = format!("src/module_{turn}.rs");
+            out.push(Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    &id,
+                    "read",
+                    format!(r#"{{"file_path":"{path}"}}"#),
+                )],
+            ));
+            out.push(Message::tool_result(
+                &id,
+                format!("{path}\n{}", "fn x() {}\n".repeat(300)),
+                false,
+            ));
+        }
+        out.push(Message::assistant("done", vec![]));
+        out
+    }
+
+    fn setup(window: u64) -> CostSetup {
+        CostSetup {
+            replay: ReplaySetup {
+                window,
+                family: ModelFamily::Claude,
+                reserve_tokens: 12_000,
+                system: "You are a coding agent.".into(),
+            },
+            pricing: pricing_for("claude-sonnet-4-5").unwrap(),
+            call_times: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ctxkit_keeps_its_facts_and_breaks_the_prefix_only_when_it_compacts() {
+        let rows = compare_strategies(&transcript(80), &setup(40_000));
+        let ctxkit = rows.iter().find(|r| r.strategy == "ctxkit").unwrap();
+        assert!(ctxkit.compactions > 0, "{ctxkit:?}");
+        assert!(ctxkit.prefix_breaks <= ctxkit.compactions, "{ctxkit:?}");
+        assert_eq!(ctxkit.pinned_recall, Some(1.0), "{ctxkit:?}");
+        assert!(ctxkit.cache_read_share > 0.5, "{ctxkit:?}");
+        let sliding = rows
+            .iter()
+            .find(|r| r.strategy == "sliding-window")
+            .unwrap();
+        assert!(sliding.prefix_breaks > ctxkit.prefix_breaks, "{sliding:?}");
+        assert!(sliding.pinned_recall.unwrap() < 1.0, "{sliding:?}");
+        let none = rows.iter().find(|r| r.strategy == "no-compaction").unwrap();
+        assert!(none.overflow_calls > 0);
+        assert_eq!(none.prefix_breaks, 0);
+    }
+
+    #[test]
+    fn a_pause_past_the_cache_lifetime_costs_a_rewrite() {
+        let log = transcript(10);
+        let quick = strategy_cost(Strategy::Ctxkit, &log, &setup(200_000));
+        let mut paused = setup(200_000);
+        paused.call_times = (0..11)
+            .map(|i| Some(i * 60 + if i >= 5 { 3_600 } else { 0 }))
+            .collect();
+        let slow = strategy_cost(Strategy::Ctxkit, &log, &paused);
+        assert!(slow.input_cost_units > quick.input_cost_units);
+        assert_eq!(slow.input_tokens, quick.input_tokens);
+    }
+}

@@ -1,0 +1,50 @@
+//! Economics: what a session costs once prompt caching is counted, and what ctxkit does so
+//! that it costs less.
+//!
+//! A long agent session is billed mostly for re-sending its prefix, and a provider bills a
+//! re-sent prefix at a tenth of the price when it is cached, so a strategy that keeps its
+//! prefix stable (ctxkit: the system prompt, then the checkpoint summary, then the log as it
+//! was) pays a fraction of one that shifts it every call (a sliding window). This layer makes
+//! that measurable and puts the cache breakpoints where they pay:
+//! - `prices`: prices and cache rules per model as data ([`pricing_for`]);
+//! - `breakpoints`: where a view's cache breakpoints go ([`place_breakpoints`]) and how an
+//!   Anthropic request carries them ([`mark_anthropic`]);
+//! - `blocks`: a view as the blocks a cache sees;
+//! - `cache`: the cache simulator ([`CacheSimulator`]);
+//! - `strategies`: the strategies a report compares, replayed over a transcript;
+//! - `recorded`: what the session really cost, from its recorded usage;
+//! - `report`, `compare`: a report's rows ([`compare_strategies`]);
+//! - `transcript`: the report of one transcript file ([`cost_report`]).
+//!
+//! Guarantees: pure and deterministic (times are inputs); every figure is computed from the
+//! requests the strategies would send, billed by the rules in `prices`.
+
+pub(crate) mod blocks;
+pub(crate) mod breakpoints;
+pub(crate) mod cache;
+pub(crate) mod compare;
+pub(crate) mod prices;
+pub(crate) mod recorded;
+pub(crate) mod report;
+pub(crate) mod strategies;
+pub(crate) mod transcript;
+
+pub use blocks::{anthropic_block_counts, view_blocks, CacheProvider, ViewBlocks};
+pub use breakpoints::{
+    mark_anthropic, place_breakpoints, BreakpointReason, CacheBreakpoint, MAX_BREAKPOINTS,
+};
+pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
+pub use compare::{bill_replay, compare_strategies, strategy_cost, CostSetup, RECALL_EVERY};
+pub use prices::{
+    anthropic_rules, default_prices, pricing_for, CacheMode, CacheRules, ModelPricing, Prices,
+    OPENAI_RULES,
+};
+pub use recorded::{call_times, recorded_cost, recorded_reserve, utc_seconds};
+pub use report::{CostTotals, StrategyCost};
+pub use strategies::{
+    replay_strategy, Replay, ReplaySetup, Strategy, StrategyCall, SummaryCall,
+    CLAUDE_CODE_KEEP_MESSAGES, MASK_KEEP_OUTPUTS, SUMMARY_INSTRUCTION_TOKENS,
+};
+pub use transcript::{
+    cost_report, CostOptions, CostReport, DEFAULT_RESERVE_TOKENS, REPORT_SYSTEM_PROMPT,
+};

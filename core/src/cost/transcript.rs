@@ -1,0 +1,114 @@
+//! A cost report of one transcript: read it, find what it records (its model, its calls'
+//! usage and times, the size of the prompt it does not show), then bill every strategy and,
+//! when usage is recorded, what the session really cost.
+
+use serde::{Deserialize, Serialize};
+
+use super::compare::{compare_strategies, CostSetup};
+use super::prices::{pricing_for, ModelPricing};
+use super::recorded::{call_times, recorded_cost, recorded_reserve};
+use super::report::StrategyCost;
+use super::strategies::ReplaySetup;
+use crate::error::{CoreError, Result};
+use crate::import::{import_claude_code, import_transcript, TranscriptFormat};
+use crate::tokens::ModelFamily;
+
+/// The system prompt every strategy of a report sends (besides the reserved tokens).
+pub const REPORT_SYSTEM_PROMPT: &str = "You are a coding agent working in the user's project.";
+
+/// Tokens reserved for tools and the agent's own system prompt when the transcript records no
+/// usage to read them from (about what a coding agent with a dozen tools sends).
+pub const DEFAULT_RESERVE_TOKENS: u64 = 12_000;
+
+/// What to report on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CostOptions<'a> {
+    /// The transcript's format; `None` detects it.
+    pub format: Option<TranscriptFormat>,
+    /// Which conversation of a file holding several.
+    pub index: usize,
+    /// The context window, in tokens.
+    pub window: u64,
+    /// The model to price; `None`: the transcript's, else `claude-sonnet-4-5`.
+    pub model: Option<&'a str>,
+}
+
+/// A transcript's cost report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CostReport {
+    /// The model priced.
+    pub model: String,
+    /// The window every strategy had.
+    pub window: u64,
+    /// Tokens reserved in every request for tools and the agent's own system prompt.
+    pub reserve_tokens: u64,
+    /// Whether the reserve was read from the first call's recorded usage.
+    pub reserve_recorded: bool,
+    /// One row per strategy, then `recorded` when the transcript records usage.
+    pub rows: Vec<StrategyCost>,
+}
+
+/// The report for `text` (a transcript file's contents).
+pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> {
+    let imported = import_transcript(text, options.format)?;
+    let count = imported.sessions.len();
+    let session = imported
+        .sessions
+        .into_iter()
+        .nth(options.index)
+        .ok_or_else(|| {
+            CoreError::invalid(
+                "index",
+                format!("{}: the file holds {count} conversation(s)", options.index),
+            )
+        })?;
+    let claude = (imported.format == TranscriptFormat::ClaudeCode)
+        .then(|| import_claude_code(text))
+        .transpose()?;
+    let recorded_model = claude
+        .as_ref()
+        .and_then(|c| c.api_calls.first().map(|call| call.model.clone()));
+    let model = options
+        .model
+        .map(str::to_owned)
+        .or(recorded_model)
+        .unwrap_or_else(|| "claude-sonnet-4-5".to_owned());
+    let pricing: ModelPricing = pricing_for(&model).ok_or_else(|| {
+        CoreError::invalid(
+            "model",
+            format!("{model:?} has no default prices: name a model of the table (claude-opus-4-6, claude-sonnet-4-5, gpt-4o, ...)"),
+        )
+    })?;
+    let family = if model.starts_with("claude") {
+        ModelFamily::Claude
+    } else {
+        ModelFamily::OpenAi
+    };
+    let reserve = claude.as_ref().and_then(|c| recorded_reserve(c, family));
+    let reserve_tokens = reserve.unwrap_or(DEFAULT_RESERVE_TOKENS);
+    let setup = CostSetup {
+        replay: ReplaySetup {
+            window: options.window,
+            family,
+            reserve_tokens,
+            system: REPORT_SYSTEM_PROMPT.to_owned(),
+        },
+        pricing: pricing.clone(),
+        call_times: claude.as_ref().map(call_times).unwrap_or_default(),
+    };
+    let mut rows = compare_strategies(&session.messages, &setup);
+    if let Some(recorded) = claude
+        .as_ref()
+        .and_then(|c| recorded_cost(&c.api_calls, &pricing.prices))
+    {
+        rows.push(recorded);
+    }
+    Ok(CostReport {
+        model,
+        window: options.window,
+        reserve_tokens,
+        reserve_recorded: reserve.is_some(),
+        rows,
+    })
+}

@@ -1,0 +1,129 @@
+//! `ctxkit cost FILE`: replays a transcript under every context strategy a user would pick and
+//! prints what each would have been billed once prompt caching is counted, beside what the
+//! session really cost when the transcript records it (Claude Code does). The report is the
+//! core's (`ctxkit_core::cost::cost_report`); this file reads the file and prints.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use ctxkit_core::cost::{cost_report, CostOptions, CostReport, StrategyCost};
+use serde_json::json;
+
+use super::input::read_text;
+use super::output::{line, text};
+use super::report::{grid, thousands};
+use super::sessions::FormatArg;
+use super::Failure;
+
+/// Options of `ctxkit cost`.
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    /// The transcript to replay.
+    pub file: PathBuf,
+    /// The transcript's format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// Which conversation of a file that holds several (0 is the first).
+    #[arg(long, default_value_t = 0)]
+    pub index: usize,
+    /// The model's context window, in tokens.
+    #[arg(long, default_value_t = 200_000)]
+    pub window: u64,
+    /// The model to price (default: the transcript's, else claude-sonnet-4-5).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print one JSON object per strategy instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `ctxkit cost`.
+pub fn run(args: CostArgs) -> Result<(), Failure> {
+    let (file_name, content) = read_text(Some(&args.file))?;
+    let options = CostOptions {
+        format: args.format.to_core(),
+        index: args.index,
+        window: args.window,
+        model: args.model.as_deref(),
+    };
+    let report =
+        cost_report(&content, &options).map_err(|e| Failure::from(e).within(&file_name))?;
+    if args.json {
+        for row in &report.rows {
+            let mut value = serde_json::to_value(row).unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                object.insert("model".into(), json!(report.model));
+                object.insert("window".into(), json!(report.window));
+                object.insert("reserve_tokens".into(), json!(report.reserve_tokens));
+            }
+            line(value)?;
+        }
+        Ok(())
+    } else {
+        text(render(&report, &file_name))
+    }
+}
+
+fn render(report: &CostReport, file_name: &str) -> String {
+    let recorded = report
+        .rows
+        .iter()
+        .find(|row| row.strategy == "recorded")
+        .map(|row| row.input_cost_units);
+    let mut rows = vec![[
+        "strategy",
+        "input cost (units)",
+        "USD",
+        "vs recorded",
+        "cache read",
+        "breaks/100",
+        "mean tokens",
+        "peak tokens",
+        "compactions",
+        "overflows",
+        "pinned recall",
+    ]
+    .map(str::to_owned)
+    .to_vec()];
+    for row in &report.rows {
+        rows.push(cells(row, recorded));
+    }
+    let reserve = if report.reserve_recorded {
+        "read from the first call's recorded usage"
+    } else {
+        "a default: the transcript records no usage"
+    };
+    format!(
+        "{file_name}: {} at a {}-token window; {} tokens of tools and system prompt reserved in every request ({reserve})\n\n{}\
+         \nunits: one uncached input token = 1 (a cache write {}, a cache read {}); a summary call's input is counted, its output is not\n",
+        report.model,
+        thousands(report.window),
+        thousands(report.reserve_tokens),
+        grid(&rows),
+        if report.model.starts_with("claude") { "1.25" } else { "1" },
+        if report.model.starts_with("claude") { "0.1" } else { "the cached price's share" },
+    )
+}
+
+fn cells(row: &StrategyCost, recorded: Option<f64>) -> Vec<String> {
+    let versus = match recorded {
+        Some(base) if base > 0.0 && row.strategy != "recorded" => {
+            format!("{:.0}%", row.input_cost_units * 100.0 / base)
+        }
+        _ => "–".to_owned(),
+    };
+    vec![
+        row.strategy.clone(),
+        thousands(row.input_cost_units.round() as u64),
+        format!("{:.2}", row.input_cost_dollars),
+        versus,
+        format!("{:.1}%", row.cache_read_share * 100.0),
+        format!("{:.1}", row.prefix_breaks_per_100),
+        thousands(row.mean_tokens),
+        thousands(row.peak_tokens),
+        row.compactions.to_string(),
+        row.overflow_calls.to_string(),
+        row.pinned_recall
+            .map_or("–".to_owned(), |recall| format!("{:.1}%", recall * 100.0)),
+    ]
+}

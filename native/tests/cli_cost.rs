@@ -1,0 +1,155 @@
+//! `ctxkit cost` end to end on the corpus Claude Code session: the `recorded` row is what the
+//! transcript's own usage says (recomputed here from the raw JSONL), every strategy is there
+//! with the fields the JSON promises, ctxkit breaks the cache prefix at most once per
+//! compaction and keeps every pinned fact, and bad input is a usage error.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
+const SESSION: &str = "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
+
+fn cost(extra: &[&str]) -> std::process::Output {
+    let file = ctxkit_tests::corpus_dir().join(SESSION);
+    Command::new(BIN)
+        .arg("cost")
+        .arg(file)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn rows(extra: &[&str]) -> Vec<Value> {
+    let output = cost(extra);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Base-input units of the session's recorded usage, each response id counted once, at
+/// Anthropic's multipliers (5-minute writes 1.25, 1-hour writes 2, reads 0.1).
+fn recorded_units() -> f64 {
+    let text = std::fs::read_to_string(ctxkit_tests::corpus_dir().join(SESSION)).unwrap();
+    let mut seen = BTreeSet::new();
+    let mut units = 0.0;
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        if value["type"] != "assistant" || value["message"]["model"] == "<synthetic>" {
+            continue;
+        }
+        if !seen.insert(value["message"]["id"].as_str().unwrap().to_owned()) {
+            continue;
+        }
+        let usage = &value["message"]["usage"];
+        let n = |v: &Value| v.as_u64().unwrap_or(0) as f64;
+        let long = n(&usage["cache_creation"]["ephemeral_1h_input_tokens"]);
+        let short = n(&usage["cache_creation_input_tokens"]) - long;
+        units += n(&usage["input_tokens"])
+            + short * 1.25
+            + long * 2.0
+            + n(&usage["cache_read_input_tokens"]) * 0.1;
+    }
+    units
+}
+
+#[test]
+fn every_strategy_is_billed_beside_the_recorded_session() {
+    let rows = rows(&["--json"]);
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "ctxkit",
+            "ctxkit-clearing",
+            "no-compaction",
+            "claude-code-like",
+            "sliding-window",
+            "observation-masking",
+            "recorded"
+        ]
+    );
+    for row in &rows {
+        for field in [
+            "input_cost_units",
+            "cache_read_share",
+            "prefix_breaks",
+            "peak_tokens",
+            "compactions",
+        ] {
+            assert!(
+                row.get(field).is_some_and(|v| !v.is_null()),
+                "{field} in {row}"
+            );
+        }
+        assert_eq!(row["model"], "claude-opus-4-6");
+    }
+    let recorded = rows.last().unwrap();
+    let expected = recorded_units();
+    let got = recorded["input_cost_units"].as_f64().unwrap();
+    assert!(
+        (got - expected).abs() < 1.0,
+        "recorded {got}, the raw usage says {expected}"
+    );
+    let ctxkit = &rows[0];
+    assert!(
+        ctxkit["prefix_breaks"].as_u64() <= ctxkit["compactions"].as_u64(),
+        "{ctxkit}"
+    );
+    assert_eq!(ctxkit["pinned_recall"], 1.0, "{ctxkit}");
+    assert_eq!(
+        ctxkit["calls"], recorded["calls"],
+        "one call per recorded API call"
+    );
+    // The reserve is the first call's prompt less its messages: Claude Code's system prompt
+    // and tools, tens of thousands of tokens.
+    assert!(
+        ctxkit["reserve_tokens"].as_u64().unwrap() > 10_000,
+        "{ctxkit}"
+    );
+}
+
+#[test]
+fn a_smaller_window_compacts_and_the_text_report_names_the_anchor() {
+    let rows = rows(&["--json", "--window", "100000"]);
+    let ctxkit = &rows[0];
+    assert!(ctxkit["compactions"].as_u64().unwrap() >= 1, "{ctxkit}");
+    assert!(
+        ctxkit["prefix_breaks"].as_u64() <= ctxkit["compactions"].as_u64(),
+        "{ctxkit}"
+    );
+    let none = rows
+        .iter()
+        .find(|r| r["strategy"] == "no-compaction")
+        .unwrap();
+    assert!(none["overflow_calls"].as_u64().unwrap() > 0, "{none}");
+    let output = cost(&[]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("read from the first call's recorded usage"),
+        "{text}"
+    );
+    assert!(text.contains("vs recorded"), "{text}");
+}
+
+#[test]
+fn an_unknown_model_is_a_usage_error() {
+    let output = cost(&["--model", "llama-3"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("\"llama-3\" has no default prices"),
+        "{stderr}"
+    );
+}
