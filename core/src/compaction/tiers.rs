@@ -149,7 +149,9 @@ pub(crate) fn truncate_tier(
     Some(new)
 }
 
-/// Makes a repaired view fit under the trigger: cut oversized messages, then (only for a tiny
+/// Makes a repaired view fit under the trigger: cut oversized messages (first each one over
+/// half the trigger to that half, the same way every turn; then the biggest as far as the view
+/// needs), then (only for a tiny
 /// budget) drop the oldest units of the view. Dropping whole units, and never leaving a
 /// non-user message first, keeps the view repaired.
 pub(crate) fn fit_tier(
@@ -160,7 +162,21 @@ pub(crate) fn fit_tier(
     outcome: &mut Outcome,
 ) {
     let allowance = budget.trigger().saturating_sub(fixed);
-    outcome.cut += cut_to_fit(all, allowance, family);
+    // First each message over half the trigger, alone, to half the trigger: a cut that
+    // depends only on the message and the budget, so the next turn cuts it the same way and
+    // the cached prefix holds. Only if the view is still over are the biggest cut further.
+    let stable_cap = budget.trigger() / 2;
+    let mut stably_cut = 0;
+    for item in all.iter_mut() {
+        let tokens = item
+            .tokens
+            .unwrap_or_else(|| estimate_message(item, family));
+        if tokens > stable_cap {
+            stably_cut += cut_to_fit(std::slice::from_mut(item), stable_cap, family);
+        }
+    }
+    let further = cut_to_fit(all, allowance, family);
+    outcome.cut += stably_cut.max(further);
     while !all.is_empty()
         && (sum_tokens(all, family) > allowance
             || all.first().is_some_and(|m| m.role != Role::User))

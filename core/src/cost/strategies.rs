@@ -111,7 +111,8 @@ pub struct StrategyCall {
     pub has_summary: bool,
     /// Nudge messages at the end (not stored, dropped next call).
     pub trailing_nudges: usize,
-    /// True when the strategy compacted before this call.
+    /// True when the strategy compacted before this call (a summary, or for ctxkit also a
+    /// message cut or dropped to fit).
     pub compacted: bool,
     /// True when the request is larger than the budget allows.
     pub overflow: bool,
@@ -168,7 +169,11 @@ fn replay_ctxkit(
                     messages: view,
                     has_summary: stats.checkpoint_through.is_some(),
                     trailing_nudges: stats.nudges.len(),
-                    compacted: stats.checkpoint_through != before,
+                    // A new checkpoint, or messages cut or dropped to fit: either rewrites
+                    // the view.
+                    compacted: stats.checkpoint_through != before
+                        || stats.cut_messages > 0
+                        || stats.dropped_messages > 0,
                     overflow: !stats.fits,
                     summary_call: None,
                     log_len: session.entries.len(),
