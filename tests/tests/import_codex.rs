@@ -49,7 +49,12 @@ fn a_rollout_imports_with_its_usage_reasoning_and_compaction() {
     let first_call = &session.api_calls[0];
     let usage = first_call.usage.expect("usage of the first call");
     assert_eq!(
-        (usage.input, usage.cache_read, usage.cache_write, usage.output),
+        (
+            usage.input,
+            usage.cache_read,
+            usage.cache_write,
+            usage.output
+        ),
         (17102 - 3456, 3456, 0, 281)
     );
     assert_eq!(

@@ -8,7 +8,7 @@ use ctxkit::store::SessionInfo;
 use ctxkit::EngineConfig;
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
-use ctxkit_core::wire::WireFormat;
+use ctxkit_core::wire::{dropped_state, WireFormat};
 use serde_json::json;
 
 use super::input::read_text;
@@ -245,12 +245,14 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
         ..EngineConfig::default()
     };
     let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
-    let body = view.render(args.format.into())?;
+    let format: WireFormat = args.format.into();
+    let body = view.render(format)?;
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
     line(text)?;
     let stats = &view.stats;
+    let dropped = dropped_state(&view.messages, format);
     note(format_args!(
-        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}",
+        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}{}",
         printable(&args.session),
         thousands(stats.total_tokens),
         thousands(stats.budget_tokens),
@@ -262,7 +264,15 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
             .unwrap_or_default(),
         view.compacted
             .map(|m| format!(", compacted in memory ({}): not stored", m.as_str()))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        match dropped {
+            0 => String::new(),
+            n => format!(
+                ", {n} piece{} of provider-bound state dropped (not sendable as {})",
+                if n == 1 { "" } else { "s" },
+                format.as_str()
+            ),
+        }
     ));
     Ok(())
 }
