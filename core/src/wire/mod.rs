@@ -1,7 +1,25 @@
-//! Wire formats: conversion between [`crate::Message`] and the providers' JSON.
+//! Wire formats: conversion between [`crate::Message`] and the JSON of the seven
+//! [`WireFormat`]s, with each provider's validator and the repair of tool pairs.
 //!
+//! - `ctxkit`: the model's own serde form, a list of messages (no conversion; [`from_format`]
+//!   and [`render_messages`] read and write it like the others).
 //! - `openai`: Chat Completions `messages` ([`from_openai`], [`to_openai`]).
 //! - `anthropic`: Messages `{system, messages}` ([`from_anthropic`], [`to_anthropic`]).
+//! - `responses`: OpenAI Responses `{instructions, input}` items ([`from_responses`],
+//!   [`to_responses`]; its mapping and guarantees are in that module's documentation).
+//! - `gemini`: Gemini `generateContent` `{systemInstruction, contents}` ([`from_gemini`],
+//!   [`to_gemini`]).
+//! - `ai-sdk`: Vercel AI SDK `ModelMessage[]`, v5 and v6 ([`from_ai_sdk`], [`to_ai_sdk`]).
+//! - `langchain`: LangChain messages: `lc` constructor JSON, `toDict()` and plain dicts in,
+//!   plain dicts out ([`from_langchain`], [`to_langchain`]).
+//!
+//! [`from_format`] is the one reader and [`render_messages`] / [`render_view`] the one
+//! renderer of all seven. [`validate`] checks a request against the rules of the four
+//! provider APIs (OpenAI Chat, Anthropic, Responses, Gemini), each in that provider's words;
+//! the AI SDK and LangChain are libraries' message types and have no validator. State that only
+//! one provider can use (signatures, encrypted reasoning, Gemini thought parts, provider
+//! fields) goes back only to its own format; `crossing` decides what crosses to another format,
+//! and [`dropped_state`] counts what a view in a given format leaves out.
 //!
 //! Readers walk the JSON by hand so that every error names the path of the bad value
 //! (`messages[4].tool_calls[0].function.name: missing`) and so that blocks ctxkit does not model
@@ -62,6 +80,9 @@
 //! non-empty text block, or of none, reads back as [`crate::Content::Text`]; so there
 //! `Content::Parts([Text])` with non-empty text and `Content::Parts([])` come back as text. A
 //! user message with empty content right after tool results stays a message of its own.
+//!
+//! The sections below detail OpenAI Chat and Anthropic; the other four formats document their
+//! mappings, normalizations and representable lists in their own modules.
 //!
 //! ## Across providers (best effort)
 //!
