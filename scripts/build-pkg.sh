@@ -36,9 +36,10 @@ if [[ ! -x pkg/node_modules/.bin/wasm-opt || pkg/package-lock.json -nt pkg/node_
   (cd pkg && npm ci --no-audit --no-fund)
 fi
 
-step "cargo build --release --target wasm32-unknown-unknown -p ctxkit-wasm"
-cargo build --release --locked --target wasm32-unknown-unknown -p ctxkit-wasm
-wasm=target/wasm32-unknown-unknown/release/ctxkit_wasm.wasm
+# The wasm-release profile (workspace Cargo.toml): size over speed, for every crate.
+step "cargo build --profile wasm-release --target wasm32-unknown-unknown -p ctxkit-wasm"
+cargo build --profile wasm-release --locked --target wasm32-unknown-unknown -p ctxkit-wasm
+wasm=target/wasm32-unknown-unknown/wasm-release/ctxkit_wasm.wasm
 
 step "wasm-bindgen: web and nodejs glue"
 out=pkg/dist
@@ -68,3 +69,8 @@ cp "$out/node.d.mts" "$out/node.d.cts"
 raw=$(wc -c < "$out/ctxkit_bg.wasm")
 gz=$(gzip -9 -c "$out/ctxkit_bg.wasm" | wc -c)
 step "built pkg/dist: ctxkit_bg.wasm $raw bytes, $gz gzipped"
+# The size limit (docs/performance.md, "Size"): the gzipped module stays under 400,000 bytes.
+if (( gz >= 400000 )); then
+  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 400,000" >&2
+  exit 1
+fi

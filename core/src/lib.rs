@@ -101,7 +101,9 @@ pub mod turn;
 
 pub use error::{CoreError, Result};
 
-pub use model::{Content, Entry, ImageSource, Message, Part, Provider, Role, ToolCall, View};
+pub use model::{
+    Content, Entry, ImageSource, Message, Part, Provider, ProviderFields, Role, ToolCall, View,
+};
 pub use tokens::ModelFamily;
 pub use wire::{
     from_anthropic, from_openai, render_view, repair_tool_pairs, repair_view, to_anthropic,

@@ -219,3 +219,28 @@ test('offload, precis, system prompt, estimates and defaults', () => {
   assert.equal(defaults.offload.threshold_bytes, 10_000);
   assert.deepEqual(defaults.precis, { max_entries: 30, max_bytes: 5120 });
 });
+
+test('a view counts the provider-bound state its format cannot carry (dropped_state)', () => {
+  const engine = new ck.Engine();
+  engine.append([
+    { role: 'user', content: 'What is 2 + 2?' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Simple sum.', signature: 'EqQBCkgIARABGAIiQL4' },
+        { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' },
+        { type: 'text', text: '4' },
+      ],
+    },
+    { role: 'user', content: 'Thanks.' },
+  ], 'anthropic');
+  const counts = Object.fromEntries(['ctxkit', 'anthropic', 'openai', 'responses', 'gemini', 'ai-sdk', 'langchain']
+    .map((format) => [format, engine.view({ format }).dropped_state]));
+  // Anthropic keeps both; the AI SDK and LangChain carry the signed thinking but not the
+  // redacted block; the others can send neither.
+  assert.deepEqual(counts, { ctxkit: 0, anthropic: 0, openai: 2, responses: 2, gemini: 2, 'ai-sdk': 1, langchain: 1 });
+  // The cached path of the Engine (ctxkit and OpenAI shapes) counts the same on a later view.
+  assert.equal(engine.view({ format: 'openai' }).dropped_state, 2);
+  const plan = ck.planTurn({ log: engine.toJSON().entries.map((entry) => entry.message), format: 'gemini' });
+  assert.equal(plan.view.dropped_state, 2);
+});

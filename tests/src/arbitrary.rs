@@ -101,6 +101,7 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
                 },
                 is_error: role == Role::Tool && is_error,
                 name: None,
+                provider_fields: None,
             },
         )
 }

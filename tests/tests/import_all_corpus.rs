@@ -10,6 +10,7 @@ use ctxkit_core::compaction::Policy;
 use ctxkit_core::import::{import_transcript, TranscriptFormat};
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::turn::{Session, TurnInputs};
+use ctxkit_core::wire::{from_format, render_messages, validate, WireFormat};
 use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message, Role};
 
 /// (file, format, sessions, [system, user, assistant, tool] messages in all sessions, tool calls)
@@ -40,7 +41,32 @@ fn assert_valid(messages: &[Message], what: &str) {
     let anthropic =
         validate_anthropic(&to_anthropic(messages).unwrap_or_else(|e| panic!("{what}: {e}")));
     assert!(anthropic.is_empty(), "{what}: Anthropic: {anthropic:?}");
+    for format in [
+        WireFormat::Responses,
+        WireFormat::Gemini,
+        WireFormat::AiSdk,
+        WireFormat::LangChain,
+    ] {
+        let rendered = render_messages(messages, format).unwrap_or_else(|e| panic!("{what}: {e}"));
+        if let Some(violations) = validate(&rendered, format) {
+            assert!(
+                violations.is_empty(),
+                "{what}: {}: {violations:?}",
+                format.as_str()
+            );
+        }
+        // The library formats have no API to validate against: their own reader must take
+        // the rendering back with every call.
+        let read = from_format(&rendered, format)
+            .unwrap_or_else(|e| panic!("{what}: {}: {e}", format.as_str()));
+        let calls = |m: &[Message]| m.iter().map(|m| m.tool_calls.len()).sum::<usize>();
+        assert_eq!(calls(&read), calls(messages), "{what}: {}", format.as_str());
+        VALIDATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
+
+/// Views rendered and checked in the four added formats, over the whole corpus.
+static VALIDATED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[test]
 fn every_corpus_file_imports_with_the_right_counts_and_valid_views() {
@@ -83,4 +109,7 @@ fn every_corpus_file_imports_with_the_right_counts_and_valid_views() {
             assert_valid(&view, &what);
         }
     }
+    // 29 sessions (tau-bench: the first 20 of 200; OpenHands: 3), 4 formats each.
+    let validated = VALIDATED.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(validated, 4 * 29, "views checked in the four added formats");
 }

@@ -112,11 +112,8 @@ fn any_arguments() -> impl Strategy<Value = String> {
 
 fn calls(arguments: BoxedStrategy<String>) -> impl Strategy<Value = Vec<ToolCall>> {
     prop::collection::vec(
-        (id(), "[a-z_]{1,6}", arguments).prop_map(|(id, name, arguments)| ToolCall {
-            id,
-            name,
-            arguments,
-        }),
+        (id(), "[a-z_]{1,6}", arguments)
+            .prop_map(|(id, name, arguments)| ToolCall::new(id, name, arguments)),
         0..3,
     )
 }
@@ -270,6 +267,7 @@ fn any_messages() -> impl Strategy<Value = Vec<Message>> {
             tool_call_id: (role == Role::Tool).then_some(id),
             is_error,
             name,
+            provider_fields: None,
         });
     prop::collection::vec(any_message, 0..7)
 }

@@ -1,6 +1,9 @@
-//! Every repaired view passes both providers' validators once converted to their wire format
-//! (an invariant of docs/architecture.md: "every view passes both providers' validators, for any log").
+//! Every repaired view passes every provider's validator once converted to its wire format
+//! (OpenAI Chat Completions, Anthropic, OpenAI Responses, Gemini: an invariant of
+//! docs/architecture.md, "every view passes every provider's validator, for any log"), and
+//! renders in the AI SDK and LangChain shapes in a form their readers take back.
 
+use ctxkit_core::wire::{from_format, render_messages, validate, WireFormat};
 use ctxkit_core::{
     repair_tool_pairs, to_anthropic, to_openai, validate_anthropic, validate_openai, Role,
 };
@@ -24,6 +27,15 @@ proptest! {
             let anthropic = to_anthropic(&view).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let violations = validate_anthropic(&anthropic);
             prop_assert!(violations.is_empty(), "Anthropic: {violations:?}\n{anthropic:#}");
+        }
+        for format in [WireFormat::Responses, WireFormat::Gemini, WireFormat::AiSdk, WireFormat::LangChain] {
+            let rendered = render_messages(&view, format).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            if let Some(violations) = validate(&rendered, format) {
+                prop_assert!(violations.is_empty(), "{}: {violations:?}\n{rendered:#}", format.as_str());
+            }
+            let read = from_format(&rendered, format).map_err(|e| TestCaseError::fail(format!("{}: {e}\n{rendered:#}", format.as_str())))?;
+            let calls = |messages: &[ctxkit_core::Message]| messages.iter().map(|m| m.tool_calls.len()).sum::<usize>();
+            prop_assert_eq!(calls(&read), calls(&view), "{}: tool calls kept", format.as_str());
         }
     }
 }

@@ -262,7 +262,7 @@ mod tests {
         );
         assert_eq!(
             error::<Message>(serde_json::json!({"role": "user", "contnet": "x"}), "m"),
-            "m.contnet: unknown field (expected one of `role`, `content`, `tool_calls`, `tool_call_id`, `is_error`, `name`)"
+            "m.contnet: unknown field (expected one of `role`, `content`, `tool_calls`, `tool_call_id`, `is_error`, `name`, `provider_fields`)"
         );
         assert_eq!(
             error::<Budget>(serde_json::json!({"context_window": "big"}), "budget"),

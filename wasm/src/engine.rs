@@ -25,10 +25,8 @@ use std::rc::Rc;
 
 use ctxkit_core::compaction::{SummaryMethod, SummaryRequest, ViewStats};
 use ctxkit_core::tokens::ModelFamily;
-use ctxkit_core::wire::WireFormat;
-use ctxkit_core::{
-    from_anthropic, from_openai, CoreError, Session, TurnDriver, TurnResult, TurnStep,
-};
+use ctxkit_core::wire::{from_format, WireFormat};
+use ctxkit_core::{CoreError, Session, TurnDriver, TurnResult, TurnStep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -50,7 +48,7 @@ export interface EngineOptions {
 }
 
 /** The shape of messages given to `append`. */
-export type MessageFormat = "ctxkit" | "openai" | "anthropic";
+export type MessageFormat = "ctxkit" | "openai" | "anthropic" | "responses" | "gemini" | "ai-sdk" | "langchain";
 
 /** One message of the log, with its sequence number and cached token estimate. */
 export interface Entry {
@@ -151,7 +149,9 @@ impl Engine {
     #[wasm_bindgen(unchecked_return_type = "number[]")]
     pub fn append(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Message[] | OpenAIMessage[] | AnthropicMessage[]")]
+        #[wasm_bindgen(
+            unchecked_param_type = "Message[] | OpenAIMessage[] | AnthropicMessage[] | unknown"
+        )]
         messages: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "MessageFormat")] format: JsValue,
     ) -> Result<JsValue, JsError> {
@@ -160,8 +160,7 @@ impl Engine {
             let json = read_json(&messages, "messages")?;
             let messages = match format.unwrap_or(WireFormat::Ctxkit) {
                 WireFormat::Ctxkit => read_messages(json, "messages")?,
-                WireFormat::Openai => from_openai(&json)?,
-                WireFormat::Anthropic => from_anthropic(&json)?,
+                other => from_format(&json, other)?,
             };
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
             let seqs: Vec<u64> = session

@@ -84,6 +84,13 @@ impl Engine {
                 WireFormat::Ctxkit => to_js(&tools),
                 WireFormat::Openai => to_js(&shaped(&tools, ToolDefinition::to_openai)),
                 WireFormat::Anthropic => to_js(&shaped(&tools, ToolDefinition::to_anthropic)),
+                other => Err(CoreError::invalid(
+                    "format",
+                    format!(
+                        "`{}` is not a tool format: expected ctxkit, openai or anthropic",
+                        other.as_str()
+                    ),
+                )),
             }
         })()
         .map_err(fail("Engine.historyTools"))

@@ -5,6 +5,7 @@
 //! violation is listed, not only the first; an empty list means the request passes.
 
 use ctxkit_core::model::Provider;
+use ctxkit_core::wire::{validate_gemini, validate_responses};
 use ctxkit_core::{validate_anthropic, validate_openai};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
@@ -23,7 +24,9 @@ export interface Violation {
 "#;
 
 /// Lists what `provider` would reject in `request`: for `"openai"` a Chat Completions
-/// `messages` array or request body, for `"anthropic"` a Messages request or its `messages`.
+/// `messages` array or request body, for `"anthropic"` a Messages request or its `messages`,
+/// for `"responses"` a Responses request or its `input`, for `"gemini"` a `generateContent`
+/// request or its `contents`.
 /// Any value is accepted (a value of the wrong shape is itself a violation).
 #[wasm_bindgen(unchecked_return_type = "Violation[]")]
 pub fn validate(
@@ -36,6 +39,18 @@ pub fn validate(
         to_js(&match provider {
             Provider::OpenAi => validate_openai(&request),
             Provider::Anthropic => validate_anthropic(&request),
+            Provider::Responses => validate_responses(&request),
+            Provider::Gemini => validate_gemini(&request),
+            Provider::AiSdk | Provider::LangChain => {
+                return Err(ctxkit_core::CoreError::invalid(
+                    "provider",
+                    format!(
+                        "{} is a library's message type, not a provider's API: nothing to validate (expected openai, anthropic, responses or gemini)",
+                        provider.as_str()
+                    ),
+                )
+                )
+            }
         })
     })()
     .map_err(fail("validate"))

@@ -1,7 +1,7 @@
 //! Turn inputs and views, shared by `planTurn` and `Engine`: the inputs of one turn read
 //! from JS (system prompt, budget, policy, todos, output format), and a view rendered in the
-//! format the caller asked for (`ctxkit`, `openai` or `anthropic`), straight from the messages
-//! the view borrows from the log.
+//! format the caller asked for (any of the seven [`WireFormat`]s), straight from the messages
+//! the view borrows from the log, with the count of provider-bound state that format drops.
 //!
 //! An `Engine` renders through a [`ViewCache`]: a log message never changes, so its JS form
 //! (ctxkit or OpenAI shape) is made once and reused by every later view that still shows it
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use ctxkit_core::compaction::{Budget, Policy, TodoItem};
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
-use ctxkit_core::wire::{render_message, render_view, WireFormat};
+use ctxkit_core::wire::{dropped_state, render_message, render_view, WireFormat};
 use ctxkit_core::{Message, ModelFamily, TurnInputs, View};
 use serde::Deserialize;
 
@@ -32,7 +32,7 @@ use crate::convert::{decode, expected, set, to_js, Result};
 #[wasm_bindgen(typescript_custom_section)]
 const VIEW_TYPES: &str = r#"
 /** The shape a view is returned in. */
-export type ViewFormat = "ctxkit" | "openai" | "anthropic";
+export type ViewFormat = "ctxkit" | "openai" | "anthropic" | "responses" | "gemini" | "ai-sdk" | "langchain";
 
 /** The inputs of one turn. Every field is optional; unknown keys are errors. */
 export interface TurnInputs {
@@ -69,8 +69,45 @@ export interface AnthropicView {
   system?: string | AnthropicBlock[];
   messages: AnthropicMessage[];
 }
-/** A view in one of the three shapes. */
-export type RenderedView = CtxkitView | OpenAIView | AnthropicView;
+/** A view as an OpenAI Responses request's `instructions` and `input` items. */
+export interface ResponsesView {
+  format: "responses";
+  instructions?: string;
+  input: { [key: string]: Json }[];
+}
+/** A view as a Gemini `generateContent` request's `systemInstruction` and `contents`. */
+export interface GeminiView {
+  format: "gemini";
+  systemInstruction?: { parts: { [key: string]: Json }[] };
+  contents: { role: "user" | "model"; parts: { [key: string]: Json }[] }[];
+}
+/** A view as Vercel AI SDK `ModelMessage`s (the system prompt first). */
+export interface AiSdkView {
+  format: "ai-sdk";
+  messages: { role: "system" | "user" | "assistant" | "tool"; content: string | { [key: string]: Json }[]; [key: string]: Json }[];
+}
+/** A view as LangChain message dicts (`{type, content, tool_calls...}`, the system prompt first). */
+export interface LangChainView {
+  format: "langchain";
+  messages: { type: "system" | "human" | "ai" | "tool"; content: string | { [key: string]: Json }[]; [key: string]: Json }[];
+}
+/** A view in one of the seven shapes, with what rendering it in that shape left out. */
+export type RenderedView = (
+  | CtxkitView
+  | OpenAIView
+  | AnthropicView
+  | ResponsesView
+  | GeminiView
+  | AiSdkView
+  | LangChainView
+) & {
+  /**
+   * Pieces of provider-bound state (reasoning signatures, encrypted reasoning, Gemini thought
+   * parts, another format's provider fields) that this shape cannot carry and the view dropped;
+   * 0 in the ctxkit shape and when every message came from this shape.
+   */
+  dropped_state: number;
+};
 "#;
 
 /// The inputs of one turn as JS gives them, owned (the core's [`TurnInputs`] borrows from
@@ -144,6 +181,20 @@ impl JsTurnInputs {
 /// `view` in `format`, as a JS object (without stats: the caller adds what it knows): the
 /// core's [`render_view`], with the system prompt apart in the ctxkit shape.
 pub fn render(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
+    let out = render_shape(view, format)?;
+    set_dropped_state(&out, view, format)?;
+    Ok(out)
+}
+
+/// `dropped_state` on a rendered view: what [`dropped_state`] counts for its messages.
+fn set_dropped_state(out: &JsValue, view: &View<'_>, format: WireFormat) -> Result<()> {
+    let messages: Vec<&Message> = view.messages.iter().map(|item| &*item.message).collect();
+    let dropped = dropped_state(&messages, format);
+    set(out, "dropped_state", &JsValue::from_f64(dropped as f64))
+}
+
+/// [`render`] without `dropped_state`.
+fn render_shape(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
     match format {
         WireFormat::Ctxkit => {
             let conversation: Vec<&Message> =
@@ -155,10 +206,11 @@ pub fn render(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
             set(&out, "messages", &to_js(&conversation)?)?;
             Ok(out)
         }
-        WireFormat::Openai | WireFormat::Anthropic => {
-            let mut request = match format {
-                WireFormat::Openai => serde_json::json!({ "messages": render_view(view, format)? }),
-                _ => render_view(view, format)?,
+        _ => {
+            // Array formats go under `messages`; request formats are objects already.
+            let mut request = match render_view(view, format)? {
+                messages @ Value::Array(_) => serde_json::json!({ "messages": messages }),
+                request => request,
             };
             if let Value::Object(fields) = &mut request {
                 fields.insert(
@@ -230,6 +282,7 @@ pub fn render_cached(
         set(&out, "system", &JsValue::from_str(&view.system))?;
     }
     set(&out, "messages", &list)?;
+    set_dropped_state(&out, view, format)?;
     Ok(out)
 }
 

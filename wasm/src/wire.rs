@@ -18,8 +18,14 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 /** Who wrote a message. */
 export type Role = "system" | "user" | "assistant" | "tool";
-/** A provider, for opaque blocks and for `validate`. */
-export type Provider = "openai" | "anthropic";
+/** A provider or library format, for opaque blocks and for `validate`. */
+export type Provider = "openai" | "anthropic" | "responses" | "gemini" | "ai-sdk" | "langchain";
+
+/** Fields of a message or call that only one format has, kept for that format. */
+export interface ProviderFields {
+  provider: Provider;
+  fields: { [key: string]: Json };
+}
 
 /** Where an image's bytes are. */
 export type ImageSource =
@@ -42,6 +48,7 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  provider_fields?: ProviderFields | null;
 }
 
 /**
@@ -56,6 +63,7 @@ export interface Message {
   tool_call_id?: string | null;
   is_error?: boolean;
   name?: string | null;
+  provider_fields?: ProviderFields | null;
 }
 
 /** A Chat Completions content part (`text` and `image_url` are modelled; others kept as they are). */

@@ -64,6 +64,17 @@ fn detect_json(value: &Value) -> Result<TranscriptFormat> {
         {
             Ok(TranscriptFormat::OpenHands)
         }
+        Value::Object(object)
+            if object.contains_key("contents") || object.contains_key("candidates") =>
+        {
+            Ok(TranscriptFormat::Gemini)
+        }
+        Value::Object(object)
+            if object.contains_key("input")
+                || object.get("object").and_then(Value::as_str) == Some("response") =>
+        {
+            Ok(TranscriptFormat::Responses)
+        }
         Value::Object(object) => match object.get("messages") {
             Some(Value::Array(messages)) if object.contains_key("system") => {
                 Ok(messages_format(messages).unwrap_or(TranscriptFormat::Anthropic))
@@ -80,6 +91,8 @@ fn detect_json(value: &Value) -> Result<TranscriptFormat> {
             })?;
             if first.get("traj").is_some() {
                 Ok(TranscriptFormat::OpenAi)
+            } else if let Some(format) = item_list_format(first) {
+                Ok(format)
             } else if first.get("source").is_some()
                 && (first.get("action").is_some() || first.get("observation").is_some())
             {
@@ -117,6 +130,21 @@ fn detect_jsonl(first: &Value) -> Result<TranscriptFormat> {
     if first.get("instance_id").is_some() && first.get("history").is_some() {
         return Ok(TranscriptFormat::OpenHands);
     }
+    let codex_types = [
+        "session_meta",
+        "response_item",
+        "turn_context",
+        "event_msg",
+        "compacted",
+    ];
+    if first.get("payload").is_some()
+        && first
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| codex_types.contains(&t))
+    {
+        return Ok(TranscriptFormat::Codex);
+    }
     if first.get("role").is_some() {
         // JSONL of messages is ctxkit's own format (what `ctxkit append` reads) unless the
         // first line shows provider-specific shapes.
@@ -129,6 +157,29 @@ fn detect_jsonl(first: &Value) -> Result<TranscriptFormat> {
             format_names()
         ),
     ))
+}
+
+/// The format a list shows by its first element when that is not a role message: Gemini
+/// contents (`parts`), Responses items (a typed item), LangChain messages (`lc`, or a
+/// LangChain `type`).
+fn item_list_format(first: &Value) -> Option<TranscriptFormat> {
+    let kind = first.get("type").and_then(Value::as_str);
+    if first.get("parts").is_some() {
+        return Some(TranscriptFormat::Gemini);
+    }
+    if first.get("lc").is_some() {
+        return Some(TranscriptFormat::LangChain);
+    }
+    if first.get("role").is_none() {
+        return match kind {
+            Some("human" | "ai" | "tool" | "system") => Some(TranscriptFormat::LangChain),
+            Some("message" | "function_call" | "function_call_output" | "reasoning") => {
+                Some(TranscriptFormat::Responses)
+            }
+            _ => None,
+        };
+    }
+    (kind == Some("message")).then_some(TranscriptFormat::Responses)
 }
 
 fn has_roles(messages: &[Value]) -> bool {
@@ -156,6 +207,18 @@ fn messages_format(messages: &[Value]) -> Option<TranscriptFormat> {
     };
     if blocks().any(anthropic_block) {
         return Some(TranscriptFormat::Anthropic);
+    }
+    let part_type = |block: &Value, types: &[&str]| {
+        block
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| types.contains(&t))
+    };
+    if blocks().any(|block| part_type(block, &["tool-call", "tool-result", "reasoning"])) {
+        return Some(TranscriptFormat::AiSdk);
+    }
+    if blocks().any(|block| part_type(block, &["input_text", "output_text", "input_image"])) {
+        return Some(TranscriptFormat::Responses);
     }
     let calls = || {
         messages

@@ -12,10 +12,13 @@
 //!   tau-bench trajectory file (a list of `{task_id, trial, traj}`) gives one session per
 //!   trajectory.
 //! - The ctxkit format: a JSON array of messages, or JSONL with one message per line.
+//! - OpenAI Responses, Gemini, AI SDK and LangChain message lists go through [`crate::wire`].
+//! - `codex`: Codex CLI rollouts ([`import_codex`]), with the real usage of each API call.
 //!
 //! [`import_transcript`] detects the format when not told, and returns one or more sessions.
 
 mod claude_code;
+mod codex;
 mod detect;
 mod openhands;
 mod swe_agent;
@@ -23,6 +26,7 @@ mod swe_agent;
 pub use claude_code::{
     import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker, RecordedUsage,
 };
+pub use codex::{import_codex, CodexSession};
 pub use detect::detect_format;
 pub use openhands::import_openhands;
 pub use swe_agent::import_swe_agent;
@@ -33,7 +37,10 @@ use serde_json::Value;
 
 use crate::error::{CoreError, Result};
 use crate::model::Message;
-use crate::wire::{from_anthropic, from_openai, index_path};
+use crate::wire::{
+    from_ai_sdk, from_anthropic, from_gemini, from_langchain, from_openai, from_responses,
+    index_path,
+};
 
 /// A transcript format ctxkit can import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,17 +58,32 @@ pub enum TranscriptFormat {
     OpenHands,
     /// ctxkit's own message format (JSON array or JSONL).
     Ctxkit,
+    /// OpenAI Responses items (`{instructions, input}`, `{output}` or a list of items).
+    Responses,
+    /// Gemini contents (`{systemInstruction, contents}` or a list of contents).
+    Gemini,
+    /// Vercel AI SDK `ModelMessage`s.
+    AiSdk,
+    /// LangChain serialized messages (any of their forms).
+    LangChain,
+    /// Codex CLI rollout JSONL.
+    Codex,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [TranscriptFormat; 6] = [
+    pub const ALL: [TranscriptFormat; 11] = [
         TranscriptFormat::ClaudeCode,
         TranscriptFormat::OpenAi,
         TranscriptFormat::Anthropic,
         TranscriptFormat::SweAgent,
         TranscriptFormat::OpenHands,
         TranscriptFormat::Ctxkit,
+        TranscriptFormat::Responses,
+        TranscriptFormat::Gemini,
+        TranscriptFormat::AiSdk,
+        TranscriptFormat::LangChain,
+        TranscriptFormat::Codex,
     ];
 
     /// The format's name on the command line.
@@ -73,6 +95,11 @@ impl TranscriptFormat {
             TranscriptFormat::SweAgent => "swe-agent",
             TranscriptFormat::OpenHands => "openhands",
             TranscriptFormat::Ctxkit => "ctxkit",
+            TranscriptFormat::Responses => "responses",
+            TranscriptFormat::Gemini => "gemini",
+            TranscriptFormat::AiSdk => "ai-sdk",
+            TranscriptFormat::LangChain => "langchain",
+            TranscriptFormat::Codex => "codex",
         }
     }
 }
@@ -156,8 +183,28 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
             &parse_json(text)?,
         )?)],
         TranscriptFormat::OpenHands => import_openhands_file(text)?,
+        TranscriptFormat::Responses => single(from_responses(&parse_json(text)?)?),
+        TranscriptFormat::Gemini => single(from_gemini(&parse_json(text)?)?),
+        TranscriptFormat::AiSdk => single(from_ai_sdk(&parse_json(text)?)?),
+        TranscriptFormat::LangChain => single(from_langchain(&parse_json(text)?)?),
+        TranscriptFormat::Codex => {
+            let session = import_codex(text)?;
+            vec![ImportedSession {
+                label: None,
+                messages: session.messages,
+                compactions: session
+                    .compactions
+                    .iter()
+                    .map(|c| c.message_index)
+                    .collect(),
+            }]
+        }
     };
     Ok(Imported { format, sessions })
+}
+
+fn single(messages: Vec<Message>) -> Vec<ImportedSession> {
+    vec![ImportedSession::single(messages)]
 }
 
 fn parse_json(text: &str) -> Result<Value> {

@@ -50,6 +50,16 @@ pub enum Provider {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
+    /// OpenAI Responses input and output items.
+    Responses,
+    /// Google Gemini `contents`.
+    Gemini,
+    /// The Vercel AI SDK's `ModelMessage`s.
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
+    /// LangChain's serialized messages.
+    #[serde(rename = "langchain")]
+    LangChain,
 }
 
 impl Provider {
@@ -58,6 +68,10 @@ impl Provider {
         match self {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
+            Provider::Responses => "responses",
+            Provider::Gemini => "gemini",
+            Provider::AiSdk => "ai-sdk",
+            Provider::LangChain => "langchain",
         }
     }
 }
@@ -230,6 +244,31 @@ impl Content {
     }
 }
 
+/// Fields one wire format has on a message or a tool call and the model does not (a Responses
+/// item's `id` and `status`, Gemini's `thoughtSignature` on a call, the AI SDK's
+/// `providerOptions`, a LangChain message's `id` and `response_metadata`...). Kept verbatim and
+/// written back only in the format they came from: they are that provider's state, and another
+/// provider would reject them or misread them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ProviderFields {
+    /// The format the fields belong to.
+    pub provider: Provider,
+    /// The fields, by name, exactly as received.
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ProviderFields {
+    /// `fields` of `provider`, or `None` when there are none (so empty fields are never stored).
+    pub fn of(
+        provider: Provider,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Self> {
+        (!fields.is_empty()).then_some(ProviderFields { provider, fields })
+    }
+}
+
 /// A tool call an assistant made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -240,8 +279,12 @@ pub struct ToolCall {
     /// The tool's name.
     pub name: String,
     /// The call's input as JSON text (OpenAI keeps it as text; Anthropic's `input` object is
-    /// serialized here).
+    /// serialized here). Text that is not a JSON object is kept as it came: formats whose
+    /// calls take an object carry it as `{"raw_arguments": text}`.
     pub arguments: String,
+    /// Fields of the call that only its own format has (see [`ProviderFields`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_fields: Option<ProviderFields>,
 }
 
 /// One message of a conversation.
@@ -266,6 +309,9 @@ pub struct Message {
     /// OpenAI's optional `name` (a participant name, or the tool's name on a tool message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Fields of the message that only its own format has (see [`ProviderFields`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_fields: Option<ProviderFields>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -282,6 +328,7 @@ impl Message {
             tool_call_id: None,
             is_error: false,
             name: None,
+            provider_fields: None,
         }
     }
 
@@ -328,6 +375,7 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
+            provider_fields: None,
         }
     }
 }

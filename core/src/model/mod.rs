@@ -10,5 +10,5 @@ pub(crate) mod message;
 pub(crate) mod view;
 
 pub use log::{first_after, safe_cut_points, window_start, Entry};
-pub use message::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
+pub use message::{Content, ImageSource, Message, Part, Provider, ProviderFields, Role, ToolCall};
 pub use view::{View, ViewMessage};

@@ -179,6 +179,7 @@ pub fn plan_offload(
         tool_call_id: result.tool_call_id.clone(),
         is_error: result.is_error,
         name: result.name.clone(),
+        provider_fields: result.provider_fields.clone(),
     };
     Ok(Some(OffloadPlan {
         file_name,

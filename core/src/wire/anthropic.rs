@@ -14,7 +14,7 @@
 //!   tool results is common).
 //! - `tool_use` blocks become the message's [`crate::ToolCall`]s; their `input` object is kept as
 //!   JSON text in `arguments` and parsed back into an object on the way out (invalid JSON or a
-//!   non-object is an error naming the message and the call).
+//!   non-object is carried as `{"raw_arguments": text}`, so a view never fails to render).
 //!
 //! Guarantees: `from_anthropic(&to_anthropic(msgs)?)? == msgs` for every list Anthropic can
 //! represent (see [`crate::wire`]); no function panics; every error names the path of the bad
@@ -28,6 +28,7 @@ use super::anthropic_blocks::{
     block_from_anthropic, content_beside_tool_blocks, content_to_anthropic, content_to_blocks,
     parts_from_anthropic, Block,
 };
+use super::crossing::arguments_object;
 use super::fields::{as_object, expected, field_path, index_path, required, required_str};
 use crate::error::{CoreError, Result};
 use crate::model::{Content, Message, Role, ToolCall};
@@ -68,8 +69,8 @@ pub fn from_anthropic(request: &Value) -> Result<Vec<Message>> {
 /// Writes messages as `{"system": ..., "messages": [...]}` (`system` omitted when there is no
 /// leading system message).
 ///
-/// Errors: a tool message without `tool_call_id`, or tool call `arguments` that are not a JSON
-/// object (empty arguments are read as `{}`).
+/// Errors: a tool message without `tool_call_id`. Tool call `arguments` that are not a JSON
+/// object are carried as `{"raw_arguments": text}` (empty arguments are written as `{}`).
 pub fn to_anthropic<M: Borrow<Message>>(messages: &[M]) -> Result<Value> {
     let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
     let leading_systems = messages
@@ -234,7 +235,7 @@ impl TurnWriter {
             }
             Role::Assistant => {
                 self.flush_results();
-                let content = assistant_content(message, index)?;
+                let content = assistant_content(message);
                 self.written
                     .push(json!({"role": "assistant", "content": content}));
             }
@@ -304,48 +305,20 @@ fn tool_result_block(message: &Message, index: usize) -> Result<Value> {
 
 /// An assistant message's `content`: a string or its blocks as they were, or, when it made
 /// calls, its blocks followed by one `tool_use` block per call.
-fn assistant_content(message: &Message, index: usize) -> Result<Value> {
+fn assistant_content(message: &Message) -> Value {
     if message.tool_calls.is_empty() {
-        return Ok(content_to_anthropic(&message.content));
+        return content_to_anthropic(&message.content);
     }
     let mut blocks = content_to_blocks(&message.content);
-    for (call_index, call) in message.tool_calls.iter().enumerate() {
-        blocks.push(tool_use_block(call, index, call_index)?);
-    }
-    Ok(Value::Array(blocks))
+    blocks.extend(message.tool_calls.iter().map(tool_use_block));
+    Value::Array(blocks)
 }
 
-fn tool_use_block(call: &ToolCall, index: usize, call_index: usize) -> Result<Value> {
-    let at = || {
-        field_path(
-            &index_path(
-                &field_path(&index_path("messages", index), "tool_calls"),
-                call_index,
-            ),
-            "arguments",
-        )
-    };
-    let input = if call.arguments.trim().is_empty() {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_str::<Value>(&call.arguments).map_err(|error| {
-            CoreError::invalid(
-                at(),
-                format!("call {:?}: arguments are not valid JSON ({error})", call.id),
-            )
-        })?
-    };
-    if !input.is_object() {
-        return Err(CoreError::invalid(
-            at(),
-            format!(
-                "call {:?}: arguments must be a JSON object for Anthropic's tool_use input, found {}",
-                call.id,
-                super::fields::kind(&input)
-            ),
-        ));
-    }
-    Ok(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}))
+/// A call as a `tool_use` block; arguments that are not a JSON object are carried as
+/// `{"raw_arguments": text}` (see [`super::crossing::arguments_object`]).
+fn tool_use_block(call: &ToolCall) -> Value {
+    let input = Value::Object(arguments_object(&call.arguments));
+    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input})
 }
 
 #[cfg(test)]
@@ -387,15 +360,22 @@ mod tests {
     }
 
     #[test]
-    fn bad_arguments_name_the_message_and_the_call() {
+    fn arguments_that_are_not_an_object_are_carried_raw() {
         let messages = [Message::assistant(
             "",
-            vec![ToolCall::new("c1", "f", "[1]")],
+            vec![
+                ToolCall::new("c1", "f", "[1]"),
+                ToolCall::new("c2", "f", "{\"a\":"),
+            ],
         )];
-        let error = to_anthropic(&messages).unwrap_err().to_string();
+        let request = to_anthropic(&messages).unwrap();
         assert_eq!(
-            error,
-            "messages[0].tool_calls[0].arguments: call \"c1\": arguments must be a JSON object for Anthropic's tool_use input, found an array"
+            request["messages"][0]["content"][0]["input"],
+            json!({"raw_arguments": "[1]"})
+        );
+        assert_eq!(
+            request["messages"][0]["content"][1]["input"],
+            json!({"raw_arguments": "{\"a\":"})
         );
     }
 }

@@ -18,6 +18,7 @@
 
 use serde_json::{json, Value};
 
+use super::crossing::{crossing, omitted_note, Crossing};
 use super::fields::{
     as_object, expected, field_path, has_only_keys, index_path, optional_bool, required,
     required_str,
@@ -152,31 +153,17 @@ pub(crate) fn part_to_anthropic(part: &Part) -> Option<Value> {
             provider: Provider::Anthropic,
             block,
         } => Some(block.clone()),
-        // Crossing providers: an OpenAI text part with extras, or a refusal, is still words the
-        // model read or wrote; send them as text rather than lose them. Any other OpenAI part
-        // (audio, file) becomes a note, so a message made only of such parts is not empty.
-        Part::Opaque {
-            provider: Provider::OpenAi,
-            block,
-        } => Some(match openai_part_text(block) {
-            Some(text) => json!({"type": "text", "text": text}),
-            None => {
-                let kind = block
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown");
-                json!({"type": "text", "text": format!("[{kind} content omitted: Anthropic does not accept it]")})
+        // Crossing providers: words (an OpenAI text part with extras, a refusal) are sent as
+        // text rather than lost; provider-bound state (a Responses reasoning item, a Gemini
+        // thought) is dropped; anything else (audio, a file) becomes a note, so a message made
+        // only of such parts is not empty.
+        Part::Opaque { provider, block } => match crossing(*provider, block) {
+            Crossing::Text(text) => Some(json!({"type": "text", "text": text})),
+            Crossing::State => None,
+            Crossing::Other(kind) => {
+                Some(json!({"type": "text", "text": omitted_note(&kind, "Anthropic")}))
             }
-        }),
-    }
-}
-
-/// The words of an OpenAI `text` part kept opaque for its extra fields, or of a `refusal` part.
-fn openai_part_text(block: &Value) -> Option<&str> {
-    match block.get("type")?.as_str()? {
-        "text" => block.get("text")?.as_str(),
-        "refusal" => block.get("refusal")?.as_str(),
-        _ => None,
+        },
     }
 }
 

@@ -1,7 +1,25 @@
-//! Wire formats: conversion between [`crate::Message`] and the providers' JSON.
+//! Wire formats: conversion between [`crate::Message`] and the JSON of the seven
+//! [`WireFormat`]s, with each provider's validator and the repair of tool pairs.
 //!
+//! - `ctxkit`: the model's own serde form, a list of messages (no conversion; [`from_format`]
+//!   and [`render_messages`] read and write it like the others).
 //! - `openai`: Chat Completions `messages` ([`from_openai`], [`to_openai`]).
 //! - `anthropic`: Messages `{system, messages}` ([`from_anthropic`], [`to_anthropic`]).
+//! - `responses`: OpenAI Responses `{instructions, input}` items ([`from_responses`],
+//!   [`to_responses`]; its mapping and guarantees are in that module's documentation).
+//! - `gemini`: Gemini `generateContent` `{systemInstruction, contents}` ([`from_gemini`],
+//!   [`to_gemini`]).
+//! - `ai-sdk`: Vercel AI SDK `ModelMessage[]`, v5 and v6 ([`from_ai_sdk`], [`to_ai_sdk`]).
+//! - `langchain`: LangChain messages: `lc` constructor JSON, `toDict()` and plain dicts in,
+//!   plain dicts out ([`from_langchain`], [`to_langchain`]).
+//!
+//! [`from_format`] is the one reader and [`render_messages`] / [`render_view`] the one
+//! renderer of all seven. [`validate`] checks a request against the rules of the four
+//! provider APIs (OpenAI Chat, Anthropic, Responses, Gemini), each in that provider's words;
+//! the AI SDK and LangChain are libraries' message types and have no validator. State that only
+//! one provider can use (signatures, encrypted reasoning, Gemini thought parts, provider
+//! fields) goes back only to its own format; `crossing` decides what crosses to another format,
+//! and [`dropped_state`] counts what a view in a given format leaves out.
 //!
 //! Readers walk the JSON by hand so that every error names the path of the bad value
 //! (`messages[4].tool_calls[0].function.name: missing`) and so that blocks ctxkit does not model
@@ -63,6 +81,9 @@
 //! `Content::Parts([Text])` with non-empty text and `Content::Parts([])` come back as text. A
 //! user message with empty content right after tool results stays a message of its own.
 //!
+//! The sections below detail OpenAI Chat and Anthropic; the other four formats document their
+//! mappings, normalizations and representable lists in their own modules.
+//!
 //! ## Across providers (best effort)
 //!
 //! Anthropic → OpenAI drops thinking, Anthropic opaque blocks and `is_error`. OpenAI → Anthropic
@@ -73,21 +94,35 @@
 //! read or wrote (a text block kept opaque for `cache_control` or `citations`, an OpenAI refusal)
 //! crosses as a plain text block instead of being dropped.
 
+mod ai_sdk;
 mod anthropic;
 mod anthropic_blocks;
+pub(crate) mod crossing;
 mod fields;
+pub(crate) mod gemini;
+mod langchain;
 mod openai;
+mod parse;
 pub(crate) mod render;
 pub(crate) mod repair;
+pub(crate) mod responses;
 pub(crate) mod validate;
 
+pub use ai_sdk::{from_ai_sdk, to_ai_sdk};
 pub use anthropic::{from_anthropic, to_anthropic};
+pub use crossing::{arguments_object, dropped_state, RAW_ARGUMENTS};
+pub use gemini::{from_gemini, to_gemini};
+pub use langchain::{from_langchain, to_langchain};
 pub use openai::{from_openai, to_openai};
+pub use parse::from_format;
 pub use render::{render_message, render_messages, render_view, WireFormat};
 pub use repair::{
     repair_tool_pairs, repair_view, RepairReport, EMPTY_RESULT, LEADING_USER, MISSING_RESULT,
 };
-pub use validate::{validate_anthropic, validate_openai, Violation};
+pub use responses::{from_responses, to_responses};
+pub use validate::{
+    validate, validate_anthropic, validate_gemini, validate_openai, validate_responses, Violation,
+};
 
 pub(crate) use anthropic_blocks::{block_from_anthropic, content_beside_tool_blocks, Block};
 pub(crate) use fields::{

@@ -36,6 +36,7 @@ use std::borrow::Borrow;
 
 use serde_json::{json, Map, Value};
 
+use super::crossing::{crossing, Crossing};
 use super::fields::{
     as_object, expected, field_path, has_only_keys, index_path, optional_str, required,
     required_str, Object,
@@ -154,6 +155,7 @@ fn message_from_openai(value: &Value, at: &str) -> Result<Message> {
         tool_call_id,
         is_error: false,
         name: optional_str(object, at, "name")?.map(str::to_owned),
+        provider_fields: None,
     })
 }
 
@@ -330,21 +332,14 @@ fn part_to_openai(part: &Part) -> Option<Value> {
             provider: Provider::OpenAi,
             block,
         } => Some(block.clone()),
-        // Crossing providers: an Anthropic text block with extras (`cache_control`,
-        // `citations`) still says something; send its text rather than lose it.
-        Part::Opaque {
-            provider: Provider::Anthropic,
-            block,
-        } => anthropic_text_block(block).map(|text| json!({"type": "text", "text": text})),
+        // Crossing providers: a block that still says something (an Anthropic text block
+        // with `cache_control`, a Responses refusal...) is sent as its text rather than lost.
+        Part::Opaque { provider, block } => match crossing(*provider, block) {
+            Crossing::Text(text) => Some(json!({"type": "text", "text": text})),
+            Crossing::State | Crossing::Other(_) => None,
+        },
         Part::Thinking { .. } => None,
     }
-}
-
-/// The text of an Anthropic `text` block kept opaque for its extra fields.
-fn anthropic_text_block(block: &Value) -> Option<&str> {
-    (block.get("type")?.as_str()? == "text")
-        .then(|| block.get("text")?.as_str())
-        .flatten()
 }
 
 fn tool_call_to_openai(call: &ToolCall) -> Value {

@@ -2,17 +2,19 @@
 //! CLI's `view`, the native engine's turn result and the wasm shell all render through here, so
 //! a view looks the same wherever it is sent from.
 //!
-//! Guarantees: the output is what [`to_openai`] and [`to_anthropic`] write, so it passes that
+//! Guarantees: the output is what the format's writer (`to_openai`, `to_anthropic`,
+//! `to_responses`, `to_gemini`, `to_ai_sdk`, `to_langchain`) writes, so it passes that
 //! provider's validator whenever the view does (every view [`crate::plan_turn`] makes is
-//! repaired); the OpenAI and ctxkit shapes are one JSON value per message, so
-//! [`render_message`] gives exactly the element [`render_view`] puts at that place.
+//! repaired); the OpenAI, LangChain and ctxkit shapes are one JSON value per message, so
+//! [`render_message`] gives exactly the element [`render_view`] puts at that place. Rendering
+//! never fails except for a tool message without `tool_call_id` in the Anthropic shape.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{CoreError, Result};
 use crate::model::{Message, View};
-use crate::wire::{to_anthropic, to_openai};
+use crate::wire::{to_ai_sdk, to_anthropic, to_gemini, to_langchain, to_openai, to_responses};
 
 /// A wire format a view can be rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,19 +27,58 @@ pub enum WireFormat {
     Openai,
     /// An Anthropic Messages request's `{system, messages}`.
     Anthropic,
+    /// An OpenAI Responses request's `{instructions, input}`.
+    Responses,
+    /// A Gemini `generateContent` request's `{systemInstruction, contents}`.
+    Gemini,
+    /// Vercel AI SDK `ModelMessage`s: the system prompt first.
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
+    /// LangChain message dicts (`{type, content, tool_calls...}`): the system prompt first.
+    #[serde(rename = "langchain")]
+    LangChain,
 }
 
 impl WireFormat {
+    /// Every format, in the order the command line lists them.
+    pub const ALL: [WireFormat; 7] = [
+        WireFormat::Ctxkit,
+        WireFormat::Openai,
+        WireFormat::Anthropic,
+        WireFormat::Responses,
+        WireFormat::Gemini,
+        WireFormat::AiSdk,
+        WireFormat::LangChain,
+    ];
+
+    /// The format's name on the command line and in JS.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireFormat::Ctxkit => "ctxkit",
+            WireFormat::Openai => "openai",
+            WireFormat::Anthropic => "anthropic",
+            WireFormat::Responses => "responses",
+            WireFormat::Gemini => "gemini",
+            WireFormat::AiSdk => "ai-sdk",
+            WireFormat::LangChain => "langchain",
+        }
+    }
+
     /// True when each message renders to one JSON value on its own (so a rendering can be
-    /// cached per message); Anthropic merges neighbouring messages, so it renders whole.
+    /// cached per message). Anthropic, Gemini and the AI SDK merge neighbouring messages
+    /// (tool results into one turn) and Responses splits them into items: they render whole.
     pub fn renders_per_message(self) -> bool {
-        self != WireFormat::Anthropic
+        matches!(
+            self,
+            WireFormat::Ctxkit | WireFormat::Openai | WireFormat::LangChain
+        )
     }
 }
 
 /// `view` (system prompt first, then its messages) in `format`: a JSON array of messages for
-/// ctxkit and OpenAI, a `{system, messages}` object for Anthropic. Fails only where the
-/// provider cannot carry a message (see [`to_anthropic`]).
+/// ctxkit, OpenAI, the AI SDK and LangChain, a request object for Anthropic (`{system,
+/// messages}`), Responses (`{instructions, input}`) and Gemini (`{systemInstruction,
+/// contents}`). Fails only where the provider cannot carry a message (see [`to_anthropic`]).
 pub fn render_view(view: &View<'_>, format: WireFormat) -> Result<Value> {
     let system = view.system_message();
     let messages: Vec<&Message> = system
@@ -55,6 +96,10 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
     match format {
         WireFormat::Openai => Ok(to_openai(messages)),
         WireFormat::Anthropic => to_anthropic(messages),
+        WireFormat::Responses => Ok(to_responses(messages)),
+        WireFormat::Gemini => Ok(to_gemini(messages)),
+        WireFormat::AiSdk => Ok(to_ai_sdk(messages)),
+        WireFormat::LangChain => Ok(to_langchain(messages)),
         WireFormat::Ctxkit => {
             let all: Vec<&Message> = messages.iter().map(|m| m.borrow()).collect();
             serde_json::to_value(all)
@@ -64,12 +109,15 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
 }
 
 /// One message in a per-message format ([`WireFormat::renders_per_message`]): the element
-/// [`render_view`] writes for it. Anthropic has no per-message form: an error.
+/// [`render_view`] writes for it. The other formats have no per-message form: an error.
 pub fn render_message(message: &Message, format: WireFormat) -> Result<Value> {
     match format {
-        WireFormat::Anthropic => Err(CoreError::invalid(
+        _ if !format.renders_per_message() => Err(CoreError::invalid(
             "format",
-            "anthropic merges neighbouring messages: render the whole view",
+            format!(
+                "{} merges or splits neighbouring messages: render the whole view",
+                format.as_str()
+            ),
         )),
         _ => match render_messages(std::slice::from_ref(message), format)? {
             Value::Array(mut one) if one.len() == 1 => Ok(one.pop().unwrap_or_default()),

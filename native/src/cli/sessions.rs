@@ -8,7 +8,7 @@ use ctxkit::store::SessionInfo;
 use ctxkit::EngineConfig;
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
-use ctxkit_core::wire::WireFormat;
+use ctxkit_core::wire::{dropped_state, WireFormat};
 use serde_json::json;
 
 use super::input::read_text;
@@ -33,6 +33,16 @@ pub enum FormatArg {
     Openhands,
     /// ctxkit messages (JSON array or JSONL).
     Ctxkit,
+    /// OpenAI Responses items (`{instructions, input}` or a list).
+    Responses,
+    /// Gemini contents (`{systemInstruction, contents}` or a list).
+    Gemini,
+    /// Vercel AI SDK `ModelMessage`s.
+    AiSdk,
+    /// LangChain serialized messages.
+    Langchain,
+    /// Codex CLI rollout JSONL (`~/.codex/sessions/`).
+    Codex,
 }
 
 impl FormatArg {
@@ -46,6 +56,11 @@ impl FormatArg {
             FormatArg::SweAgent => Some(TranscriptFormat::SweAgent),
             FormatArg::Openhands => Some(TranscriptFormat::OpenHands),
             FormatArg::Ctxkit => Some(TranscriptFormat::Ctxkit),
+            FormatArg::Responses => Some(TranscriptFormat::Responses),
+            FormatArg::Gemini => Some(TranscriptFormat::Gemini),
+            FormatArg::AiSdk => Some(TranscriptFormat::AiSdk),
+            FormatArg::Langchain => Some(TranscriptFormat::LangChain),
+            FormatArg::Codex => Some(TranscriptFormat::Codex),
         }
     }
 }
@@ -185,6 +200,14 @@ pub enum ViewFormat {
     Anthropic,
     /// ctxkit messages.
     Ctxkit,
+    /// An OpenAI Responses request body: `{instructions, input}`.
+    Responses,
+    /// A Gemini request body: `{systemInstruction, contents}`.
+    Gemini,
+    /// Vercel AI SDK `ModelMessage`s.
+    AiSdk,
+    /// LangChain message dicts.
+    Langchain,
 }
 
 impl From<ViewFormat> for WireFormat {
@@ -193,6 +216,10 @@ impl From<ViewFormat> for WireFormat {
             ViewFormat::Openai => WireFormat::Openai,
             ViewFormat::Anthropic => WireFormat::Anthropic,
             ViewFormat::Ctxkit => WireFormat::Ctxkit,
+            ViewFormat::Responses => WireFormat::Responses,
+            ViewFormat::Gemini => WireFormat::Gemini,
+            ViewFormat::AiSdk => WireFormat::AiSdk,
+            ViewFormat::Langchain => WireFormat::LangChain,
         }
     }
 }
@@ -218,12 +245,14 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
         ..EngineConfig::default()
     };
     let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
-    let body = view.render(args.format.into())?;
+    let format: WireFormat = args.format.into();
+    let body = view.render(format)?;
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
     line(text)?;
     let stats = &view.stats;
+    let dropped = dropped_state(&view.messages, format);
     note(format_args!(
-        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}",
+        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}{}",
         printable(&args.session),
         thousands(stats.total_tokens),
         thousands(stats.budget_tokens),
@@ -235,7 +264,15 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
             .unwrap_or_default(),
         view.compacted
             .map(|m| format!(", compacted in memory ({}): not stored", m.as_str()))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        match dropped {
+            0 => String::new(),
+            n => format!(
+                ", {n} piece{} of provider-bound state dropped (not sendable as {})",
+                if n == 1 { "" } else { "s" },
+                format.as_str()
+            ),
+        }
     ));
     Ok(())
 }

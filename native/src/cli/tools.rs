@@ -101,6 +101,10 @@ pub enum ProviderArg {
     Anthropic,
     /// OpenAI Chat Completions: a messages list or `{messages}`.
     Openai,
+    /// OpenAI Responses: `{instructions, input}` or a list of items.
+    Responses,
+    /// Gemini: `{systemInstruction, contents}` or a list of contents.
+    Gemini,
 }
 
 /// Options of `ctxkit validate`.
@@ -109,7 +113,7 @@ pub struct ValidateArgs {
     /// The request file, in the provider's format (`-`: standard input).
     pub file: PathBuf,
     /// Whose rules to check.
-    #[arg(long, value_enum)]
+    #[arg(long, visible_alias = "format", value_enum)]
     pub provider: ProviderArg,
     /// Print JSON.
     #[arg(long)]
@@ -130,6 +134,8 @@ pub fn validate(args: ValidateArgs) -> Result<(), Failure> {
     let violations = match args.provider {
         ProviderArg::Anthropic => validate_anthropic(&request),
         ProviderArg::Openai => validate_openai(&request),
+        ProviderArg::Responses => ctxkit_core::wire::validate_responses(&request),
+        ProviderArg::Gemini => ctxkit_core::wire::validate_gemini(&request),
     };
     if args.json {
         line(json!({"file": name, "valid": violations.is_empty(), "violations": violations}))?;

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const { messages: repaired, report }: { messages: Message[]; report: RepairReport } = repairToolPairs(messages);
   const violations: Violation[] = validate(back, 'openai').concat(validate(request, 'anthropic'));
   // @ts-expect-error: not a provider
-  validate(back, 'gemini');
+  validate(back, 'cohere');
   // @ts-expect-error: not a model family
   estimateTokens('x', 'gpt-4');
   // @ts-expect-error: a number is not a message list
@@ -71,6 +71,19 @@ async function main(): Promise<void> {
     const system: string | unknown[] | undefined = view.system;
   }
   const stats: ViewStats = view.stats;
+  const dropped: number = view.dropped_state;
+  // @ts-expect-error: the count is a number
+  const notCount: string = view.dropped_state;
+  engine.append([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], 'ai-sdk');
+  engine.append([{ type: 'human', data: { content: 'hi' } }], 'langchain');
+  const aiSdk: TurnResult = engine.view({ format: 'ai-sdk' });
+  if (aiSdk.format === 'ai-sdk') {
+    const roles: ('system' | 'user' | 'assistant' | 'tool')[] = aiSdk.messages.map((m) => m.role);
+  }
+  const langchain: TurnResult = engine.view({ format: 'langchain' });
+  if (langchain.format === 'langchain') {
+    const types: ('system' | 'human' | 'ai' | 'tool')[] = langchain.messages.map((m) => m.type);
+  }
   const method: 'llm' | 'extractive' | 'truncation' | undefined = view.summary?.method;
   // @ts-expect-error: a typo in the options
   engine.view({ sytem: 'x' });
@@ -98,7 +111,7 @@ async function main(): Promise<void> {
   restored.executeTool({ id: 'h4', name: 'read_offload', arguments: '{}' }, { read_file: (path: string) => path.length });
   const guided: string = buildSystemPrompt({ date: '2026-01-01', history_guidance: latest !== null });
   restored.free();
-  void [v, again, fromBare, tokens, repaired, report, violations, summary, offload, seqs, stats, method, n, family, latest, b, p, tools, forOpenAI, found, answered, guided];
+  void [v, again, fromBare, tokens, repaired, report, violations, summary, offload, seqs, stats, dropped, method, n, family, latest, b, p, tools, forOpenAI, found, answered, guided];
 }
 
 void main();

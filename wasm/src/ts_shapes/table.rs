@@ -19,7 +19,7 @@ use ctxkit_core::compaction::{
 use ctxkit_core::memory::{
     MemoryEntry, MemoryScope, MemorySource, NudgeKind, NudgePolicy, NudgeState, PrecisOptions,
 };
-use ctxkit_core::model::{ImageSource, Part, Provider, Role, ToolCall};
+use ctxkit_core::model::{ImageSource, Part, Provider, ProviderFields, Role, ToolCall};
 use ctxkit_core::offload::{OffloadPlan, OffloadPolicy};
 use ctxkit_core::prompt::{OffloadGuidance, PromptParts, Skill};
 use ctxkit_core::recall::ToolDefinition;
@@ -45,6 +45,7 @@ pub(crate) fn rows() -> Vec<Row> {
         both::<ImageSource>("ImageSource", "an image part's source, in messages in and out"),
         both::<Part>("Part", "the parts of a message's content, in and out"),
         exempt("Content", "`string | Part[]` (an untagged enum), no fields: Part is checked, and Message.content checks the `null` that reading accepts"),
+        both::<ProviderFields>("ProviderFields", "Message.provider_fields and ToolCall.provider_fields, in and out"),
         both::<ToolCall>("ToolCall", "Message.tool_calls, in and out"),
         input::<Message>("Message", "read by every function that takes messages; written (views, toJSON, fromOpenAI...) always with `content`, which `content?` allows"),
         exempt("OpenAIContentPart", WIRE_FORMAT),
@@ -99,6 +100,10 @@ pub(crate) fn rows() -> Vec<Row> {
         exempt("CtxkitView", VIEW),
         exempt("OpenAIView", VIEW),
         exempt("AnthropicView", VIEW),
+        exempt("ResponsesView", VIEW),
+        exempt("GeminiView", VIEW),
+        exempt("AiSdkView", VIEW),
+        exempt("LangChainView", VIEW),
         exempt("RenderedView", VIEW),
         // engine.rs: the Engine.
         input::<crate::engine::EngineOptions>("EngineOptions", "new Engine()'s options"),

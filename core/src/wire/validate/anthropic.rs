@@ -7,6 +7,7 @@
 //! - `tool_use` ids match `^[a-zA-Z0-9_-]+$` and are unique in the request;
 //! - every `tool_use` has a `tool_result` in the very next message, which must be a user
 //!   message; every `tool_result` answers a `tool_use` of the message right before it;
+//! - every content block is of a type the API knows;
 //! - in a user message, `tool_result` blocks come before any other block (ctxkit's wording:
 //!   the API's documentation states the rule, its error text varies).
 
@@ -151,8 +152,29 @@ pub fn validate_anthropic(request: &Value) -> Vec<Violation> {
     violations
 }
 
-/// The message's content as blocks (a string is one text block); reports empty content and
-/// blank text blocks.
+/// The content block types the Messages API takes (client and server tool blocks included).
+const BLOCK_TYPES: [&str; 17] = [
+    "text",
+    "image",
+    "document",
+    "search_result",
+    "thinking",
+    "redacted_thinking",
+    "tool_use",
+    "tool_result",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "container_upload",
+];
+
+/// The message's content as blocks (a string is one text block); reports empty content, blank
+/// text blocks and block types the API does not know.
 fn content_blocks<'v>(
     message: &'v Value,
     at: &str,
@@ -173,6 +195,20 @@ fn content_blocks<'v>(
                 violations.push(violation(at, EMPTY));
             }
             for (block_index, block) in blocks.iter().enumerate() {
+                match str_field(block, "type") {
+                    Some(kind) if BLOCK_TYPES.contains(&kind) => {}
+                    Some(kind) => violations.push(violation(
+                        format!("{at}.content.{block_index}"),
+                        format!(
+                            "Input tag '{kind}' found using 'type' does not match any of the expected tags: {}",
+                            BLOCK_TYPES.map(|tag| format!("'{tag}'")).join(", ")
+                        ),
+                    )),
+                    None => violations.push(violation(
+                        format!("{at}.content.{block_index}"),
+                        "Unable to extract tag using discriminator 'type'",
+                    )),
+                }
                 if str_field(block, "type") == Some("text") {
                     let text = str_field(block, "text").unwrap_or_default();
                     if text.trim().is_empty() {
@@ -249,6 +285,21 @@ mod tests {
         messages.3.content.1: `tool_use` ids must be unique
         messages.3: `tool_use` ids were found without `tool_result` blocks immediately after: dup, dup. Each `tool_use` block must have a corresponding `tool_result` block in the next message.
         "#);
+    }
+
+    #[test]
+    fn unknown_block_types_are_reported() {
+        let request = json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c"}, {"text": "no type"}]}
+        ]});
+        let text = messages(&validate_anthropic(&request));
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(text[0].starts_with("messages.1.content.0: Input tag 'tool-call' found using 'type' does not match any of the expected tags: 'text', 'image'"), "{text:?}");
+        assert_eq!(
+            text[1],
+            "messages.1.content.1: Unable to extract tag using discriminator 'type'"
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   `tool` messages in between, and answers each call once;
 //! - an assistant message with `tool_calls` is followed by one `tool` message per call before
 //!   anything else;
-//! - tool-call ids are unique within their assistant message.
+//! - tool-call ids are unique within their assistant message;
+//! - every content part is of a type the API knows.
 
 use std::collections::BTreeSet;
 
@@ -75,6 +76,8 @@ pub fn validate_openai(request: &Value) -> Vec<Violation> {
             None => violations.push(violation(format!("{at}.role"), "Missing required parameter: 'messages.[{index}].role'.".replace("{index}", &index.to_string()))),
         }
 
+        check_parts(message, &at, &mut violations);
+
         if role == Some("tool") {
             let id = str_field(message, "tool_call_id").unwrap_or_default();
             match open.as_mut() {
@@ -107,6 +110,29 @@ pub fn validate_openai(request: &Value) -> Vec<Violation> {
         report_unanswered(calls, &mut violations);
     }
     violations
+}
+
+/// The content part types Chat Completions takes.
+const PART_TYPES: [&str; 5] = ["text", "image_url", "input_audio", "refusal", "file"];
+
+fn check_parts(message: &Value, at: &str, violations: &mut Vec<Violation>) {
+    let Some(parts) = message.get("content").and_then(Value::as_array) else {
+        return;
+    };
+    for (index, part) in parts.iter().enumerate() {
+        let part_at = format!("{at}.content.[{index}].type");
+        match str_field(part, "type") {
+            Some(kind) if PART_TYPES.contains(&kind) => {}
+            Some(kind) => violations.push(violation(
+                part_at,
+                format!("Invalid value: '{kind}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', and 'file'."),
+            )),
+            None => violations.push(violation(
+                part_at.clone(),
+                format!("Missing required parameter: '{part_at}'."),
+            )),
+        }
+    }
 }
 
 struct OpenCalls {
@@ -214,6 +240,20 @@ mod tests {
         messages.[6].role: Invalid value: 'robot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.
         messages.[7]: An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: c
         ");
+    }
+
+    #[test]
+    fn unknown_part_types_are_reported() {
+        // An AI SDK assistant turn passed as OpenAI: its `tool-call` part is no OpenAI part.
+        let messages = json!([
+            {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "input_audio", "input_audio": {}}]},
+            {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c", "toolName": "ls", "input": {}}]}
+        ]);
+        let text: Vec<String> = validate_openai(&messages)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(text, ["messages.[1].content.[0].type: Invalid value: 'tool-call'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', and 'file'."]);
     }
 
     #[test]

@@ -1,0 +1,60 @@
+//! OpenAI Responses: input and output items to and from the model.
+//!
+//! Reading ([`from_responses`]) takes a request body (`{instructions?, input}`, `input` a string
+//! or an array of items), a response (`{output: [...]}`), or a bare array of items. Writing
+//! ([`to_responses`]) gives `{instructions?, input: [...]}`.
+//!
+//! How the shapes map:
+//! - `instructions` is a leading [`crate::Role::System`] message; a `message` item (with or
+//!   without `"type": "message"`) with role `user`, `system` or `developer` is one message
+//!   (`developer` reads as system and is written back as `system`, as for Chat Completions).
+//! - Assistant-side items in a row (`reasoning`, an assistant `message`, `function_call`,
+//!   `custom_tool_call`, and items ctxkit does not model such as `web_search_call`) form one
+//!   assistant message: items other than messages and calls are [`crate::Part::Opaque`] parts
+//!   with `provider: Responses`, kept verbatim (so `reasoning` keeps its `encrypted_content`
+//!   byte for byte), the message's content parts follow in order, and calls become
+//!   [`crate::ToolCall`]s. A second assistant `message` item, or one after a call, starts a new
+//!   assistant message.
+//! - Content parts: `input_text` and `output_text` (with empty `annotations` and `logprobs`)
+//!   are text, `input_image` with an `image_url` is an image (`detail` kept); every other part
+//!   (`refusal`, `input_file`, an annotated `output_text`...) is kept opaque.
+//! - `function_call` and `custom_tool_call` are calls by `call_id`; `function_call_output` and
+//!   `custom_tool_call_output` are tool messages answering them. Item fields the model has no
+//!   place for (`id`, `status`, Codex's `phase`, the custom type) are the call's or message's
+//!   [`crate::ProviderFields`], written back only here.
+//!
+//! Normalizations (JSON in → JSON out): `type: "message"` is added where it was left out;
+//! `developer` becomes `system`; a leading system item with string content becomes
+//! `instructions`; `annotations: []` is written on every assistant `output_text`; a `reasoning`
+//! or other opaque item after a call moves before the calls of its assistant message; and
+//! `is_error` (no Responses field) is dropped.
+//!
+//! Guarantees: `from_responses(&to_responses(msgs))? == msgs` for every list the format can
+//! represent; no function panics; every error names the path of the bad value
+//! (`input[3].call_id: missing`).
+
+pub(crate) mod read;
+mod write;
+
+pub use read::from_responses;
+pub use write::to_responses;
+
+/// The content part types of a Responses message (anything else in `content` is an error for
+/// the API; in a model message, an opaque part of another type is an item of its own).
+pub(crate) const CONTENT_PART_TYPES: [&str; 7] = [
+    "input_text",
+    "input_image",
+    "output_text",
+    "refusal",
+    "input_file",
+    "computer_screenshot",
+    "summary_text",
+];
+
+/// True when an opaque Responses part is a content part of a message (not an item).
+pub(crate) fn is_content_part(block: &serde_json::Value) -> bool {
+    block
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|kind| CONTENT_PART_TYPES.contains(&kind))
+}

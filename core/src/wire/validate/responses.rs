@@ -1,0 +1,301 @@
+//! The OpenAI Responses validator.
+//!
+//! Rules checked (wording as the API returns it, location as `input[3].content[0]`):
+//! - `input` is a string or an array of items, each an object of a known `type` (a message may
+//!   leave `type` out);
+//! - a message has a known role and its content parts are of known types;
+//! - a `function_call` has a `call_id` and a `name`, and call ids are unique;
+//! - a `function_call_output` answers an earlier `function_call` (a `custom_tool_call_output`
+//!   an earlier `custom_tool_call`), and every call has its output;
+//! - a `reasoning` item is followed by the item it produced (a message, a call...), not by
+//!   the next turn.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::{str_field, violation, Violation};
+use crate::wire::responses::CONTENT_PART_TYPES;
+
+const ITEM_TYPES: [&str; 22] = [
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "reasoning",
+    "file_search_call",
+    "web_search_call",
+    "computer_call",
+    "computer_call_output",
+    "image_generation_call",
+    "code_interpreter_call",
+    "local_shell_call",
+    "local_shell_call_output",
+    "shell_call",
+    "shell_call_output",
+    "apply_patch_call",
+    "apply_patch_call_output",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "mcp_call",
+];
+
+/// Items that belong to the user's side of a turn: a `reasoning` item followed by one of them
+/// (or by nothing) lost the item it was reasoning for.
+fn is_user_side(item: &Value) -> bool {
+    let kind = str_field(item, "type").unwrap_or("message");
+    match kind {
+        "message" => str_field(item, "role") != Some("assistant"),
+        "item_reference" | "compaction" => false,
+        other => other.ends_with("_output") || other == "mcp_approval_response",
+    }
+}
+
+/// Lists every violation in a Responses request (`{input}`, or a bare array of items).
+///
+/// ```
+/// use ctxkit_core::wire::validate_responses;
+///
+/// let input = serde_json::json!([
+///     {"role": "user", "content": "hi"},
+///     {"type": "function_call_output", "call_id": "call_9", "output": "stray"}
+/// ]);
+/// assert_eq!(validate_responses(&input)[0].to_string(),
+///     "input[1]: No tool call found for function call output with call_id call_9.");
+/// ```
+pub fn validate_responses(request: &Value) -> Vec<Violation> {
+    let items = match request {
+        Value::Array(items) => items,
+        Value::Object(object) => match object.get("input") {
+            Some(Value::Array(items)) => items,
+            Some(Value::String(_)) => return Vec::new(),
+            Some(_) => {
+                return vec![violation(
+                "input",
+                "Invalid type for 'input': expected one of a string or an array of input items.",
+            )]
+            }
+            None => return vec![violation("input", "Missing required parameter: 'input'.")],
+        },
+        _ => {
+            return vec![violation(
+                "input",
+                "Invalid type for 'input': expected one of a string or an array of input items.",
+            )]
+        }
+    };
+    let mut violations = Vec::new();
+    // call_id → (item index, answered, custom)
+    let mut calls: BTreeMap<String, (usize, bool, bool)> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let at = format!("input[{index}]");
+        if !item.is_object() {
+            violations.push(violation(at, "Invalid type for item: expected an object."));
+            continue;
+        }
+        let kind = match item.get("type") {
+            None => "message",
+            Some(Value::String(kind)) => kind.as_str(),
+            Some(_) => {
+                violations.push(violation(
+                    format!("{at}.type"),
+                    "Invalid type for 'type': expected a string.",
+                ));
+                continue;
+            }
+        };
+        match kind {
+            "message" => check_message(item, &at, &mut violations),
+            "function_call" | "custom_tool_call" => {
+                let id = str_field(item, "call_id").unwrap_or_default();
+                if id.is_empty() {
+                    violations.push(violation(
+                        format!("{at}.call_id"),
+                        format!("Missing required parameter: '{at}.call_id'."),
+                    ));
+                } else if calls.contains_key(id) {
+                    violations.push(violation(
+                        format!("{at}.call_id"),
+                        format!("Duplicate value for 'call_id' of '{id}' in 'input'."),
+                    ));
+                } else {
+                    calls.insert(id.to_owned(), (index, false, kind == "custom_tool_call"));
+                    order.push(id.to_owned());
+                }
+                if str_field(item, "name").is_none_or(str::is_empty) {
+                    violations.push(violation(
+                        format!("{at}.name"),
+                        format!("Missing required parameter: '{at}.name'."),
+                    ));
+                }
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let id = str_field(item, "call_id").unwrap_or_default();
+                let custom = kind == "custom_tool_call_output";
+                match calls.get_mut(id) {
+                    Some((_, answered, is_custom)) if *is_custom == custom && !*answered => {
+                        *answered = true;
+                    }
+                    Some((_, true, _)) => violations.push(violation(
+                        format!("{at}.call_id"),
+                        format!("Duplicate tool output found for call_id {id}."),
+                    )),
+                    _ => {
+                        let what = if custom {
+                            "custom tool call"
+                        } else {
+                            "function call"
+                        };
+                        let call = if custom {
+                            "custom tool call"
+                        } else {
+                            "tool call"
+                        };
+                        violations.push(violation(
+                            at,
+                            format!("No {call} found for {what} output with call_id {id}."),
+                        ));
+                    }
+                }
+            }
+            "reasoning" => {
+                if items.get(index + 1).is_none_or(is_user_side) {
+                    let id = str_field(item, "id").unwrap_or("");
+                    violations.push(violation(
+                        at,
+                        format!("Item '{id}' of type 'reasoning' was provided without its required following item."),
+                    ));
+                }
+            }
+            "item_reference" | "compaction" => {}
+            other if ITEM_TYPES.contains(&other) => {}
+            other => violations.push(violation(
+                format!("{at}.type"),
+                format!(
+                    "Invalid value: '{other}'. Supported values are: {}.",
+                    quoted_list(&ITEM_TYPES)
+                ),
+            )),
+        }
+    }
+    let answered: BTreeSet<&str> = calls
+        .iter()
+        .filter(|(_, (_, answered, _))| *answered)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    for id in order.iter().filter(|id| !answered.contains(id.as_str())) {
+        let index = calls.get(id).map_or(0, |(index, _, _)| *index);
+        violations.push(violation(
+            format!("input[{index}]"),
+            format!("No tool output found for function call {id}."),
+        ));
+    }
+    violations
+}
+
+fn check_message(item: &Value, at: &str, violations: &mut Vec<Violation>) {
+    let role = str_field(item, "role");
+    match role {
+        Some("user" | "assistant" | "system" | "developer") => {}
+        Some(other) => violations.push(violation(
+            format!("{at}.role"),
+            format!("Invalid value: '{other}'. Supported values are: 'assistant', 'system', 'developer', and 'user'."),
+        )),
+        None => violations.push(violation(
+            format!("{at}.role"),
+            format!("Missing required parameter: '{at}.role'."),
+        )),
+    }
+    match item.get("content") {
+        Some(Value::String(_)) => {}
+        Some(Value::Array(parts)) => {
+            for (index, part) in parts.iter().enumerate() {
+                let part_at = format!("{at}.content[{index}]");
+                match str_field(part, "type") {
+                    Some(kind) if CONTENT_PART_TYPES.contains(&kind) => {}
+                    Some(kind) => violations.push(violation(
+                        format!("{part_at}.type"),
+                        format!(
+                            "Invalid value: '{kind}'. Supported values are: {}.",
+                            quoted_list(&CONTENT_PART_TYPES)
+                        ),
+                    )),
+                    None => violations.push(violation(
+                        format!("{part_at}.type"),
+                        format!("Missing required parameter: '{part_at}.type'."),
+                    )),
+                }
+            }
+        }
+        _ => violations.push(violation(
+            format!("{at}.content"),
+            format!("Missing required parameter: '{at}.content'."),
+        )),
+    }
+}
+
+/// `'a', 'b', and 'c'`, as OpenAI lists supported values.
+pub(super) fn quoted_list(values: &[&str]) -> String {
+    let quoted: Vec<String> = values.iter().map(|value| format!("'{value}'")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{}, and {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_codex_turn_passes() {
+        let input = json!({"instructions": "sys", "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "ls"}]},
+            {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+            {"type": "function_call", "call_id": "a", "name": "shell", "arguments": "{}"},
+            {"type": "function_call", "call_id": "b", "name": "shell", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "b", "output": "B"},
+            {"type": "function_call_output", "call_id": "a", "output": "A"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done", "annotations": []}]}
+        ]});
+        assert_eq!(validate_responses(&input), Vec::new());
+    }
+
+    #[test]
+    fn every_violation_is_listed_in_openai_wording() {
+        let input = json!([
+            {"type": "function_call_output", "call_id": "x", "output": "orphan"},
+            {"role": "robot", "content": [{"type": "text", "text": "?"}]},
+            {"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"},
+            {"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"},
+            {"type": "reasoning", "id": "rs_2", "summary": []},
+            {"role": "user", "content": [{"type": "tool-call", "toolCallId": "c"}]},
+            {"type": "frobnicate"}
+        ]);
+        let text: Vec<String> = validate_responses(&input)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        insta::assert_snapshot!(text.join("\n"), @r"
+        input[0]: No tool call found for function call output with call_id x.
+        input[1].role: Invalid value: 'robot'. Supported values are: 'assistant', 'system', 'developer', and 'user'.
+        input[1].content[0].type: Invalid value: 'text'. Supported values are: 'input_text', 'input_image', 'output_text', 'refusal', 'input_file', 'computer_screenshot', and 'summary_text'.
+        input[3].call_id: Duplicate value for 'call_id' of 'a' in 'input'.
+        input[4]: Item 'rs_2' of type 'reasoning' was provided without its required following item.
+        input[5].content[0].type: Invalid value: 'tool-call'. Supported values are: 'input_text', 'input_image', 'output_text', 'refusal', 'input_file', 'computer_screenshot', and 'summary_text'.
+        input[6].type: Invalid value: 'frobnicate'. Supported values are: 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'reasoning', 'file_search_call', 'web_search_call', 'computer_call', 'computer_call_output', 'image_generation_call', 'code_interpreter_call', 'local_shell_call', 'local_shell_call_output', 'shell_call', 'shell_call_output', 'apply_patch_call', 'apply_patch_call_output', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response', and 'mcp_call'.
+        input[2]: No tool output found for function call a.
+        ");
+    }
+
+    #[test]
+    fn garbage_is_reported_not_panicked_on() {
+        assert_eq!(validate_responses(&json!(3)).len(), 1);
+        assert_eq!(validate_responses(&json!({"input": 3})).len(), 1);
+        assert!(!validate_responses(&json!([1, null, {"type": 2}, {"role": 3}])).is_empty());
+    }
+}

@@ -1,0 +1,81 @@
+//! Snapshots of the Responses, Gemini, AI SDK and LangChain converters on fixtures written
+//! from each format's documentation (tests/fixtures/wire/README.md names the pages).
+//!
+//! Each snapshot holds the model (`messages`, in the ctxkit serde form), what the format's
+//! writer gives back (`back`), the model rendered in every other format, what each provider's
+//! validator says about those renderings (all must be empty: the fixtures are valid
+//! conversations), and how much provider-bound state each rendering dropped.
+
+use ctxkit_core::wire::{dropped_state, from_format, render_messages, validate, WireFormat};
+use serde_json::{json, Map, Value};
+
+fn fixture(name: &str) -> Value {
+    let path = ctxkit_tests::fixtures_dir().join("wire").join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// Reads `name` as `format` and returns the snapshot and what the writer gave back.
+fn convert(name: &str, format: WireFormat) -> (Value, Value) {
+    let input = fixture(name);
+    let messages = from_format(&input, format).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let back = render_messages(&messages, format).unwrap();
+    assert_eq!(
+        from_format(&back, format).unwrap(),
+        messages,
+        "{name}: the model must survive a round trip"
+    );
+    let mut snapshot = Map::new();
+    snapshot.insert("messages".into(), serde_json::to_value(&messages).unwrap());
+    snapshot.insert("back".into(), back.clone());
+    let mut dropped = Map::new();
+    for other in WireFormat::ALL {
+        let rendered = render_messages(&messages, other).unwrap();
+        if let Some(violations) = validate(&rendered, other) {
+            assert_eq!(
+                violations,
+                Vec::new(),
+                "{name} as {}: {rendered:#}",
+                other.as_str()
+            );
+        }
+        dropped.insert(
+            other.as_str().into(),
+            json!(dropped_state(&messages, other)),
+        );
+        if other != format && other != WireFormat::Ctxkit {
+            snapshot.insert(other.as_str().into(), rendered);
+        }
+    }
+    snapshot.insert("dropped_state".into(), Value::Object(dropped));
+    (Value::Object(snapshot), back)
+}
+
+#[test]
+fn responses_reasoning_parallel_calls_images_refusal_custom_tool() {
+    let (snapshot, back) = convert("responses_items.json", WireFormat::Responses);
+    // In normal form already: the items come back as they are, `encrypted_content` included.
+    assert_eq!(back, fixture("responses_items.json"));
+    insta::assert_json_snapshot!("responses_items", snapshot);
+}
+
+#[test]
+fn gemini_thoughts_signatures_parallel_calls_errors_images() {
+    let (snapshot, back) = convert("gemini_contents.json", WireFormat::Gemini);
+    assert_eq!(back, fixture("gemini_contents.json"));
+    insta::assert_json_snapshot!("gemini_contents", snapshot);
+}
+
+#[test]
+fn ai_sdk_reasoning_parallel_calls_outputs_images_provider_options() {
+    let (snapshot, back) = convert("ai_sdk_messages.json", WireFormat::AiSdk);
+    assert_eq!(back, fixture("ai_sdk_messages.json"));
+    insta::assert_json_snapshot!("ai_sdk_messages", snapshot);
+}
+
+#[test]
+fn langchain_every_form_tool_calls_invalid_calls_errors() {
+    let (snapshot, _) = convert("langchain_messages.json", WireFormat::LangChain);
+    insta::assert_json_snapshot!("langchain_messages", snapshot);
+}
