@@ -96,6 +96,63 @@ test('a summarizer that fails or answers badly falls back to the extractive summ
   assert.equal(view.summary.method, 'llm');
 });
 
+test('a summarizer that never settles times out into the extractive summary', async () => {
+  const engine = sliceEngine();
+  let asked = 0;
+  const started = Date.now();
+  const view = await engine.prepare({
+    ...overBudget,
+    format: 'openai',
+    summarize: () => { asked += 1; return new Promise(() => {}); },
+    summarize_timeout_ms: 50,
+  });
+  const waited = Date.now() - started;
+  assert.equal(asked, 1);
+  assert.ok(waited >= 45 && waited < 5_000, `waited ${waited} ms for a 50 ms timeout`);
+  assert.equal(view.summary.method, 'extractive');
+  assert.equal(view.summary.fallback_reason, 'summarize did not settle within 50 ms (options.summarize_timeout_ms)');
+  assert.equal(engine.latestCheckpoint.method, 'extractive');
+  assert.ok(view.stats.fits);
+  assert.deepEqual(ck.validate(view, 'openai'), []);
+  // An answer inside the deadline is used, and its timer does not keep the process waiting:
+  // node --test would otherwise report this file only after the 120 s default.
+  const quick = await sliceEngine().prepare({ ...overBudget, summarize: async () => '## Goal\nquick' });
+  assert.equal(quick.summary.method, 'llm');
+  assert.equal(quick.summary.fallback_reason, null);
+});
+
+test('summarize_timeout_ms must be a whole number of milliseconds a JS timer can hold', async () => {
+  for (const bad of [0, -1, 1.5, 2_147_483_648, 'soon', true]) {
+    const engine = sliceEngine();
+    await assert.rejects(
+      engine.prepare({ ...overBudget, summarize: async () => 'x', summarize_timeout_ms: bad }),
+      (error) => error instanceof Error && /^Engine\.prepare: options\.summarize_timeout_ms: /.test(error.message),
+      String(bad),
+    );
+    assert.equal(engine.latestCheckpoint, null, 'a refused prepare leaves the engine as it was');
+  }
+  const view = await sliceEngine().prepare({ ...overBudget, summarize: async () => '## Goal\nok', summarize_timeout_ms: null });
+  assert.equal(view.summary.method, 'llm');
+});
+
+test('a summary with a lone surrogate is refused, not stored with U+FFFD', async () => {
+  for (const [answer, at] of [['## Goal\nfix \uD800 now', 12], ['## Goal\n\uDC00', 8], ['## Goal\nend \uD83D', 12]]) {
+    const engine = sliceEngine();
+    const view = await engine.prepare({ ...overBudget, summarize: async () => answer });
+    assert.equal(view.summary.method, 'extractive');
+    assert.equal(
+      view.summary.fallback_reason,
+      `summarize returned a string with a lone surrogate (not valid Unicode) at UTF-16 index ${at}`,
+    );
+    assert.ok(!engine.latestCheckpoint.summary.includes('\uFFFD'));
+  }
+  // A surrogate pair (an emoji) is valid Unicode and is kept as written.
+  const engine = sliceEngine();
+  const view = await engine.prepare({ ...overBudget, summarize: async () => '## Goal\nship it \uD83D\uDE80' });
+  assert.equal(view.summary.method, 'llm');
+  assert.ok(engine.latestCheckpoint.summary.startsWith('## Goal\nship it 🚀'));
+});
+
 test('two overlapping prepares: the second finds the checkpoint already made', async () => {
   const engine = sliceEngine();
   let release;

@@ -31,12 +31,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsError, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use crate::convert::{
     decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
     to_js_sorted, Result,
 };
+use crate::summarize::{ask, js_kind, take_timeout};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -70,7 +70,7 @@ export interface EngineState {
 export interface SummaryOutcome {
   method: SummaryMethod;
   through_seq: number;
-  /** Why the summarizer's answer was not used (it threw, rejected, returned no string, or an empty or oversized summary). */
+  /** Why the summarizer's answer was not used (it threw, rejected, timed out, returned no string or one with a lone surrogate, or an empty or oversized summary). */
   fallback_reason: string | null;
 }
 
@@ -87,6 +87,11 @@ export type Summarizer = (request: SummaryRequest) => Promise<string> | string;
 export interface PrepareOptions extends TurnInputs {
   /** Called when the turn needs a summary; without it the extractive summary is used. */
   summarize?: Summarizer;
+  /**
+   * How long to wait for `summarize`, in milliseconds (1 to 2147483647, default 120000); past
+   * it the turn uses the extractive summary and `summary.fallback_reason` says it timed out.
+   */
+  summarize_timeout_ms?: number;
 }
 "#;
 
@@ -204,8 +209,9 @@ impl Engine {
 
     /// This turn's view, asking `options.summarize` for a summary when the turn needs one;
     /// falls back to the extractive summary when it throws, rejects or returns something
-    /// unusable (the result's `summary.fallback_reason` says why). Rejects, leaving the engine
-    /// as it was, on bad options.
+    /// unusable, or does not settle within `options.summarize_timeout_ms` (default 120,000; the
+    /// result's `summary.fallback_reason` says why). Rejects, leaving the engine as it was, on
+    /// bad options.
     #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult>")]
     pub fn prepare(
         &self,
@@ -216,8 +222,8 @@ impl Engine {
         // Read now, so later changes to the caller's object do not leak into this turn.
         let read = read_prepare_options(&options, &session);
         wasm_bindgen_futures::future_to_promise(async move {
-            let (options, summarize) = read.map_err(|error| fail("Engine.prepare")(error))?;
-            prepare_turn(session, cache, options, summarize)
+            let (options, summarizer) = read.map_err(|error| fail("Engine.prepare")(error))?;
+            prepare_turn(session, cache, options, summarizer)
                 .await
                 .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
         })
@@ -311,7 +317,7 @@ pub(crate) fn busy() -> CoreError {
 fn read_prepare_options(
     options: &JsValue,
     session: &Rc<RefCell<Session>>,
-) -> Result<(JsTurnInputs, Option<js_sys::Function>)> {
+) -> Result<(JsTurnInputs, Summarizer)> {
     let summarize = if options.is_object() {
         js_sys::Reflect::get(options, &JsValue::from_str("summarize"))
             .map_err(|error| CoreError::invalid("options.summarize", js_error_message(&error)))?
@@ -339,11 +345,21 @@ fn read_prepare_options(
         // JSON.stringify drops a function; a null summarize is the same as none.
         fields.remove("summarize");
     }
+    let timeout_ms = take_timeout(&mut json)?;
     let family = session.try_borrow().map_err(|_| busy())?.family;
     Ok((
         JsTurnInputs::read(json, "options", Some(family))?,
-        summarize,
+        Summarizer {
+            function: summarize,
+            timeout_ms,
+        },
     ))
+}
+
+/// The summarizer of a `prepare` and how long to wait for it.
+struct Summarizer {
+    function: Option<js_sys::Function>,
+    timeout_ms: u32,
 }
 
 /// What one step of an awaited turn left to do.
@@ -356,7 +372,7 @@ async fn prepare_turn(
     session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
     options: JsTurnInputs,
-    summarize: Option<js_sys::Function>,
+    summarizer: Summarizer,
 ) -> Result<JsValue> {
     let inputs = options.inputs();
     let mut turn = TurnDriver::start(&inputs)?;
@@ -380,9 +396,9 @@ async fn prepare_turn(
         };
         match next {
             Next::Summarize(request) => {
-                let answer = match &summarize {
+                let answer = match &summarizer.function {
                     Some(summarize) => {
-                        let (answer, why) = ask(summarize, &request).await;
+                        let (answer, why) = ask(summarize, &request, summarizer.timeout_ms).await;
                         failure = why;
                         answer
                     }
@@ -397,42 +413,6 @@ async fn prepare_turn(
                 return finish(rendered, result, failure);
             }
         }
-    }
-}
-
-/// Calls the summarizer; returns its answer, or why there is none.
-async fn ask(
-    summarize: &js_sys::Function,
-    request: &SummaryRequest,
-) -> (Option<String>, Option<String>) {
-    let argument = match to_js(request) {
-        Ok(argument) => argument,
-        Err(error) => return (None, Some(error.to_string())),
-    };
-    let returned = match summarize.call1(&JsValue::UNDEFINED, &argument) {
-        Ok(returned) => returned,
-        Err(thrown) => {
-            return (
-                None,
-                Some(format!("summarize threw: {}", js_error_message(&thrown))),
-            )
-        }
-    };
-    match JsFuture::from(js_sys::Promise::resolve(&returned)).await {
-        Ok(value) => match value.as_string() {
-            Some(text) => (Some(text), None),
-            None => (
-                None,
-                Some(format!(
-                    "summarize returned {}, not a string",
-                    js_kind(&value)
-                )),
-            ),
-        },
-        Err(reason) => (
-            None,
-            Some(format!("summarize rejected: {}", js_error_message(&reason))),
-        ),
     }
 }
 
@@ -461,20 +441,4 @@ fn finish(rendered: JsValue, result: TurnResult, failure: Option<String>) -> Res
     };
     set(&rendered, "summary", &summary)?;
     Ok(rendered)
-}
-
-/// What a JS value is, for "found X" messages.
-fn js_kind(value: &JsValue) -> String {
-    if value.is_null() {
-        return "null".to_owned();
-    }
-    if value.is_array() {
-        return "an array".to_owned();
-    }
-    match value.js_typeof().as_string().as_deref() {
-        Some("undefined") => "undefined".to_owned(),
-        Some("object") => "an object".to_owned(),
-        Some(kind) => format!("a {kind}"),
-        None => "a value".to_owned(),
-    }
 }

@@ -17,6 +17,7 @@
 //! | [`system_prompt`] | `buildSystemPrompt` |
 //! | [`nudge`] | `advanceNudges` |
 //! | [`engine`] | `Engine`: a session kept in wasm memory |
+//! | [`summarize`] | `Engine.prepare`'s call of the JS summarizer, with its deadline |
 //! | [`history`] | the `Engine`'s history tools: `historyTools`, `searchHistory`, `readHistory`, `executeTool` |
 //! | [`defaults`] | `defaults`, `version` |
 //!
@@ -54,6 +55,7 @@ pub mod offload;
 pub mod plan;
 pub mod precis;
 pub mod repair;
+pub mod summarize;
 pub mod summary;
 pub mod system_prompt;
 pub mod tokens;

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
   engine.view({ sytem: 'x' });
   const prepared: TurnResult = await engine.prepare({ summarize: async (r: SummaryRequest) => `${r.system}\n${r.prompt}`.slice(0, 10) });
   await engine.prepare({ summarize: (r) => r.prompt });
+  await engine.prepare({ summarize: (r) => r.prompt, summarize_timeout_ms: 50 });
   await engine.prepare();
   engine.view();
   engine.recordUsage(prepared.stats, 1_234);

@@ -114,7 +114,8 @@ pub(crate) fn rows() -> Vec<Row> {
         exempt("TurnResult", "a RenderedView with `stats` (ViewStats) and `summary` (SummaryOutcome, or null) set on it by engine.rs finish; both are checked here"),
         exempt("Summarizer", "a JS function type"),
         input::<JsTurnInputs>("PrepareOptions", "Engine.prepare's options: the turn options and the summarizer")
-            .shell_field(None, "summarize", true, "the summarizer, taken from the object before the rest is read as JSON (engine.rs read_prepare_options)"),
+            .shell_field(None, "summarize", true, "the summarizer, taken from the object before the rest is read as JSON (engine.rs read_prepare_options)")
+            .shell_field(None, "summarize_timeout_ms", true, "the summarizer's deadline, taken from the JSON before the turn options are read (summarize.rs take_timeout)"),
         // offload.rs.
         output::<OffloadPolicy>("OffloadPolicy", "defaults().offload"),
         input::<crate::offload::Input>("OffloadInput", "planOffload's input"),

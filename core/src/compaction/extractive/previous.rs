@@ -28,7 +28,7 @@ impl PreviousSummary {
         for (heading, body) in sections(summary) {
             found = true;
             let body = body.trim();
-            let non_empty = (!body.is_empty()).then(|| body.to_owned());
+            let non_empty = (!body.is_empty()).then(|| without_headings(body));
             match heading {
                 "Goal" => parsed.goal = non_empty,
                 "Pinned facts" => {
@@ -58,10 +58,27 @@ impl PreviousSummary {
         }
         if !found && !summary.trim().is_empty() {
             parsed.files = paths_in_text(summary);
-            parsed.unparsed = Some(summary.trim().to_owned());
+            parsed.unparsed = Some(without_headings(summary.trim()));
         }
         parsed
     }
+}
+
+/// `text` with every line that markdown would read as a heading put behind a list marker
+/// (`## Key Decisions?` becomes `- ## Key Decisions?`): a section's body is written back into
+/// the next summary, and a heading inside it (a user's pasted `## ` line, a damaged or foreign
+/// one) must not become a heading of that summary. Found by the `summary` fuzz target.
+fn without_headings(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.trim_start().starts_with('#') {
+                format!("- {line}")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `(heading, body)` for each line of a markdown text that is exactly `## ` and one of the
@@ -122,4 +139,24 @@ pub fn pinned_from_summary(summary: &str) -> Vec<PinnedFact> {
             .map(|e| PinnedFact::new(FactKind::Error, one_line(e, 300))),
     );
     facts
+}
+
+#[cfg(test)]
+mod heading_tests {
+    use super::*;
+
+    #[test]
+    fn a_heading_inside_a_previous_section_stays_body_text() {
+        // The summary fuzz target's finding: a damaged `## Key Decisi…` line inside Progress
+        // was written back as a heading of the next summary.
+        let previous =
+            "## Goal\n- fix it\n\n## Progress\n- ran cargo test\n## Key Decisi\u{fffd}\nmore\n";
+        let parsed = PreviousSummary::parse(previous);
+        assert_eq!(
+            parsed.progress.as_deref(),
+            Some("- ran cargo test\n- ## Key Decisi\u{fffd}\nmore")
+        );
+        let unparsed = PreviousSummary::parse("# Summary\nall done");
+        assert_eq!(unparsed.unparsed.as_deref(), Some("- # Summary\nall done"));
+    }
 }

@@ -1,0 +1,104 @@
+//! # ctxkit-fuzz-checks: what the fuzz targets check
+//!
+//! Each public `check_*` function takes the raw bytes a fuzzer made, feeds them to one entry
+//! point of ctxkit, and panics when an invariant of that entry point does not hold (a crash
+//! alone is not the only finding: a repaired view that a provider would reject is one too).
+//! The same functions serve two callers:
+//!
+//! - the cargo-fuzz targets in `fuzz/fuzz_targets/` (nightly, coverage-guided; one target per
+//!   function, named as in [`TARGETS`]);
+//! - `tests/tests/fuzz_corpus_replay.rs` on stable Rust, which replays every file of
+//!   `fuzz/corpus/<target>/` through the same function, so CI keeps every finding fixed.
+//!
+//! Bytes are read leniently (invalid UTF-8 replaced, JSON that does not parse skipped): a
+//! fuzzer's input that is not even the right shape says nothing about the code under test.
+//! The invariants, target by target, are listed in `docs/reliability.md`.
+#![deny(missing_docs)]
+
+pub mod import;
+pub mod offload;
+pub mod precis;
+pub mod recall;
+pub mod summary;
+pub mod turn;
+pub mod wire;
+
+use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message, Role};
+
+/// A check: panics when an invariant does not hold for the input.
+pub type Check = fn(&[u8]);
+
+/// Every fuzz target: its name (the folder of its corpus, the file in `fuzz/fuzz_targets/`)
+/// and its check.
+pub const TARGETS: &[(&str, Check)] = &[
+    ("import", import::check_import),
+    ("wire_openai", wire::check_wire_openai),
+    ("wire_anthropic", wire::check_wire_anthropic),
+    ("repair", wire::check_repair),
+    ("turn", turn::check_turn),
+    ("precis", precis::check_precis),
+    ("offload", offload::check_offload),
+    ("summary", summary::check_summary),
+    ("history_call", recall::check_history_call),
+    ("fts_query", recall::check_fts_query),
+];
+
+/// `data` as text, invalid UTF-8 replaced by U+FFFD.
+pub fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+/// `data` split at its first NUL byte into two texts (the second empty when there is none):
+/// how a target that needs two strings reads one input.
+pub fn two_texts(data: &[u8]) -> (String, String) {
+    match data.iter().position(|&byte| byte == 0) {
+        Some(at) => (
+            text(data.get(..at).unwrap_or_default()),
+            text(data.get(at + 1..).unwrap_or_default()),
+        ),
+        None => (text(data), String::new()),
+    }
+}
+
+/// Panics unless `messages` (a repaired view or log, system prompt first if any) is a request
+/// both providers accept. A view with nothing but a system prompt is no request at all, and is
+/// not checked.
+pub fn assert_valid_for_both(messages: &[Message], what: &str) {
+    if !messages.iter().any(|message| message.role != Role::System) {
+        return;
+    }
+    let openai = to_openai(messages);
+    let violations = validate_openai(&openai);
+    assert!(
+        violations.is_empty(),
+        "{what}: the OpenAI request is invalid: {violations:?}\nrequest: {openai:#}"
+    );
+    let anthropic = match to_anthropic(messages) {
+        Ok(anthropic) => anthropic,
+        // The one refusal by design: Anthropic's tool_use input is a JSON object, and a call
+        // whose arguments are not one (a model's truncated JSON, kept as written for OpenAI)
+        // cannot be written for it. Any other refusal is a finding.
+        Err(error) if messages.iter().any(has_arguments_anthropic_refuses) => {
+            assert!(
+                error.to_string().contains("arguments"),
+                "{what}: refused for Anthropic with an error that names no arguments: {error}"
+            );
+            return;
+        }
+        Err(error) => panic!("{what}: cannot be written for Anthropic: {error}"),
+    };
+    let violations = validate_anthropic(&anthropic);
+    assert!(
+        violations.is_empty(),
+        "{what}: the Anthropic request is invalid: {violations:?}\nrequest: {anthropic:#}"
+    );
+}
+
+/// Whether `message` has a tool call whose arguments are neither blank nor a JSON object.
+fn has_arguments_anthropic_refuses(message: &Message) -> bool {
+    message.tool_calls.iter().any(|call| {
+        !call.arguments.trim().is_empty()
+            && !serde_json::from_str::<serde_json::Value>(&call.arguments)
+                .is_ok_and(|value| value.is_object())
+    })
+}

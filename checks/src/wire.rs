@@ -1,0 +1,102 @@
+//! The wire converters in both directions (`to_*`/`from_*` for OpenAI and Anthropic), and tool
+//! pair repair followed by both validators.
+
+use ctxkit_core::import::ctxkit_messages;
+use ctxkit_core::{
+    from_anthropic, from_openai, repair_tool_pairs, to_anthropic, to_openai, Message,
+};
+use serde_json::Value;
+
+use crate::{assert_valid_for_both, text};
+
+/// The bytes as JSON, or `None` (nothing to check) when they are not.
+fn json(data: &[u8]) -> Option<Value> {
+    serde_json::from_slice(data).ok()
+}
+
+/// The bytes as ctxkit messages (a JSON array or JSONL), or `None`.
+fn messages(data: &[u8]) -> Option<Vec<Message>> {
+    ctxkit_messages(&text(data)).ok()
+}
+
+/// OpenAI in, and ctxkit messages out to OpenAI and back.
+///
+/// Invariants: what `from_openai` reads, `to_openai` writes in a form `from_openai` reads back
+/// to the same messages' OpenAI form (a round trip is stable after one pass); repaired, it is
+/// valid for both providers. Messages given in the ctxkit form are written by `to_openai` in a
+/// form `from_openai` reads.
+pub fn check_wire_openai(data: &[u8]) {
+    if let Some(request) = json(data) {
+        if let Ok(read) = from_openai(&request) {
+            let written = to_openai(&read);
+            let again = match from_openai(&written) {
+                Ok(again) => again,
+                Err(error) => {
+                    panic!("from_openai refuses what to_openai wrote: {error}\n{written:#}")
+                }
+            };
+            assert_eq!(
+                to_openai(&again),
+                written,
+                "the OpenAI round trip is not stable"
+            );
+            assert_valid_for_both(&repair_tool_pairs(&read), "from_openai, repaired");
+        }
+    }
+    if let Some(messages) = messages(data) {
+        let written = to_openai(&messages);
+        if let Err(error) = from_openai(&written) {
+            panic!("from_openai refuses what to_openai wrote from ctxkit messages: {error}\n{written:#}");
+        }
+    }
+}
+
+/// Anthropic in, and ctxkit messages out to Anthropic and back.
+///
+/// Invariants: as for OpenAI: what `from_anthropic` reads, `to_anthropic` writes, and
+/// `from_anthropic` reads that back to the same Anthropic form; repaired, it is valid for both
+/// providers; `to_anthropic` of ctxkit messages either fails with an error or writes what
+/// `from_anthropic` reads.
+pub fn check_wire_anthropic(data: &[u8]) {
+    if let Some(request) = json(data) {
+        if let Ok(read) = from_anthropic(&request) {
+            if let Ok(written) = to_anthropic(&read) {
+                let again = match from_anthropic(&written) {
+                    Ok(again) => again,
+                    Err(error) => panic!(
+                        "from_anthropic refuses what to_anthropic wrote: {error}\n{written:#}"
+                    ),
+                };
+                assert_eq!(
+                    to_anthropic(&again).ok(),
+                    Some(written),
+                    "the Anthropic round trip is not stable"
+                );
+            }
+            assert_valid_for_both(&repair_tool_pairs(&read), "from_anthropic, repaired");
+        }
+    }
+    if let Some(messages) = messages(data) {
+        if let Ok(written) = to_anthropic(&messages) {
+            if let Err(error) = from_anthropic(&written) {
+                panic!("from_anthropic refuses what to_anthropic wrote from ctxkit messages: {error}\n{written:#}");
+            }
+        }
+    }
+}
+
+/// Tool-pair repair on any log.
+///
+/// Invariants: the repaired log is a request both providers accept (OpenAI and Anthropic
+/// validators report nothing), and repair is idempotent (repairing a repaired log changes
+/// nothing).
+pub fn check_repair(data: &[u8]) {
+    let Some(log) = messages(data) else { return };
+    let repaired = repair_tool_pairs(&log);
+    assert_valid_for_both(&repaired, "repair_tool_pairs");
+    assert_eq!(
+        repair_tool_pairs(&repaired),
+        repaired,
+        "repairing a repaired log changed it"
+    );
+}

@@ -1,0 +1,5 @@
+//! Fuzz target `history_call`: `ctxkit_fuzz_checks::recall::check_history_call` on each input (its invariants are
+//! listed in docs/reliability.md).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| ctxkit_fuzz_checks::recall::check_history_call(data));

@@ -1,0 +1,208 @@
+//! Asking the JS summarizer of `Engine.prepare` for a summary, with a deadline.
+//!
+//! A `summarize` callback is user code: it may throw, reject, answer something that is not a
+//! string, answer a string that is not Unicode (a lone surrogate), or never settle at all. Each
+//! of these becomes a named reason, and the turn falls back to the extractive summary with that
+//! reason in `summary.fallback_reason`; the engine never waits forever and never stores a
+//! replacement character in place of what the summarizer wrote.
+//!
+//! The deadline is a `Promise.race` between the callback's promise and a timer made with the
+//! global `setTimeout` (found on `globalThis` through `Reflect`, so the same code runs in Node,
+//! browsers and workers without web-sys). The timer is cleared as soon as the race ends: a
+//! pending timer would keep a Node process alive for up to the whole timeout.
+
+use ctxkit_core::compaction::SummaryRequest;
+use ctxkit_core::CoreError;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::convert::{decode, js_error_message, to_js, Result};
+
+/// The default of `summarize_timeout_ms`: two minutes, longer than a slow LLM's summary.
+pub const DEFAULT_SUMMARIZE_TIMEOUT_MS: u32 = 120_000;
+
+/// The longest timeout a JS timer can hold: `setTimeout` treats a larger delay as 1 ms, so a
+/// larger value would time out at once instead of late.
+pub const MAX_SUMMARIZE_TIMEOUT_MS: u32 = 2_147_483_647;
+
+/// Takes `summarize_timeout_ms` out of the prepare options' JSON (the rest is read as turn
+/// options, which refuse unknown keys) and checks it: a whole number of milliseconds from 1 to
+/// [`MAX_SUMMARIZE_TIMEOUT_MS`]; absent or null gives [`DEFAULT_SUMMARIZE_TIMEOUT_MS`].
+pub fn take_timeout(options: &mut Value) -> Result<u32> {
+    const AT: &str = "options.summarize_timeout_ms";
+    let value = match options {
+        Value::Object(fields) => fields.remove("summarize_timeout_ms"),
+        _ => None,
+    };
+    let ms: Option<u64> = match value {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(decode(value, AT)?),
+    };
+    match ms {
+        None => Ok(DEFAULT_SUMMARIZE_TIMEOUT_MS),
+        Some(ms) => u32::try_from(ms)
+            .ok()
+            .filter(|ms| (1..=MAX_SUMMARIZE_TIMEOUT_MS).contains(ms))
+            .ok_or_else(|| {
+                CoreError::invalid(
+                    AT,
+                    format!(
+                        "is {ms}; expected a whole number of milliseconds from 1 to \
+                         {MAX_SUMMARIZE_TIMEOUT_MS} (the longest a JS timer can wait)"
+                    ),
+                )
+            }),
+    }
+}
+
+/// Calls the summarizer and waits at most `timeout_ms` for its answer; returns the answer, or
+/// why there is none.
+pub async fn ask(
+    summarize: &js_sys::Function,
+    request: &SummaryRequest,
+    timeout_ms: u32,
+) -> (Option<String>, Option<String>) {
+    let argument = match to_js(request) {
+        Ok(argument) => argument,
+        Err(error) => return (None, Some(error.to_string())),
+    };
+    let returned = match summarize.call1(&JsValue::UNDEFINED, &argument) {
+        Ok(returned) => returned,
+        Err(thrown) => {
+            return (
+                None,
+                Some(format!("summarize threw: {}", js_error_message(&thrown))),
+            )
+        }
+    };
+    let answer = js_sys::Promise::resolve(&returned);
+    let settled = match Deadline::start(timeout_ms) {
+        Ok(deadline) => {
+            let race = js_sys::Promise::race(&js_sys::Array::of2(&answer, &deadline.promise));
+            let settled = JsFuture::from(race).await;
+            deadline.clear();
+            match settled {
+                Ok(value) if value == deadline.sentinel => {
+                    return (
+                        None,
+                        Some(format!(
+                            "summarize did not settle within {timeout_ms} ms \
+                             (options.summarize_timeout_ms)"
+                        )),
+                    )
+                }
+                other => other,
+            }
+        }
+        Err(why) => return (None, Some(why)),
+    };
+    match settled {
+        Ok(value) => read_answer(&value),
+        Err(reason) => (
+            None,
+            Some(format!("summarize rejected: {}", js_error_message(&reason))),
+        ),
+    }
+}
+
+/// The summarizer's resolved value as a summary: a string that is valid UTF-16.
+fn read_answer(value: &JsValue) -> (Option<String>, Option<String>) {
+    let Some(text) = value.dyn_ref::<js_sys::JsString>() else {
+        return (
+            None,
+            Some(format!(
+                "summarize returned {}, not a string",
+                js_kind(value)
+            )),
+        );
+    };
+    // Converting a lone surrogate to Rust gives U+FFFD: the stored summary would differ from
+    // what the summarizer wrote, silently. Refuse it, saying where it is.
+    if !text.is_valid_utf16() {
+        let at = char::decode_utf16(text.iter())
+            .position(|unit| unit.is_err())
+            .unwrap_or_default();
+        return (
+            None,
+            Some(format!(
+                "summarize returned a string with a lone surrogate (not valid Unicode) at \
+                 UTF-16 index {at}"
+            )),
+        );
+    }
+    (Some(String::from(text)), None)
+}
+
+/// A timer promise that resolves to a value of its own (`sentinel`) after the timeout.
+struct Deadline {
+    promise: js_sys::Promise,
+    sentinel: JsValue,
+    timer: JsValue,
+    clear_timeout: Option<js_sys::Function>,
+}
+
+impl Deadline {
+    /// Starts the timer with the global `setTimeout`.
+    fn start(timeout_ms: u32) -> std::result::Result<Deadline, String> {
+        let global: JsValue = js_sys::global().into();
+        let set_timeout = global_function(&global, "setTimeout")
+            .ok_or("summarize was not called with a deadline: globalThis.setTimeout is missing")?;
+        // A fresh object: no value the summarizer resolves with can be identical to it.
+        let sentinel: JsValue = js_sys::Object::new().into();
+        let mut timer = Ok(JsValue::UNDEFINED);
+        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+            // setTimeout(resolve, ms, sentinel) calls resolve(sentinel).
+            let arguments = js_sys::Array::of3(
+                &resolve,
+                &JsValue::from_f64(f64::from(timeout_ms)),
+                &sentinel,
+            );
+            timer = js_sys::Reflect::apply(&set_timeout, &global, &arguments);
+        });
+        let timer = timer.map_err(|thrown| {
+            format!(
+                "summarize was not called with a deadline: setTimeout threw: {}",
+                js_error_message(&thrown)
+            )
+        })?;
+        Ok(Deadline {
+            promise,
+            sentinel,
+            timer,
+            clear_timeout: global_function(&global, "clearTimeout"),
+        })
+    }
+
+    /// Cancels the timer (a no-op if it already fired).
+    fn clear(&self) {
+        if let Some(clear_timeout) = &self.clear_timeout {
+            // Nothing to do if clearTimeout throws: the timer then fires into a settled race.
+            let _ = clear_timeout.call1(&js_sys::global(), &self.timer);
+        }
+    }
+}
+
+/// The function `name` of the global object, if it is one.
+fn global_function(global: &JsValue, name: &str) -> Option<js_sys::Function> {
+    js_sys::Reflect::get(global, &JsValue::from_str(name))
+        .ok()?
+        .dyn_into::<js_sys::Function>()
+        .ok()
+}
+
+/// What a JS value is, for "found X" messages.
+pub fn js_kind(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".to_owned();
+    }
+    if value.is_array() {
+        return "an array".to_owned();
+    }
+    match value.js_typeof().as_string().as_deref() {
+        Some("undefined") => "undefined".to_owned(),
+        Some("object") => "an object".to_owned(),
+        Some(kind) => format!("a {kind}"),
+        None => "a value".to_owned(),
+    }
+}
