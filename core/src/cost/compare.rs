@@ -176,8 +176,7 @@ fn recall_at(log: &[Message], call: &StrategyCall) -> (usize, usize) {
         )
     }) {
         counts.0 += 1;
-        let head = fact.text.split(" … ").next().unwrap_or_default();
-        if shown.contains(&flat(head.trim_end_matches('…'))) {
+        if shown.contains(&flat(fact.verbatim_head())) {
             counts.1 += 1;
         }
     }

@@ -26,9 +26,7 @@ use crate::text::head_bytes;
 /// assert!(fact_query(&PinnedFact::new(FactKind::Path, " … ")).is_none());
 /// ```
 pub fn fact_query(fact: &PinnedFact) -> Option<SearchRequest> {
-    let head = fact.text.split(" … ").next().unwrap_or_default();
-    let head = head.trim().trim_end_matches('…').trim();
-    let head = head_bytes(head, QUERY_MAX_BYTES).trim_end();
+    let head = head_bytes(fact.verbatim_head(), QUERY_MAX_BYTES).trim_end();
     SearchRequest::new(head, None).ok()
 }
 

@@ -94,6 +94,20 @@ impl PinnedFact {
             text: text.into(),
         }
     }
+
+    /// The part of the fact that is verbatim text of the log: all of it, or for a fact pinned
+    /// head and tail (` … `) or cut (`…`) its head, trimmed.
+    ///
+    /// ```
+    /// use ctxkit_core::compaction::{FactKind, PinnedFact};
+    /// let fact = PinnedFact::new(FactKind::Request, "Rename the flag … and update the docs");
+    /// assert_eq!(fact.verbatim_head(), "Rename the flag");
+    /// assert_eq!(PinnedFact::new(FactKind::Error, "error: cut…").verbatim_head(), "error: cut");
+    /// ```
+    pub fn verbatim_head(&self) -> &str {
+        let head = self.text.split(" … ").next().unwrap_or_default();
+        head.trim().trim_end_matches('…').trim()
+    }
 }
 
 /// How many facts of each kind a cap dropped.
