@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("import", import::check_import),
     ("wire_openai", wire::check_wire_openai),
     ("wire_anthropic", wire::check_wire_anthropic),
+    ("wire_formats", wire::check_wire_formats),
     ("repair", wire::check_repair),
     ("turn", turn::check_turn),
     ("precis", precis::check_precis),
@@ -103,7 +104,10 @@ pub fn assert_valid_for_both(messages: &[Message], what: &str) {
 /// Whether `violation` is the validator naming a part type that the input itself carried as an
 /// opaque block (kept as received, never made by ctxkit): reporting it is the validator's job,
 /// and the input was already invalid for that provider. Anything ctxkit writes must validate.
-fn is_passthrough(violation: &ctxkit_core::wire::Violation, messages: &[Message]) -> bool {
+pub(crate) fn is_passthrough(
+    violation: &ctxkit_core::wire::Violation,
+    messages: &[Message],
+) -> bool {
     // OpenAI: "Invalid value: 'x'. Supported values are ..."; Anthropic: "Input tag 'x' found
     // using 'type' does not match ...".
     let openai = violation

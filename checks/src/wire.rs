@@ -1,13 +1,16 @@
-//! The wire converters in both directions (`to_*`/`from_*` for OpenAI and Anthropic), and tool
-//! pair repair followed by both validators.
+//! The wire converters in both directions (`to_*`/`from_*` for OpenAI and Anthropic, and for
+//! Responses, Gemini, AI SDK and LangChain), and tool pair repair followed by both validators.
 
 use ctxkit_core::import::ctxkit_messages;
+use ctxkit_core::wire::{
+    from_format, to_ai_sdk, to_gemini, to_langchain, to_responses, validate, WireFormat,
+};
 use ctxkit_core::{
-    from_anthropic, from_openai, repair_tool_pairs, to_anthropic, to_openai, Message,
+    from_anthropic, from_openai, repair_tool_pairs, to_anthropic, to_openai, Message, Role,
 };
 use serde_json::Value;
 
-use crate::{assert_valid_for_both, text};
+use crate::{assert_valid_for_both, is_passthrough, text};
 
 /// The bytes as JSON, or `None` (nothing to check) when they are not.
 fn json(data: &[u8]) -> Option<Value> {
@@ -99,4 +102,80 @@ pub fn check_repair(data: &[u8]) {
         repaired,
         "repairing a repaired log changed it"
     );
+}
+
+/// The four other wire formats (OpenAI Responses, Gemini, AI SDK, LangChain), one per input: its
+/// first byte picks the format, the rest is the request.
+///
+/// Invariants, for each: what the reader reads, the writer writes in a form the reader reads
+/// back, and the round trip is stable after one pass; the read messages, repaired, validate for
+/// OpenAI and Anthropic, and for the format itself where it has a validator (Responses,
+/// Gemini); ctxkit messages, repaired, written in the format are read back.
+pub fn check_wire_formats(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let formats = [
+        WireFormat::Responses,
+        WireFormat::Gemini,
+        WireFormat::AiSdk,
+        WireFormat::LangChain,
+    ];
+    let format = formats[usize::from(selector) % formats.len()];
+    if let Some(request) = json(rest) {
+        if let Ok(read) = from_format(&request, format) {
+            let written = write(&read, format);
+            let again = match from_format(&written, format) {
+                Ok(again) => again,
+                Err(error) => {
+                    panic!("{format:?}: the reader refuses what the writer wrote: {error}\n{written:#}")
+                }
+            };
+            assert_eq!(
+                write(&again, format),
+                written,
+                "{format:?}: the round trip is not stable"
+            );
+            let repaired = repair_tool_pairs(&read);
+            assert_valid_for_both(&repaired, "read and repaired");
+            assert_valid_for(&repaired, format);
+        }
+    }
+    // Repaired first, as every view ctxkit renders is: Gemini pairs a functionResponse with its
+    // call by name, so an orphaned result has no faithful Gemini form, and its reader refuses it.
+    if let Some(messages) = messages(rest) {
+        let written = write(&repair_tool_pairs(&messages), format);
+        if let Err(error) = from_format(&written, format) {
+            panic!("{format:?}: the reader refuses what the writer wrote from repaired ctxkit messages: {error}\n{written:#}");
+        }
+    }
+}
+
+/// `messages` in `format` (one of the four of [`check_wire_formats`]).
+fn write(messages: &[Message], format: WireFormat) -> Value {
+    match format {
+        WireFormat::Responses => to_responses(messages),
+        WireFormat::Gemini => to_gemini(messages),
+        WireFormat::AiSdk => to_ai_sdk(messages),
+        _ => to_langchain(messages),
+    }
+}
+
+/// Panics when `format` has a validator and it reports anything for `messages` (a repaired
+/// log) written in that format.
+fn assert_valid_for(messages: &[Message], format: WireFormat) {
+    if !messages.iter().any(|message| message.role != Role::System) {
+        return;
+    }
+    let request = write(messages, format);
+    if let Some(violations) = validate(&request, format) {
+        let violations: Vec<_> = violations
+            .into_iter()
+            .filter(|violation| !is_passthrough(violation, messages))
+            .collect();
+        assert!(
+            violations.is_empty(),
+            "{format:?}: the repaired request is invalid: {violations:?}\nrequest: {request:#}"
+        );
+    }
 }
