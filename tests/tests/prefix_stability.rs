@@ -6,10 +6,18 @@
 //! block (a run of tool results and the user text after it share one Anthropic message, so a
 //! message can grow while its blocks stay put). On generated logs whose texts quote ctxkit's
 //! own markup, and on every corpus transcript replayed turn by turn.
+//!
+//! The same replays check the cache breakpoints each view's stats name: rendered for Anthropic
+//! (`render_messages_cached`) they are valid `cache_control` markers (at most four, none on a
+//! nudge, the request otherwise the plain rendering), and each turn's last breakpoint is where
+//! the next turn puts its previous-turn breakpoint, so the next request reads back what this
+//! one wrote.
 
 use ctxkit_core::compaction::{Budget, Policy};
+use ctxkit_core::cost::{anthropic_block_counts, BreakpointReason, CacheBreakpoint};
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::wire::{render_messages, render_messages_cached, validate_anthropic, WireFormat};
 use ctxkit_core::{to_anthropic, to_openai, Message, Role, Session, ToolCall, TurnInputs};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -21,6 +29,8 @@ struct Turn {
     checkpoint: Option<u64>,
     /// The view was cut or had messages dropped to fit (the truncation tier).
     reshaped: bool,
+    /// Where its stats put the cache breakpoints.
+    breakpoints: Vec<CacheBreakpoint>,
 }
 
 /// Replays `log` turn by turn (a turn before each assistant message) and returns each turn.
@@ -44,6 +54,7 @@ fn turns(log: &[Message], window: u64, family: ModelFamily) -> Vec<Turn> {
                     nudges: stats.nudges.len(),
                     checkpoint: stats.checkpoint_through,
                     reshaped: stats.cut_messages > 0 || stats.dropped_messages > 0,
+                    breakpoints: stats.cache_breakpoints,
                 });
             }
         }
@@ -73,10 +84,89 @@ fn anthropic_blocks(messages: &[Message]) -> Vec<String> {
     blocks
 }
 
+/// Where `reason`'s breakpoint is, if the turn has one.
+fn breakpoint_at(turn: &Turn, reason: BreakpointReason) -> Option<Option<usize>> {
+    turn.breakpoints
+        .iter()
+        .find(|b| b.reason == reason)
+        .map(|b| b.after_message)
+}
+
+/// Every content block of an Anthropic request (system blocks first), string content made one
+/// text block, as JSON values.
+fn request_blocks(request: &Value) -> Vec<Value> {
+    let as_blocks = |content: &Value| match content {
+        Value::Array(parts) => parts.clone(),
+        Value::String(text) => vec![serde_json::json!({"type": "text", "text": text})],
+        _ => Vec::new(),
+    };
+    let mut blocks = as_blocks(&request["system"]);
+    for message in request["messages"].as_array().into_iter().flatten() {
+        blocks.extend(as_blocks(&message["content"]));
+    }
+    blocks
+}
+
+/// The breakpoints of one turn, rendered for Anthropic: a request the validator accepts, the
+/// plain rendering but for the markers, one marker per breakpoint (at most four), and none on
+/// a nudge.
+fn check_breakpoints(turn: &Turn, at: &str) -> Result<(), String> {
+    let cached = render_messages_cached(&turn.messages, WireFormat::Anthropic, &turn.breakpoints)
+        .map_err(|error| format!("{at}: {error}"))?;
+    let violations = validate_anthropic(&cached);
+    if !violations.is_empty() {
+        return Err(format!(
+            "{at}: the cached request is invalid: {violations:?}"
+        ));
+    }
+    let plain = render_messages(&turn.messages, WireFormat::Anthropic)
+        .map_err(|error| format!("{at}: {error}"))?;
+    let mut blocks = request_blocks(&cached);
+    let marked: Vec<usize> = blocks
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(index, block)| {
+            let marker = block.as_object_mut()?.remove("cache_control")?;
+            (marker == serde_json::json!({"type": "ephemeral"})).then_some(index)
+        })
+        .collect();
+    if blocks != request_blocks(&plain) {
+        return Err(format!(
+            "{at}: the cached request differs from the plain one beyond its markers"
+        ));
+    }
+    if marked.len() != turn.breakpoints.len() || marked.len() > 4 {
+        return Err(format!(
+            "{at}: {} markers for the breakpoints {:?}",
+            marked.len(),
+            turn.breakpoints
+        ));
+    }
+    let has_system = turn
+        .messages
+        .first()
+        .is_some_and(|m| m.role == Role::System);
+    let conversation = &turn.messages[usize::from(has_system)..];
+    let system_blocks = request_blocks(&serde_json::json!({"system": cached["system"]})).len();
+    let stable_blocks: usize = system_blocks
+        + anthropic_block_counts(&conversation[..conversation.len() - turn.nudges])
+            .iter()
+            .sum::<usize>();
+    if marked.iter().any(|&index| index >= stable_blocks) {
+        return Err(format!(
+            "{at}: a marker on a nudge (blocks {marked:?}, {stable_blocks} before the nudges)"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the invariant between consecutive turns that did not compact; returns how many pairs
 /// were compared.
 fn check_stable(turns: &[Turn], what: &str) -> Result<usize, String> {
     let mut compared = 0;
+    for (index, turn) in turns.iter().enumerate() {
+        check_breakpoints(turn, &format!("{what}: turn {index}"))?;
+    }
     for (index, pair) in turns.windows(2).enumerate() {
         let (earlier, later) = (&pair[0], &pair[1]);
         if earlier.checkpoint != later.checkpoint || later.reshaped {
@@ -85,6 +175,16 @@ fn check_stable(turns: &[Turn], what: &str) -> Result<usize, String> {
         compared += 1;
         let stable = &earlier.messages[..earlier.messages.len() - earlier.nudges];
         let at = format!("{what}: turn {} to {}", index, index + 1);
+        let written = breakpoint_at(earlier, BreakpointReason::LastMessage);
+        let read = breakpoint_at(later, BreakpointReason::PreviousTurn)
+            .or_else(|| breakpoint_at(later, BreakpointReason::Summary))
+            .or_else(|| breakpoint_at(later, BreakpointReason::LastMessage));
+        if written.is_some() && written != read {
+            return Err(format!(
+                "{at}: the previous turn's last breakpoint ({written:?}) is not one of this turn's ({:?})",
+                later.breakpoints
+            ));
+        }
         let openai_earlier = to_openai(stable);
         let openai_later = to_openai(&later.messages);
         let (Value::Array(a), Value::Array(b)) = (&openai_earlier, &openai_later) else {

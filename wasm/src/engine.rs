@@ -197,7 +197,8 @@ impl Engine {
                     TurnStep::NeedExtraction(_) => turn.answer_extraction(None)?,
                     TurnStep::NeedSummary(_) => turn.answer_summary(&session, None)?,
                     TurnStep::Ready(view) => {
-                        break render_cached(&view, options.format, &mut cache)?
+                        let breakpoints = options.breakpoints(&turn);
+                        break render_cached(&view, options.format, &mut cache, &breakpoints)?;
                     }
                 }
             };
@@ -390,7 +391,13 @@ async fn prepare_turn(
                 TurnStep::NeedSummary(request) => Next::Summarize(Box::new(request)),
                 TurnStep::Ready(view) => {
                     let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
-                    Next::Rendered(render_cached(&view, options.format, &mut cache)?)
+                    let breakpoints = options.breakpoints(&turn);
+                    Next::Rendered(render_cached(
+                        &view,
+                        options.format,
+                        &mut cache,
+                        &breakpoints,
+                    )?)
                 }
             }
         };

@@ -227,6 +227,18 @@ export interface ViewStats {
   repair: RepairReport;
   /** Pinned facts summary caps dropped so far, as the checkpoint in the view records them. */
   dropped_facts: DroppedFacts;
+  /** Where the view's cache breakpoints are (rendered as markers with `cache: true`). */
+  cache_breakpoints: CacheBreakpoint[];
+}
+
+/** Why a cache breakpoint is where it is. */
+export type BreakpointReason = "system" | "summary" | "previous_turn" | "last_message";
+
+/** One cache breakpoint of a view. */
+export interface CacheBreakpoint {
+  reason: BreakpointReason;
+  /** The view message it follows (an index into `messages`); null: the end of the system prompt. */
+  after_message: number | null;
 }
 
 /** The input of `planTurn`: the log and the session state besides the turn options. */
@@ -338,7 +350,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
                 "planTurn asks for no memory extraction",
             ))
         }
-        TurnStep::Ready(view) => render(&view, options.format)?,
+        TurnStep::Ready(view) => render(&view, options.format, &options.breakpoints(&turn))?,
     };
     let (result, changes) = turn.result()?;
     let out = to_js(&PlanOutput::Ready {

@@ -18,9 +18,10 @@
 use std::collections::BTreeMap;
 
 use ctxkit_core::compaction::{Budget, Policy, TodoItem};
+use ctxkit_core::cost::CacheBreakpoint;
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
-use ctxkit_core::wire::{dropped_state, render_message, render_view, WireFormat};
-use ctxkit_core::{Message, ModelFamily, TurnInputs, View};
+use ctxkit_core::wire::{dropped_state, render_message, render_view_cached, WireFormat};
+use ctxkit_core::{Message, ModelFamily, TurnDriver, TurnInputs, View};
 use serde::Deserialize;
 
 use serde_json::Value;
@@ -46,6 +47,13 @@ export interface TurnInputs {
   todos?: TodoItem[];
   /** The shape of the returned view (default `"ctxkit"`). */
   format?: ViewFormat;
+  /**
+   * Mark the view's cache breakpoints (`stats.cache_breakpoints`): with `format: "anthropic"`,
+   * `cache_control: {type: "ephemeral"}` on the end of the system prompt, of the checkpoint
+   * summary, of the previous turn and of the conversation before its nudges. The other shapes
+   * have no markers (OpenAI caches the same prefixes by itself). Default false.
+   */
+  cache?: boolean;
 }
 
 /**
@@ -126,6 +134,9 @@ pub struct JsTurnInputs {
     pub todos: Vec<TodoItem>,
     /// The output shape.
     pub format: WireFormat,
+    /// Mark the view's cache breakpoints (`stats.cache_breakpoints`) where the shape has
+    /// markers: Anthropic's `cache_control`.
+    pub cache: bool,
 }
 
 impl Default for JsTurnInputs {
@@ -136,11 +147,20 @@ impl Default for JsTurnInputs {
             policy: Policy::default(),
             todos: Vec::new(),
             format: WireFormat::Ctxkit,
+            cache: false,
         }
     }
 }
 
 impl JsTurnInputs {
+    /// The ready view's cache breakpoints to mark: its stats' when `cache` is set, else none.
+    pub fn breakpoints(&self, turn: &TurnDriver<'_>) -> Vec<CacheBreakpoint> {
+        match turn.ready_stats() {
+            Some(stats) if self.cache => stats.cache_breakpoints.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Reads turn inputs from `json` (an object, or null for all defaults). `family`: the
     /// engine's; a family the policy names must match it (the core's
     /// [`check_requested_family`]), and the engine's is used when none is named.
@@ -180,8 +200,14 @@ impl JsTurnInputs {
 
 /// `view` in `format`, as a JS object (without stats: the caller adds what it knows): the
 /// core's [`render_view`], with the system prompt apart in the ctxkit shape.
-pub fn render(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
-    let out = render_shape(view, format)?;
+///
+/// `breakpoints`: the view's cache breakpoints to mark (Anthropic's `cache_control`), or none.
+pub fn render(
+    view: &View<'_>,
+    format: WireFormat,
+    breakpoints: &[CacheBreakpoint],
+) -> Result<JsValue> {
+    let out = render_shape(view, format, breakpoints)?;
     set_dropped_state(&out, view, format)?;
     Ok(out)
 }
@@ -194,7 +220,11 @@ fn set_dropped_state(out: &JsValue, view: &View<'_>, format: WireFormat) -> Resu
 }
 
 /// [`render`] without `dropped_state`.
-fn render_shape(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
+fn render_shape(
+    view: &View<'_>,
+    format: WireFormat,
+    breakpoints: &[CacheBreakpoint],
+) -> Result<JsValue> {
     match format {
         WireFormat::Ctxkit => {
             let conversation: Vec<&Message> =
@@ -208,7 +238,7 @@ fn render_shape(view: &View<'_>, format: WireFormat) -> Result<JsValue> {
         }
         _ => {
             // Array formats go under `messages`; request formats are objects already.
-            let mut request = match render_view(view, format)? {
+            let mut request = match render_view_cached(view, format, breakpoints)? {
                 messages @ Value::Array(_) => serde_json::json!({ "messages": messages }),
                 request => request,
             };
@@ -231,14 +261,16 @@ pub struct ViewCache {
     system: Option<(String, JsValue)>,
 }
 
-/// `view` in `format`, reusing (and refilling) `cache` for the ctxkit and OpenAI shapes.
+/// `view` in `format`, reusing (and refilling) `cache` (of JS values) for the ctxkit, OpenAI
+/// and LangChain shapes; `breakpoints` as for [`render`] (those shapes have no markers).
 pub fn render_cached(
     view: &View<'_>,
     format: WireFormat,
     cache: &mut ViewCache,
+    breakpoints: &[CacheBreakpoint],
 ) -> Result<JsValue> {
     if !format.renders_per_message() {
-        return render(view, format);
+        return render(view, format, breakpoints);
     }
     if cache.format != Some(format) {
         *cache = ViewCache {

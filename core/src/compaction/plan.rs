@@ -32,6 +32,7 @@ use crate::compaction::{
     summary_message, Budget, Checkpoint, Policy, Strategy, SummaryRequest, Tier, TodoItem,
     ViewStats, MIN_MESSAGE_TOKENS, SUMMARY_HEADER,
 };
+use crate::cost::place_breakpoints;
 use crate::error::{CoreError, Result};
 use crate::memory::{advance_nudges, NudgeState};
 use crate::model::{first_after, Entry, Message, Role, View, ViewMessage};
@@ -238,9 +239,17 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     } else {
         (Vec::new(), 0)
     };
+    let nudges_in_view = if nudges_fit { nudges.messages.len() } else { 0 };
     if nudges_fit {
         all.extend(nudges.messages.into_iter().map(ViewMessage::owned));
     }
+    let conversation: Vec<&Message> = all.iter().map(|item| &*item.message).collect();
+    let cache_breakpoints = place_breakpoints(
+        &conversation,
+        !input.system_prompt.is_empty(),
+        summary_in_view > 0,
+        nudges_in_view,
+    );
     let total = system_tokens + message_tokens + nudge_tokens;
     let calibrated = input.usage_anchor.and_then(|anchor| {
         calibrated_tokens(
@@ -276,6 +285,7 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
             .as_ref()
             .map(|c| c.dropped_facts)
             .unwrap_or_default(),
+        cache_breakpoints,
     };
     Ok(Plan::Ready(Box::new(ReadyView {
         view: View {

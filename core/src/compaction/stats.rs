@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::{DroppedFacts, SummaryMethod};
+use crate::cost::CacheBreakpoint;
 use crate::memory::NudgeKind;
 use crate::tokens::UsageAnchor;
 use crate::wire::RepairReport;
@@ -79,6 +80,13 @@ pub struct ViewStats {
     /// view records them (they stay in the log: history search finds them).
     #[serde(default)]
     pub dropped_facts: DroppedFacts,
+    /// Where the view's cache breakpoints are ([`crate::cost::place_breakpoints`]): the end
+    /// of the system prompt, of the checkpoint summary, of the previous turn and of the
+    /// conversation before its nudges. An Anthropic rendering carries them as `cache_control`
+    /// when the caller asks for caching ([`crate::wire::render_view_cached`]); OpenAI caches
+    /// the same prefixes by itself.
+    #[serde(default)]
+    pub cache_breakpoints: Vec<CacheBreakpoint>,
 }
 
 impl ViewStats {

@@ -73,10 +73,10 @@ pub fn view_blocks(
 }
 
 /// How many content blocks each message renders to in an Anthropic request.
-pub fn anthropic_block_counts(messages: &[Message]) -> Vec<usize> {
+pub fn anthropic_block_counts<M: std::borrow::Borrow<Message>>(messages: &[M]) -> Vec<usize> {
     messages
         .iter()
-        .map(|message| rendered_blocks(message, CacheProvider::Anthropic).len())
+        .map(|message| rendered_blocks(message.borrow(), CacheProvider::Anthropic).len())
         .collect()
 }
 

@@ -12,6 +12,8 @@
 //! At most four (Anthropic's limit), never two at one place. OpenAI caches prefixes by itself:
 //! the positions are the same, and nothing is rendered for them.
 
+use std::borrow::Borrow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -70,8 +72,8 @@ pub const MAX_BREAKPOINTS: usize = 4;
 ///     (BreakpointReason::LastMessage, Some(3)),
 /// ]);
 /// ```
-pub fn place_breakpoints(
-    messages: &[Message],
+pub fn place_breakpoints<M: Borrow<Message>>(
+    messages: &[M],
     has_system: bool,
     has_summary: bool,
     trailing_nudges: usize,
@@ -99,7 +101,7 @@ pub fn place_breakpoints(
         .get(..stable)
         .unwrap_or_default()
         .iter()
-        .rposition(|message| message.role == Role::Assistant);
+        .rposition(|message| message.borrow().role == Role::Assistant);
     if let Some(previous_end) = last_assistant.and_then(|index| index.checked_sub(1)) {
         add(BreakpointReason::PreviousTurn, previous_end);
     }
@@ -202,7 +204,7 @@ mod tests {
         let view = [Message::user("only")];
         let placed = place_breakpoints(&view, true, true, 0);
         assert_eq!(placed.len(), 2, "{placed:?}");
-        assert!(place_breakpoints(&[], false, false, 0).is_empty());
+        assert!(place_breakpoints::<Message>(&[], false, false, 0).is_empty());
         let long: Vec<Message> = (0..50)
             .flat_map(|i| {
                 [

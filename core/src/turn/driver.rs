@@ -255,6 +255,15 @@ impl<'x> TurnDriver<'x> {
         Ok(())
     }
 
+    /// The ready view's stats (its cache breakpoints, to render them): `None` before the
+    /// ready step.
+    pub fn ready_stats(&self) -> Option<&ViewStats> {
+        match &self.state {
+            State::Ready(prepared) => Some(&prepared.stats),
+            _ => None,
+        }
+    }
+
     /// The turn's result and changes without applying them (for a preview, or a store that
     /// persists before the session in memory is updated). Fails before the ready step.
     pub fn result(&self) -> Result<(TurnResult, TurnChanges)> {

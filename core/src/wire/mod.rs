@@ -115,7 +115,10 @@ pub use gemini::{from_gemini, to_gemini};
 pub use langchain::{from_langchain, to_langchain};
 pub use openai::{from_openai, to_openai};
 pub use parse::from_format;
-pub use render::{render_message, render_messages, render_view, WireFormat};
+pub use render::{
+    render_message, render_messages, render_messages_cached, render_view, render_view_cached,
+    WireFormat,
+};
 pub use repair::{
     repair_tool_pairs, repair_view, RepairReport, EMPTY_RESULT, LEADING_USER, MISSING_RESULT,
 };

@@ -12,8 +12,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cost::{anthropic_block_counts, mark_anthropic, CacheBreakpoint};
 use crate::error::{CoreError, Result};
-use crate::model::{Message, View};
+use crate::model::{Message, Role, View};
 use crate::wire::{to_ai_sdk, to_anthropic, to_gemini, to_langchain, to_openai, to_responses};
 
 /// A wire format a view can be rendered in.
@@ -106,6 +107,52 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
                 .map_err(|error| CoreError::invalid("messages", error.to_string()))
         }
     }
+}
+
+/// [`render_view`] with the view's cache breakpoints (its `ViewStats::cache_breakpoints`)
+/// rendered where the format has markers for them: for Anthropic, `cache_control: {"type":
+/// "ephemeral"}` on the last content block each breakpoint ends (a string system prompt or
+/// content becomes one text block to carry it). OpenAI and Responses cache prefixes by
+/// themselves, Gemini caches through a separate API, and the SDK shapes have no marker: for
+/// them the rendering is [`render_view`]'s.
+pub fn render_view_cached(
+    view: &View<'_>,
+    format: WireFormat,
+    breakpoints: &[CacheBreakpoint],
+) -> Result<Value> {
+    let system = view.system_message();
+    let messages: Vec<&Message> = system
+        .iter()
+        .chain(view.messages.iter().map(|item| &*item.message))
+        .collect();
+    render_messages_cached(&messages, format, breakpoints)
+}
+
+/// [`render_messages`] with `breakpoints` rendered, as [`render_view_cached`] does: `messages`
+/// are as sent (the view's system prompt first, when it has one: then `breakpoints` has a
+/// breakpoint at its end), and each breakpoint's `after_message` counts the messages after it.
+pub fn render_messages_cached<M: std::borrow::Borrow<Message>>(
+    messages: &[M],
+    format: WireFormat,
+    breakpoints: &[CacheBreakpoint],
+) -> Result<Value> {
+    let mut request = render_messages(messages, format)?;
+    if format == WireFormat::Anthropic && !breakpoints.is_empty() {
+        // The view's system prompt is there exactly when a breakpoint ends it (the placement
+        // rule puts one there whenever it is not empty).
+        let skip = usize::from(breakpoints.iter().any(|b| b.after_message.is_none()));
+        let conversation = messages.get(skip..).unwrap_or_default();
+        let mut counts = anthropic_block_counts(conversation);
+        // Leading system messages of the conversation (a transcript's own system prompt) are
+        // written into `system`, not as message blocks.
+        let leading = conversation
+            .iter()
+            .take_while(|message| message.borrow().role == Role::System)
+            .count();
+        counts.iter_mut().take(leading).for_each(|count| *count = 0);
+        mark_anthropic(&mut request, breakpoints, &counts);
+    }
+    Ok(request)
 }
 
 /// One message in a per-message format ([`WireFormat::renders_per_message`]): the element

@@ -235,6 +235,12 @@ pub struct ViewArgs {
     /// The output's shape.
     #[arg(long, value_enum, default_value = "openai")]
     pub format: ViewFormat,
+    /// Mark the view's cache breakpoints (the end of the system prompt, of the checkpoint
+    /// summary, of the previous turn and of the conversation before its nudges): Anthropic's
+    /// `cache_control` blocks. The other formats cache prefixes without markers; the note on
+    /// standard error lists the breakpoints for every format.
+    #[arg(long)]
+    pub cache: bool,
 }
 
 /// Runs `ctxkit view`: the next view, computed without storing anything (the database is
@@ -246,13 +252,25 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
     };
     let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
     let format: WireFormat = args.format.into();
-    let body = view.render(format)?;
+    let body = if args.cache {
+        view.render_cached(format)?
+    } else {
+        view.render(format)?
+    };
     let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
     line(text)?;
     let stats = &view.stats;
     let dropped = dropped_state(&view.messages, format);
+    let breakpoints = if args.cache {
+        format!(
+            ", cache breakpoints: {}",
+            breakpoint_list(&stats.cache_breakpoints)
+        )
+    } else {
+        String::new()
+    };
     note(format_args!(
-        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}{}",
+        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}{}{breakpoints}",
         printable(&args.session),
         thousands(stats.total_tokens),
         thousands(stats.budget_tokens),
@@ -275,6 +293,31 @@ pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
         }
     ));
     Ok(())
+}
+
+/// The breakpoints as `system, summary (after message 1), ...`: message numbers count from 1
+/// after the system prompt.
+fn breakpoint_list(breakpoints: &[ctxkit_core::cost::CacheBreakpoint]) -> String {
+    use ctxkit_core::cost::BreakpointReason;
+    if breakpoints.is_empty() {
+        return "none".to_owned();
+    }
+    let names: Vec<String> = breakpoints
+        .iter()
+        .map(|b| {
+            let name = match b.reason {
+                BreakpointReason::System => "system prompt",
+                BreakpointReason::Summary => "summary",
+                BreakpointReason::PreviousTurn => "previous turn",
+                BreakpointReason::LastMessage => "last message",
+            };
+            match b.after_message {
+                Some(index) => format!("{name} (after message {})", index + 1),
+                None => name.to_owned(),
+            }
+        })
+        .collect();
+    names.join(", ")
 }
 
 /// Options of `ctxkit append`.

@@ -11,7 +11,7 @@
 
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod, SummaryRequest, ViewStats};
 use ctxkit_core::memory::ExtractionRequest;
-use ctxkit_core::wire::{render_messages, WireFormat};
+use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
 use ctxkit_core::{Message, TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
 use super::{cached_session, Engine, Event, WarningKind};
@@ -39,6 +39,14 @@ impl TurnResult {
     /// The view in `format`, rendered by the core's one renderer.
     pub fn render(&self, format: WireFormat) -> Result<serde_json::Value> {
         render_messages(&self.messages, format)
+            .context(|| format!("session {:?}: view", self.session))
+    }
+
+    /// The view in `format` with its cache breakpoints (`stats.cache_breakpoints`) marked
+    /// where the format has markers: Anthropic's `cache_control` (see the core's
+    /// [`render_messages_cached`]); the other formats render as [`TurnResult::render`] does.
+    pub fn render_cached(&self, format: WireFormat) -> Result<serde_json::Value> {
+        render_messages_cached(&self.messages, format, &self.stats.cache_breakpoints)
             .context(|| format!("session {:?}: view", self.session))
     }
 

@@ -16,6 +16,7 @@ use ctxkit_core::compaction::{
     Budget, Checkpoint, ClearPolicy, DroppedFacts, ExtractiveLimits, FactKind, PinnedFact, Policy,
     Strategy, SummaryMethod, SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
 };
+use ctxkit_core::cost::{BreakpointReason, CacheBreakpoint};
 use ctxkit_core::memory::{
     MemoryEntry, MemoryScope, MemorySource, NudgeKind, NudgePolicy, NudgeState, PrecisOptions,
 };
@@ -88,6 +89,8 @@ pub(crate) fn rows() -> Vec<Row> {
         both::<NudgeKind>("NudgeKind", "ViewStats.nudges, NudgeOutcome.kinds"),
         output::<UsageAnchor>("UsageAnchor", "EngineState.usage_anchor; read back by fromJSON and planTurn (where its `null`s may also be absent)"),
         both::<Tier>("Tier", "ViewStats.tier"),
+        output::<CacheBreakpoint>("CacheBreakpoint", "ViewStats.cache_breakpoints"),
+        output::<BreakpointReason>("BreakpointReason", "CacheBreakpoint.reason"),
         output::<ViewStats>("ViewStats", "a turn's stats; recordUsage reads them back (where its `null`s may also be absent)"),
         exempt("PlanInput", READ_BY_KEY),
         output::<crate::plan::PlanOutput<'static>>("Plan", "planTurn's result")
