@@ -73,6 +73,8 @@ fn every_strategy_is_billed_beside_the_recorded_session() {
         [
             "ctxkit",
             "ctxkit-clearing",
+            "ctxkit-llm-fresh",
+            "ctxkit-llm-cache-safe",
             "no-compaction",
             "claude-code-like",
             "sliding-window",
@@ -111,6 +113,23 @@ fn every_strategy_is_billed_beside_the_recorded_session() {
     assert_eq!(
         ctxkit["calls"], recorded["calls"],
         "one call per recorded API call"
+    );
+    // An LLM summarizer's calls cost something on top of the extractive summaries (the same
+    // views, so the same compactions); re-sending the cached prefix costs less than a fresh
+    // transcript.
+    let units = |name: &str| {
+        let row = rows.iter().find(|r| r["strategy"] == name).unwrap();
+        assert_eq!(row["compactions"], ctxkit["compactions"], "{row}");
+        row["input_cost_units"].as_f64().unwrap()
+    };
+    let (extractive, fresh, cache_safe) = (
+        units("ctxkit"),
+        units("ctxkit-llm-fresh"),
+        units("ctxkit-llm-cache-safe"),
+    );
+    assert!(
+        extractive < cache_safe && cache_safe < fresh,
+        "{extractive} {cache_safe} {fresh}"
     );
     // The reserve is the first call's prompt less its messages: Claude Code's system prompt
     // and tools, tens of thousands of tokens.

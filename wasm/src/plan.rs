@@ -105,7 +105,16 @@ export interface Policy {
   extractive: ExtractiveLimits;
   clear_tool_results: ClearPolicy | null;
   nudges: NudgePolicy;
+  summary_mode: SummaryMode;
 }
+
+/**
+ * How summary requests are meant to be sent: `"fresh"` (default) a fenced transcript under the
+ * summarizer's own system prompt, for any model; `"cache_safe"` also the agent's own request
+ * followed by one instruction (`SummaryRequest.cache_safe_messages`), for a summarizer that is
+ * the agent's model, so the provider serves the history from its cache.
+ */
+export type SummaryMode = "fresh" | "cache_safe";
 
 /** A policy where every field, at every level, has its default. */
 export interface PolicyOptions {
@@ -118,6 +127,7 @@ export interface PolicyOptions {
   extractive?: Partial<ExtractiveLimits>;
   clear_tool_results?: Partial<ClearPolicy> | null;
   nudges?: Partial<NudgePolicy>;
+  summary_mode?: SummaryMode;
 }
 
 /** One item of the agent's todo list. */
@@ -179,6 +189,13 @@ export interface SummaryRequest {
   dropped_facts: DroppedFacts;
   /** Wrap the summary in `<answer_tag>…</answer_tag>` (the prompt says so too). */
   answer_tag: string;
+  /**
+   * With `summary_mode: "cache_safe"`: the messages to send to the agent's own model (with its
+   * tools) instead of `system` + `prompt`: the turn's system prompt, the conversation as the
+   * previous call sent it, then the instruction. Absent in the fresh mode and when it would
+   * not fit the window.
+   */
+  cache_safe_messages?: Message[];
 }
 
 /** The session's nudge counters, carried from turn to turn. */

@@ -12,6 +12,7 @@
 //! an answered request is always ready.
 
 pub(crate) mod budget;
+pub(crate) mod cache_safe;
 pub(crate) mod checkpoint;
 pub(crate) mod clearing;
 pub(crate) mod extractive;
@@ -25,6 +26,7 @@ pub(crate) mod todo;
 pub(crate) mod truncation;
 
 pub use budget::{Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
+pub use cache_safe::{cache_safe_instruction, cache_safe_messages};
 pub use checkpoint::{
     checkpoint_from_answer, checkpoint_from_summary, summary_message, with_pinned, Checkpoint,
     SummaryMethod, SUMMARY_HEADER,
@@ -36,7 +38,7 @@ pub use extractive::{
 };
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
-pub use policy::{Policy, Strategy};
+pub use policy::{Policy, Strategy, SummaryMode};
 pub use stats::{Tier, ViewStats};
 pub use summary_request::{
     answer_extractively, covered_entries, summary_checkpoint, summary_output_tokens,

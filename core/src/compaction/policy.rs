@@ -28,6 +28,22 @@ pub enum Strategy {
     Off,
 }
 
+/// How a summary request is meant to be sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryMode {
+    /// A fresh prompt only: the covered messages fenced as a transcript under the summarizer's
+    /// own system prompt. Works with any summarizer model.
+    #[default]
+    Fresh,
+    /// The fresh prompt and the cache-safe request beside it
+    /// ([`crate::compaction::SummaryRequest::cache_safe_messages`]), for a summarizer that is
+    /// the agent's own model: the provider serves the history from its cache (see
+    /// `docs/economics.md` for what that saves).
+    CacheSafe,
+}
+
 /// Everything configurable about planning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -52,6 +68,8 @@ pub struct Policy {
     pub clear_tool_results: Option<ClearPolicy>,
     /// Reminders.
     pub nudges: NudgePolicy,
+    /// Whether summary requests also carry their cache-safe form.
+    pub summary_mode: SummaryMode,
 }
 
 impl Default for Policy {
@@ -66,6 +84,7 @@ impl Default for Policy {
             extractive: ExtractiveLimits::default(),
             clear_tool_results: None,
             nudges: NudgePolicy::default(),
+            summary_mode: SummaryMode::Fresh,
         }
     }
 }

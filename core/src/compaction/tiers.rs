@@ -9,9 +9,9 @@
 
 use crate::compaction::pinned::{cap_pinned, gather_pinned, DroppedFacts};
 use crate::compaction::{
-    clear_old_tool_results, cut_to_fit, render_active_tasks, summary_message, summary_request,
-    truncation_summary, with_pinned, Budget, Checkpoint, ClearPolicy, PlanInput, SummaryMethod,
-    SummaryRequest, Tier,
+    cache_safe_messages, clear_old_tool_results, cut_to_fit, render_active_tasks, summary_message,
+    summary_request, truncation_summary, with_pinned, Budget, Checkpoint, ClearPolicy, PlanInput,
+    SummaryMethod, SummaryMode, SummaryRequest, Tier,
 };
 use crate::model::{first_after, safe_cut_points, window_start, Entry, Message, Role, ViewMessage};
 use crate::tokens::{estimate_message, ModelFamily};
@@ -102,14 +102,26 @@ pub(crate) fn summarize_tier(
         replacement,
     )?;
     let covered = tail.get(..cut).unwrap_or_default();
-    Some(summary_request(
+    let mut request = summary_request(
         covered,
         input.checkpoint,
         input.todos,
         this_turn,
         caps,
         &policy.transcript,
-    ))
+    );
+    if policy.summary_mode == SummaryMode::CacheSafe {
+        request.cache_safe_messages = cache_safe_messages(
+            &request,
+            input.system_prompt,
+            input.checkpoint,
+            tail,
+            tail.len() - cut,
+            &input.budget,
+            policy.family,
+        );
+    }
+    Some(request)
 }
 
 /// Tier 3, sliding window: keeps the last `keep_last` messages of `tail` (pair-safe).

@@ -23,6 +23,7 @@ pub(crate) mod blocks;
 pub(crate) mod breakpoints;
 pub(crate) mod cache;
 pub(crate) mod compare;
+pub(crate) mod ctxkit_replay;
 pub(crate) mod prices;
 pub(crate) mod recorded;
 pub(crate) mod report;

@@ -5,6 +5,9 @@
 //! - [`Strategy::Ctxkit`]: the turn driver with the default policy, big tool outputs
 //!   offloaded (the references are what the view holds), extractive summaries;
 //! - [`Strategy::CtxkitClearing`]: the same with old tool results cleared;
+//! - [`Strategy::CtxkitLlmFresh`], [`Strategy::CtxkitLlmCacheSafe`]: the defaults with the
+//!   call an LLM summarizer would make at each compaction billed, sent the fresh prompt or the
+//!   cache-safe request (see `ctxkit_replay.rs`);
 //! - [`Strategy::NoCompaction`]: the whole log every call (a call past the window overflows);
 //! - [`Strategy::ClaudeCodeLike`]: the whole log until the view is nearly full (95% of the
 //!   usable budget), then everything but the last few messages summarized (a summary call
@@ -19,11 +22,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::{extractive_summary, Budget, ClearPolicy, ExtractiveLimits, Policy};
+use super::ctxkit_replay::{replay_ctxkit, SummaryCalls};
+
+use crate::compaction::{extractive_summary, Budget, ClearPolicy, ExtractiveLimits, SummaryMode};
 use crate::model::{Message, Role};
-use crate::offload::{plan_offload, OffloadPolicy};
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
-use crate::turn::{Session, TurnInputs};
 
 /// A context strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +37,10 @@ pub enum Strategy {
     Ctxkit,
     /// ctxkit with tool-result clearing.
     CtxkitClearing,
+    /// ctxkit with an LLM summarizer sent the fresh prompt (its call billed).
+    CtxkitLlmFresh,
+    /// ctxkit with an LLM summarizer sent the cache-safe request (its call billed).
+    CtxkitLlmCacheSafe,
     /// Everything, every call.
     NoCompaction,
     /// Summarize all but the last messages when nearly full.
@@ -46,9 +53,11 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, in report order.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 8] = [
         Strategy::Ctxkit,
         Strategy::CtxkitClearing,
+        Strategy::CtxkitLlmFresh,
+        Strategy::CtxkitLlmCacheSafe,
         Strategy::NoCompaction,
         Strategy::ClaudeCodeLike,
         Strategy::SlidingWindow,
@@ -60,6 +69,8 @@ impl Strategy {
         match self {
             Strategy::Ctxkit => "ctxkit",
             Strategy::CtxkitClearing => "ctxkit-clearing",
+            Strategy::CtxkitLlmFresh => "ctxkit-llm-fresh",
+            Strategy::CtxkitLlmCacheSafe => "ctxkit-llm-cache-safe",
             Strategy::NoCompaction => "no-compaction",
             Strategy::ClaudeCodeLike => "claude-code-like",
             Strategy::SlidingWindow => "sliding-window",
@@ -135,65 +146,29 @@ pub struct Replay {
 /// The calls `strategy` makes over `transcript`: one before each assistant message.
 pub fn replay_strategy(strategy: Strategy, transcript: &[Message], setup: &ReplaySetup) -> Replay {
     match strategy {
-        Strategy::Ctxkit => replay_ctxkit(transcript, setup, None),
-        Strategy::CtxkitClearing => replay_ctxkit(transcript, setup, Some(ClearPolicy::default())),
+        Strategy::Ctxkit => replay_ctxkit(transcript, setup, None, SummaryCalls::None),
+        Strategy::CtxkitClearing => replay_ctxkit(
+            transcript,
+            setup,
+            Some(ClearPolicy::default()),
+            SummaryCalls::None,
+        ),
+        Strategy::CtxkitLlmFresh => replay_ctxkit(
+            transcript,
+            setup,
+            None,
+            SummaryCalls::Llm(SummaryMode::Fresh),
+        ),
+        Strategy::CtxkitLlmCacheSafe => replay_ctxkit(
+            transcript,
+            setup,
+            None,
+            SummaryCalls::Llm(SummaryMode::CacheSafe),
+        ),
         other => Replay {
             log: transcript.to_vec(),
             calls: replay_baseline(other, transcript, setup),
         },
-    }
-}
-
-fn replay_ctxkit(
-    transcript: &[Message],
-    setup: &ReplaySetup,
-    clearing: Option<ClearPolicy>,
-) -> Replay {
-    let policy = Policy {
-        family: setup.family,
-        clear_tool_results: clearing,
-        ..Policy::default()
-    };
-    let offload = OffloadPolicy::default();
-    let inputs = TurnInputs::new(&setup.system, setup.budget(), &policy);
-    let mut session = Session::new(setup.family);
-    let mut calls = Vec::new();
-    for message in transcript {
-        if message.role == Role::Assistant {
-            let before = session.latest_checkpoint().map(|c| c.through_seq);
-            if let Ok((mut view, stats)) = session.prepare_offline(&inputs) {
-                if view.first().is_some_and(|m| m.role == Role::System) {
-                    view.remove(0);
-                }
-                calls.push(StrategyCall {
-                    messages: view,
-                    has_summary: stats.checkpoint_through.is_some(),
-                    trailing_nudges: stats.nudges.len(),
-                    // A new checkpoint, or messages cut or dropped to fit: either rewrites
-                    // the view.
-                    compacted: stats.checkpoint_through != before
-                        || stats.cut_messages > 0
-                        || stats.dropped_messages > 0,
-                    overflow: !stats.fits,
-                    summary_call: None,
-                    log_len: session.entries.len(),
-                });
-            }
-        }
-        let seq = session.entries.len() as u64 + 1;
-        let stored = match plan_offload(seq, "cost", message, None, &offload) {
-            Ok(Some(plan)) => plan.reference,
-            _ => message.clone(),
-        };
-        session.append([stored]);
-    }
-    Replay {
-        log: session
-            .entries
-            .into_iter()
-            .map(|entry| entry.message)
-            .collect(),
-        calls,
     }
 }
 

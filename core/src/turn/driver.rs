@@ -47,6 +47,9 @@ use crate::turn::rules::policy_for_session;
 use crate::turn::{Session, TurnInputs};
 
 /// What the turn needs next.
+// A step is made a few times per turn and matched at once: boxing the summary request to even
+// out the variants' sizes would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnStep<'s> {
     /// Ask an LLM for durable memories from the messages about to be summarized, then call

@@ -246,6 +246,7 @@ impl Engine {
         let result = llm.complete(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
+            messages: &[],
             max_tokens: request.max_output_tokens,
         });
         match result {
@@ -273,6 +274,7 @@ impl Engine {
         let result = llm.complete(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
+            messages: &request.cache_safe_messages,
             max_tokens: request.max_output_tokens,
         });
         match result {

@@ -35,12 +35,19 @@ impl AnthropicMessages {
 
 impl Llm for AnthropicMessages {
     fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError> {
-        let body = json!({
+        let mut body = json!({
             "model": self.endpoint.model,
             "max_tokens": request.max_tokens,
             "system": request.system,
             "messages": [{"role": "user", "content": request.prompt}],
         });
+        if let Some(conversation) = cached_conversation(request.messages) {
+            if let (Some(fields), Value::Object(conversation)) =
+                (body.as_object_mut(), conversation)
+            {
+                fields.extend(conversation);
+            }
+        }
         let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
         if let Some(key) = &self.endpoint.api_key {
             headers.push(("x-api-key", key.as_str()));
@@ -52,6 +59,21 @@ impl Llm for AnthropicMessages {
     fn describe(&self) -> String {
         format!("anthropic {} at {}", self.endpoint.model, self.url)
     }
+}
+
+/// A cache-safe request's conversation as Anthropic's `{system, messages}`, with cache
+/// breakpoints on the system prompt and on the end of the history before the instruction
+/// (where the agent's own requests wrote them), or `None` for a fresh request, or one
+/// Anthropic cannot carry (then the fresh prompt is sent).
+fn cached_conversation(messages: &[ctxkit_core::Message]) -> Option<Value> {
+    use ctxkit_core::cost::place_breakpoints;
+    use ctxkit_core::wire::{render_messages_cached, WireFormat};
+    use ctxkit_core::Role;
+    let has_system = messages.first()?.role == Role::System;
+    let conversation = messages.get(usize::from(has_system)..)?;
+    let history = conversation.get(..conversation.len().checked_sub(1)?)?;
+    let breakpoints = place_breakpoints(history, has_system, false, 0);
+    render_messages_cached(messages, WireFormat::Anthropic, &breakpoints).ok()
 }
 
 /// The text blocks of `content`, joined.

@@ -91,6 +91,9 @@ pub struct LlmRequest<'a> {
     pub system: &'a str,
     /// The user prompt.
     pub prompt: &'a str,
+    /// When not empty, the whole conversation to send instead of `system` + `prompt` (a
+    /// cache-safe summary request: the agent's own request, then the instruction).
+    pub messages: &'a [ctxkit_core::Message],
     /// At most this many output tokens.
     pub max_tokens: u64,
 }

@@ -37,12 +37,19 @@ impl OpenAiChat {
 
 impl Llm for OpenAiChat {
     fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError> {
-        let body = json!({
-            "model": self.endpoint.model,
-            "messages": [
+        let messages = if request.messages.is_empty() {
+            json!([
                 {"role": "system", "content": request.system},
                 {"role": "user", "content": request.prompt},
-            ],
+            ])
+        } else {
+            // A cache-safe request: the agent's own conversation, which the provider's
+            // automatic prefix cache serves.
+            ctxkit_core::to_openai(request.messages)
+        };
+        let body = json!({
+            "model": self.endpoint.model,
+            "messages": messages,
             "max_tokens": request.max_tokens,
         });
         let authorization = self

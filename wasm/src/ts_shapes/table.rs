@@ -14,7 +14,7 @@
 
 use ctxkit_core::compaction::{
     Budget, Checkpoint, ClearPolicy, DroppedFacts, ExtractiveLimits, FactKind, PinnedFact, Policy,
-    Strategy, SummaryMethod, SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
+    Strategy, SummaryMethod, SummaryMode, SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
 };
 use ctxkit_core::cost::{BreakpointReason, CacheBreakpoint};
 use ctxkit_core::memory::{
@@ -65,6 +65,7 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<Budget>("Budget", "defaults().budget"),
         input::<Budget>("BudgetOptions", "TurnInputs.budget: every field defaults"),
         both::<Strategy>("Strategy", "Policy.strategy, in and out"),
+        both::<SummaryMode>("SummaryMode", "Policy.summary_mode, in and out"),
         output::<TranscriptLimits>("TranscriptLimits", "Policy.transcript as defaults() writes it"),
         output::<ExtractiveLimits>("ExtractiveLimits", "Policy.extractive as defaults() writes it"),
         output::<ClearPolicy>("ClearPolicy", "defaults().clear_tool_results, Policy.clear_tool_results"),

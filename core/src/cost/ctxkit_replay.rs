@@ -1,0 +1,186 @@
+//! ctxkit's own strategies replayed over a transcript: the turn driver with the default policy
+//! (big tool outputs offloaded, so the log holds their references), optionally with clearing,
+//! and optionally with the summary call an LLM summarizer would make billed, in either mode:
+//!
+//! - **fresh** ([`SummaryMode::Fresh`]): the summarizer's system prompt and the fenced
+//!   transcript of the covered messages, all new input;
+//! - **cache-safe** ([`SummaryMode::CacheSafe`]): the session's own request re-sent (what the
+//!   previous call sent is read from the cache; what came after it is new) and the
+//!   instruction (new), as [`crate::compaction::cache_safe_messages`] builds it; the fresh
+//!   prompt when the cache-safe request would not fit.
+//!
+//! The summary itself is the extractive one (the report makes no model call); its tokens are
+//! the summary call's output. A pause past the cache's lifetime before a summary call is not
+//! modelled (the call is billed as if the previous call's prefix were still cached).
+
+use crate::compaction::{ClearPolicy, Policy, SummaryMode, SummaryRequest};
+use crate::model::{Message, Role};
+use crate::offload::{plan_offload, OffloadPolicy};
+use crate::tokens::{estimate_message, estimate_text, ModelFamily};
+use crate::turn::{Session, TurnDriver, TurnInputs, TurnStep};
+
+use super::strategies::{Replay, ReplaySetup, StrategyCall, SummaryCall};
+
+/// Whether and how a replay bills summary calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SummaryCalls {
+    /// Extractive summaries, made without a call (ctxkit without an LLM).
+    None,
+    /// An LLM summarizer's call in this mode.
+    Llm(SummaryMode),
+}
+
+/// The calls ctxkit makes over `transcript`: one before each assistant message.
+pub(crate) fn replay_ctxkit(
+    transcript: &[Message],
+    setup: &ReplaySetup,
+    clearing: Option<ClearPolicy>,
+    summaries: SummaryCalls,
+) -> Replay {
+    let policy = Policy {
+        family: setup.family,
+        clear_tool_results: clearing,
+        summary_mode: match summaries {
+            SummaryCalls::Llm(mode) => mode,
+            SummaryCalls::None => SummaryMode::Fresh,
+        },
+        ..Policy::default()
+    };
+    let offload = OffloadPolicy::default();
+    let inputs = TurnInputs::new(&setup.system, setup.budget(), &policy);
+    let mut session = Session::new(setup.family);
+    let mut calls: Vec<StrategyCall> = Vec::new();
+    for message in transcript {
+        if message.role == Role::Assistant {
+            let before = session.latest_checkpoint().map(|c| c.through_seq);
+            let previous = calls.last().map(|call| sent_tokens(call, setup));
+            if let Some(mut call) = one_call(&mut session, &inputs) {
+                // A new checkpoint rewrites the view.
+                call.compacted |= call.checkpoint != before;
+                if let (SummaryCalls::Llm(mode), Some(request)) = (summaries, call.request.take()) {
+                    let output = session.latest_checkpoint().map_or(0, |c| c.tokens);
+                    call.summary_call = Some(bill_summary(&request, mode, previous, output, setup));
+                }
+                calls.push(call.into_call(session.entries.len()));
+            }
+        }
+        let seq = session.entries.len() as u64 + 1;
+        let stored = match plan_offload(seq, "cost", message, None, &offload) {
+            Ok(Some(plan)) => plan.reference,
+            _ => message.clone(),
+        };
+        session.append([stored]);
+    }
+    Replay {
+        log: session
+            .entries
+            .into_iter()
+            .map(|entry| entry.message)
+            .collect(),
+        calls,
+    }
+}
+
+/// One turn's call, before it is a [`StrategyCall`]: the view and the summary request the
+/// turn answered, if any.
+struct Turn {
+    messages: Vec<Message>,
+    has_summary: bool,
+    trailing_nudges: usize,
+    compacted: bool,
+    overflow: bool,
+    checkpoint: Option<u64>,
+    request: Option<SummaryRequest>,
+    summary_call: Option<SummaryCall>,
+}
+
+impl Turn {
+    fn into_call(self, log_len: usize) -> StrategyCall {
+        StrategyCall {
+            messages: self.messages,
+            has_summary: self.has_summary,
+            trailing_nudges: self.trailing_nudges,
+            compacted: self.compacted,
+            overflow: self.overflow,
+            summary_call: self.summary_call,
+            log_len,
+        }
+    }
+}
+
+/// Drives one turn with extractive answers, keeping the summary request it asked.
+fn one_call(session: &mut Session, inputs: &TurnInputs<'_>) -> Option<Turn> {
+    let mut turn = TurnDriver::start(inputs).ok()?;
+    let mut request = None;
+    let mut messages = loop {
+        match turn.step(session).ok()? {
+            TurnStep::NeedExtraction(_) => turn.answer_extraction(None).ok()?,
+            TurnStep::NeedSummary(asked) => {
+                request = Some(asked);
+                turn.answer_summary(session, None).ok()?;
+            }
+            TurnStep::Ready(view) => break view.to_messages(),
+        }
+    };
+    let (result, _) = turn.finish(session).ok()?;
+    if messages.first().is_some_and(|m| m.role == Role::System) {
+        messages.remove(0);
+    }
+    let stats = result.stats;
+    Some(Turn {
+        messages,
+        has_summary: stats.checkpoint_through.is_some(),
+        trailing_nudges: stats.nudges.len(),
+        // Messages cut or dropped to fit rewrite the view as a new checkpoint does.
+        compacted: stats.cut_messages > 0 || stats.dropped_messages > 0,
+        overflow: !stats.fits,
+        checkpoint: stats.checkpoint_through,
+        request,
+        summary_call: None,
+    })
+}
+
+/// The tokens a call sent before its trailing nudges (the prefix the next call can read from
+/// the cache): the reserve, the system prompt and its stable messages.
+fn sent_tokens(call: &StrategyCall, setup: &ReplaySetup) -> u64 {
+    let stable = call.messages.len().saturating_sub(call.trailing_nudges);
+    setup.reserve_tokens
+        + estimate_text(&setup.system, setup.family)
+        + tokens(
+            call.messages.get(..stable).unwrap_or_default(),
+            setup.family,
+        )
+}
+
+fn tokens(messages: &[Message], family: ModelFamily) -> u64 {
+    messages.iter().map(|m| estimate_message(m, family)).sum()
+}
+
+/// What the summary call of `request` costs in `mode`, the previous call having sent
+/// `previous` tokens; `output`: the summary's tokens.
+fn bill_summary(
+    request: &SummaryRequest,
+    mode: SummaryMode,
+    previous: Option<u64>,
+    output: u64,
+    setup: &ReplaySetup,
+) -> SummaryCall {
+    let family = setup.family;
+    match (mode, request.cache_safe_messages.split_last()) {
+        (SummaryMode::CacheSafe, Some((instruction, history))) => {
+            let history = setup.reserve_tokens + tokens(history, family);
+            let cached = previous.unwrap_or(0).min(history);
+            SummaryCall {
+                cached_input: cached,
+                new_input: history - cached + estimate_message(instruction, family),
+                output,
+            }
+        }
+        _ => SummaryCall {
+            cached_input: 0,
+            new_input: estimate_text(&request.system, family)
+                + estimate_text(&request.prompt, family),
+            output,
+        },
+    }
+}
