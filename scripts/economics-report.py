@@ -79,7 +79,7 @@ A long agent session is billed mostly for re-sending its prefix. Providers bill 
 cached prefix at a fraction of the input price (Anthropic: reads 0.1x, writes 1.25x for five
 minutes, 2x for an hour; OpenAI: free writes, reads at the model's cached-input price), so what
 a context strategy costs depends less on how big its views are than on how often it rewrites
-them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under six
+them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under eight
 strategies in one run, one model call before each assistant message as the agent made them,
 bills every request with a cache simulator (`core/src/cost/cache.rs`), and, when the transcript
 records the API's usage (Claude Code does, per call), adds a `recorded` row: what the session
@@ -88,7 +88,10 @@ really cost, the anchor of every other figure.
 - **ctxkit**: the defaults (offloading outputs over 10,000 bytes, extractive summaries, the
   cost marks of `core/src/compaction/budget.rs`: compact above 36,000 view tokens down to
   18,000 unless the window's percentages say less); **ctxkit-clearing**: the same with old tool
-  results cleared; **no-compaction**: the whole log (calls past the window are counted as
+  results cleared; **ctxkit-llm-fresh** and **ctxkit-llm-cache-safe**: the defaults with the
+  call an LLM summarizer would make at each compaction billed, sent the fresh prompt (the
+  covered messages as a fenced transcript: all new input) or the cache-safe request (the
+  session's own request re-sent, then one instruction; see below); **no-compaction**: the whole log (calls past the window are counted as
   overflowing; a provider would refuse them); **claude-code-like**: the whole log until 95% of
   the usable budget, then all but the last four messages summarized by a summary call that
   re-sends the cached prefix; **sliding-window**: the newest messages that fit, by tokens
@@ -100,7 +103,9 @@ really cost, the anchor of every other figure.
   breakpoint rule (`core/src/cost/breakpoints.rs`); calls are timed as recorded, so a pause
   past the five-minute lifetime costs a rewrite.
 - Units: one uncached input token = 1. A summary call's input is counted in its strategy's
-  cost; its output is not (ctxkit's summaries here are extractive, made without a call).
+  cost; its output is not (it is the same in every mode). The `ctxkit` and `ctxkit-clearing`
+  rows use extractive summaries, made without a call; the two `ctxkit-llm-*` rows bill the
+  call (its summary is the extractive one, so their views and recall are the default's).
 - Pinned recall: of the paths, user requests and error lines of the log so far, the share the
   request carries verbatim, sampled every ten calls.
 
@@ -119,6 +124,36 @@ Made by:
 cargo build --release -p ctxkit && python3 scripts/economics-report.py
 ```
 
+## Cache breakpoints in the views
+
+Every view's stats list its cache breakpoints (`cache_breakpoints`, placed by
+`core/src/cost/breakpoints.rs`): the end of the system prompt, of the checkpoint summary, of the
+previous turn (where the previous request's last breakpoint was, so its write is read back
+even when this turn added more than the twenty-block lookback) and of the conversation before
+its nudges (nudges are not stored: a breakpoint after them would write what the next turn never
+reads); at most four, never two at one place. Asked for caching, the Anthropic rendering
+carries them as `cache_control: {"type": "ephemeral"}` on the last block each one ends
+(`core/src/wire/render.rs`, `render_view_cached`): `ctxkit view S --format anthropic --cache`,
+`TurnResult::render_cached` in Rust, `engine.view({format: 'anthropic', cache: true})` in JS.
+OpenAI and Responses cache the same prefixes without markers, so their views are the same with
+or without it. `tests/tests/prefix_stability.rs` checks on generated logs and corpus replays
+that the markers are valid, one per breakpoint, never on a nudge, the request otherwise
+unchanged, and that each turn's last breakpoint is the next turn's previous-turn breakpoint.
+
+## The cache-safe summary request
+
+With `summary_mode: "cache_safe"` in the policy, a summary request also carries
+`cache_safe_messages` (`core/src/compaction/cache_safe.rs`): the turn's system prompt, the
+conversation exactly as the previous call sent it (the checkpoint summary and the log after it,
+repaired), and one instruction message last (the same sections, pinned facts and answer tag as
+the fresh prompt, and which of the last messages stay in the context). Sent to the agent's own
+model with its tools, everything before the instruction is a prefix the provider has cached.
+The native summarizers send it when present (Anthropic with breakpoints on the system prompt
+and the end of the history); a JS `summarize` finds it on its request. It is not made when the
+history, the instruction and the summary's output would not fit the window, and the fresh
+prompt stays the default because it suits any summarizer model (a small local one included):
+the cache-safe request only pays when the summarizer is the agent's model.
+
 ## Figures
 
 """
@@ -132,6 +167,15 @@ FOOTER = """
   overflows the window, and the Claude-Code-like policy) cost more; the sliding window and
   observation masking cost 1.5x to 4.4x the recorded session, because they rewrite the prefix at
   almost every call, and lose facts.
+- An LLM summarizer's calls cost little beside the session: on the main session its four
+  calls add 58,657 units sent the fresh prompt (5.8% of the extractive default) and 49,415
+  sent the cache-safe request (4.9%), which reaches 60% of the recorded cost. The cache-safe
+  request saves less than one might expect because ctxkit's fresh prompt is already small (the
+  messages since the last checkpoint, tool outputs cut head and tail), while the cache-safe one
+  re-sends the whole view: its history is read from the cache at 0.1, but what the agent added
+  since the previous call (here up to 8,000 tokens of tool output) is new either way. Fresh
+  stays the default: it suits any summarizer, while the cache-safe request pays only when the
+  summarizer is the agent's own model.
 - Clearing old tool results costs more than the default here (each clearing is a rewrite) and
   drops facts, so it stays off by default.
 - The compaction sub-agent (`agent-acompact-*`) is one API call whose prompt the parent session

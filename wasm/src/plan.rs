@@ -106,6 +106,8 @@ export interface Policy {
   clear_tool_results: ClearPolicy | null;
   nudges: NudgePolicy;
   summary_mode: SummaryMode;
+  /** Background compaction's soft threshold, in percent of the way from the low-water mark to the trigger (null: off). */
+  background_percent: number | null;
 }
 
 /**
@@ -128,6 +130,7 @@ export interface PolicyOptions {
   clear_tool_results?: Partial<ClearPolicy> | null;
   nudges?: Partial<NudgePolicy>;
   summary_mode?: SummaryMode;
+  background_percent?: number | null;
 }
 
 /** One item of the agent's todo list. */

@@ -70,6 +70,10 @@ pub struct Policy {
     pub nudges: NudgePolicy,
     /// Whether summary requests also carry their cache-safe form.
     pub summary_mode: SummaryMode,
+    /// Background compaction: past this point, in percent of the way from the low-water mark
+    /// to the trigger, a ready turn also hands out a summary request to answer off the
+    /// critical path ([`crate::turn::background_request`]); `None` (the default): off.
+    pub background_percent: Option<u8>,
 }
 
 impl Default for Policy {
@@ -85,6 +89,7 @@ impl Default for Policy {
             clear_tool_results: None,
             nudges: NudgePolicy::default(),
             summary_mode: SummaryMode::Fresh,
+            background_percent: None,
         }
     }
 }

@@ -44,7 +44,7 @@ use crate::memory::{
 };
 use crate::model::{Message, View};
 use crate::turn::rules::policy_for_session;
-use crate::turn::{Session, TurnInputs};
+use crate::turn::{BackgroundSlot, Session, TurnInputs};
 
 /// What the turn needs next.
 // A step is made a few times per turn and matched at once: boxing the summary request to even
@@ -71,6 +71,9 @@ pub struct SummaryOutcome {
     pub method: SummaryMethod,
     /// Why the summarizer's answer was not used, when there was one and it was refused.
     pub fallback_reason: Option<CoreError>,
+    /// True when the checkpoint was made in the background before this turn
+    /// ([`crate::turn::background_request`]) and used here instead of a summary call.
+    pub background: bool,
 }
 
 /// What a turn did, besides its view.
@@ -132,6 +135,8 @@ pub struct TurnDriver<'x> {
     pending: Option<Checkpoint>,
     summary: Option<SummaryOutcome>,
     extraction: Option<ExtractionOutcome>,
+    /// The caller's background checkpoint was considered (it is, at most once a turn).
+    background_tried: bool,
 }
 
 impl<'x> TurnDriver<'x> {
@@ -144,6 +149,7 @@ impl<'x> TurnDriver<'x> {
             pending: None,
             summary: None,
             extraction: None,
+            background_tried: false,
         })
     }
 
@@ -193,7 +199,14 @@ impl<'x> TurnDriver<'x> {
                 }));
                 Ok(TurnStep::Ready(view))
             }
-            Plan::Summarize(request) if self.summary.is_none() => {
+            Plan::Summarize(_) if self.summary.is_none() && self.take_background(session) => {
+                self.step(session)
+            }
+            Plan::Summarize(request) if self.summary.is_none() || self.background_only() => {
+                // A background checkpoint that did not bring the view under the trigger is
+                // dropped: the turn compacts as it would have without it.
+                self.pending = None;
+                self.summary = None;
                 if self.inputs.extract_memories {
                     let step = TurnStep::NeedExtraction(extraction_request(
                         session,
@@ -253,6 +266,7 @@ impl<'x> TurnDriver<'x> {
             through_seq: checkpoint.through_seq,
             method: checkpoint.method,
             fallback_reason,
+            background: false,
         });
         self.pending = Some(checkpoint);
         Ok(())
@@ -305,6 +319,33 @@ impl<'x> TurnDriver<'x> {
         }
         session.apply(&changes)?;
         Ok((result, changes))
+    }
+
+    /// Takes the caller's background checkpoint as this turn's summary when it is usable
+    /// (once per turn); true when it did.
+    fn take_background(&mut self, session: &Session) -> bool {
+        let BackgroundSlot::Ready(ready) = self.inputs.background else {
+            return false;
+        };
+        if self.background_tried || !ready.usable(session) {
+            return false;
+        }
+        self.background_tried = true;
+        self.summary = Some(SummaryOutcome {
+            through_seq: ready.checkpoint.through_seq,
+            method: ready.checkpoint.method,
+            fallback_reason: None,
+            background: true,
+        });
+        self.pending = Some(ready.checkpoint.clone());
+        true
+    }
+
+    /// True when this turn's only summary so far is a background checkpoint.
+    fn background_only(&self) -> bool {
+        self.summary
+            .as_ref()
+            .is_some_and(|summary| summary.background)
     }
 
     /// True when a checkpoint at or past this turn's pending summary reached the session.

@@ -5,12 +5,17 @@
 //! The native `Engine` answers the driver's steps with SQLite, files and HTTP; the wasm
 //! `Engine` with JS callbacks; [`Session::prepare_offline`] with the deterministic fallbacks.
 
+pub(crate) mod background;
 pub(crate) mod driver;
 pub(crate) mod rules;
 pub(crate) mod session;
 #[cfg(test)]
 mod tests;
 
+pub use background::{
+    background_checkpoint, background_marks, background_request, BackgroundCheckpoint,
+    BackgroundSlot,
+};
 pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep};
 pub use rules::{
     check_requested_family, policy_for_session, tool_name_for_result, turn_tail_after,

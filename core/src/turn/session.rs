@@ -14,7 +14,7 @@ use crate::error::{CoreError, Result};
 use crate::memory::NudgeState;
 use crate::model::{Entry, Message};
 use crate::tokens::{ModelFamily, UsageAnchor};
-use crate::turn::{TurnChanges, TurnDriver, TurnStep};
+use crate::turn::{BackgroundSlot, TurnChanges, TurnDriver, TurnStep};
 
 /// One session's state, serializable as a whole (to keep it in IndexedDB, a file, a row).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -48,6 +48,10 @@ pub struct TurnInputs<'x> {
     /// Ask for memory extraction before a summary ([`TurnStep::NeedExtraction`]): set it when
     /// the caller has an LLM and wants memories kept.
     pub extract_memories: bool,
+    /// The session's background compaction slot, as the caller holds it (see
+    /// [`crate::turn::background_request`]): a ready checkpoint is used at the trigger, when
+    /// still current, instead of a summary call.
+    pub background: BackgroundSlot<'x>,
 }
 
 impl<'x> TurnInputs<'x> {
@@ -59,6 +63,7 @@ impl<'x> TurnInputs<'x> {
             policy,
             todos: &[],
             extract_memories: false,
+            background: BackgroundSlot::Idle,
         }
     }
 }

@@ -48,6 +48,15 @@ pub enum Event {
         /// Their estimated tokens.
         covered_tokens: u64,
     },
+    /// A summary request was handed to a worker thread, to answer before the trigger.
+    BackgroundSummaryStarted {
+        /// The session.
+        session: String,
+        /// The checkpoint it builds on.
+        after_seq: Option<u64>,
+        /// The last seq it covers.
+        through_seq: u64,
+    },
     /// A checkpoint was stored.
     Compacted {
         /// The session.

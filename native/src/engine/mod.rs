@@ -26,6 +26,7 @@
 //! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
 //! prompt is never stored.
 
+mod background;
 mod config;
 mod events;
 mod history;
@@ -37,6 +38,7 @@ mod turn;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ctxkit_core::turn::{turn_tail_after, Session};
 
@@ -93,7 +95,9 @@ pub struct Engine {
     /// The project key of project-scoped memories: the canonical working directory.
     project: String,
     config: EngineConfig,
-    llm: Option<Box<dyn Llm>>,
+    llm: Option<Arc<dyn Llm>>,
+    /// Background compaction, per session (in memory).
+    background: background::Jobs,
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
@@ -154,7 +158,7 @@ impl Engine {
             .map_err(|e| Error::io("resolve the working directory", workdir.as_ref(), e))?;
         let llm = match &config.summarizer {
             SummarizerConfig::Extractive => None,
-            SummarizerConfig::Llm(endpoint) => Some(endpoint.client()),
+            SummarizerConfig::Llm(endpoint) => Some(Arc::from(endpoint.client())),
         };
         Ok(Engine {
             store,
@@ -162,6 +166,7 @@ impl Engine {
             workdir,
             config,
             llm,
+            background: background::Jobs::default(),
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,
@@ -176,7 +181,7 @@ impl Engine {
 
     /// Uses `llm` as the summarizer (and memory extractor), whatever the config says.
     pub fn with_llm(mut self, llm: Box<dyn Llm>) -> Self {
-        self.llm = Some(llm);
+        self.llm = Some(Arc::from(llm));
         self
     }
 

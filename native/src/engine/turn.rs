@@ -11,6 +11,7 @@
 
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod, SummaryRequest, ViewStats};
 use ctxkit_core::memory::ExtractionRequest;
+use ctxkit_core::turn::BackgroundSlot;
 use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
 use ctxkit_core::{Message, TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
@@ -101,9 +102,28 @@ impl Engine {
         let extract_memories = answers == Answers::Llm
             && self.llm.is_some()
             && self.config.memory.extract_before_compaction;
-        let inputs = TurnInputs {
+        let base = TurnInputs {
             extract_memories,
             ..TurnInputs::new(&system_prompt, self.config.budget, &policy)
+        };
+        // Background compaction: pick up a finished answer first; the driver reads the slot.
+        let background = answers == Answers::Llm && policy.background_percent.is_some();
+        let ready = match (background, self.llm.is_some()) {
+            (true, true) => {
+                let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
+                self.background.poll(session, cached, &base);
+                self.background.slot(session).cloned_ready()
+            }
+            _ => None,
+        };
+        let in_flight = background && self.background.slot(session) == BackgroundSlot::InFlight;
+        let inputs = TurnInputs {
+            background: match &ready {
+                Some(ready) => BackgroundSlot::Ready(ready),
+                None if in_flight => BackgroundSlot::InFlight,
+                None => BackgroundSlot::Idle,
+            },
+            ..base
         };
         let mut turn = TurnDriver::start(&inputs)
             .context(|| format!("session {session:?}: planning the turn"))?;
@@ -161,6 +181,17 @@ impl Engine {
             self.emit(&mut events, warning);
         }
         let stored = self.commit(session, turn, &changes, now)?;
+        if let (true, Some(llm)) = (background, &self.llm) {
+            let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
+            if let Some(request) = self.background.after_turn(session, cached, &base, llm) {
+                let event = Event::BackgroundSummaryStarted {
+                    session: session.to_owned(),
+                    after_seq: request.after_seq,
+                    through_seq: request.through_seq,
+                };
+                self.emit(&mut events, event);
+            }
+        }
         if let Some(outcome) = &result.extraction {
             let added = stored
                 .iter()
