@@ -213,8 +213,10 @@ fn fix_result<'a>(
     result
 }
 
+/// Nothing to say: blank text and no calls. Only an assistant's calls count: a call on any
+/// other role is not sendable in any format (no writer emits it), so it says nothing either.
 fn is_blank(message: &Message) -> bool {
-    message.tool_calls.is_empty() && message.content.is_blank()
+    message.content.is_blank() && (message.role != Role::Assistant || message.tool_calls.is_empty())
 }
 
 /// `id` made valid for Anthropic (`^[a-zA-Z0-9_-]+$`) and unique among `used`; records it.
@@ -321,6 +323,18 @@ mod tests {
         assert_eq!(report.dropped_results, 1);
         assert_eq!(report.dropped_blank, 1);
         assert!(report.inserted_leading_user);
+    }
+
+    #[test]
+    fn a_blank_user_message_with_calls_is_dropped() {
+        // Calls on a user message (a malformed input) are written by no format: the message
+        // says nothing, and Anthropic rejects its empty content.
+        let odd = Message {
+            tool_calls: vec![crate::ToolCall::new("c1", "bash", "{}")],
+            ..Message::user("")
+        };
+        let repaired = repair_tool_pairs(&[odd, Message::user("hi")]);
+        assert_eq!(repaired, vec![Message::user("hi")]);
     }
 
     #[test]
