@@ -17,7 +17,9 @@ test('ESM import and CJS require give the same exports as the browser build', ()
   const cjs = require('ctxkit');
   const names = (module) => Object.keys(module).sort();
   assert.deepEqual(names(esm), names(cjs));
-  assert.deepEqual(names(esm), names(web));
+  // The file offload writer is Node's alone.
+  assert.deepEqual(names(esm).filter((name) => name !== 'fileOffloadWriter'), names(web));
+  assert.equal(typeof esm.fileOffloadWriter, 'function');
   for (const name of ['Engine', 'fromOpenAI', 'toOpenAI', 'fromAnthropic', 'toAnthropic', 'estimateTokens',
     'repairToolPairs', 'validate', 'planTurn', 'summaryCheckpoint', 'extractiveSummary', 'planOffload',
     'renderPrecis', 'buildSystemPrompt', 'advanceNudges', 'defaults', 'version', 'default', 'initSync']) {
@@ -54,15 +56,20 @@ test('npm pack ships exactly the intended files', () => {
   const out = execFileSync(npm, ['pack', '--dry-run', '--json'], { cwd: pkgDir, encoding: 'utf8' });
   const files = JSON.parse(out)[0].files.map((file) => file.path).sort();
   assert.deepEqual(files, [
+    'LICENSE',
     'README.md',
     'dist/ctxkit.d.ts',
     'dist/ctxkit.js',
     'dist/ctxkit_bg.wasm',
     'dist/ctxkit_node.cjs',
+    'dist/ctxkit_web.js',
+    'dist/extras.cjs',
+    'dist/extras.js',
     'dist/node.cjs',
     'dist/node.d.cts',
     'dist/node.d.mts',
     'dist/node.mjs',
+    'dist/node_offload.cjs',
     'package.json',
   ]);
   // Every file the exports map names is shipped.

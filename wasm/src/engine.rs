@@ -36,6 +36,7 @@ use crate::convert::{
     decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
     to_js_sorted, Result,
 };
+use crate::offload_store::{tool_names, OffloadConfig};
 use crate::summarize::{ask, js_kind, take_timeout};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
@@ -101,6 +102,8 @@ export interface PrepareOptions extends TurnInputs {
 pub struct Engine {
     session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
+    offload: RefCell<Option<OffloadConfig>>,
+    offload_errors: RefCell<Vec<String>>,
 }
 
 /// The options of `new Engine()` (TS `EngineOptions`).
@@ -151,6 +154,8 @@ impl Engine {
 
     /// Appends messages to the log (`format`: the shape they are in, default `"ctxkit"`) and
     /// returns the `seq` each stored message got. Nothing is appended when any message is bad.
+    /// With an offload set (`setOffload`), big tool outputs are written through its writer and
+    /// stored as references.
     #[wasm_bindgen(unchecked_return_type = "number[]")]
     pub fn append(
         &self,
@@ -166,6 +171,27 @@ impl Engine {
             let messages = match format.unwrap_or(WireFormat::Ctxkit) {
                 WireFormat::Ctxkit => read_messages(json, "messages")?,
                 other => from_format(&json, other)?,
+            };
+            let config = self.offload.try_borrow().map_err(|_| busy())?.clone();
+            let messages = match config {
+                None => messages,
+                Some(config) => {
+                    // The writer is JS: no borrow of the session is held while it runs.
+                    let (first_seq, names) = {
+                        let session = self.session.try_borrow().map_err(|_| busy())?;
+                        (session.next_seq(), tool_names(&session, &messages))
+                    };
+                    let mut errors = Vec::new();
+                    let stored = config.apply(messages, &names, first_seq, &mut errors)?;
+                    *self.offload_errors.borrow_mut() = errors;
+                    if self.session.try_borrow().map_err(|_| busy())?.next_seq() != first_seq {
+                        return Err(CoreError::invalid(
+                            "engine",
+                            "the offload writer appended to the same Engine during append; the batch was not appended",
+                        ));
+                    }
+                    stored
+                }
             };
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
             let seqs: Vec<u64> = session
@@ -283,6 +309,8 @@ impl Engine {
         Engine {
             session: Rc::new(RefCell::new(session)),
             cache: Rc::new(RefCell::new(ViewCache::default())),
+            offload: RefCell::new(None),
+            offload_errors: RefCell::new(Vec::new()),
         }
     }
 
@@ -292,6 +320,16 @@ impl Engine {
             .try_borrow()
             .ok()
             .map(|session| session.clone())
+    }
+
+    /// The offload set by `setOffload` (`crate::offload_store`).
+    pub(crate) fn offload_cell(&self) -> &RefCell<Option<OffloadConfig>> {
+        &self.offload
+    }
+
+    /// Why the last append kept outputs in the log (`crate::offload_store`).
+    pub(crate) fn offload_errors_cell(&self) -> &RefCell<Vec<String>> {
+        &self.offload_errors
     }
 
     /// The session's cell (for the history tools, `crate::history`).

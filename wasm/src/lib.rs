@@ -13,6 +13,7 @@
 //! | [`plan`] | `planTurn`, `summaryCheckpoint`, the budget and policy types |
 //! | [`summary`] | `extractiveSummary` |
 //! | [`offload`] | `planOffload` |
+//! | [`offload_store`] | `Engine.setOffload`: offload built into `append`, through the caller's writer |
 //! | [`precis`] | `renderPrecis` |
 //! | [`system_prompt`] | `buildSystemPrompt` |
 //! | [`nudge`] | `advanceNudges` |
@@ -52,6 +53,7 @@ pub mod engine;
 pub mod history;
 pub mod nudge;
 pub mod offload;
+pub mod offload_store;
 pub mod plan;
 pub mod precis;
 pub mod repair;

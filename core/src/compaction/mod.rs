@@ -24,7 +24,7 @@ pub(crate) mod tiers;
 pub(crate) mod todo;
 pub(crate) mod truncation;
 
-pub use budget::{Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
+pub use budget::{fill_window_defaults, Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
 pub use checkpoint::{
     checkpoint_from_answer, checkpoint_from_summary, summary_message, with_pinned, Checkpoint,
     SummaryMethod, SUMMARY_HEADER,

@@ -113,6 +113,10 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<crate::engine::SummaryOutput>("SummaryOutcome", "TurnResult.summary"),
         exempt("TurnResult", "a RenderedView with `stats` (ViewStats) and `summary` (SummaryOutcome, or null) set on it by engine.rs finish; both are checked here"),
         exempt("Summarizer", "a JS function type"),
+        // offload_store.rs and pkg/src/extras.mjs: the Engine's offload writer.
+        exempt("OffloadWriter", "a JS object of two functions (write, read), called by offload_store.rs"),
+        exempt("OffloadOptions", "a JS object holding the writer; its data fields (session, and policy as a Partial<OffloadPolicy>) are read by offload_store.rs's Fields, which refuses unknown keys; pkg/test/offload.test.mjs checks a bad one"),
+        exempt("MemoryOffloadStore", "a JS object made by pkg/src/extras.mjs (an OffloadWriter with its Map)"),
         input::<JsTurnInputs>("PrepareOptions", "Engine.prepare's options: the turn options and the summarizer")
             .shell_field(None, "summarize", true, "the summarizer, taken from the object before the rest is read as JSON (engine.rs read_prepare_options)")
             .shell_field(None, "summarize_timeout_ms", true, "the summarizer's deadline, taken from the JSON before the turn options are read (summarize.rs take_timeout)"),
