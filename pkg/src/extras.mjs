@@ -34,6 +34,27 @@ export function guardEngine(Engine) {
     }
     Object.defineProperty(proto, name, descriptor);
   }
+  // prepare's signal: a callback's answer is not waited for once it aborts (the turn falls
+  // back, with the abort in the reason); the wasm side passes the signal to the callbacks.
+  const prepare = proto.prepare;
+  proto.prepare = function (options) {
+    const signal = options?.signal;
+    if (signal == null || typeof signal.addEventListener !== 'function') return prepare.call(this, options);
+    const abortable = (callback) =>
+      typeof callback !== 'function'
+        ? callback
+        : (request, context) =>
+            new Promise((resolve, reject) => {
+              const onAbort = () => reject(new Error(`aborted (${signal.reason?.message ?? signal.reason ?? 'options.signal'})`));
+              if (signal.aborted) return onAbort();
+              signal.addEventListener('abort', onAbort, { once: true });
+              Promise.resolve()
+                .then(() => callback(request, context))
+                .then(resolve, reject)
+                .finally(() => signal.removeEventListener('abort', onAbort));
+            });
+    return prepare.call(this, { ...options, summarize: abortable(options.summarize), extract: abortable(options.extract) });
+  };
   Object.defineProperty(proto, '__ctxkitGuarded', { value: true });
 }
 

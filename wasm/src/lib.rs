@@ -18,6 +18,7 @@
 //! | [`system_prompt`] | `buildSystemPrompt` |
 //! | [`nudge`] | `advanceNudges` |
 //! | [`engine`] | `Engine`: a session kept in wasm memory |
+//! | [`prepare`] | `Engine.prepare`: the turn answered by `summarize` and `extract` |
 //! | [`summarize`] | `Engine.prepare`'s call of the JS summarizer, with its deadline |
 //! | [`history`] | the `Engine`'s history tools: `historyTools`, `searchHistory`, `readHistory`, `executeTool` |
 //! | [`defaults`] | `defaults`, `version` |
@@ -56,6 +57,7 @@ pub mod offload;
 pub mod offload_store;
 pub mod plan;
 pub mod precis;
+pub mod prepare;
 pub mod repair;
 pub mod summarize;
 pub mod summary;
