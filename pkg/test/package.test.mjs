@@ -58,6 +58,8 @@ test('npm pack ships exactly the intended files', () => {
   assert.deepEqual(files, [
     'LICENSE',
     'README.md',
+    'dist/ai-sdk.d.ts',
+    'dist/ai-sdk.mjs',
     'dist/ctxkit.d.ts',
     'dist/ctxkit.js',
     'dist/ctxkit_bg.wasm',
@@ -65,6 +67,8 @@ test('npm pack ships exactly the intended files', () => {
     'dist/ctxkit_web.js',
     'dist/extras.cjs',
     'dist/extras.js',
+    'dist/langchain.d.ts',
+    'dist/langchain.mjs',
     'dist/node.cjs',
     'dist/node.d.cts',
     'dist/node.d.mts',
