@@ -65,7 +65,17 @@ pkg/node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-flo
 
 cp "$work/web/ctxkit.js" "$out/ctxkit_web.js"
 cp pkg/src/browser.mjs "$out/ctxkit.js"
-cat "$work/web/ctxkit.d.ts" pkg/src/extras.d.ts > "$out/ctxkit.d.ts"
+# The browser typings without the DOM lib: wasm-bindgen's init types name RequestInfo, URL,
+# Response, BufferSource and WebAssembly, which a Node project with `moduleResolution: bundler`
+# and no `dom` lib does not have; pkg/src/web-globals.d.ts gives structural stand-ins.
+sed -e 's/^export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;$/export type InitInput = string | { readonly href: string } | { readonly url: string } | { arrayBuffer(): Promise<ArrayBuffer> } | ArrayBuffer | ArrayBufferView | WebAssembly.Module;/' \
+  -e 's/^export type SyncInitInput = BufferSource | WebAssembly.Module;$/export type SyncInitInput = ArrayBuffer | ArrayBufferView | WebAssembly.Module;/' \
+  "$work/web/ctxkit.d.ts" > "$work/web/ctxkit.nodom.d.ts"
+if grep -qE 'RequestInfo \||BufferSource \|' "$work/web/ctxkit.nodom.d.ts"; then
+  echo "build-pkg: the web typings still name DOM types (wasm-bindgen changed its InitInput)" >&2
+  exit 1
+fi
+cat "$work/web/ctxkit.nodom.d.ts" pkg/src/web-globals.d.ts pkg/src/extras.d.ts > "$out/ctxkit.d.ts"
 cp "$work/node/ctxkit.js" "$out/ctxkit_node.cjs"
 cp pkg/src/node.mjs pkg/src/node.cjs "$out/"
 cp pkg/src/extras.mjs "$out/extras.js"

@@ -1,5 +1,5 @@
 // Types of ctxkit/ai-sdk. The AI SDK's own types come from `ai` (an optional peer dependency).
-import type { LanguageModelMiddleware, LanguageModel, PrepareStepFunction, Tool, ToolSet, LanguageModelUsage } from 'ai';
+import type { LanguageModelMiddleware, LanguageModel, ModelMessage, Tool, LanguageModelUsage } from 'ai';
 import type { Engine, BudgetOptions, PolicyOptions, TodoItem, ModelFamily, OffloadWriter, OffloadPolicy, Summarizer, TurnResult } from 'ctxkit';
 
 /** Options of `ctxkitMiddleware` and `ctxkitPrepareStep`. Unknown keys are errors. */
@@ -32,7 +32,7 @@ export type CtxkitMiddleware = LanguageModelMiddleware & { readonly engine: Engi
 export function ctxkitMiddleware(options?: CtxkitAiSdkOptions): CtxkitMiddleware;
 
 /** The prepareStep function, with its Engine, its last view and a usage recorder. */
-export type CtxkitPrepareStep = PrepareStepFunction<ToolSet> & {
+export type CtxkitPrepareStep = ((options: { messages: ModelMessage[] }) => Promise<{ system?: string; messages: ModelMessage[] }>) & {
   readonly engine: Engine;
   readonly lastView: TurnResult | null;
   recordUsage(usage: LanguageModelUsage): void;

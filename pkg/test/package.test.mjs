@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as esm from 'ctxkit';
 import initWeb, * as web from '../dist/ctxkit.js';
@@ -43,9 +43,11 @@ test('the browser build runs once initialized, and agrees with the Node build', 
   assert.throws(() => web.toOpenAI(1), { message: 'toOpenAI: messages: expected an array of messages, found a number' });
 });
 
-test('the TypeScript types check against a usage file (Node and bundler resolution)', () => {
+test('the TypeScript types check against the usage files (node16, nodenext and bundler resolution, with and without the dom lib, with the official SDKs)', () => {
   const tsc = join(pkgDir, 'node_modules', 'typescript', 'bin', 'tsc');
-  for (const config of ['tsconfig.node.json', 'tsconfig.bundler.json']) {
+  const configs = readdirSync(join(pkgDir, 'test', 'types')).filter((name) => /^tsconfig\..*\.json$/.test(name));
+  assert.ok(configs.length >= 6, configs.join(', '));
+  for (const config of configs) {
     const run = spawnSync(process.execPath, [tsc, '-p', join(pkgDir, 'test', 'types', config)], { encoding: 'utf8' });
     assert.equal(run.status, 0, `${config}:\n${run.stdout}${run.stderr}`);
   }

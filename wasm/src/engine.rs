@@ -95,6 +95,34 @@ export interface CallbackContext {
   signal?: AbortSignalLike;
 }
 
+/** The view type of each format. */
+export interface ViewOfFormat {
+  ctxkit: CtxkitView;
+  openai: OpenAIView;
+  anthropic: AnthropicView;
+  responses: ResponsesView;
+  gemini: GeminiView;
+  "ai-sdk": AiSdkView;
+  langchain: LangChainView;
+}
+
+/** A turn's result in the shape of `format` (what `view` and `prepare` return for it). */
+export type TurnResultOf<F extends ViewFormat> = ViewOfFormat[F] & {
+  dropped_state: number;
+  stats: ViewStats;
+  summary: SummaryOutcome | null;
+  extraction?: ExtractionResult | null;
+};
+
+/**
+ * `view` and `prepare` narrowed by `format`: `format: "openai"` gives an `OpenAIView`,
+ * `"anthropic"` one with `system` (the class's own signatures take the ctxkit shape).
+ */
+export interface Engine {
+  view<F extends ViewFormat>(options: TurnInputs & { format: F }): TurnResultOf<F>;
+  prepare<F extends ViewFormat>(options: PrepareOptions & { format: F }): Promise<TurnResultOf<F>>;
+}
+
 /** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt`. */
 export type Summarizer = (request: SummaryRequest, context: CallbackContext) => Promise<string> | string;
 
@@ -218,7 +246,7 @@ impl Engine {
     pub fn append(
         &self,
         #[wasm_bindgen(
-            unchecked_param_type = "Message[] | OpenAIMessage[] | AnthropicMessage[] | unknown"
+            unchecked_param_type = "readonly Message[] | readonly OpenAIMessageInput[] | readonly AnthropicMessageInput[] | readonly unknown[]"
         )]
         messages: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "MessageFormat")] format: JsValue,
@@ -264,10 +292,11 @@ impl Engine {
 
     /// This turn's view, without an LLM: a needed summary is made by the extractive
     /// summarizer. Advances the turn (nudge counters) and keeps any checkpoint it made.
-    #[wasm_bindgen(unchecked_return_type = "TurnResult")]
+    #[wasm_bindgen(unchecked_return_type = "TurnResultOf<\"ctxkit\">")]
     pub fn view(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "TurnInputs")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TurnInputs & { format?: \"ctxkit\" }")]
+        options: JsValue,
     ) -> Result<JsValue, JsError> {
         (|| {
             let json = read_json(&options, "options")?;
@@ -296,10 +325,11 @@ impl Engine {
     /// unusable, or does not settle within `options.summarize_timeout_ms` (default 120,000; the
     /// result's `summary.fallback_reason` says why). Rejects, leaving the engine as it was, on
     /// bad options.
-    #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult>")]
+    #[wasm_bindgen(unchecked_return_type = "Promise<TurnResultOf<\"ctxkit\">>")]
     pub fn prepare(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions & { format?: \"ctxkit\" }")]
+        options: JsValue,
     ) -> js_sys::Promise {
         let session = Rc::clone(&self.session);
         let cache = Rc::clone(&self.cache);

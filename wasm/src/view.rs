@@ -70,7 +70,7 @@ export interface OpenAIView {
 /** A view as an Anthropic Messages request's `system` and `messages`. */
 export interface AnthropicView {
   format: "anthropic";
-  system?: string | AnthropicBlock[];
+  system?: string | AnthropicTextBlock[];
   messages: AnthropicMessage[];
 }
 /** A view as an OpenAI Responses request's `instructions` and `input` items. */
