@@ -79,6 +79,8 @@ export type TurnResult = RenderedView & {
   summary: SummaryOutcome | null;
   /** What memory extraction gave: set by `prepare` with `extract` (`null` when the turn did not summarize, so nothing was asked). */
   extraction?: ExtractionResult | null;
+  /** Set by `prepare` when its summarizer answered but another turn had meanwhile stored a checkpoint over the same messages: why the answer was dropped. */
+  summary_dropped?: string;
 };
 
 /** What an `AbortSignal` offers that ctxkit uses (the DOM's and Node's both fit). */
@@ -112,6 +114,7 @@ export type TurnResultOf<F extends ViewFormat> = ViewOfFormat[F] & {
   stats: ViewStats;
   summary: SummaryOutcome | null;
   extraction?: ExtractionResult | null;
+  summary_dropped?: string;
 };
 
 /**

@@ -117,6 +117,9 @@ fn callback(options: &JsValue, name: &str, expected: &str) -> Result<Option<js_s
         })
 }
 
+/// Why a summarizer's answer was not used because another turn got there first.
+const STALE: &str = "the summarizer's answer arrived after another turn of this Engine (a view or prepare that ran while this prepare awaited summarize) stored a checkpoint covering the same messages; that checkpoint was kept and this answer dropped";
+
 /// What one step of an awaited turn left to do.
 enum Next {
     Extract(Box<ExtractionRequest>),
@@ -137,6 +140,7 @@ pub(crate) async fn prepare_turn(
     let mut turn = TurnDriver::start(&inputs)?;
     let mut failure = None;
     let mut extract_failure = None;
+    let mut answered = false;
     loop {
         // The borrow of the session ends with each step: no borrow is held across the await,
         // so `summarize` may use the engine.
@@ -185,6 +189,7 @@ pub(crate) async fn prepare_turn(
                     }
                     None => None,
                 };
+                answered |= answer.is_some();
                 let borrowed = session.try_borrow().map_err(|_| busy())?;
                 turn.answer_summary(&borrowed, answer.as_deref())?;
             }
@@ -196,8 +201,13 @@ pub(crate) async fn prepare_turn(
                     outcome: result.extraction.clone(),
                     failure: extract_failure,
                 };
+                let dropped = answered && result.summary.is_none();
                 let rendered = finish(rendered, result, failure)?;
                 extraction.set_on(&rendered)?;
+                if dropped {
+                    // The driver dropped the answer as stale: say so, never silently.
+                    set(&rendered, "summary_dropped", &JsValue::from_str(STALE))?;
+                }
                 return Ok(rendered);
             }
         }
