@@ -126,3 +126,31 @@ test('AI SDK prepareStep: the same loop through generateText({ prepareStep })', 
   assert.ok(prepareStep.lastView.stats.fits);
   assert.throws(() => ctxkitMiddleware({ window: 8000 }), /^Error: ctxkit\/ai-sdk: options\.window: unknown option/);
 });
+
+test('AI SDK middleware with streamText: the view is sent and the finish part\'s usage recorded', async () => {
+  const { streamText, simulateReadableStream } = await import('ai');
+  const prompts = [];
+  const model = new MockLanguageModelV3({
+    doStream: async (options) => {
+      prompts.push(options.prompt);
+      return {
+        stream: simulateReadableStream({
+          chunks: [
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'Hello' },
+            { type: 'text-end', id: 't' },
+            { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1_234) },
+          ],
+        }),
+      };
+    },
+  });
+  const middleware = ctxkitMiddleware({ budget: { context_window: 12_000 } });
+  const result = streamText({ model: wrapLanguageModel({ model, middleware }), system: 'Be brief.', prompt: 'Hi' });
+  assert.equal(await result.text, 'Hello');
+  assert.equal(prompts.length, 1);
+  assert.deepEqual(prompts[0].map((m) => m.role), ['system', 'user']);
+  // The usage anchor calibrates the next view.
+  const next = middleware.engine.view({ budget: { context_window: 12_000 } });
+  assert.notEqual(next.stats.calibrated_tokens, null);
+});
