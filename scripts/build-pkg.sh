@@ -5,11 +5,15 @@
 # package binaryen). No wasm-pack.
 #
 # Output (pkg/dist, git-ignored):
-#   ctxkit.js, ctxkit.d.ts    browsers and bundlers (wasm-bindgen's web target: `await init()`)
+#   ctxkit.js, ctxkit.d.ts    browsers and bundlers (`await init()`): ctxkit_web.js, wasm-bindgen's
+#                             web target, with the package's additions (extras.mjs)
 #   ctxkit_bg.wasm            the module, shared by both glues
 #   ctxkit_node.cjs           Node glue (nodejs target: loads the .wasm synchronously)
 #   node.mjs, node.cjs        Node entries (ESM import and CJS require), ready on import
 #   node.d.mts, node.d.cts    their types
+#   extras.js, extras.cjs     the freed-Engine guard and the in-memory offload store
+#   node_offload.cjs          the Node file offload writer
+#   ai-sdk.*, langchain.*     the framework adapters (subpath exports)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,12 +63,39 @@ pkg/node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-flo
   --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
   "$work/web/ctxkit_bg.wasm" -o "$out/ctxkit_bg.wasm"
 
-cp "$work/web/ctxkit.js" "$out/ctxkit.js"
-cp "$work/web/ctxkit.d.ts" "$out/ctxkit.d.ts"
+cp "$work/web/ctxkit.js" "$out/ctxkit_web.js"
+cp pkg/src/browser.mjs "$out/ctxkit.js"
+# The browser typings without the DOM lib: wasm-bindgen's init types name RequestInfo, URL,
+# Response, BufferSource and WebAssembly, which a Node project with `moduleResolution: bundler`
+# and no `dom` lib does not have; pkg/src/web-globals.d.ts gives structural stand-ins.
+sed -e 's/^export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;$/export type InitInput = string | { readonly href: string } | { readonly url: string } | { arrayBuffer(): Promise<ArrayBuffer> } | ArrayBuffer | ArrayBufferView | WebAssembly.Module;/' \
+  -e 's/^export type SyncInitInput = BufferSource | WebAssembly.Module;$/export type SyncInitInput = ArrayBuffer | ArrayBufferView | WebAssembly.Module;/' \
+  "$work/web/ctxkit.d.ts" > "$work/web/ctxkit.nodom.d.ts"
+if grep -qE 'RequestInfo \||BufferSource \|' "$work/web/ctxkit.nodom.d.ts"; then
+  echo "build-pkg: the web typings still name DOM types (wasm-bindgen changed its InitInput)" >&2
+  exit 1
+fi
+cat "$work/web/ctxkit.nodom.d.ts" pkg/src/web-globals.d.ts pkg/src/extras.d.ts > "$out/ctxkit.d.ts"
 cp "$work/node/ctxkit.js" "$out/ctxkit_node.cjs"
 cp pkg/src/node.mjs pkg/src/node.cjs "$out/"
-cat "$work/node/ctxkit.d.ts" pkg/src/node-init.d.ts > "$out/node.d.mts"
+cp pkg/src/extras.mjs "$out/extras.js"
+cp pkg/src/node-offload.cjs "$out/node_offload.cjs"
+# The CJS copy of extras.mjs (Node 20 cannot require an ES module).
+node -e '
+  const fs = require("fs");
+  const source = fs.readFileSync(process.argv[1], "utf8");
+  const names = [...source.matchAll(/^export function (\w+)/gm)].map((m) => m[1]);
+  fs.writeFileSync(process.argv[2], "\x27use strict\x27;\n" + source.replace(/^export function/gm, "function")
+    + "\nmodule.exports = { " + names.join(", ") + " };\n");
+' pkg/src/extras.mjs "$out/extras.cjs"
+cat "$work/node/ctxkit.d.ts" pkg/src/node-init.d.ts pkg/src/extras.d.ts pkg/src/node-offload.d.ts > "$out/node.d.mts"
 cp "$out/node.d.mts" "$out/node.d.cts"
+for adapter in ai-sdk langchain; do
+  if [[ -f "pkg/src/$adapter.mjs" ]]; then
+    cp "pkg/src/$adapter.mjs" "$out/$adapter.mjs"
+    cp "pkg/src/$adapter.d.ts" "$out/$adapter.d.ts"
+  fi
+done
 
 raw=$(wc -c < "$out/ctxkit_bg.wasm")
 gz=$(gzip -9 -c "$out/ctxkit_bg.wasm" | wc -c)

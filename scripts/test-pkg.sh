@@ -29,6 +29,12 @@ cargo clippy --locked -p ctxkit-wasm --target wasm32-unknown-unknown -- -D warni
 
 ./scripts/build-pkg.sh
 
+step "tsc --strict: the typings with the official SDKs and the frameworks (pkg/test/types)"
+for config in pkg/test/types/tsconfig.*.json; do
+  echo "  $config"
+  node pkg/node_modules/typescript/bin/tsc -p "$config"
+done
+
 step "node --test (pkg/test: fixtures, errors, engine, package, types, npm pack, browser)"
 cd pkg
 node --test test/*.test.mjs

@@ -34,6 +34,21 @@ pub enum CoreError {
         /// smallest.
         needed: u64,
     },
+    /// The reserves of a budget (output, tool schemas, safety margin) leave nothing of the window
+    /// for a view: every view would be empty.
+    #[error("budget too small: budget.context_window is {window} tokens, but budget.output_reserve ({output_reserve}) + budget.tool_schema_tokens ({tool_schema_tokens}) + budget.safety_margin ({safety_margin}) = {reserved} leave no room for a view; set a smaller output_reserve or a bigger context_window (leaving out output_reserve and safety_margin scales them to the window)")]
+    ReservesFillWindow {
+        /// The model's context window.
+        window: u64,
+        /// Kept for the answer.
+        output_reserve: u64,
+        /// Tool definitions.
+        tool_schema_tokens: u64,
+        /// Slack for estimation error.
+        safety_margin: u64,
+        /// The three together.
+        reserved: u64,
+    },
 }
 
 impl CoreError {

@@ -242,7 +242,21 @@ fn a_window_too_small_for_any_view_exits_2_naming_the_numbers() {
         &project.run(&["import", input.to_str().unwrap(), "--session", "s"]),
         "import",
     );
-    for window in ["0", "1", "10", "100"] {
+    // No window at all: the reserves (0 of 0) already leave nothing, named before planning.
+    let output = project.run(&["view", "s", "--window", "0"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "--window 0: {}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output), "", "--window 0: no view is printed");
+    assert!(
+        stderr(&output).contains("budget too small: budget.context_window is 0 tokens, but budget.output_reserve (0) + budget.tool_schema_tokens (0) + budget.safety_margin (0) = 0 leave no room for a view"),
+        "--window 0: {}",
+        stderr(&output)
+    );
+    for window in ["1", "10", "100"] {
         let output = project.run(&["view", "s", "--window", window]);
         assert_eq!(
             output.status.code(),

@@ -15,6 +15,10 @@
 //   token counter, the same token budget, the system message kept, starting on a human turn.
 // - a linear JS trim (context only): keep the longest suffix under the same budget by chars/4,
 //   in one pass; what a minimal hand-written trim costs.
+// - the AI SDK middleware (ctxkit/ai-sdk's ctxkitMiddleware): its per-step overhead in a
+//   generateText tool loop, i.e. `transformParams` on the step's whole provider prompt (the SDK
+//   resends every message each step; the middleware appends the new ones and returns the view)
+//   plus `wrapGenerate` recording the usage, around a model call that returns at once.
 // Both sides run in this process, one after the other, on the same machine state; times are
 // per turn (median, mean, p95) over the measured turns, after warm-up turns that are not
 // counted.
@@ -25,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { Engine, defaults } from 'ctxkit';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages } from '@langchain/core/messages';
+import { ctxkitMiddleware } from 'ctxkit/ai-sdk';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -170,6 +175,30 @@ function benchLinear() {
   return { kept, ...summarize(times) };
 }
 
+// The AI SDK middleware: the stream in the AI SDK's shape, one step per turn.
+async function benchAiSdk() {
+  const convert = new Engine({ family: 'claude' });
+  convert.append(stream);
+  const all = convert.view({ format: 'ai-sdk', policy: { strategy: { kind: 'off' }, nudges: { memory_every_turns: 0, stall_after_turns: 0 } } }).messages.slice(1);
+  const system = { role: 'system', content: SYSTEM };
+  const middleware = ctxkitMiddleware({ family: 'claude', offload: false });
+  const result = { content: [], finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 30_000 } }, warnings: [] };
+  const step = async (count) => {
+    const params = await middleware.transformParams({ type: 'generate', params: { prompt: [system, ...all.slice(0, count)] } });
+    await middleware.wrapGenerate({ doGenerate: async () => result, params });
+    return params;
+  };
+  await step(LOG);
+  const times = [];
+  for (let t = 0; t < WARMUP + TURNS; t += 1) {
+    const start = performance.now();
+    await step(LOG + PER_TURN * (t + 1));
+    const elapsed = performance.now() - start;
+    if (t >= WARMUP) times.push(elapsed);
+  }
+  return { stats: middleware.lastView.stats, ...summarize(times) };
+}
+
 const wasm = readFileSync(join(here, '..', 'dist', 'ctxkit_bg.wasm'));
 const size = {
   raw: wasm.length,
@@ -180,6 +209,7 @@ const size = {
 const engine = benchEngine();
 const trim = await benchTrimMessages();
 const linear = benchLinear();
+const aiSdk = await benchAiSdk();
 const ratio = trim.median / engine.median;
 
 console.log(`log: ${LOG} messages (${(Buffer.byteLength(JSON.stringify(initial)) / 1e6).toFixed(1)} MB as JSON), ${PER_TURN} appended per turn; budget ${usable} tokens (200k window, defaults)`);
@@ -190,6 +220,7 @@ const row = (name, r) => console.log(`${name.padEnd(34)} ${ms(r.median).padStart
 row('ctxkit Engine append + view', engine);
 row('@langchain/core trimMessages', trim);
 row('linear JS suffix trim (context)', linear);
+row('AI SDK middleware, per step', aiSdk);
 console.log('');
 console.log(`ratio trimMessages / Engine (median): ${ratio.toFixed(0)}x`);
 console.log(`Engine: setup (append ${LOG} + first view, which compacts): ${ms(engine.setup)} ms; ` +
@@ -197,4 +228,5 @@ console.log(`Engine: setup (append ${LOG} + first view, which compacts): ${ms(en
   `${engine.last.total_tokens} tokens, tier ${engine.last.tier}`);
 console.log(`Engine state (${engine.stateBytes} bytes of JSON): JSON.stringify(engine) ${ms(engine.save)} ms, Engine.fromJSON ${ms(engine.load)} ms`);
 console.log(`trimMessages kept ${trim.kept} messages; the linear trim kept ${linear.kept}`);
+console.log(`AI SDK middleware: transformParams on the step's whole prompt (${LOG}+ messages) + wrapGenerate; last view ${aiSdk.stats.messages} messages, ${aiSdk.stats.total_tokens} tokens, tier ${aiSdk.stats.tier}`);
 console.log(`.wasm: ${size.raw} bytes raw, ${size.gzip} gzip -9, ${size.brotli} brotli -q 11`);

@@ -232,7 +232,12 @@ test('a window too small for any view throws naming the numbers, never an empty 
   const engine = new ck.Engine();
   engine.append([{ role: 'user', content: 'fix the failing test in src/lib.rs' }]);
   const before = JSON.stringify(engine);
-  for (const window of [0, 1, 10, 100]) {
+  // Reserves that reach the window are refused before planning, naming the numbers.
+  throwsWith(() => engine.view({ budget: { context_window: 0 } }),
+    'Engine.view: budget too small: budget.context_window is 0 tokens, but budget.output_reserve (0) + budget.tool_schema_tokens (0) + budget.safety_margin (0) = 0 leave no room for a view; set a smaller output_reserve or a bigger context_window (leaving out output_reserve and safety_margin scales them to the window)');
+  throwsWith(() => engine.view({ budget: { context_window: 8_000, output_reserve: 16_384 } }),
+    'Engine.view: budget too small: budget.context_window is 8000 tokens, but budget.output_reserve (16384) + budget.tool_schema_tokens (0) + budget.safety_margin (125) = 16509 leave no room for a view; set a smaller output_reserve or a bigger context_window (leaving out output_reserve and safety_margin scales them to the window)');
+  for (const window of [1, 10, 100]) {
     const options = { system: 'You are a careful agent. '.repeat(20), budget: { context_window: window, output_reserve: 0, safety_margin: 0 } };
     assert.throws(() => engine.view(options), (error) => {
       assert.ok(error instanceof Error, `not an Error: ${error}`);
@@ -245,6 +250,15 @@ test('a window too small for any view throws naming the numbers, never an empty 
   // A window that holds them gives a view with the message.
   const view = engine.view({ system: 'You are a careful agent.', budget: { context_window: 2_000, output_reserve: 100, safety_margin: 0 } });
   assert.equal(view.messages.filter((m) => m.role === 'user').length, 1);
+});
+
+test('a budget given only its window scales its reserves: an 8k window gets a view, not the system prompt alone', () => {
+  const engine = new ck.Engine();
+  engine.append([{ role: 'user', content: 'Plan a trip to Lisbon.' }]);
+  const view = engine.view({ system: 'You plan trips.', budget: { context_window: 8_000 } });
+  assert.equal(view.messages.length, 1);
+  assert.equal(view.stats.fits, true);
+  assert.equal(view.stats.budget_tokens, 8_000 - 1_000 - 125);
 });
 
 test('a memory from outside that addresses the model stays out of the precis until approved', () => {

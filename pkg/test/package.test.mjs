@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as esm from 'ctxkit';
 import initWeb, * as web from '../dist/ctxkit.js';
@@ -17,7 +17,9 @@ test('ESM import and CJS require give the same exports as the browser build', ()
   const cjs = require('ctxkit');
   const names = (module) => Object.keys(module).sort();
   assert.deepEqual(names(esm), names(cjs));
-  assert.deepEqual(names(esm), names(web));
+  // The file offload writer is Node's alone.
+  assert.deepEqual(names(esm).filter((name) => name !== 'fileOffloadWriter'), names(web));
+  assert.equal(typeof esm.fileOffloadWriter, 'function');
   for (const name of ['Engine', 'fromOpenAI', 'toOpenAI', 'fromAnthropic', 'toAnthropic', 'estimateTokens',
     'repairToolPairs', 'validate', 'planTurn', 'summaryCheckpoint', 'extractiveSummary', 'planOffload',
     'renderPrecis', 'buildSystemPrompt', 'advanceNudges', 'defaults', 'version', 'default', 'initSync']) {
@@ -41,9 +43,11 @@ test('the browser build runs once initialized, and agrees with the Node build', 
   assert.throws(() => web.toOpenAI(1), { message: 'toOpenAI: messages: expected an array of messages, found a number' });
 });
 
-test('the TypeScript types check against a usage file (Node and bundler resolution)', () => {
+test('the TypeScript types check against the usage files (node16, nodenext and bundler resolution, with and without the dom lib, with the official SDKs)', () => {
   const tsc = join(pkgDir, 'node_modules', 'typescript', 'bin', 'tsc');
-  for (const config of ['tsconfig.node.json', 'tsconfig.bundler.json']) {
+  const configs = readdirSync(join(pkgDir, 'test', 'types')).filter((name) => /^tsconfig\..*\.json$/.test(name));
+  assert.ok(configs.length >= 6, configs.join(', '));
+  for (const config of configs) {
     const run = spawnSync(process.execPath, [tsc, '-p', join(pkgDir, 'test', 'types', config)], { encoding: 'utf8' });
     assert.equal(run.status, 0, `${config}:\n${run.stdout}${run.stderr}`);
   }
@@ -54,15 +58,24 @@ test('npm pack ships exactly the intended files', () => {
   const out = execFileSync(npm, ['pack', '--dry-run', '--json'], { cwd: pkgDir, encoding: 'utf8' });
   const files = JSON.parse(out)[0].files.map((file) => file.path).sort();
   assert.deepEqual(files, [
+    'LICENSE',
     'README.md',
+    'dist/ai-sdk.d.ts',
+    'dist/ai-sdk.mjs',
     'dist/ctxkit.d.ts',
     'dist/ctxkit.js',
     'dist/ctxkit_bg.wasm',
     'dist/ctxkit_node.cjs',
+    'dist/ctxkit_web.js',
+    'dist/extras.cjs',
+    'dist/extras.js',
+    'dist/langchain.d.ts',
+    'dist/langchain.mjs',
     'dist/node.cjs',
     'dist/node.d.cts',
     'dist/node.d.mts',
     'dist/node.mjs',
+    'dist/node_offload.cjs',
     'package.json',
   ]);
   // Every file the exports map names is shipped.

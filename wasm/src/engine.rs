@@ -23,20 +23,19 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::compaction::{SummaryMethod, SummaryRequest, ViewStats};
+use ctxkit_core::compaction::{SummaryMethod, ViewStats};
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{from_format, WireFormat};
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnResult, TurnStep};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::{JsCast, JsError, JsValue};
+use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{
-    decode, fail, js_error_message, read, read_json, read_messages, read_or_default, set, to_js,
-    to_js_sorted, Result,
+    decode, fail, read, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
-use crate::summarize::{ask, js_kind, take_timeout};
+use crate::offload_store::{tool_names, OffloadConfig};
+use crate::prepare::{prepare_turn, read_prepare_options};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -78,10 +77,94 @@ export interface SummaryOutcome {
 export type TurnResult = RenderedView & {
   stats: ViewStats;
   summary: SummaryOutcome | null;
+  /** What memory extraction gave: set by `prepare` with `extract` (`null` when the turn did not summarize, so nothing was asked). */
+  extraction?: ExtractionResult | null;
+  /** Set by `prepare` when its summarizer answered but another turn had meanwhile stored a checkpoint over the same messages: why the answer was dropped. */
+  summary_dropped?: string;
 };
 
+/** What an `AbortSignal` offers that ctxkit uses (the DOM's and Node's both fit). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+/** What a callback of `prepare` gets besides its request. */
+export interface CallbackContext {
+  /** The `signal` of `prepare`'s options, to pass to the HTTP client. */
+  signal?: AbortSignalLike;
+}
+
+/** The view type of each format. */
+export interface ViewOfFormat {
+  ctxkit: CtxkitView;
+  openai: OpenAIView;
+  anthropic: AnthropicView;
+  responses: ResponsesView;
+  gemini: GeminiView;
+  "ai-sdk": AiSdkView;
+  langchain: LangChainView;
+}
+
+/** A turn's result in the shape of `format` (what `view` and `prepare` return for it). */
+export type TurnResultOf<F extends ViewFormat> = ViewOfFormat[F] & {
+  dropped_state: number;
+  stats: ViewStats;
+  summary: SummaryOutcome | null;
+  extraction?: ExtractionResult | null;
+  summary_dropped?: string;
+};
+
+/**
+ * `view` and `prepare` narrowed by `format`: `format: "openai"` gives an `OpenAIView`,
+ * `"anthropic"` one with `system` (the class's own signatures take the ctxkit shape).
+ */
+export interface Engine {
+  view<F extends ViewFormat>(options: TurnInputs & { format: F }): TurnResultOf<F>;
+  prepare<F extends ViewFormat>(options: PrepareOptions & { format: F }): Promise<TurnResultOf<F>>;
+}
+
 /** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt`. */
-export type Summarizer = (request: SummaryRequest) => Promise<string> | string;
+export type Summarizer = (request: SummaryRequest, context: CallbackContext) => Promise<string> | string;
+
+/** Asks an LLM for memories: `request.system` and `request.prompt`; answer its text (a JSON array). */
+export type Extractor = (request: ExtractionRequest, context: CallbackContext) => Promise<string> | string;
+
+/** A memory extraction request (the core's, the same as native ctxkit's). */
+export interface ExtractionRequest {
+  system: string;
+  prompt: string;
+  max_output_tokens: number;
+}
+
+/** A memory the model proposed that passed the core's checks. */
+export interface MemoryDraft {
+  title: string;
+  content: string;
+  category: string;
+  importance: number;
+}
+
+/** An item of the extractor's answer that was refused, and why. */
+export interface RejectedDraft {
+  index: number;
+  reason: string;
+}
+
+/** The drafts an extraction answer gave and the items it rejected. */
+export interface ExtractionOutcome {
+  drafts: MemoryDraft[];
+  rejected: RejectedDraft[];
+}
+
+/** A turn's memory extraction: store `outcome.drafts` with `source: "extracted"` (renderPrecis quarantines what addresses the model). */
+export interface ExtractionResult {
+  outcome: ExtractionOutcome;
+  /** Why the extractor gave no answer (threw, rejected, timed out, returned no string). */
+  failure_reason: string | null;
+}
 
 /** The options of `prepare`: a turn's options and the summarizer. */
 export interface PrepareOptions extends TurnInputs {
@@ -92,6 +175,13 @@ export interface PrepareOptions extends TurnInputs {
    * it the turn uses the extractive summary and `summary.fallback_reason` says it timed out.
    */
   summarize_timeout_ms?: number;
+  /**
+   * Asked, before a summary, for the memories worth keeping from what the summary will cover;
+   * its answer is checked by the core's rules and the accepted drafts are in `extraction`.
+   */
+  extract?: Extractor;
+  /** Passed to `summarize` and `extract`; when it aborts, their answer is not waited for (the turn falls back). */
+  signal?: AbortSignalLike;
 }
 "#;
 
@@ -101,6 +191,8 @@ export interface PrepareOptions extends TurnInputs {
 pub struct Engine {
     session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
+    offload: RefCell<Option<OffloadConfig>>,
+    offload_errors: RefCell<Vec<String>>,
 }
 
 /// The options of `new Engine()` (TS `EngineOptions`).
@@ -151,11 +243,13 @@ impl Engine {
 
     /// Appends messages to the log (`format`: the shape they are in, default `"ctxkit"`) and
     /// returns the `seq` each stored message got. Nothing is appended when any message is bad.
+    /// With an offload set (`setOffload`), big tool outputs are written through its writer and
+    /// stored as references.
     #[wasm_bindgen(unchecked_return_type = "number[]")]
     pub fn append(
         &self,
         #[wasm_bindgen(
-            unchecked_param_type = "Message[] | OpenAIMessage[] | AnthropicMessage[] | unknown"
+            unchecked_param_type = "readonly Message[] | readonly OpenAIMessageInput[] | readonly AnthropicMessageInput[] | readonly unknown[]"
         )]
         messages: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "MessageFormat")] format: JsValue,
@@ -166,6 +260,27 @@ impl Engine {
             let messages = match format.unwrap_or(WireFormat::Ctxkit) {
                 WireFormat::Ctxkit => read_messages(json, "messages")?,
                 other => from_format(&json, other)?,
+            };
+            let config = self.offload.try_borrow().map_err(|_| busy())?.clone();
+            let messages = match config {
+                None => messages,
+                Some(config) => {
+                    // The writer is JS: no borrow of the session is held while it runs.
+                    let (first_seq, names) = {
+                        let session = self.session.try_borrow().map_err(|_| busy())?;
+                        (session.next_seq(), tool_names(&session, &messages))
+                    };
+                    let mut errors = Vec::new();
+                    let stored = config.apply(messages, &names, first_seq, &mut errors)?;
+                    *self.offload_errors.borrow_mut() = errors;
+                    if self.session.try_borrow().map_err(|_| busy())?.next_seq() != first_seq {
+                        return Err(CoreError::invalid(
+                            "engine",
+                            "the offload writer appended to the same Engine during append; the batch was not appended",
+                        ));
+                    }
+                    stored
+                }
             };
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
             let seqs: Vec<u64> = session
@@ -180,10 +295,11 @@ impl Engine {
 
     /// This turn's view, without an LLM: a needed summary is made by the extractive
     /// summarizer. Advances the turn (nudge counters) and keeps any checkpoint it made.
-    #[wasm_bindgen(unchecked_return_type = "TurnResult")]
+    #[wasm_bindgen(unchecked_return_type = "TurnResultOf<\"ctxkit\">")]
     pub fn view(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "TurnInputs")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TurnInputs & { format?: \"ctxkit\" }")]
+        options: JsValue,
     ) -> Result<JsValue, JsError> {
         (|| {
             let json = read_json(&options, "options")?;
@@ -213,10 +329,11 @@ impl Engine {
     /// unusable, or does not settle within `options.summarize_timeout_ms` (default 120,000; the
     /// result's `summary.fallback_reason` says why). Rejects, leaving the engine as it was, on
     /// bad options.
-    #[wasm_bindgen(unchecked_return_type = "Promise<TurnResult>")]
+    #[wasm_bindgen(unchecked_return_type = "Promise<TurnResultOf<\"ctxkit\">>")]
     pub fn prepare(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions & { format?: \"ctxkit\" }")]
+        options: JsValue,
     ) -> js_sys::Promise {
         let session = Rc::clone(&self.session);
         let cache = Rc::clone(&self.cache);
@@ -284,6 +401,8 @@ impl Engine {
         Engine {
             session: Rc::new(RefCell::new(session)),
             cache: Rc::new(RefCell::new(ViewCache::default())),
+            offload: RefCell::new(None),
+            offload_errors: RefCell::new(Vec::new()),
         }
     }
 
@@ -293,6 +412,16 @@ impl Engine {
             .try_borrow()
             .ok()
             .map(|session| session.clone())
+    }
+
+    /// The offload set by `setOffload` (`crate::offload_store`).
+    pub(crate) fn offload_cell(&self) -> &RefCell<Option<OffloadConfig>> {
+        &self.offload
+    }
+
+    /// Why the last append kept outputs in the log (`crate::offload_store`).
+    pub(crate) fn offload_errors_cell(&self) -> &RefCell<Vec<String>> {
+        &self.offload_errors
     }
 
     /// The session's cell (for the history tools, `crate::history`).
@@ -315,114 +444,6 @@ pub(crate) fn busy() -> CoreError {
     )
 }
 
-fn read_prepare_options(
-    options: &JsValue,
-    session: &Rc<RefCell<Session>>,
-) -> Result<(JsTurnInputs, Summarizer)> {
-    let summarize = if options.is_object() {
-        js_sys::Reflect::get(options, &JsValue::from_str("summarize"))
-            .map_err(|error| CoreError::invalid("options.summarize", js_error_message(&error)))?
-    } else {
-        JsValue::UNDEFINED
-    };
-    let summarize = if summarize.is_undefined() || summarize.is_null() {
-        None
-    } else {
-        match summarize.dyn_into::<js_sys::Function>() {
-            Ok(function) => Some(function),
-            Err(other) => {
-                return Err(CoreError::invalid(
-                    "options.summarize",
-                    format!(
-                        "expected a function returning a Promise<string>, found {}",
-                        js_kind(&other)
-                    ),
-                ))
-            }
-        }
-    };
-    let mut json = read_json(options, "options")?;
-    if let Value::Object(fields) = &mut json {
-        // JSON.stringify drops a function; a null summarize is the same as none.
-        fields.remove("summarize");
-    }
-    let timeout_ms = take_timeout(&mut json)?;
-    let family = session.try_borrow().map_err(|_| busy())?.family;
-    Ok((
-        JsTurnInputs::read(json, "options", Some(family))?,
-        Summarizer {
-            function: summarize,
-            timeout_ms,
-        },
-    ))
-}
-
-/// The summarizer of a `prepare` and how long to wait for it.
-struct Summarizer {
-    function: Option<js_sys::Function>,
-    timeout_ms: u32,
-}
-
-/// What one step of an awaited turn left to do.
-enum Next {
-    Summarize(Box<SummaryRequest>),
-    Rendered(JsValue),
-}
-
-async fn prepare_turn(
-    session: Rc<RefCell<Session>>,
-    cache: Rc<RefCell<ViewCache>>,
-    options: JsTurnInputs,
-    summarizer: Summarizer,
-) -> Result<JsValue> {
-    let inputs = options.inputs();
-    let mut turn = TurnDriver::start(&inputs)?;
-    let mut failure = None;
-    loop {
-        // The borrow of the session ends with each step: no borrow is held across the await,
-        // so `summarize` may use the engine.
-        let next = {
-            let borrowed = session.try_borrow().map_err(|_| busy())?;
-            match turn.step(&borrowed)? {
-                TurnStep::NeedExtraction(_) => {
-                    turn.answer_extraction(None)?;
-                    continue;
-                }
-                TurnStep::NeedSummary(request) => Next::Summarize(Box::new(request)),
-                TurnStep::Ready(view) => {
-                    let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
-                    let breakpoints = options.breakpoints(&turn);
-                    Next::Rendered(render_cached(
-                        &view,
-                        options.format,
-                        &mut cache,
-                        &breakpoints,
-                    )?)
-                }
-            }
-        };
-        match next {
-            Next::Summarize(request) => {
-                let answer = match &summarizer.function {
-                    Some(summarize) => {
-                        let (answer, why) = ask(summarize, &request, summarizer.timeout_ms).await;
-                        failure = why;
-                        answer
-                    }
-                    None => None,
-                };
-                let borrowed = session.try_borrow().map_err(|_| busy())?;
-                turn.answer_summary(&borrowed, answer.as_deref())?;
-            }
-            Next::Rendered(rendered) => {
-                let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
-                let (result, _) = turn.finish(&mut borrowed)?;
-                return finish(rendered, result, failure);
-            }
-        }
-    }
-}
-
 /// The summary a turn stored (TS `SummaryOutcome`).
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -433,7 +454,11 @@ pub(crate) struct SummaryOutput {
 }
 
 /// The rendered view with its stats and the summary the turn stored, as the JS result.
-fn finish(rendered: JsValue, result: TurnResult, failure: Option<String>) -> Result<JsValue> {
+pub(crate) fn finish(
+    rendered: JsValue,
+    result: TurnResult,
+    failure: Option<String>,
+) -> Result<JsValue> {
     set(&rendered, "stats", &to_js(&result.stats)?)?;
     let summary = match result.summary {
         None => JsValue::NULL,

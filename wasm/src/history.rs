@@ -51,7 +51,7 @@ export type ExecutableToolCall =
 
 /** Options of `executeTool`, for `read_offload` (the Engine keeps no files). */
 export interface ExecuteToolOptions {
-  /** Reads an offloaded output's file, given its path relative to the working directory. */
+  /** Reads an offloaded output's file, given its path relative to the working directory (default: the reader of the engine's `setOffload` writer, with its session and folder). */
   read_file?: (path: string) => string;
   /** The session name the outputs were offloaded under (`planOffload`'s); any when omitted. */
   session?: string;
@@ -146,7 +146,25 @@ impl Engine {
         #[wasm_bindgen(unchecked_optional_param_type = "ExecuteToolOptions")] options: JsValue,
     ) -> Result<JsValue, JsError> {
         (|| {
-            let (read_file, options) = read_execute_options(&options)?;
+            let (read_file, mut options) = read_execute_options(&options)?;
+            // Without a read_file, the engine's own offload writer reads (setOffload).
+            let read_file = match read_file {
+                Some(function) => Some(function),
+                None => self
+                    .offload_cell()
+                    .try_borrow()
+                    .map_err(|_| busy())?
+                    .as_ref()
+                    .map(|config| {
+                        options
+                            .session
+                            .get_or_insert_with(|| config.session.clone());
+                        options
+                            .offload_folder
+                            .get_or_insert_with(|| config.policy.folder.clone());
+                        config.read_function()
+                    }),
+            };
             let call = tool_call(read_json(&call, "call")?)?;
             let request = match parse_history_call(&call.name, &call.arguments) {
                 Ok(request) => request,

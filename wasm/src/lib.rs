@@ -13,10 +13,12 @@
 //! | [`plan`] | `planTurn`, `summaryCheckpoint`, the budget and policy types |
 //! | [`summary`] | `extractiveSummary` |
 //! | [`offload`] | `planOffload` |
+//! | [`offload_store`] | `Engine.setOffload`: offload built into `append`, through the caller's writer |
 //! | [`precis`] | `renderPrecis` |
 //! | [`system_prompt`] | `buildSystemPrompt` |
 //! | [`nudge`] | `advanceNudges` |
 //! | [`engine`] | `Engine`: a session kept in wasm memory |
+//! | [`prepare`] | `Engine.prepare`: the turn answered by `summarize` and `extract` |
 //! | [`summarize`] | `Engine.prepare`'s call of the JS summarizer, with its deadline |
 //! | [`history`] | the `Engine`'s history tools: `historyTools`, `searchHistory`, `readHistory`, `executeTool` |
 //! | [`defaults`] | `defaults`, `version` |
@@ -52,8 +54,10 @@ pub mod engine;
 pub mod history;
 pub mod nudge;
 pub mod offload;
+pub mod offload_store;
 pub mod plan;
 pub mod precis;
+pub mod prepare;
 pub mod repair;
 pub mod summarize;
 pub mod summary;

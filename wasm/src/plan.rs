@@ -87,7 +87,16 @@ export interface NudgePolicy {
   memory_every_turns: number;
   /** Stall nudge after this many turns without a progress tool; 0 turns it off. */
   stall_after_turns: number;
+  /** Tools whose use counts as progress (default the file-edit tools of common agents). */
   progress_tools: string[];
+  /** Tools that save to long-term memory (default `save_memory`, `memory`, `remember`). */
+  memory_tools: string[];
+  /**
+   * The names of the agent's tools, when known (the adapters set it): the stall nudge then runs
+   * only if one is a progress tool, the memory nudge only if one is a memory tool. `null`: both
+   * run as configured.
+   */
+  agent_tools: string[] | null;
   memory_text: string;
   /** `{turns}` is replaced by the number of turns. */
   stall_text: string;

@@ -6,6 +6,10 @@
 //! reason in `summary.fallback_reason`; the engine never waits forever and never stores a
 //! replacement character in place of what the summarizer wrote.
 //!
+//! The same call serves the memory extractor (`extract`), with its own name in the reasons.
+//! Each callback gets the caller's `AbortSignal` (`options.signal`) as `{ signal }`, to pass to
+//! its HTTP client; the package's JS entry rejects the wait when the signal aborts.
+//!
 //! The deadline is a `Promise.race` between the callback's promise and a timer made with the
 //! global `setTimeout` (found on `globalThis` through `Reflect`, so the same code runs in Node,
 //! browsers and workers without web-sys). The timer is cleared as soon as the race ends: a
@@ -62,22 +66,46 @@ pub async fn ask(
     summarize: &js_sys::Function,
     request: &SummaryRequest,
     timeout_ms: u32,
+    signal: &JsValue,
 ) -> (Option<String>, Option<String>) {
-    let argument = match to_js(request) {
-        Ok(argument) => argument,
-        Err(error) => return (None, Some(error.to_string())),
-    };
-    let returned = match summarize.call1(&JsValue::UNDEFINED, &argument) {
+    match to_js(request) {
+        Ok(argument) => {
+            call_with_deadline("summarize", summarize, &argument, timeout_ms, signal).await
+        }
+        Err(error) => (None, Some(error.to_string())),
+    }
+}
+
+/// Calls `function` (named `name` in the reasons) with `argument` and, as a second argument,
+/// `{ signal }` (the caller's `AbortSignal`, or `undefined`), and waits at most `timeout_ms`
+/// for a string; returns it, or why there is none.
+pub async fn call_with_deadline(
+    name: &str,
+    function: &js_sys::Function,
+    argument: &JsValue,
+    timeout_ms: u32,
+    signal: &JsValue,
+) -> (Option<String>, Option<String>) {
+    let context: JsValue = js_sys::Object::new().into();
+    if js_sys::Reflect::set(&context, &JsValue::from_str("signal"), signal).is_err() {
+        return (
+            None,
+            Some(format!(
+                "{name} was not called: its context could not be made"
+            )),
+        );
+    }
+    let returned = match function.call2(&JsValue::UNDEFINED, argument, &context) {
         Ok(returned) => returned,
         Err(thrown) => {
             return (
                 None,
-                Some(format!("summarize threw: {}", js_error_message(&thrown))),
+                Some(format!("{name} threw: {}", js_error_message(&thrown))),
             )
         }
     };
     let answer = js_sys::Promise::resolve(&returned);
-    let settled = match Deadline::start(timeout_ms) {
+    let settled = match Deadline::start(timeout_ms, name) {
         Ok(deadline) => {
             let race = js_sys::Promise::race(&js_sys::Array::of2(&answer, &deadline.promise));
             let settled = JsFuture::from(race).await;
@@ -87,7 +115,7 @@ pub async fn ask(
                     return (
                         None,
                         Some(format!(
-                            "summarize did not settle within {timeout_ms} ms \
+                            "{name} did not settle within {timeout_ms} ms \
                              (options.summarize_timeout_ms)"
                         )),
                     )
@@ -98,23 +126,20 @@ pub async fn ask(
         Err(why) => return (None, Some(why)),
     };
     match settled {
-        Ok(value) => read_answer(&value),
+        Ok(value) => read_answer(name, &value),
         Err(reason) => (
             None,
-            Some(format!("summarize rejected: {}", js_error_message(&reason))),
+            Some(format!("{name} rejected: {}", js_error_message(&reason))),
         ),
     }
 }
 
-/// The summarizer's resolved value as a summary: a string that is valid UTF-16.
-fn read_answer(value: &JsValue) -> (Option<String>, Option<String>) {
+/// The callback's resolved value as its answer: a string that is valid UTF-16.
+fn read_answer(name: &str, value: &JsValue) -> (Option<String>, Option<String>) {
     let Some(text) = value.dyn_ref::<js_sys::JsString>() else {
         return (
             None,
-            Some(format!(
-                "summarize returned {}, not a string",
-                js_kind(value)
-            )),
+            Some(format!("{name} returned {}, not a string", js_kind(value))),
         );
     };
     // Converting a lone surrogate to Rust gives U+FFFD: the stored summary would differ from
@@ -126,7 +151,7 @@ fn read_answer(value: &JsValue) -> (Option<String>, Option<String>) {
         return (
             None,
             Some(format!(
-                "summarize returned a string with a lone surrogate (not valid Unicode) at \
+                "{name} returned a string with a lone surrogate (not valid Unicode) at \
                  UTF-16 index {at}"
             )),
         );
@@ -144,10 +169,11 @@ struct Deadline {
 
 impl Deadline {
     /// Starts the timer with the global `setTimeout`.
-    fn start(timeout_ms: u32) -> std::result::Result<Deadline, String> {
+    fn start(timeout_ms: u32, name: &str) -> std::result::Result<Deadline, String> {
         let global: JsValue = js_sys::global().into();
-        let set_timeout = global_function(&global, "setTimeout")
-            .ok_or("summarize was not called with a deadline: globalThis.setTimeout is missing")?;
+        let set_timeout = global_function(&global, "setTimeout").ok_or_else(|| {
+            format!("{name} was not called with a deadline: globalThis.setTimeout is missing")
+        })?;
         // A fresh object: no value the summarizer resolves with can be identical to it.
         let sentinel: JsValue = js_sys::Object::new().into();
         let mut timer = Ok(JsValue::UNDEFINED);
@@ -162,7 +188,7 @@ impl Deadline {
         });
         let timer = timer.map_err(|thrown| {
             format!(
-                "summarize was not called with a deadline: setTimeout threw: {}",
+                "{name} was not called with a deadline: setTimeout threw: {}",
                 js_error_message(&thrown)
             )
         })?;

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use ctxkit_core::compaction::{Budget, Policy, TodoItem};
+use ctxkit_core::compaction::{fill_window_defaults, Budget, Policy, TodoItem};
 use ctxkit_core::cost::CacheBreakpoint;
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
 use ctxkit_core::wire::{dropped_state, render_message, render_view_cached, WireFormat};
@@ -39,7 +39,11 @@ export type ViewFormat = "ctxkit" | "openai" | "anthropic" | "responses" | "gemi
 export interface TurnInputs {
   /** This turn's system prompt (see `buildSystemPrompt`); never stored in the log. */
   system?: string;
-  /** The token budget (defaults: a 200k window, 16,384 reserved for output, 2,048 margin). */
+  /**
+   * The token budget (defaults: a 200k window). `output_reserve` and `safety_margin`, when left
+   * out, scale with `context_window` (at most 16,384 and an eighth of it, 2,048 and a
+   * sixty-fourth); reserves that reach the window are an error naming the numbers.
+   */
   budget?: BudgetOptions;
   /** How to compact. Its `family`, if given, must be the engine's. */
   policy?: PolicyOptions;
@@ -74,7 +78,7 @@ export interface OpenAIView {
 /** A view as an Anthropic Messages request's `system` and `messages`. */
 export interface AnthropicView {
   format: "anthropic";
-  system?: string | AnthropicBlock[];
+  system?: string | AnthropicTextBlock[];
   messages: AnthropicMessage[];
 }
 /** A view as an OpenAI Responses request's `instructions` and `input` items. */
@@ -165,11 +169,15 @@ impl JsTurnInputs {
     /// engine's; a family the policy names must match it (the core's
     /// [`check_requested_family`]), and the engine's is used when none is named.
     pub fn read(json: Value, at: &str, family: Option<ModelFamily>) -> Result<Self> {
-        let json = match json {
+        let mut json = match json {
             Value::Null => Value::Object(serde_json::Map::new()),
             object @ Value::Object(_) => object,
             other => return Err(expected(at, "an object of turn options", &other)),
         };
+        // The reserves a budget leaves out scale with its window (the core's rule).
+        if let Some(budget) = json.get_mut("budget") {
+            fill_window_defaults(budget);
+        }
         let named = json
             .get("policy")
             .and_then(|policy| policy.get("family"))

@@ -66,58 +66,107 @@ export interface Message {
   provider_fields?: ProviderFields | null;
 }
 
-/** A Chat Completions content part (`text` and `image_url` are modelled; others kept as they are). */
+/**
+ * A Chat Completions content part as ctxkit writes it: the official SDK's part types (text,
+ * image, audio, file, refusal), so a view's messages are the `openai` package's
+ * `ChatCompletionMessageParam`s with no cast. (Other parts are only written back to the format
+ * they came from, as they were.)
+ */
 export type OpenAIContentPart =
-  | { type: "text"; text: string; [key: string]: Json }
-  | { type: "image_url"; image_url: { url: string; detail?: string }; [key: string]: Json }
-  | { type: string; [key: string]: Json };
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } }
+  | { type: "input_audio"; input_audio: { data: string; format: "wav" | "mp3" } }
+  | { type: "file"; file: { file_data?: string; file_id?: string; filename?: string } };
 
-/** A Chat Completions tool call. */
+/** A Chat Completions text part. */
+export type OpenAITextPart = { type: "text"; text: string };
+
+/** A Chat Completions function tool call, as ctxkit writes it. */
 export interface OpenAIToolCall {
   id: string;
-  type?: "function";
+  type: "function";
   function: { name: string; arguments: string };
 }
 
-/** A Chat Completions message. */
+/** A Chat Completions message as ctxkit writes it (a view, `toOpenAI`). */
 export type OpenAIMessage =
-  | { role: "system" | "developer"; content: string | OpenAIContentPart[]; name?: string }
+  | { role: "system"; content: string | OpenAITextPart[]; name?: string }
+  | { role: "developer"; content: string | OpenAITextPart[]; name?: string }
   | { role: "user"; content: string | OpenAIContentPart[]; name?: string }
   | {
       role: "assistant";
-      content?: string | OpenAIContentPart[] | null;
+      content?: string | (OpenAITextPart | { type: "refusal"; refusal: string })[] | null;
       tool_calls?: OpenAIToolCall[];
       refusal?: string | null;
       name?: string;
     }
-  | { role: "tool"; content: string | OpenAIContentPart[]; tool_call_id: string; name?: string };
+  | { role: "tool"; content: string | OpenAITextPart[]; tool_call_id: string };
 
-/** A Chat Completions request body, or any object with its `messages` (other fields are ignored). */
+/**
+ * A Chat Completions message as ctxkit reads it: any object with a `role` (the official
+ * `ChatCompletionMessageParam`, a response's `ChatCompletionMessage`, or ctxkit's own); the
+ * core checks the rest and names what is wrong.
+ */
+export type OpenAIMessageInput = OpenAIMessage | { role: string; content?: unknown };
+
+/** A Chat Completions request body as ctxkit writes it. */
 export interface OpenAIRequest {
   messages: OpenAIMessage[];
-  [key: string]: unknown;
 }
 
-/** An Anthropic content block (the modelled ones; any other block is kept verbatim). */
-export type AnthropicBlock =
-  | { type: "text"; text: string; [key: string]: Json }
-  | { type: "image"; source: { type: string; [key: string]: Json }; [key: string]: Json }
-  | { type: "tool_use"; id: string; name: string; input: { [key: string]: Json }; [key: string]: Json }
-  | { type: "tool_result"; tool_use_id: string; content?: string | AnthropicBlock[]; is_error?: boolean }
-  | { type: "thinking"; thinking: string; signature: string }
-  | { type: string; [key: string]: Json };
+/** A Chat Completions request body, or any object with its `messages` (other fields are ignored). */
+export interface OpenAIRequestInput {
+  messages: readonly OpenAIMessageInput[];
+}
 
-/** An Anthropic message. */
+/** An Anthropic text block. */
+export type AnthropicTextBlock = { type: "text"; text: string };
+
+/**
+ * An Anthropic content block as ctxkit writes it: the official SDK's `ContentBlockParam`s, so
+ * a view's messages are the `@anthropic-ai/sdk` package's `MessageParam`s with no cast.
+ */
+export type AnthropicBlock =
+  | AnthropicTextBlock
+  | {
+      type: "image";
+      source:
+        | { type: "base64"; media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp"; data: string }
+        | { type: "url"; url: string };
+    }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | {
+      type: "tool_result";
+      tool_use_id: string;
+      content?: string | (AnthropicTextBlock | Extract<AnthropicBlock, { type: "image" }>)[];
+      is_error?: boolean;
+    }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
+
+/** An Anthropic message as ctxkit writes it. */
 export interface AnthropicMessage {
   role: "user" | "assistant";
   content: string | AnthropicBlock[];
 }
 
-/** An Anthropic Messages request's `system` and `messages` (other fields are ignored on input). */
+/**
+ * An Anthropic message as ctxkit reads it: a `role` and `content` (the official
+ * `MessageParam`, or a response's `role` and `content` blocks, `RedactedThinkingBlock`
+ * included); the core checks the blocks and keeps the ones it does not model verbatim.
+ */
+export type AnthropicMessageInput = AnthropicMessage | { role: string; content: unknown };
+
+/** An Anthropic Messages request's `system` and `messages`, as `toAnthropic` writes them. */
 export interface AnthropicRequest {
-  system?: string | AnthropicBlock[];
+  system?: string | AnthropicTextBlock[];
   messages: AnthropicMessage[];
-  [key: string]: unknown;
+}
+
+/** An Anthropic Messages request's `system` and `messages` as ctxkit reads them (other fields are ignored). */
+export interface AnthropicRequestInput {
+  system?: string | readonly { type: string; text?: string }[];
+  messages: readonly AnthropicMessageInput[];
 }
 "#;
 
@@ -125,7 +174,8 @@ export interface AnthropicRequest {
 /// messages.
 #[wasm_bindgen(js_name = fromOpenAI, unchecked_return_type = "Message[]")]
 pub fn from_openai_js(
-    #[wasm_bindgen(unchecked_param_type = "OpenAIMessage[] | OpenAIRequest")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly OpenAIMessageInput[] | OpenAIRequestInput")]
+    messages: JsValue,
 ) -> Result<JsValue, JsError> {
     read_from(&messages, from_openai).map_err(fail("fromOpenAI"))
 }
@@ -149,7 +199,9 @@ pub fn to_openai_js(
 /// ctxkit messages: each `tool_result` block becomes its own tool message.
 #[wasm_bindgen(js_name = fromAnthropic, unchecked_return_type = "Message[]")]
 pub fn from_anthropic_js(
-    #[wasm_bindgen(unchecked_param_type = "AnthropicRequest | AnthropicMessage[]")]
+    #[wasm_bindgen(
+        unchecked_param_type = "AnthropicRequestInput | readonly AnthropicMessageInput[]"
+    )]
     request: JsValue,
 ) -> Result<JsValue, JsError> {
     read_from(&request, from_anthropic).map_err(fail("fromAnthropic"))

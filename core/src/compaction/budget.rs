@@ -16,6 +16,12 @@
 //! `w/r = 12.5`, `L = 18,000` and the 1,200 tokens a call of a coding session adds, about
 //! 41,000. The defaults (36,000 and 18,000) are what `ctxkit cost` measured cheapest at equal
 //! fidelity on the corpus Claude Code session (`docs/economics.md`).
+//!
+//! The reserves scale with the window unless set ([`Budget::for_window`],
+//! [`fill_window_defaults`] for a budget read from JSON): a budget given only an 8,000-token
+//! window keeps 1,000 for the answer and 125 of margin, not the 16,384 and 2,048 a 200k window
+//! gets. A budget whose reserves reach the window is refused ([`Budget::validate`],
+//! [`CoreError::ReservesFillWindow`]), never planned into an empty view.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,6 +105,19 @@ impl Budget {
                 ));
             }
         }
+        let reserved = self
+            .output_reserve
+            .saturating_add(self.tool_schema_tokens)
+            .saturating_add(self.safety_margin);
+        if reserved >= self.context_window {
+            return Err(CoreError::ReservesFillWindow {
+                window: self.context_window,
+                output_reserve: self.output_reserve,
+                tool_schema_tokens: self.tool_schema_tokens,
+                safety_margin: self.safety_margin,
+                reserved,
+            });
+        }
         if self.low_water_percent == 0 || self.low_water_percent > self.trigger_percent {
             return Err(CoreError::invalid(
                 "budget.low_water_percent",
@@ -134,6 +153,38 @@ impl Budget {
         self.cost_low_water_tokens
             .map_or(by_share, |cap| by_share.min(cap))
             .min(self.trigger())
+    }
+}
+
+/// Fills the reserves a budget read from JSON leaves out with the ones its window scales to
+/// ([`Budget::for_window`]): `output_reserve` and `safety_margin`, for the `context_window` it
+/// gives (the default window when it gives none, or one that is not a number, which reading
+/// then reports). Anything that is not an object is left as it is, for the reader to report.
+///
+/// ```
+/// use ctxkit_core::compaction::{fill_window_defaults, Budget};
+///
+/// let mut json = serde_json::json!({ "context_window": 8000 });
+/// fill_window_defaults(&mut json);
+/// let budget: Budget = serde_json::from_value(json).unwrap();
+/// assert_eq!((budget.output_reserve, budget.safety_margin), (1_000, 125));
+/// ```
+pub fn fill_window_defaults(json: &mut serde_json::Value) {
+    let serde_json::Value::Object(fields) = json else {
+        return;
+    };
+    let window = fields
+        .get("context_window")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(Budget::default().context_window);
+    let scaled = Budget::for_window(window);
+    for (field, value) in [
+        ("output_reserve", scaled.output_reserve),
+        ("safety_margin", scaled.safety_margin),
+    ] {
+        fields
+            .entry(field)
+            .or_insert_with(|| serde_json::Value::from(value));
     }
 }
 
@@ -179,6 +230,27 @@ mod tests {
             0,
             "a window smaller than the reserves leaves nothing"
         );
+    }
+
+    #[test]
+    fn reserves_that_fill_the_window_are_refused_with_the_numbers() {
+        let full = Budget {
+            context_window: 8_000,
+            ..Budget::default()
+        };
+        let message = full.validate().map_err(|e| e.to_string()).unwrap_err();
+        assert!(
+            message.contains("context_window is 8000")
+                && message.contains("output_reserve (16384)")
+                && message.contains("safety_margin (2048)")
+                && message.contains("= 18432"),
+            "{message}"
+        );
+        assert_eq!(Budget::for_window(8_000).validate(), Ok(()));
+        let mut json = serde_json::json!({ "context_window": 8_000, "output_reserve": 500 });
+        fill_window_defaults(&mut json);
+        assert_eq!(json["output_reserve"], 500, "a set reserve is kept");
+        assert_eq!(json["safety_margin"], 125);
     }
 
     #[test]

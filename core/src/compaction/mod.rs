@@ -25,7 +25,7 @@ pub(crate) mod tiers;
 pub(crate) mod todo;
 pub(crate) mod truncation;
 
-pub use budget::{Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
+pub use budget::{fill_window_defaults, Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
 pub use cache_safe::{cache_safe_instruction, cache_safe_messages};
 pub use checkpoint::{
     checkpoint_from_answer, checkpoint_from_summary, summary_message, with_pinned, Checkpoint,

@@ -410,7 +410,21 @@ mod tests {
         let system = "You are a careful agent. ".repeat(20);
         let system_tokens = estimate_message(&Message::text(Role::System, system.clone()), family);
         let user_tokens = log[0].tokens;
-        for window in [0, 1, 10, 100] {
+        let no_window = PlanInput {
+            log: &log,
+            checkpoint: None,
+            system_prompt: &system,
+            budget: Budget::for_window(0),
+            policy: &policy,
+            nudge_state: NudgeState::default(),
+            usage_anchor: None,
+            todos: &[],
+        };
+        assert!(matches!(
+            plan_turn(&no_window),
+            Err(CoreError::ReservesFillWindow { window: 0, .. })
+        ));
+        for window in [1, 10, 100] {
             let input = PlanInput {
                 log: &log,
                 checkpoint: None,

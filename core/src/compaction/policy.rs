@@ -113,4 +113,23 @@ impl Policy {
             max_bytes,
         }
     }
+
+    /// The transcript bounds of a summary or extraction request made for `budget`:
+    /// [`Policy::transcript`], but the whole transcript at most the usable budget at three
+    /// bytes a token (the estimate's worst case for code), and no message bigger than the
+    /// whole, so a request made for a small window fits a model of that window (before, a 9k
+    /// window's request carried a 60 KB transcript). On a 200k window the defaults are
+    /// unchanged; on an 8k one the transcript is at most about 20 KB.
+    pub fn transcript_limits(&self, budget: &Budget) -> TranscriptLimits {
+        let by_window = usize::try_from(budget.usable().saturating_mul(3))
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let total_bytes = self.transcript.total_bytes.min(by_window);
+        TranscriptLimits {
+            per_tool_output_bytes: self.transcript.per_tool_output_bytes.min(total_bytes),
+            per_tool_call_bytes: self.transcript.per_tool_call_bytes.min(total_bytes),
+            per_message_bytes: self.transcript.per_message_bytes.min(total_bytes),
+            total_bytes,
+        }
+    }
 }

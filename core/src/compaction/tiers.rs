@@ -108,7 +108,7 @@ pub(crate) fn summarize_tier(
         input.todos,
         this_turn,
         caps,
-        &policy.transcript,
+        &policy.transcript_limits(&input.budget),
     );
     if policy.summary_mode == SummaryMode::CacheSafe {
         request.cache_safe_messages = cache_safe_messages(

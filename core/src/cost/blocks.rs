@@ -76,8 +76,29 @@ pub fn view_blocks(
 pub fn anthropic_block_counts<M: std::borrow::Borrow<Message>>(messages: &[M]) -> Vec<usize> {
     messages
         .iter()
-        .map(|message| rendered_blocks(message.borrow(), CacheProvider::Anthropic).len())
+        .map(|message| anthropic_block_count(message.borrow()))
         .collect()
+}
+
+/// How many content blocks `message` renders to alone in an Anthropic request: the count of
+/// [`rendered_blocks`], without rendering each block as text (the npm package's renderer
+/// calls this, and the .wasm has a size limit).
+fn anthropic_block_count(message: &Message) -> usize {
+    let rendered = if message.role == Role::System {
+        to_anthropic(&[Message {
+            role: Role::User,
+            ..message.clone()
+        }])
+    } else {
+        to_anthropic(std::slice::from_ref(message))
+    };
+    rendered
+        .ok()
+        .and_then(|request| {
+            let content = request.get("messages")?.get(0)?.get("content")?;
+            Some(content.as_array().map_or(1, |blocks| blocks.len().max(1)))
+        })
+        .unwrap_or(1)
 }
 
 /// The JSON text of each block `message` renders to, alone.

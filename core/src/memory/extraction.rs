@@ -55,6 +55,7 @@ const QUOTE_MAX_BYTES: usize = 60;
 
 /// What to send to the model: a system text and a user prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExtractionRequest {
     /// The system text.
     pub system: String,
@@ -70,6 +71,7 @@ pub const EXTRACTION_OUTPUT_TOKENS: u64 = 4_096;
 
 /// A memory the model proposed, checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MemoryDraft {
     /// A short name, one line, at most [`MAX_TITLE_CHARS`] characters.
     pub title: String,
@@ -83,6 +85,7 @@ pub struct MemoryDraft {
 
 /// Why one item of the answer was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RejectedDraft {
     /// Its index in the answer's array (0 when the answer itself was rejected).
     pub index: usize,
@@ -92,6 +95,7 @@ pub struct RejectedDraft {
 
 /// The drafts an answer gave and the items it rejected.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExtractionOutcome {
     /// Drafts that passed every check, in the answer's order.
     pub drafts: Vec<MemoryDraft>,

@@ -7,6 +7,12 @@
 //!   progress tool (default `write_file`, `edit_file`, and the edit tools of Claude Code,
 //!   OpenHands, SWE-agent and Codex): fired once, then the count restarts.
 //!
+//! Both can be tied to the agent's tools ([`NudgePolicy::agent_tools`]): when the caller says
+//! which tools its agent has, the stall nudge is off unless one of them is a progress tool, and
+//! the memory nudge is off unless one of them is a memory tool ([`NudgePolicy::memory_tools`]),
+//! so an agent that edits no files is never told it changed none, and one with no memory is
+//! never told to save to it.
+//!
 //! [`advance_nudges`] reads only the entries appended since the previous turn, so its cost
 //! does not grow with the log. Nudges are placed at the very end of the view, after any tool
 //! results, and since they are never stored, the next turn's view does not contain them.
@@ -27,6 +33,13 @@ pub struct NudgePolicy {
     pub stall_after_turns: u32,
     /// Tools whose use counts as progress.
     pub progress_tools: Vec<String>,
+    /// Tools that save to long-term memory (default `save_memory`, `memory`, `remember`).
+    pub memory_tools: Vec<String>,
+    /// The names of the agent's tools, when the caller knows them. `None` (the default): both
+    /// nudges run as configured. Given: the stall nudge runs only if one of them is in
+    /// [`NudgePolicy::progress_tools`], the memory nudge only if one is in
+    /// [`NudgePolicy::memory_tools`].
+    pub agent_tools: Option<Vec<String>>,
     /// Text of the memory nudge.
     pub memory_text: String,
     /// Text of the stall nudge; `{turns}` is replaced by the number of turns.
@@ -52,8 +65,42 @@ impl Default for NudgePolicy {
             ]
             .map(str::to_owned)
             .to_vec(),
+            memory_tools: ["save_memory", "memory", "remember"]
+                .map(str::to_owned)
+                .to_vec(),
+            agent_tools: None,
             memory_text: "<reminder>If you learned something durable in the last turns (a user preference, a project convention, a decision and its reason, a fix that worked), save it to long-term memory now. Skip this if there is nothing new.</reminder>".to_owned(),
             stall_text: "<reminder>{turns} turns have passed without a change to any file. If you are stuck, step back: restate the goal, say what blocks you, and try a different approach or ask the user.</reminder>".to_owned(),
+        }
+    }
+}
+
+impl NudgePolicy {
+    /// Whether the agent has one of `tools` (always, when [`NudgePolicy::agent_tools`] is
+    /// `None`).
+    fn agent_has_any(&self, tools: &[String]) -> bool {
+        self.agent_tools
+            .as_ref()
+            .is_none_or(|agent| agent.iter().any(|tool| tools.contains(tool)))
+    }
+
+    /// Turns after which the stall nudge fires, 0 when it is off (configured off, or the
+    /// agent has no progress tool).
+    pub fn effective_stall_after_turns(&self) -> u32 {
+        if self.agent_has_any(&self.progress_tools) {
+            self.stall_after_turns
+        } else {
+            0
+        }
+    }
+
+    /// Turns between memory nudges, 0 when it is off (configured off, or the agent has no
+    /// memory tool).
+    pub fn effective_memory_every_turns(&self) -> u32 {
+        if self.agent_has_any(&self.memory_tools) {
+            self.memory_every_turns
+        } else {
+            0
         }
     }
 }
@@ -129,11 +176,13 @@ pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -
 
     let mut kinds = Vec::new();
     let mut messages = Vec::new();
-    if policy.memory_every_turns > 0 && turn % u64::from(policy.memory_every_turns) == 0 {
+    let memory_every = policy.effective_memory_every_turns();
+    let stall_after = policy.effective_stall_after_turns();
+    if memory_every > 0 && turn % u64::from(memory_every) == 0 {
         kinds.push(NudgeKind::Memory);
         messages.push(Message::user(policy.memory_text.clone()));
     }
-    if policy.stall_after_turns > 0 && without_progress >= policy.stall_after_turns {
+    if stall_after > 0 && without_progress >= stall_after {
         kinds.push(NudgeKind::Stall);
         messages.push(Message::user(
             policy
@@ -188,6 +237,25 @@ mod tests {
         // idle 1,2,3 → fire at 3; 4 idle; 5 progress resets; 6,7,8 idle → fire at 8.
         assert_eq!(fired, vec![3, 8]);
         assert_eq!(state.last_seq, Some(8));
+    }
+
+    #[test]
+    fn nudges_follow_the_agents_tools() {
+        let policy = NudgePolicy {
+            memory_every_turns: 1,
+            stall_after_turns: 1,
+            agent_tools: Some(vec!["search_flights".to_owned(), "book_hotel".to_owned()]),
+            ..NudgePolicy::default()
+        };
+        let log = [turn_with("search_flights", 1)];
+        let outcome = advance_nudges(&NudgeState::default(), &log, &policy);
+        assert!(outcome.kinds.is_empty(), "no file or memory tool: no nudge");
+        let with_both = NudgePolicy {
+            agent_tools: Some(vec!["edit_file".to_owned(), "save_memory".to_owned()]),
+            ..policy
+        };
+        let outcome = advance_nudges(&NudgeState::default(), &log, &with_both);
+        assert_eq!(outcome.kinds, vec![NudgeKind::Memory, NudgeKind::Stall]);
     }
 
     #[test]

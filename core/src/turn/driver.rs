@@ -367,7 +367,7 @@ fn extraction_request(
         .iter()
         .map(|entry| entry.message.clone())
         .collect();
-    memory_extraction_request(&covered, &inputs.policy.transcript)
+    memory_extraction_request(&covered, &inputs.policy.transcript_limits(&inputs.budget))
 }
 
 /// The session's next seq and latest checkpoint: what a ready view was planned on.

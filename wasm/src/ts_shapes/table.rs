@@ -56,6 +56,15 @@ pub(crate) fn rows() -> Vec<Row> {
         exempt("AnthropicBlock", WIRE_FORMAT),
         exempt("AnthropicMessage", WIRE_FORMAT),
         exempt("AnthropicRequest", WIRE_FORMAT),
+        exempt("OpenAITextPart", WIRE_FORMAT),
+        exempt("OpenAIMessageInput", WIRE_FORMAT),
+        exempt("OpenAIRequestInput", WIRE_FORMAT),
+        exempt("AnthropicTextBlock", WIRE_FORMAT),
+        exempt("AnthropicMessageInput", WIRE_FORMAT),
+        exempt("AnthropicRequestInput", WIRE_FORMAT),
+        exempt("ViewOfFormat", VIEW),
+        exempt("Engine", "an interface merged with the Engine class wasm-bindgen declares: view and prepare narrowed by format (pkg/test/types/sdk.ts checks them)"),
+        exempt("TurnResultOf", "a RenderedView of one format with stats, summary and extraction: TurnResult narrowed by `format` (each part is checked here)"),
         // history.rs: the history tools.
         output::<ToolDefinition>("ToolDefinition", "historyTools() in ctxkit's shape (the default format)"),
         exempt("ToolFormat", "a string union read by history.rs (historyTools' format), no serde type; pkg/test/history.test.mjs calls it with each value and a bad one"),
@@ -115,10 +124,24 @@ pub(crate) fn rows() -> Vec<Row> {
         both::<Entry>("Entry", "EngineState.entries"),
         output::<Session>("EngineState", "toJSON(); fromJSON() reads it back (where every field defaults)"),
         output::<crate::engine::SummaryOutput>("SummaryOutcome", "TurnResult.summary"),
-        exempt("TurnResult", "a RenderedView with `stats` (ViewStats) and `summary` (SummaryOutcome, or null) set on it by engine.rs finish; both are checked here"),
+        exempt("TurnResult", "a RenderedView with `stats` (ViewStats) and `summary` (SummaryOutcome, or null) set on it by engine.rs finish, and `extraction` (ExtractionResult, or null) by prepare.rs; each is checked here"),
         exempt("Summarizer", "a JS function type"),
+        exempt("Extractor", "a JS function type"),
+        exempt("AbortSignalLike", "a JS object (the DOM's or Node's AbortSignal), passed through to the callbacks, never read by serde"),
+        exempt("CallbackContext", "a JS object made by summarize.rs (call_with_deadline) around the signal"),
+        output::<ctxkit_core::memory::ExtractionRequest>("ExtractionRequest", "the argument of prepare's extract"),
+        output::<ctxkit_core::memory::MemoryDraft>("MemoryDraft", "ExtractionOutcome.drafts"),
+        output::<ctxkit_core::memory::RejectedDraft>("RejectedDraft", "ExtractionOutcome.rejected"),
+        output::<ctxkit_core::memory::ExtractionOutcome>("ExtractionOutcome", "ExtractionResult.outcome"),
+        output::<crate::prepare::ExtractionResult>("ExtractionResult", "TurnResult.extraction, from prepare"),
+        // offload_store.rs and pkg/src/extras.mjs: the Engine's offload writer.
+        exempt("OffloadWriter", "a JS object of two functions (write, read), called by offload_store.rs"),
+        exempt("OffloadOptions", "a JS object holding the writer; its data fields (session, and policy as a Partial<OffloadPolicy>) are read by offload_store.rs's Fields, which refuses unknown keys; pkg/test/offload.test.mjs checks a bad one"),
+        exempt("MemoryOffloadStore", "a JS object made by pkg/src/extras.mjs (an OffloadWriter with its Map)"),
         input::<JsTurnInputs>("PrepareOptions", "Engine.prepare's options: the turn options and the summarizer")
-            .shell_field(None, "summarize", true, "the summarizer, taken from the object before the rest is read as JSON (engine.rs read_prepare_options)")
+            .shell_field(None, "summarize", true, "the summarizer, taken from the object before the rest is read as JSON (prepare.rs read_prepare_options)")
+            .shell_field(None, "extract", true, "the memory extractor, taken from the object before the rest is read as JSON (prepare.rs read_prepare_options)")
+            .shell_field(None, "signal", true, "the AbortSignal, taken from the object before the rest is read as JSON (prepare.rs read_prepare_options)")
             .shell_field(None, "summarize_timeout_ms", true, "the summarizer's deadline, taken from the JSON before the turn options are read (summarize.rs take_timeout)"),
         // offload.rs.
         output::<OffloadPolicy>("OffloadPolicy", "defaults().offload"),

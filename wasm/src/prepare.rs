@@ -1,0 +1,257 @@
+//! `Engine.prepare`: one turn answered by the caller's async callbacks.
+//!
+//! The options' callbacks are read apart from its data: `summarize` (a summary when the turn
+//! compacts), `extract` (memories from what the summary is about to cover, asked first: the
+//! core's memory extraction request, its answer checked by the core's rules, the accepted
+//! drafts in the result's `extraction`), and `signal` (an `AbortSignal` passed to both as
+//! `{ signal }`). Each is waited for at most `summarize_timeout_ms`; a callback that fails
+//! makes the turn fall back (the extractive summary; no memories) with the reason in the
+//! result. No borrow of the session is held across an await, so a callback may use the engine.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ctxkit_core::compaction::SummaryRequest;
+use ctxkit_core::memory::{ExtractionOutcome, ExtractionRequest};
+use ctxkit_core::{CoreError, Session, TurnDriver, TurnInputs, TurnStep};
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
+use crate::engine::{busy, finish};
+use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout};
+use crate::view::{render_cached, JsTurnInputs, ViewCache};
+
+pub(crate) fn read_prepare_options(
+    options: &JsValue,
+    session: &Rc<RefCell<Session>>,
+) -> Result<(JsTurnInputs, Summarizer)> {
+    let summarize = if options.is_object() {
+        js_sys::Reflect::get(options, &JsValue::from_str("summarize"))
+            .map_err(|error| CoreError::invalid("options.summarize", js_error_message(&error)))?
+    } else {
+        JsValue::UNDEFINED
+    };
+    let summarize = if summarize.is_undefined() || summarize.is_null() {
+        None
+    } else {
+        match summarize.dyn_into::<js_sys::Function>() {
+            Ok(function) => Some(function),
+            Err(other) => {
+                return Err(CoreError::invalid(
+                    "options.summarize",
+                    format!(
+                        "expected a function returning a Promise<string>, found {}",
+                        js_kind(&other)
+                    ),
+                ))
+            }
+        }
+    };
+    let extract = callback(
+        options,
+        "extract",
+        "a function returning a Promise<string> (the model's JSON array of memories)",
+    )?;
+    let signal = if options.is_object() {
+        js_sys::Reflect::get(options, &JsValue::from_str("signal"))
+            .map_err(|error| CoreError::invalid("options.signal", js_error_message(&error)))?
+    } else {
+        JsValue::UNDEFINED
+    };
+    let signal = if signal.is_null() {
+        JsValue::UNDEFINED
+    } else {
+        signal
+    };
+    let mut json = read_json(options, "options")?;
+    if let Value::Object(fields) = &mut json {
+        // JSON.stringify drops a function (and writes a signal as {}); a null is the same as none.
+        fields.remove("summarize");
+        fields.remove("extract");
+        fields.remove("signal");
+    }
+    let timeout_ms = take_timeout(&mut json)?;
+    let family = session.try_borrow().map_err(|_| busy())?.family;
+    Ok((
+        JsTurnInputs::read(json, "options", Some(family))?,
+        Summarizer {
+            function: summarize,
+            extract,
+            timeout_ms,
+            signal,
+        },
+    ))
+}
+
+/// The summarizer and memory extractor of a `prepare`, how long to wait for them, and the
+/// caller's `AbortSignal` they are given.
+pub(crate) struct Summarizer {
+    function: Option<js_sys::Function>,
+    extract: Option<js_sys::Function>,
+    timeout_ms: u32,
+    signal: JsValue,
+}
+
+/// The optional callback `name` of the options.
+fn callback(options: &JsValue, name: &str, expected: &str) -> Result<Option<js_sys::Function>> {
+    let at = format!("options.{name}");
+    let value = if options.is_object() {
+        js_sys::Reflect::get(options, &JsValue::from_str(name))
+            .map_err(|error| CoreError::invalid(&at, js_error_message(&error)))?
+    } else {
+        JsValue::UNDEFINED
+    };
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .dyn_into::<js_sys::Function>()
+        .map(Some)
+        .map_err(|other| {
+            CoreError::invalid(
+                &at,
+                format!("expected {expected}, found {}", js_kind(&other)),
+            )
+        })
+}
+
+/// Why a summarizer's answer was not used because another turn got there first.
+const STALE: &str = "the summarizer's answer arrived after another turn of this Engine (a view or prepare that ran while this prepare awaited summarize) stored a checkpoint covering the same messages; that checkpoint was kept and this answer dropped";
+
+/// What one step of an awaited turn left to do.
+enum Next {
+    Extract(Box<ExtractionRequest>),
+    Summarize(Box<SummaryRequest>),
+    Rendered(JsValue),
+}
+
+pub(crate) async fn prepare_turn(
+    session: Rc<RefCell<Session>>,
+    cache: Rc<RefCell<ViewCache>>,
+    options: JsTurnInputs,
+    summarizer: Summarizer,
+) -> Result<JsValue> {
+    let inputs = TurnInputs {
+        extract_memories: summarizer.extract.is_some(),
+        ..options.inputs()
+    };
+    let mut turn = TurnDriver::start(&inputs)?;
+    let mut failure = None;
+    let mut extract_failure = None;
+    let mut answered = false;
+    loop {
+        // The borrow of the session ends with each step: no borrow is held across the await,
+        // so `summarize` may use the engine.
+        let next = {
+            let borrowed = session.try_borrow().map_err(|_| busy())?;
+            match turn.step(&borrowed)? {
+                TurnStep::NeedExtraction(request) => Next::Extract(Box::new(request)),
+                TurnStep::NeedSummary(request) => Next::Summarize(Box::new(request)),
+                TurnStep::Ready(view) => {
+                    let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
+                    let breakpoints = options.breakpoints(&turn);
+                    Next::Rendered(render_cached(
+                        &view,
+                        options.format,
+                        &mut cache,
+                        &breakpoints,
+                    )?)
+                }
+            }
+        };
+        match next {
+            Next::Extract(request) => {
+                let answer = match &summarizer.extract {
+                    Some(extract) => {
+                        let (answer, why) = call_with_deadline(
+                            "extract",
+                            extract,
+                            &to_js(&*request)?,
+                            summarizer.timeout_ms,
+                            &summarizer.signal,
+                        )
+                        .await;
+                        extract_failure = why;
+                        answer
+                    }
+                    None => None,
+                };
+                turn.answer_extraction(answer.as_deref())?;
+            }
+            Next::Summarize(request) => {
+                let answer = match &summarizer.function {
+                    Some(summarize) => {
+                        let (answer, why) = ask(
+                            summarize,
+                            &request,
+                            summarizer.timeout_ms,
+                            &summarizer.signal,
+                        )
+                        .await;
+                        failure = why;
+                        answer
+                    }
+                    None => None,
+                };
+                answered |= answer.is_some();
+                let borrowed = session.try_borrow().map_err(|_| busy())?;
+                turn.answer_summary(&borrowed, answer.as_deref())?;
+            }
+            Next::Rendered(rendered) => {
+                let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
+                let (result, _) = turn.finish(&mut borrowed)?;
+                let extraction = ExtractionOutput {
+                    asked: summarizer.extract.is_some(),
+                    outcome: result.extraction.clone(),
+                    failure: extract_failure,
+                };
+                let dropped = answered && result.summary.is_none();
+                let rendered = finish(rendered, result, failure)?;
+                extraction.set_on(&rendered)?;
+                if dropped {
+                    // The driver dropped the answer as stale: say so, never silently.
+                    set(&rendered, "summary_dropped", &JsValue::from_str(STALE))?;
+                }
+                return Ok(rendered);
+            }
+        }
+    }
+}
+
+/// What a turn's memory extraction gave (TS `ExtractionResult`), when it was asked for.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct ExtractionResult {
+    /// The drafts the core accepted and the items it rejected (empty when none was asked).
+    outcome: ExtractionOutcome,
+    /// Why the extractor gave no answer (it threw, rejected, timed out...).
+    failure_reason: Option<String>,
+}
+
+/// The extraction of a turn, before it is set on the result.
+struct ExtractionOutput {
+    asked: bool,
+    outcome: Option<ExtractionOutcome>,
+    failure: Option<String>,
+}
+
+impl ExtractionOutput {
+    /// Sets `extraction` on the result when the turn was given an extractor: `null` when the
+    /// turn did not summarize (so nothing was asked).
+    fn set_on(self, rendered: &JsValue) -> Result<()> {
+        if !self.asked {
+            return Ok(());
+        }
+        let value = if self.outcome.is_some() || self.failure.is_some() {
+            to_js_sorted(&ExtractionResult {
+                outcome: self.outcome.unwrap_or_default(),
+                failure_reason: self.failure,
+            })?
+        } else {
+            JsValue::NULL
+        };
+        set(rendered, "extraction", &value)
+    }
+}
