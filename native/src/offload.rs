@@ -78,6 +78,7 @@ pub fn offload_tool_output(
                 bytes: plan.bytes as u64,
                 lines: plan.lines as u64,
                 is_error: plan.is_error,
+                content: Some(plan.content),
             }),
             message: plan.reference,
             path: Some(path),

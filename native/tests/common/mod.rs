@@ -3,6 +3,7 @@
 //! project folder to run the real binary in.
 #![allow(dead_code)]
 
+pub mod backends;
 pub mod project;
 
 use std::io::{BufRead, BufReader, Read, Write};
