@@ -17,6 +17,11 @@
 //! `synchronous_commit`) when the call returns, so [`super::SessionStore::sync`] has nothing
 //! to do. SQL is static text with bound parameters; the only name spliced into SQL is the
 //! schema ([`PostgresOptions::schema`]), checked to be a plain identifier and quoted.
+//!
+//! PostgreSQL text cannot hold the NUL character (U+0000). Messages are stored as JSON, where
+//! it is escaped, so the log is kept exactly; in the text stored as it is (memories, a
+//! checkpoint's summary and tasks, an offloaded output's copy, the search index) and in search
+//! terms, NUL reads as U+FFFD ([`without_nul`]), the same on both sides, so searches agree.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -24,7 +29,7 @@ use std::time::Duration;
 
 use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
 
-use super::postgres_schema::migrate;
+use super::postgres_schema::{check_version, migrate};
 use crate::error::{Error, Result};
 
 /// How to open a PostgreSQL store.
@@ -38,6 +43,10 @@ pub struct PostgresOptions {
     /// The schema holding ctxkit's tables (created if missing), instead of the connection's
     /// default search path (usually `public`). A plain identifier: letters, digits and `_`.
     pub schema: Option<String>,
+    /// Refuse every write (for commands that only read): a write call fails with
+    /// [`crate::Error::InvalidInput`] before it reaches the server; the schema must already
+    /// be current. Default false.
+    pub read_only: bool,
 }
 
 impl Default for PostgresOptions {
@@ -46,6 +55,7 @@ impl Default for PostgresOptions {
             pool_size: 4,
             connect_timeout: Duration::from_secs(5),
             schema: None,
+            read_only: false,
         }
     }
 }
@@ -75,6 +85,7 @@ struct Pool {
     setup: Option<String>,
     size: usize,
     wait: Duration,
+    read_only: bool,
     state: Mutex<PoolState>,
     freed: Condvar,
 }
@@ -204,6 +215,7 @@ impl PostgresStore {
                 .map(|schema| format!("SET search_path TO \"{schema}\", public")),
             size: options.pool_size.max(1),
             wait: options.connect_timeout,
+            read_only: options.read_only,
             state: Mutex::new(PoolState {
                 idle: Vec::new(),
                 open: 0,
@@ -231,7 +243,11 @@ impl PostgresStore {
                 }
             }
         }
-        let migrated = migrate(&mut connection.client, &store.pool.target);
+        let migrated = if options.read_only {
+            check_version(&mut connection.client, &store.pool.target)
+        } else {
+            migrate(&mut connection.client, &store.pool.target)
+        };
         store.pool.give_back(connection);
         migrated?;
         Ok(store)
@@ -269,6 +285,12 @@ impl PostgresStore {
         what: &dyn Fn() -> String,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
+        if self.pool.read_only {
+            return Err(Error::invalid(
+                "database",
+                format!("{}: opened read-only; {} writes", self.pool.target, what()),
+            ));
+        }
         self.transaction(what, false, f)
     }
 
@@ -307,6 +329,20 @@ impl PostgresStore {
         self.pool.give_back(connection);
         result
     }
+}
+
+/// `text` with every NUL (U+0000, which PostgreSQL text cannot hold) replaced by U+FFFD.
+pub(super) fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// `text` as [`without_nul`] gives it, owned.
+pub(super) fn owned_without_nul(text: &str) -> String {
+    without_nul(text).into_owned()
 }
 
 /// Column `index` of `row`.

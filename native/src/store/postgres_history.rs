@@ -17,7 +17,7 @@ use ctxkit_core::recall::{
 use ctxkit_core::{Message, Role};
 
 use super::fts_query::like_pattern;
-use super::postgres::{big, get, unsigned, PostgresStore, Tx};
+use super::postgres::{big, get, unsigned, without_nul, PostgresStore, Tx};
 use super::postgres_queries::{entries_between, session_row};
 use super::sqlite_rows::entry_from_parts;
 use super::{HistoryRead, HistoryStore};
@@ -80,7 +80,10 @@ fn matching(
     needles: &[&str],
     wanted: usize,
 ) -> Result<Vec<Entry>> {
-    let patterns: Vec<String> = needles.iter().map(|needle| like_pattern(needle)).collect();
+    let patterns: Vec<String> = needles
+        .iter()
+        .map(|needle| like_pattern(&without_nul(needle)))
+        .collect();
     let wanted = i64::try_from(wanted).unwrap_or(i64::MAX);
     // One placeholder per needle; the SQL holds only placeholders.
     let mut sql =

@@ -19,7 +19,7 @@ use super::fts_query::{like_pattern, query_terms};
 use super::memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
-use super::postgres::{get, PostgresStore, Tx};
+use super::postgres::{get, owned_without_nul, without_nul, PostgresStore, Tx};
 use super::sqlite_rows::{provenance_name, scope_name, source_from_name};
 use super::MemoryStore;
 use crate::error::{Error, Result};
@@ -99,6 +99,17 @@ pub(super) fn add_memory_in(
     now: i64,
 ) -> Result<AddedMemory> {
     checked_content("memory.content", &memory.content)?;
+    let memory = &NewMemory {
+        title: owned_without_nul(&memory.title),
+        content: owned_without_nul(&memory.content),
+        category: owned_without_nul(&memory.category),
+        tags: memory
+            .tags
+            .iter()
+            .map(|tag| owned_without_nul(tag))
+            .collect(),
+        ..memory.clone()
+    };
     let hash = memory_content_hash(&memory.content);
     let what = || "adding a memory".to_owned();
     // Held to the end of the transaction: another worker adding the same text waits, then
@@ -163,6 +174,16 @@ impl MemoryStore for PostgresStore {
         if let Some(content) = &update.content {
             checked_content("update.content", content)?;
         }
+        let update = &MemoryUpdate {
+            title: update.title.as_deref().map(owned_without_nul),
+            content: update.content.as_deref().map(owned_without_nul),
+            category: update.category.as_deref().map(owned_without_nul),
+            tags: update
+                .tags
+                .as_ref()
+                .map(|tags| tags.iter().map(|tag| owned_without_nul(tag)).collect()),
+            ..update.clone()
+        };
         let what = || format!("updating memory {id}");
         self.write(&what, |tx| {
             tx.execute(
@@ -222,8 +243,11 @@ impl MemoryStore for PostgresStore {
             return Ok(Vec::new());
         }
         let limit = limit_of(query.limit);
-        let patterns: Vec<String> = terms.iter().map(|term| like_pattern(term)).collect();
-        let text = terms.join(" ");
+        let patterns: Vec<String> = terms
+            .iter()
+            .map(|term| like_pattern(&without_nul(term)))
+            .collect();
+        let text = owned_without_nul(&terms.join(" "));
         let what = || format!("searching memories for {:?}", query.text);
         self.write(&what, |tx| {
             // One placeholder per term (at most MAX_QUERY_TERMS), so the trigram index

@@ -16,7 +16,7 @@ use ctxkit_core::recall::searchable_text;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use postgres::Row;
 
-use super::postgres::{big, get, unsigned, Tx};
+use super::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
 use super::sqlite_rows::{
     entry_from_parts, family_from_name, family_name, message_body, method_from_name,
     CheckpointFacts,
@@ -199,8 +199,8 @@ pub(super) fn insert_checkpoint(
             &id,
             &big(through),
             &checkpoint.method.as_str(),
-            &checkpoint.summary,
-            &checkpoint.active_tasks,
+            &without_nul(&checkpoint.summary),
+            &checkpoint.active_tasks.as_deref().map(owned_without_nul),
             &big(checkpoint.tokens),
             &big(checkpoint.made_at_turn),
             &now,
@@ -285,7 +285,7 @@ pub(super) fn append_in(
                     &big(entry.tokens),
                     &entry.message.is_error,
                     // In the same transaction: a committed message is always findable.
-                    &searchable_text(&entry.message),
+                    &owned_without_nul(&searchable_text(&entry.message)),
                     &now,
                 ],
                 &what,
@@ -304,7 +304,7 @@ pub(super) fn append_in(
             bodies.push(message_body(name, entry)?);
             tokens.push(big(entry.tokens));
             errors.push(entry.message.is_error);
-            texts.push(searchable_text(&entry.message));
+            texts.push(owned_without_nul(&searchable_text(&entry.message)));
         }
         tx.execute(
             "INSERT INTO messages (session_id, seq, role, body, tokens, is_error, \
@@ -333,7 +333,7 @@ pub(super) fn append_in(
                 &big(offload.bytes),
                 &big(offload.lines),
                 &offload.is_error,
-                &offload.content,
+                &offload.content.as_deref().map(owned_without_nul),
                 &now,
             ],
             &what,

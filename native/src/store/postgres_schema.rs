@@ -176,3 +176,38 @@ pub(super) fn migrate(client: &mut Client, target: &str) -> Result<()> {
     }
     tx.commit().map_err(failed("committing"))
 }
+
+/// For a read-only open: fails unless the schema is at [`POSTGRES_SCHEMA_VERSION`] (a read-only
+/// open cannot migrate it).
+pub(super) fn check_version(client: &mut Client, target: &str) -> Result<()> {
+    let found: i32 = match client.query_opt("SELECT version FROM ctxkit_schema", &[]) {
+        Ok(Some(row)) => row
+            .try_get(0)
+            .map_err(|e| Error::postgres(target, "reading the schema version".to_owned(), e))?,
+        Ok(None) => 0,
+        // No table: nothing was ever migrated.
+        Err(error) if error.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => 0,
+        Err(error) => {
+            return Err(Error::postgres(
+                target,
+                "reading the schema version".to_owned(),
+                error,
+            ))
+        }
+    };
+    if found > POSTGRES_SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            path: target.into(),
+            found: i64::from(found),
+            supported: i64::from(POSTGRES_SCHEMA_VERSION),
+        });
+    }
+    if found < POSTGRES_SCHEMA_VERSION {
+        return Err(Error::NeedsMigration {
+            path: target.into(),
+            found: i64::from(found),
+            supported: i64::from(POSTGRES_SCHEMA_VERSION),
+        });
+    }
+    Ok(())
+}
