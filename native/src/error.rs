@@ -159,6 +159,11 @@ fn postgres_message(error: &postgres::Error) -> String {
         if let Some(detail) = db.detail() {
             message.push_str(&format!("; {detail}"));
         }
+        if connection_lost(error) {
+            message.push_str(
+                "; the server is restarting or shutting down: retry, the next call connects again",
+            );
+        }
         return message;
     }
     let mut message = error.to_string();

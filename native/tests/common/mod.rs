@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod backends;
+pub mod fleet;
 pub mod project;
 
 use std::io::{BufRead, BufReader, Read, Write};
