@@ -13,9 +13,18 @@
 //! queue and the second sees the first's commit (a stale `seq` is then
 //! [`crate::Error::SeqConflict`], and nothing is written); reads in `REPEATABLE READ READ ONLY`,
 //! so a read never mixes two commits. A failed call rolls back: it leaves the database as it
-//! was. Durability is PostgreSQL's: a commit is on disk (with the server's default
-//! `synchronous_commit`) when the call returns, so [`super::SessionStore::sync`] has nothing
-//! to do. SQL is static text with bound parameters; the only name spliced into SQL is the
+//! was.
+//!
+//! Durability follows the SQLite store's (`synchronous = NORMAL`): by default each connection
+//! runs with `synchronous_commit = off`, so a commit is atomic, visible to every worker at once
+//! and survives a crash of any worker, without waiting for the server's fsync; a crash of the
+//! server or a power loss can drop the commits of its last moments (whole transactions, never
+//! part of one, never corrupting the database). [`super::SessionStore::sync`] (the engine calls
+//! it once per turn) commits one transaction with `synchronous_commit = on`, which waits until
+//! everything committed before it is on disk. [`PostgresOptions::full_sync`] keeps the server's
+//! own setting instead (an fsync per commit with the default `on`).
+//!
+//! SQL is static text with bound parameters; the only name spliced into SQL is the
 //! schema ([`PostgresOptions::schema`]), checked to be a plain identifier and quoted.
 //!
 //! PostgreSQL text cannot hold the NUL character (U+0000). Messages are stored as JSON, where
@@ -43,6 +52,10 @@ pub struct PostgresOptions {
     /// The schema holding ctxkit's tables (created if missing), instead of the connection's
     /// default search path (usually `public`). A plain identifier: letters, digits and `_`.
     pub schema: Option<String>,
+    /// Wait for the server's fsync at every commit (the server's `synchronous_commit`, `on` by
+    /// default) instead of once per [`super::SessionStore::sync`]. Default false: see the
+    /// module doc.
+    pub full_sync: bool,
     /// Refuse every write (for commands that only read): a write call fails with
     /// [`crate::Error::InvalidInput`] before it reaches the server; the schema must already
     /// be current. Default false.
@@ -55,6 +68,7 @@ impl Default for PostgresOptions {
             pool_size: 4,
             connect_timeout: Duration::from_secs(5),
             schema: None,
+            full_sync: false,
             read_only: false,
         }
     }
@@ -134,6 +148,19 @@ impl Tx<'_> {
             .map_err(|e| Error::postgres(self.target, what(), e))
     }
 
+    /// Runs `sql` without keeping it prepared: PostgreSQL plans it for these parameters (a
+    /// search's patterns decide whether an index helps; a plan kept for any pattern would not).
+    pub(super) fn query_planned(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<postgres::Row>> {
+        self.tx
+            .query(sql, params)
+            .map_err(|e| Error::postgres(self.target, what(), e))
+    }
+
     /// Runs `sql` and returns its row, if any.
     pub(super) fn query_opt(
         &mut self,
@@ -210,9 +237,16 @@ impl PostgresStore {
         let pool = Pool {
             config,
             target,
-            setup: setup
-                .as_ref()
-                .map(|schema| format!("SET search_path TO \"{schema}\", public")),
+            setup: {
+                let mut sql = String::new();
+                if let Some(schema) = &setup {
+                    sql.push_str(&format!("SET search_path TO \"{schema}\", public;"));
+                }
+                if !options.full_sync {
+                    sql.push_str("SET synchronous_commit TO off;");
+                }
+                Some(sql).filter(|sql| !sql.is_empty())
+            },
             size: options.pool_size.max(1),
             wait: options.connect_timeout,
             read_only: options.read_only,
@@ -267,6 +301,20 @@ impl PostgresStore {
                 Some(row) => get(&row, 0, tx.target),
                 None => Ok(0),
             }
+        })
+    }
+
+    /// Makes everything committed so far durable: one transaction that waits for the server's
+    /// fsync (it gets a transaction id, so its commit is flushed, and every commit before it).
+    pub(super) fn flush(&self) -> Result<()> {
+        if self.pool.read_only {
+            return Ok(());
+        }
+        let what = || "making the commits durable".to_owned();
+        self.transaction(&what, false, |tx| {
+            tx.execute("SET LOCAL synchronous_commit TO on", &[], &what)?;
+            tx.query("SELECT txid_current()", &[], &what)?;
+            Ok(())
         })
     }
 

@@ -99,7 +99,7 @@ fn matching(
             .map(|p| p as &(dyn postgres::types::ToSql + Sync)),
     );
     let what = || format!("session {name:?}: searching its history");
-    let rows = tx.query(&sql, &params, &what)?;
+    let rows = tx.query_planned(&sql, &params, &what)?;
     let target = tx.target;
     rows.iter()
         .map(|row| {

@@ -6,7 +6,8 @@
 //! [`super::MAX_QUERY_TERMS`] terms) and finds memories holding every term as a
 //! case-insensitive substring of one field (`ILIKE`, the terms escaped by [`like_pattern`] and
 //! bound as parameters), so CJK substrings are found as SQLite's trigram FTS5 finds them; best
-//! match first (trigram similarity to the query), then importance and recency. Duplicates are
+//! match first (the terms found in the title), then importance and recency. A search is
+//! planned for its patterns (not kept prepared), so the trigram index serves the terms it can. Duplicates are
 //! found through the indexed content hash and confirmed by the core's normalized comparison,
 //! under a transaction-scoped advisory lock on the hash, so two workers adding the same memory
 //! at once store it once.
@@ -247,7 +248,6 @@ impl MemoryStore for PostgresStore {
             .iter()
             .map(|term| like_pattern(&without_nul(term)))
             .collect();
-        let text = owned_without_nul(&terms.join(" "));
         let what = || format!("searching memories for {:?}", query.text);
         self.write(&what, |tx| {
             // One placeholder per term (at most MAX_QUERY_TERMS), so the trigram index
@@ -255,20 +255,22 @@ impl MemoryStore for PostgresStore {
             let mut sql =
                 format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}");
             for index in 0..patterns.len() {
-                sql.push_str(&format!(" AND m.search_text ILIKE ${}", index + 5));
+                sql.push_str(&format!(" AND m.search_text ILIKE ${}", index + 4));
             }
-            sql.push_str(
-                " ORDER BY similarity(m.search_text, $3) DESC, m.importance DESC, \
-                 m.updated_at DESC, m.id LIMIT $4",
-            );
+            // Best match first: the terms found in the title, then importance and recency.
+            sql.push_str(" ORDER BY (0");
+            for index in 0..patterns.len() {
+                sql.push_str(&format!(" + (m.title ILIKE ${})::int", index + 4));
+            }
+            sql.push_str(") DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT $3");
             let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                vec![&now, &project, &text, &limit];
+                vec![&now, &project, &limit];
             params.extend(
                 patterns
                     .iter()
                     .map(|p| p as &(dyn postgres::types::ToSql + Sync)),
             );
-            let rows = tx.query(&sql, &params, &what)?;
+            let rows = tx.query_planned(&sql, &params, &what)?;
             let target = tx.target;
             let found = rows
                 .iter()

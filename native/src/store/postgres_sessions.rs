@@ -289,7 +289,6 @@ impl SessionStore for PostgresStore {
     }
 
     fn sync(&mut self) -> Result<()> {
-        // Every commit is already durable on the server.
-        Ok(())
+        self.flush()
     }
 }

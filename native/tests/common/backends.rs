@@ -94,6 +94,21 @@ impl Backend {
         backends
     }
 
+    /// A new, empty database of the same kind.
+    pub fn fresh(&self) -> Backend {
+        match self {
+            Backend::Sqlite { .. } => {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("ctxkit.db");
+                Backend::Sqlite { dir, path }
+            }
+            Backend::Postgres { url, schema } => Backend::Postgres {
+                url: url.clone(),
+                schema: unique_name(schema),
+            },
+        }
+    }
+
     /// Which backend, for messages.
     pub fn name(&self) -> &'static str {
         match self {
