@@ -3,8 +3,9 @@
 //!
 //! [`SessionStore`], [`MemoryStore`] and [`HistoryStore`] are what the engine needs;
 //! [`SqliteStore`] is the embedded implementation (one file, one machine), [`PostgresStore`]
-//! the one for fleets of workers on many machines sharing sessions and memory ([`open_store`]
-//! picks one from a path or a `postgres://` URL). What every implementation guarantees:
+//! the one for fleets of workers on many machines sharing sessions and memory
+//! ([`crate::Engine::open`] opens it for a `postgres://` URL). What every implementation
+//! guarantees:
 //! - **Append-only**: a message, once committed, is never changed or removed; `seq` numbers are
 //!   strictly increasing per session and never reused. A write is one transaction: after a
 //!   crash or Ctrl-C the log holds exactly the committed appends, never part of one.
