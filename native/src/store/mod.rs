@@ -28,6 +28,7 @@ mod memory_types;
 mod postgres;
 mod postgres_history;
 mod postgres_memory;
+mod postgres_pool;
 mod postgres_queries;
 mod postgres_schema;
 mod postgres_sessions;

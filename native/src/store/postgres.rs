@@ -33,11 +33,12 @@
 //! terms, NUL reads as U+FFFD ([`without_nul`]), the same on both sides, so searches agree.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
+use postgres::{Config, IsolationLevel, Statement, Transaction};
 
+use super::postgres_pool::{Connection, Pool, PoolState};
 use super::postgres_schema::{check_version, migrate};
 use crate::error::{Error, Result};
 
@@ -78,39 +79,6 @@ impl Default for PostgresOptions {
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: Arc<Pool>,
-}
-
-/// A connection and the statements prepared on it.
-pub(super) struct Connection {
-    client: Client,
-    statements: HashMap<String, Statement>,
-}
-
-struct PoolState {
-    idle: Vec<Connection>,
-    open: usize,
-}
-
-struct Pool {
-    config: Config,
-    /// The server and database, for messages (never the password).
-    target: String,
-    /// Run on every new connection (the search path).
-    setup: Option<String>,
-    size: usize,
-    wait: Duration,
-    read_only: bool,
-    state: Mutex<PoolState>,
-    freed: Condvar,
-}
-
-impl std::fmt::Debug for Pool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool")
-            .field("target", &self.target)
-            .field("size", &self.size)
-            .finish_non_exhaustive()
-    }
 }
 
 /// A transaction on a pooled connection, with the connection's statement cache.
@@ -254,7 +222,7 @@ impl PostgresStore {
                 idle: Vec::new(),
                 open: 0,
             }),
-            freed: Condvar::new(),
+            freed: std::sync::Condvar::new(),
         };
         let store = PostgresStore {
             pool: Arc::new(pool),
@@ -423,79 +391,4 @@ fn describe(config: &Config) -> String {
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let database = config.get_dbname().unwrap_or("");
     format!("{host}:{port}/{database}")
-}
-
-impl Pool {
-    fn lock(&self) -> MutexGuard<'_, PoolState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// A connection: an idle one that is still open, or a new one while fewer than `size`
-    /// are open, or the first one given back within `wait`.
-    fn checkout(&self) -> Result<Connection> {
-        let mut state = self.lock();
-        loop {
-            if let Some(connection) = state.idle.pop() {
-                if connection.client.is_closed() {
-                    state.open = state.open.saturating_sub(1);
-                    continue;
-                }
-                return Ok(connection);
-            }
-            if state.open < self.size {
-                state.open += 1;
-                drop(state);
-                let connected = self.connect();
-                if connected.is_err() {
-                    self.lock().open -= 1;
-                    self.freed.notify_one();
-                }
-                return connected;
-            }
-            let (next, timeout) = self
-                .freed
-                .wait_timeout(state, self.wait)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            state = next;
-            if timeout.timed_out() && state.idle.is_empty() && state.open >= self.size {
-                return Err(Error::invalid(
-                    "database",
-                    format!(
-                        "{}: all {} connections of the pool stayed in use for {:?}",
-                        self.target, self.size, self.wait
-                    ),
-                ));
-            }
-        }
-    }
-
-    fn connect(&self) -> Result<Connection> {
-        let mut client = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| Error::postgres(&self.target, "connecting".to_owned(), e))?;
-        if let Some(setup) = &self.setup {
-            client
-                .batch_execute(setup)
-                .map_err(|e| Error::postgres(&self.target, "setting the schema".to_owned(), e))?;
-        }
-        Ok(Connection {
-            client,
-            statements: HashMap::new(),
-        })
-    }
-
-    /// Returns `connection` to the pool (or forgets it, when it is closed).
-    fn give_back(&self, connection: Connection) {
-        let mut state = self.lock();
-        if connection.client.is_closed() {
-            state.open = state.open.saturating_sub(1);
-        } else {
-            state.idle.push(connection);
-        }
-        drop(state);
-        self.freed.notify_one();
-    }
 }
