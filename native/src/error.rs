@@ -32,6 +32,18 @@ pub enum Error {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+    /// PostgreSQL failed, or could not be reached ([`crate::store::PostgresStore`]). The
+    /// message names the server and database; [`Error::is_retryable`] says whether trying the
+    /// call again may succeed (a lost connection: the next call connects again).
+    #[error("{context}: PostgreSQL at {target}: {}", postgres_message(.source))]
+    Postgres {
+        /// The server and database (`host:port/database`).
+        target: String,
+        /// What was being done, naming the session or memory.
+        context: String,
+        /// The client's error.
+        source: postgres::Error,
+    },
     /// A file or folder could not be read or written.
     #[error("could not {action} {}: {source}", path.display())]
     Io {
@@ -139,6 +151,47 @@ fn sqlite_message(error: &rusqlite::Error) -> String {
     }
 }
 
+/// PostgreSQL's message for `error`: the server's message, detail and SQLSTATE, or what
+/// happened to the connection.
+fn postgres_message(error: &postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        let mut message = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            message.push_str(&format!("; {detail}"));
+        }
+        if connection_lost(error) {
+            message.push_str(
+                "; the server is restarting or shutting down: retry, the next call connects again",
+            );
+        }
+        return message;
+    }
+    let mut message = error.to_string();
+    if let Some(cause) = std::error::Error::source(error) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(&format!(": {cause}"));
+        }
+    }
+    if error.is_closed() || connection_lost(error) {
+        message.push_str("; the connection was lost (the server may be restarting): retry, the next call connects again");
+    }
+    message
+}
+
+/// Whether `error` is the connection failing rather than the server refusing a statement.
+fn connection_lost(error: &postgres::Error) -> bool {
+    if error.is_closed() {
+        return true;
+    }
+    match error.as_db_error() {
+        // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going away or
+        // not back yet.
+        Some(db) => matches!(db.code().code(), "57P01" | "57P02" | "57P03"),
+        None => true,
+    }
+}
+
 /// Shorthand for results of the native shell.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -148,6 +201,32 @@ impl Error {
         Error::InvalidInput {
             field: field.into(),
             problem: problem.into(),
+        }
+    }
+
+    /// A [`Error::Postgres`].
+    pub(crate) fn postgres(target: &str, context: String, source: postgres::Error) -> Self {
+        Error::Postgres {
+            target: target.to_owned(),
+            context,
+            source,
+        }
+    }
+
+    /// Whether trying the call again may succeed: a race lost to another writer
+    /// ([`Error::SeqConflict`]: read the log's end again first), a PostgreSQL connection that
+    /// was lost or could not be made, a serialization failure or deadlock PostgreSQL resolved
+    /// by failing this transaction. Every such call wrote nothing.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::SeqConflict { .. } => true,
+            Error::Postgres { source, .. } => {
+                connection_lost(source)
+                    || source
+                        .as_db_error()
+                        .is_some_and(|db| matches!(db.code().code(), "40001" | "40P01"))
+            }
+            _ => false,
         }
     }
 

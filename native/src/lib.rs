@@ -1,8 +1,8 @@
 //! # ctxkit: the native shell
 //!
 //! Rust programs and the `ctxkit` command line use this crate. It does the I/O around the pure
-//! core ([`core`], re-exported): a SQLite store, offload files, the clock, and HTTP calls to an
-//! LLM. It decides nothing itself: every policy is a core call.
+//! core ([`core`], re-exported): a SQLite or PostgreSQL store, offload files, the clock, and
+//! HTTP calls to an LLM. It decides nothing itself: every policy is a core call.
 //!
 //! - [`Engine`]: the context half of an agent loop, for many sessions over a store; each turn
 //!   is the core's [`core::TurnDriver`] answered with I/O. [`Engine::prepare_turn`] builds the view
@@ -12,8 +12,10 @@
 //!   (`search_history`, `read_history`, `read_offload`) from the complete log. Sessions can be
 //!   created, imported, listed and exported, and long-term memories added, searched, listed and
 //!   removed.
-//! - [`store`]: the [`store::Store`] traits and [`store::SqliteStore`] (WAL, one transaction
-//!   per append, migrations, trigram full-text search over memories and over the log).
+//! - [`store`]: the [`store::Store`] traits, [`store::SqliteStore`] (WAL, one transaction
+//!   per append, migrations, trigram full-text search over memories and over the log) and
+//!   [`store::PostgresStore`], the same guarantees on a PostgreSQL database a fleet of workers
+//!   on many machines shares (`Engine::open` with a `postgres://` URL).
 //! - [`offload`], [`files`], [`held_dir`]: big tool outputs and `MEMORY.md` under
 //!   `<workdir>/.ctxkit/`, opened through held folders that refuse symbolic links.
 //! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:

@@ -78,6 +78,7 @@ pub fn offload_tool_output(
                 bytes: plan.bytes as u64,
                 lines: plan.lines as u64,
                 is_error: plan.is_error,
+                content: Some(plan.content),
             }),
             message: plan.reference,
             path: Some(path),
@@ -116,7 +117,24 @@ pub fn read_offload_page(
     limit: u64,
 ) -> Result<OffloadPage> {
     let path = Path::new(relative_path);
-    let mut reader = BufReader::new(open_inside(workdir, path)?);
+    let reader = BufReader::new(open_inside(workdir, path)?);
+    page_of(reader, offset, limit).map_err(|e| Error::io("read", &workdir.join(path), e))
+}
+
+/// The page [`read_offload_page`] reads, from an offloaded output's text held in memory (a
+/// store's copy, [`crate::store::SessionStore::offload_text`]).
+pub fn offload_page_of_text(text: &str, offset: u64, limit: u64) -> OffloadPage {
+    // Reading from memory cannot fail.
+    page_of(text.as_bytes(), offset, limit).unwrap_or(OffloadPage {
+        text: String::new(),
+        offset,
+        lines: 0,
+        more: false,
+    })
+}
+
+/// `limit` lines from line `offset` of `reader`.
+fn page_of(mut reader: impl BufRead, offset: u64, limit: u64) -> std::io::Result<OffloadPage> {
     let mut line = Vec::new();
     let mut page = OffloadPage {
         text: String::new(),
@@ -127,9 +145,7 @@ pub fn read_offload_page(
     let mut number = 0u64;
     loop {
         line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Error::io("read", &workdir.join(path), e))?;
+        let read = reader.read_until(b'\n', &mut line)?;
         if read == 0 {
             return Ok(page);
         }

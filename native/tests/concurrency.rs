@@ -1,7 +1,10 @@
-//! Two processes append to different sessions of one database file at the same time, each
-//! through its own engine; nothing is lost and each log is in order.
+//! Two processes append to different sessions of one database at the same time, each through
+//! its own engine; nothing is lost and each log is in order. The same test runs on a SQLite
+//! file and on a fresh PostgreSQL database.
 //!
 //! The children are this test binary itself, selected by an environment variable.
+
+mod common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,6 +14,7 @@ use ctxkit::{Engine, EngineConfig};
 
 const CHILD_DB: &str = "CTXKIT_TEST_CONCURRENT_CHILD_DB";
 const CHILD_SESSION: &str = "CTXKIT_TEST_CONCURRENT_CHILD_SESSION";
+const CHILD_WORKDIR: &str = "CTXKIT_TEST_CONCURRENT_CHILD_WORKDIR";
 const MESSAGES: usize = 1_000;
 
 fn message_for(session: &str, index: usize) -> Message {
@@ -27,7 +31,7 @@ fn child_writer() {
     let (Ok(db), Ok(session)) = (std::env::var(CHILD_DB), std::env::var(CHILD_SESSION)) else {
         return; // Run as part of the suite: nothing to do.
     };
-    let workdir = std::path::Path::new(&db).parent().unwrap().to_path_buf();
+    let workdir = std::path::PathBuf::from(std::env::var(CHILD_WORKDIR).unwrap());
     let mut engine = Engine::open(&db, &workdir, EngineConfig::default()).unwrap();
     // Both children start writing together: each says it is ready, then waits for `go`.
     std::fs::write(workdir.join(format!("ready-{session}")), "").unwrap();
@@ -66,8 +70,18 @@ fn interval(stdout: &str) -> (u128, u128) {
 #[test]
 fn two_processes_append_to_two_sessions_of_one_file() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ctxkit.db");
-    let mut engine = Engine::open(&db, dir.path(), EngineConfig::default()).unwrap();
+    let mut databases = vec![dir.path().join("ctxkit.db").display().to_string()];
+    if let Some(url) = common::backends::postgres_url("concurrency") {
+        databases.push(common::backends::fresh_database(&url, "concurrency"));
+    }
+    for db in databases {
+        two_processes_on(&db);
+    }
+}
+
+fn two_processes_on(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = Engine::open(db, dir.path(), EngineConfig::default()).unwrap();
     let sessions = ["left", "right"];
     for session in sessions {
         engine.create_session(session).unwrap();
@@ -77,8 +91,9 @@ fn two_processes_append_to_two_sessions_of_one_file() {
         .map(|session| {
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
-                .env(CHILD_DB, &db)
+                .env(CHILD_DB, db)
                 .env(CHILD_SESSION, session)
+                .env(CHILD_WORKDIR, dir.path())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()

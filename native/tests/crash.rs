@@ -2,16 +2,20 @@
 //! prefix of what was appended (every committed message, whole), and no partial message.
 //!
 //! The child is this test binary itself, run with an environment variable that turns
-//! `child_appender` from a no-op into an endless append loop.
+//! `child_appender` from a no-op into an endless append loop. The same test runs on a SQLite
+//! file and on a fresh PostgreSQL database.
+
+mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::backends::{fresh_database, postgres_url};
 use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::Message;
-use ctxkit::store::{SessionStore, SqliteStore};
+use ctxkit::store::{is_postgres_url, PostgresStore, SessionStore, SqliteStore};
 
 const CHILD_DB: &str = "CTXKIT_TEST_CRASH_CHILD_DB";
 const FAMILY: ModelFamily = ModelFamily::OpenAi;
@@ -26,13 +30,22 @@ fn message_for(seq: u64) -> Message {
     }
 }
 
+/// The store at `db`: a SQLite file, or a PostgreSQL URL.
+fn open(db: &str) -> Box<dyn SessionStore> {
+    if is_postgres_url(db) {
+        Box::new(PostgresStore::open(db).unwrap())
+    } else {
+        Box::new(SqliteStore::open(db).unwrap())
+    }
+}
+
 /// The child: appends forever, one transaction per message, reporting each commit.
 #[test]
 fn child_appender() {
     let Ok(db) = std::env::var(CHILD_DB) else {
         return; // Run as part of the suite: nothing to do.
     };
-    let mut store = SqliteStore::open(&db).unwrap();
+    let mut store = open(&db);
     for seq in 1.. {
         let entry = Entry::new(seq, message_for(seq), FAMILY);
         store.append("crash", &[entry], &[], 0).unwrap();
@@ -43,11 +56,17 @@ fn child_appender() {
 #[test]
 fn a_killed_writer_leaves_a_whole_prefix() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ctxkit.db");
-    SqliteStore::open(&db)
-        .unwrap()
-        .create_session("crash", FAMILY, 0)
-        .unwrap();
+    let mut databases = vec![dir.path().join("ctxkit.db").display().to_string()];
+    if let Some(url) = postgres_url("crash") {
+        databases.push(fresh_database(&url, "crash"));
+    }
+    for db in databases {
+        killed_writer_on(&db);
+    }
+}
+
+fn killed_writer_on(db: &str) {
+    open(db).create_session("crash", FAMILY, 0).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -55,7 +74,7 @@ fn a_killed_writer_leaves_a_whole_prefix() {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env(CHILD_DB, &db)
+        .env(CHILD_DB, db)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -79,7 +98,7 @@ fn a_killed_writer_leaves_a_whole_prefix() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let store = SqliteStore::open(&db).unwrap();
+    let store = open(db);
     let log = store.export_session("crash").unwrap();
     assert!(log.entries.len() >= committed as usize);
     for (index, entry) in log.entries.iter().enumerate() {
@@ -90,7 +109,10 @@ fn a_killed_writer_leaves_a_whole_prefix() {
     let info = store.session_info("crash").unwrap();
     assert_eq!(info.last_seq, log.entries.len() as u64);
     assert_eq!(info.messages, log.entries.len() as u64);
-    let connection = rusqlite::Connection::open(&db).unwrap();
+    if is_postgres_url(db) {
+        return;
+    }
+    let connection = rusqlite::Connection::open(db).unwrap();
     let integrity: String = connection
         .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .unwrap();

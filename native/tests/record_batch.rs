@@ -3,10 +3,14 @@
 //! and a missing session is created in the same transaction only when asked.
 //!
 //! The races are made, not waited for: a store that lets a rival connection append to the
-//! session just before each of its first appends.
+//! session just before each of its first appends. Every test runs on SQLite and on PostgreSQL
+//! ([`common::backends`]).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::backends::Backend;
 use ctxkit::core::compaction::Checkpoint;
 use ctxkit::core::model::Entry;
 use ctxkit::core::recall::{ReadRequest, SearchOutcome, SearchRequest};
@@ -16,15 +20,15 @@ use ctxkit::core::{Message, ToolCall};
 use ctxkit::store::{
     AddedMemory, HistoryRead, HistoryStore, MemoryFilter, MemoryQuery, MemoryRecord, MemoryStore,
     MemoryUpdate, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
-    SqliteStore,
+    Store,
 };
 use ctxkit::{Engine, EngineConfig, Error, Result, APPEND_ATTEMPTS};
 
 /// A store whose first `races` appends are each preceded by a rival's append of one message;
 /// `fail` makes every append fail as a full disk would.
 struct RacingStore {
-    inner: SqliteStore,
-    rival: SqliteStore,
+    inner: Box<dyn Store>,
+    rival: Box<dyn Store>,
     races: usize,
     fail: bool,
 }
@@ -161,16 +165,16 @@ impl HistoryStore for RacingStore {
     }
 }
 
-/// An engine over a racing store on `dir/ctxkit.db`, with session `s` holding one message.
-fn racing_engine(dir: &Path, races: usize, fail: bool) -> Engine {
-    let db = dir.join("ctxkit.db");
-    let mut setup = SqliteStore::open(&db).unwrap();
+/// An engine over a racing store on `backend`, working in `dir`, with session `s` holding one
+/// message.
+fn racing_engine(backend: &Backend, dir: &Path, races: usize, fail: bool) -> Engine {
+    let mut setup = backend.open();
     setup.create_session("s", ModelFamily::Claude, 1).unwrap();
     let first = Entry::new(1, Message::user("start"), ModelFamily::Claude);
     setup.append("s", &[first], &[], 1).unwrap();
     let store = RacingStore {
-        inner: SqliteStore::open(&db).unwrap(),
-        rival: SqliteStore::open(&db).unwrap(),
+        inner: backend.open(),
+        rival: backend.open(),
         races,
         fail,
     };
@@ -193,8 +197,8 @@ fn offload_files(dir: &Path) -> Vec<PathBuf> {
     }
 }
 
-fn log_texts(dir: &Path) -> Vec<String> {
-    let store = SqliteStore::open(dir.join("ctxkit.db")).unwrap();
+fn log_texts(backend: &Backend) -> Vec<String> {
+    let store = backend.open();
     store
         .export_session("s")
         .unwrap()
@@ -206,66 +210,77 @@ fn log_texts(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_lost_race_is_renumbered_and_retried_and_its_stale_offload_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut engine = racing_engine(dir.path(), 2, false);
-    let outcome = engine.record_batch("s", batch(), false).unwrap();
-    // Two rivals appended seq 2 and 3 first; the batch landed whole after them.
-    let seqs: Vec<u64> = outcome.recorded.iter().map(|r| r.seq).collect();
-    assert_eq!(seqs, [4, 5, 6]);
-    let texts = log_texts(dir.path());
-    assert_eq!(&texts[..3], ["start", "rival", "rival"]);
-    assert_eq!(texts.len(), 6);
-    // The offload written for the lost attempts (seq 3, then 4) went; only seq 5's is left.
-    let files = offload_files(dir.path());
-    assert_eq!(files.len(), 1, "{files:?}");
-    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("0000000005-"), "{name}");
-    assert!(texts[4].contains(&name), "the reference names the file");
-    assert_eq!(outcome.recorded[1].offload.as_ref().unwrap().seq, 5);
+    for backend in
+        Backend::all("a_lost_race_is_renumbered_and_retried_and_its_stale_offload_removed")
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = racing_engine(&backend, dir.path(), 2, false);
+        let outcome = engine.record_batch("s", batch(), false).unwrap();
+        // Two rivals appended seq 2 and 3 first; the batch landed whole after them.
+        let seqs: Vec<u64> = outcome.recorded.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [4, 5, 6]);
+        let texts = log_texts(&backend);
+        assert_eq!(&texts[..3], ["start", "rival", "rival"]);
+        assert_eq!(texts.len(), 6);
+        // The offload written for the lost attempts (seq 3, then 4) went; only seq 5's is left.
+        let files = offload_files(dir.path());
+        assert_eq!(files.len(), 1, "{files:?}");
+        let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("0000000005-"), "{name}");
+        assert!(texts[4].contains(&name), "the reference names the file");
+        assert_eq!(outcome.recorded[1].offload.as_ref().unwrap().seq, 5);
+    }
 }
 
 #[test]
 fn a_race_lost_every_time_fails_after_the_bound_and_leaves_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut engine = racing_engine(dir.path(), usize::MAX, false);
-    let error = engine.record_batch("s", batch(), false).unwrap_err();
-    assert!(matches!(error, Error::SeqConflict { .. }), "{error}");
-    assert!(error.to_string().contains("another writer appended first"));
-    let texts = log_texts(dir.path());
-    assert_eq!(
-        texts.len(),
-        1 + APPEND_ATTEMPTS,
-        "only the rivals' messages"
-    );
-    assert!(texts[1..].iter().all(|text| text == "rival"));
-    assert_eq!(offload_files(dir.path()), Vec::<PathBuf>::new());
+    for backend in Backend::all("a_race_lost_every_time_fails_after_the_bound_and_leaves_nothing") {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = racing_engine(&backend, dir.path(), usize::MAX, false);
+        let error = engine.record_batch("s", batch(), false).unwrap_err();
+        assert!(matches!(error, Error::SeqConflict { .. }), "{error}");
+        assert!(error.to_string().contains("another writer appended first"));
+        let texts = log_texts(&backend);
+        assert_eq!(
+            texts.len(),
+            1 + APPEND_ATTEMPTS,
+            "only the rivals' messages"
+        );
+        assert!(texts[1..].iter().all(|text| text == "rival"));
+        assert_eq!(offload_files(dir.path()), Vec::<PathBuf>::new());
+    }
 }
 
 #[test]
 fn a_failed_append_is_not_retried_and_removes_its_offload_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut engine = racing_engine(dir.path(), 0, true);
-    let error = engine.record_batch("s", batch(), false).unwrap_err();
-    assert!(error.to_string().contains("disk: full"), "{error}");
-    assert_eq!(log_texts(dir.path()), ["start"]);
-    assert_eq!(offload_files(dir.path()), Vec::<PathBuf>::new());
+    for backend in Backend::all("a_failed_append_is_not_retried_and_removes_its_offload_files") {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = racing_engine(&backend, dir.path(), 0, true);
+        let error = engine.record_batch("s", batch(), false).unwrap_err();
+        assert!(error.to_string().contains("disk: full"), "{error}");
+        assert_eq!(log_texts(&backend), ["start"]);
+        assert_eq!(offload_files(dir.path()), Vec::<PathBuf>::new());
+    }
 }
 
 #[test]
 fn a_missing_session_is_created_with_the_batch_only_when_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut engine = racing_engine(dir.path(), 0, false);
-    let error = engine.record_batch("new", batch(), false).unwrap_err();
-    assert!(matches!(error, Error::NoSuchSession(_)), "{error}");
-    let outcome = engine.record_batch("new", batch(), true).unwrap();
-    assert_eq!(outcome.recorded.len(), 3);
-    let info = engine.session_info("new").unwrap();
-    assert_eq!((info.messages, info.offloads), (3, 1));
+    for backend in Backend::all("a_missing_session_is_created_with_the_batch_only_when_asked") {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = racing_engine(&backend, dir.path(), 0, false);
+        let error = engine.record_batch("new", batch(), false).unwrap_err();
+        assert!(matches!(error, Error::NoSuchSession(_)), "{error}");
+        let outcome = engine.record_batch("new", batch(), true).unwrap();
+        assert_eq!(outcome.recorded.len(), 3);
+        let info = engine.session_info("new").unwrap();
+        assert_eq!((info.messages, info.offloads), (3, 1));
 
-    // A rival creating the session first is a lost race too: the batch is appended after.
-    let dir = tempfile::tempdir().unwrap();
-    let mut engine = racing_engine(dir.path(), 1, false);
-    let outcome = engine.record_batch("other", batch(), true).unwrap();
-    assert_eq!(outcome.recorded[0].seq, 1);
-    assert_eq!(engine.session_info("other").unwrap().messages, 3);
+        // A rival creating the session first is a lost race too: the batch is appended after.
+        let dir = tempfile::tempdir().unwrap();
+        let backend = backend.fresh();
+        let mut engine = racing_engine(&backend, dir.path(), 1, false);
+        let outcome = engine.record_batch("other", batch(), true).unwrap();
+        assert_eq!(outcome.recorded[0].seq, 1);
+        assert_eq!(engine.session_info("other").unwrap().messages, 3);
+    }
 }

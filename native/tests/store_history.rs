@@ -1,14 +1,18 @@
-//! The SQLite store's history search and reads: what `search_history` and `read_history` find
-//! in a session's log through the trigram FTS5 index: substrings of text, tool calls and tool
+//! The stores' history search and reads, the same tests against SQLite and PostgreSQL
+//! ([`common::backends`]): what `search_history` and `read_history` find in a session's log
+//! through the trigram index (FTS5, `pg_trgm`): substrings of text, tool calls and tool
 //! results, CJK, queries of one or two characters (answered by LIKE), search syntax and quotes
 //! taken as text, the exact pass before the every-word pass, sessions kept apart, imports
 //! indexed in their transaction, and reads by seq with tools' names.
 
+mod common;
+
+use common::backends::Backend;
 use ctxkit::core::model::Entry;
 use ctxkit::core::recall::{ReadRequest, SearchRequest};
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::{Message, ToolCall};
-use ctxkit::store::{HistoryStore, SessionStore, SqliteStore};
+use ctxkit::store::Store;
 
 const FAMILY: ModelFamily = ModelFamily::OpenAi;
 
@@ -36,8 +40,8 @@ fn log() -> Vec<Message> {
     ]
 }
 
-fn store_with_log() -> SqliteStore {
-    let mut store = SqliteStore::open_in_memory().unwrap();
+fn store_with_log(backend: &Backend) -> Box<dyn Store> {
+    let mut store = backend.open();
     store
         .import_session("s", FAMILY, &Entry::number(log(), 1, FAMILY), 1)
         .unwrap();
@@ -49,7 +53,7 @@ fn store_with_log() -> SqliteStore {
 }
 
 /// (seq, exact) of each hit of `query`.
-fn hits(store: &SqliteStore, query: &str) -> Vec<(u64, bool)> {
+fn hits(store: &dyn Store, query: &str) -> Vec<(u64, bool)> {
     let request = SearchRequest::new(query, None).unwrap();
     let found = store.search_history("s", &request).unwrap();
     found
@@ -61,111 +65,128 @@ fn hits(store: &SqliteStore, query: &str) -> Vec<(u64, bool)> {
 
 #[test]
 fn cjk_substrings_are_found() {
-    let store = store_with_log();
-    assert_eq!(hits(&store, "持久化"), [(1, true)]);
-    assert_eq!(hits(&store, "设置持久化到数"), [(1, true)]);
-    assert_eq!(hits(&store, "数据库"), [(1, true)]);
-    assert_eq!(
-        hits(&store, "持久 数据"),
-        [(1, false)],
-        "every word, not the exact text"
-    );
+    for backend in Backend::all("cjk_substrings_are_found") {
+        let store = store_with_log(&backend);
+        let store = store.as_ref();
+        assert_eq!(hits(store, "持久化"), [(1, true)]);
+        assert_eq!(hits(store, "设置持久化到数"), [(1, true)]);
+        assert_eq!(hits(store, "数据库"), [(1, true)]);
+        assert_eq!(
+            hits(store, "持久 数据"),
+            [(1, false)],
+            "every word, not the exact text"
+        );
+    }
 }
 
 #[test]
 fn search_syntax_and_quotes_are_text() {
-    let store = store_with_log();
-    assert_eq!(hits(&store, "\"NEAR(x"), [(3, true), (2, true)]);
-    assert_eq!(
-        hits(&store, "grep -rn \"NEAR(x\" src/"),
-        [(2, true)],
-        "the call's arguments, decoded"
-    );
-    assert_eq!(hits(&store, "\"NEAR(x*\""), [(3, true)]);
-    assert_eq!(hits(&store, "'AND OR NOT'"), [(2, true)]);
-    assert_eq!(hits(&store, "AND OR NOT"), [(2, true)]);
-    assert_eq!(hits(&store, "50% of tests_failed"), [(3, true)]);
-    assert_eq!(hits(&store, "50%"), [(3, true)]);
-    assert_eq!(hits(&store, "tests_"), [(3, true)]);
-    assert_eq!(hits(&store, "\""), [(3, true), (2, true)]);
-    assert_eq!(hits(&store, "col:umn ^start NOT x*"), []);
-    assert_eq!(hits(&store, "\"\"\""), []);
+    for backend in Backend::all("search_syntax_and_quotes_are_text") {
+        let store = store_with_log(&backend);
+        let store = store.as_ref();
+        assert_eq!(hits(store, "\"NEAR(x"), [(3, true), (2, true)]);
+        assert_eq!(
+            hits(store, "grep -rn \"NEAR(x\" src/"),
+            [(2, true)],
+            "the call's arguments, decoded"
+        );
+        assert_eq!(hits(store, "\"NEAR(x*\""), [(3, true)]);
+        assert_eq!(hits(store, "'AND OR NOT'"), [(2, true)]);
+        assert_eq!(hits(store, "AND OR NOT"), [(2, true)]);
+        assert_eq!(hits(store, "50% of tests_failed"), [(3, true)]);
+        assert_eq!(hits(store, "50%"), [(3, true)]);
+        assert_eq!(hits(store, "tests_"), [(3, true)]);
+        assert_eq!(hits(store, "\""), [(3, true), (2, true)]);
+        assert_eq!(hits(store, "col:umn ^start NOT x*"), []);
+        assert_eq!(hits(store, "\"\"\""), []);
+    }
 }
 
 #[test]
 fn short_queries_use_like_and_still_stay_in_the_session() {
-    let store = store_with_log();
-    assert_eq!(hits(&store, "用"), [(1, true)]);
-    assert_eq!(hits(&store, "%"), [(3, true)]);
-    assert_eq!(hits(&store, "_"), [(5, true), (4, true), (3, true)]);
-    assert_eq!(
-        hits(&store, "\\"),
-        [(2, true)],
-        "the call's arguments as written"
-    );
-    assert_eq!(hits(&store, "zz"), []);
-    // One short and one long word: the index for the long one, LIKE for the short one.
-    assert_eq!(hits(&store, "OR tests_failed"), [(3, false)]);
+    for backend in Backend::all("short_queries_use_like_and_still_stay_in_the_session") {
+        let store = store_with_log(&backend);
+        let store = store.as_ref();
+        assert_eq!(hits(store, "用"), [(1, true)]);
+        assert_eq!(hits(store, "%"), [(3, true)]);
+        assert_eq!(hits(store, "_"), [(5, true), (4, true), (3, true)]);
+        assert_eq!(
+            hits(store, "\\"),
+            [(2, true)],
+            "the call's arguments as written"
+        );
+        assert_eq!(hits(store, "zz"), []);
+        // One short and one long word: the index for the long one, LIKE for the short one.
+        assert_eq!(hits(store, "OR tests_failed"), [(3, false)]);
+    }
 }
 
 #[test]
 fn exact_hits_come_first_then_every_word_newest_first() {
-    let store = store_with_log();
-    assert_eq!(
-        hits(&store, "user_settings table"),
-        [(5, true)],
-        "seq 4 has user_settings but not table"
-    );
-    assert_eq!(hits(&store, "usersettings"), [(5, true), (1, true)]);
-    assert_eq!(
-        hits(&store, "user_setings"),
-        [],
-        "a substring, not a fuzzy match"
-    );
-    assert_eq!(
-        hits(&store, "settings USER"),
-        [(5, false), (4, false), (1, false)]
-    );
-    let request = SearchRequest::new("settings", Some(2)).unwrap();
-    let found = store.search_history("s", &request).unwrap();
-    assert_eq!(found.hits.len(), 2);
-    assert!(found.more);
-    assert_eq!(found.hits[0].item.seq, 5);
+    for backend in Backend::all("exact_hits_come_first_then_every_word_newest_first") {
+        let store = store_with_log(&backend);
+        let store = store.as_ref();
+        assert_eq!(
+            hits(store, "user_settings table"),
+            [(5, true)],
+            "seq 4 has user_settings but not table"
+        );
+        assert_eq!(hits(store, "usersettings"), [(5, true), (1, true)]);
+        assert_eq!(
+            hits(store, "user_setings"),
+            [],
+            "a substring, not a fuzzy match"
+        );
+        assert_eq!(
+            hits(store, "settings USER"),
+            [(5, false), (4, false), (1, false)]
+        );
+        let request = SearchRequest::new("settings", Some(2)).unwrap();
+        let found = store.search_history("s", &request).unwrap();
+        assert_eq!(found.hits.len(), 2);
+        assert!(found.more);
+        assert_eq!(found.hits[0].item.seq, 5);
+    }
 }
 
 #[test]
 fn tool_results_carry_their_tool_and_reads_go_by_seq() {
-    let store = store_with_log();
-    let request = SearchRequest::new("src/query.rs", None).unwrap();
-    let found = store.search_history("s", &request).unwrap();
-    assert_eq!(found.hits[0].item.tool_name.as_deref(), Some("bash"));
-    let read = store
-        .read_history("s", &ReadRequest::new(3, Some(9)).unwrap())
-        .unwrap();
-    assert_eq!(read.last_seq, 5);
-    let seqs: Vec<u64> = read.messages.iter().map(|m| m.seq).collect();
-    assert_eq!(seqs, [3, 4, 5]);
-    assert_eq!(read.messages[0].tool_name.as_deref(), Some("bash"));
-    assert!(matches!(
-        store.search_history("nope", &request),
-        Err(ctxkit::Error::NoSuchSession(_))
-    ));
+    for backend in Backend::all("tool_results_carry_their_tool_and_reads_go_by_seq") {
+        let store = store_with_log(&backend);
+        let store = store.as_ref();
+        let request = SearchRequest::new("src/query.rs", None).unwrap();
+        let found = store.search_history("s", &request).unwrap();
+        assert_eq!(found.hits[0].item.tool_name.as_deref(), Some("bash"));
+        let read = store
+            .read_history("s", &ReadRequest::new(3, Some(9)).unwrap())
+            .unwrap();
+        assert_eq!(read.last_seq, 5);
+        let seqs: Vec<u64> = read.messages.iter().map(|m| m.seq).collect();
+        assert_eq!(seqs, [3, 4, 5]);
+        assert_eq!(read.messages[0].tool_name.as_deref(), Some("bash"));
+        assert!(matches!(
+            store.search_history("nope", &request),
+            Err(ctxkit::Error::NoSuchSession(_))
+        ));
+    }
 }
 
 #[test]
 fn a_failed_import_indexes_nothing() {
-    let mut store = store_with_log();
-    let mut entries = Entry::number([Message::user("unique-marker-text")], 1, FAMILY);
-    entries.push(Entry::new(7, Message::user("gap"), FAMILY));
-    assert!(store.import_session("bad", FAMILY, &entries, 1).is_err());
-    store
-        .import_session("bad", FAMILY, &entries[..1], 1)
-        .unwrap();
-    let request = SearchRequest::new("unique-marker-text", None).unwrap();
-    let found = store.search_history("bad", &request).unwrap();
-    assert_eq!(
-        found.hits.len(),
-        1,
-        "the failed import left no index row behind"
-    );
+    for backend in Backend::all("a_failed_import_indexes_nothing") {
+        let mut store = store_with_log(&backend);
+        let mut entries = Entry::number([Message::user("unique-marker-text")], 1, FAMILY);
+        entries.push(Entry::new(7, Message::user("gap"), FAMILY));
+        assert!(store.import_session("bad", FAMILY, &entries, 1).is_err());
+        store
+            .import_session("bad", FAMILY, &entries[..1], 1)
+            .unwrap();
+        let request = SearchRequest::new("unique-marker-text", None).unwrap();
+        let found = store.search_history("bad", &request).unwrap();
+        assert_eq!(
+            found.hits.len(),
+            1,
+            "the failed import left no index row behind"
+        );
+    }
 }

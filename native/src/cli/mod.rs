@@ -1,7 +1,8 @@
 //! The `ctxkit` command line: argument definitions and dispatch.
 //!
 //! Conventions every command follows: `--db PATH` (default `.ctxkit/ctxkit.db` under the
-//! working directory); `--json` where the output is data; no colours when `NO_COLOR` is set or
+//! working directory), or a `postgres://` URL there or in `CTXKIT_DATABASE_URL` for the
+//! PostgreSQL store a fleet of workers shares; `--json` where the output is data; no colours when `NO_COLOR` is set or
 //! the output is not a terminal; exit code 0 on success, 1 on a runtime failure, 2 on bad input
 //! or usage, with a one-line message naming the file, line and field at fault; a closed
 //! standard output ends a command quietly with 0 (everything printed goes through `output`).
@@ -51,8 +52,9 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct Global {
-    /// The SQLite database (default: .ctxkit/ctxkit.db under the working directory).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The SQLite database (default: .ctxkit/ctxkit.db under the working directory), or a
+    /// PostgreSQL database's postgres:// URL (default: $CTXKIT_DATABASE_URL when set).
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// The project's working directory (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
@@ -136,7 +138,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
 pub struct Places {
     /// The working directory.
     pub workdir: PathBuf,
-    /// The database file.
+    /// The database file, or a PostgreSQL URL.
     pub db: PathBuf,
 }
 
@@ -153,11 +155,38 @@ impl Places {
                 workdir.display()
             )));
         }
+        let from_env = std::env::var_os(DATABASE_URL_VAR).filter(|url| !url.is_empty());
         let db = global
             .db
             .clone()
+            .or_else(|| from_env.map(PathBuf::from))
             .unwrap_or_else(|| workdir.join(".ctxkit").join("ctxkit.db"));
         Ok(Places { workdir, db })
+    }
+
+    /// The database as messages name it: the file, or the PostgreSQL URL without its password.
+    pub fn db_display(&self) -> String {
+        let db = self.db.display().to_string();
+        if !ctxkit::store::is_postgres_url(&db) {
+            return db;
+        }
+        match (db.find("://"), db.rfind('@')) {
+            (Some(scheme), Some(at)) if scheme + 3 < at => {
+                let user_info = db.get(scheme + 3..at).unwrap_or("");
+                let user = user_info.split(':').next().unwrap_or("");
+                format!(
+                    "{}{user}{}",
+                    db.get(..scheme + 3).unwrap_or(""),
+                    db.get(at..).unwrap_or("")
+                )
+            }
+            _ => db,
+        }
+    }
+
+    /// Whether the database is a PostgreSQL one.
+    fn is_postgres(&self) -> bool {
+        self.db.to_str().is_some_and(ctxkit::store::is_postgres_url)
     }
 
     /// Opens the engine over the database for a command that writes, creating the database
@@ -195,6 +224,16 @@ impl Places {
     }
 
     fn read_engine(&self, config: EngineConfig) -> ctxkit::Result<Engine> {
+        if self.is_postgres() {
+            // Reads are snapshots there; a schema that needs migrating is migrated, as for a
+            // SQLite file this user can write.
+            return match Engine::open_read_only(&self.db, &self.workdir, config.clone()) {
+                Err(ctxkit::Error::NeedsMigration { .. }) => {
+                    Engine::open(&self.db, &self.workdir, config)
+                }
+                other => other,
+            };
+        }
         if std::fs::symlink_metadata(&self.db).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
             let empty = SqliteStore::open_in_memory()?;
             return Engine::with_store(Box::new(empty), &self.workdir, config);
@@ -207,6 +246,9 @@ impl Places {
         }
     }
 }
+
+/// The environment variable naming the database when `--db` does not.
+const DATABASE_URL_VAR: &str = "CTXKIT_DATABASE_URL";
 
 /// How many times [`Places::read`] reads a database that writers keep changing.
 const READ_ATTEMPTS: usize = 3;

@@ -397,7 +397,7 @@ pub fn list(places: &Places, args: SessionsArgs) -> Result<(), Failure> {
         );
     }
     if sessions.is_empty() {
-        line(format_args!("no sessions in {}", places.db.display()))?;
+        line(format_args!("no sessions in {}", places.db_display()))?;
     }
     for info in sessions {
         line(format_args!(

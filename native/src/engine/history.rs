@@ -2,7 +2,9 @@
 //! `read_offload` executed for a session ([`Engine::execute_tool`]) and answered with the tool
 //! result the model reads. The core checks the arguments and renders every result
 //! ([`ctxkit_core::recall`]); the store searches and reads the log; this file reads offloaded
-//! files, only by the core's path rules and the safe reads of [`crate::files`].
+//! files, only by the core's path rules and the safe reads of [`crate::files`]; an output
+//! whose file is not on this machine (another worker of a fleet offloaded it) is read from the
+//! store's copy when the store keeps one ([`crate::store::SessionStore::offload_text`]).
 //!
 //! Guarantees: nothing is written (the caller records the result like any tool result); a call
 //! the model got wrong (bad arguments, a path that is not an offloaded output of the session, a
@@ -112,6 +114,30 @@ impl Engine {
             .map_err(|e| crate::Error::io("read", Path::new(&path.file_name), e))?;
             Ok((bytes, size))
         });
+        // Not on this machine: the store's copy, when it keeps one (PostgreSQL, for an output
+        // another worker offloaded), capped like the file.
+        let read = match read {
+            Err(crate::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                match self.store.offload_text(session, &path.relative_path())? {
+                    Some(text) => {
+                        let size = text.len() as u64;
+                        let mut bytes = text.into_bytes();
+                        bytes.truncate(
+                            usize::try_from(OFFLOAD_READ_MAX_BYTES).unwrap_or(usize::MAX),
+                        );
+                        Ok((bytes, size))
+                    }
+                    None => Err(crate::Error::Io {
+                        action: "read",
+                        path: Path::new(&path.file_name).to_path_buf(),
+                        source,
+                    }),
+                }
+            }
+            other => other,
+        };
         Ok(match read {
             Ok((bytes, size)) => {
                 let text = String::from_utf8_lossy(&bytes);

@@ -51,8 +51,10 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::files::prepare_database_inside;
 use crate::llm::{Llm, SummarizerConfig};
-use crate::offload::{read_offload_page, OffloadPage};
-use crate::store::{SessionHead, SessionInfo, SqliteStore, Store};
+use crate::offload::{offload_page_of_text, read_offload_page, OffloadPage};
+use crate::store::{
+    is_postgres_url, PostgresOptions, PostgresStore, SessionHead, SessionInfo, SqliteStore, Store,
+};
 
 /// A session's tail kept between calls, with the usage version it was read at.
 #[derive(Debug)]
@@ -117,12 +119,18 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// Opens the SQLite database at `db_path` (created if missing) for the project in
-    /// `workdir` (which must exist).
+    /// `workdir` (which must exist). A `db_path` that is a `postgres://` (or `postgresql://`)
+    /// URL opens that PostgreSQL database instead ([`PostgresStore`], its schema migrated),
+    /// the store a fleet of workers shares.
     pub fn open(
         db_path: impl AsRef<Path>,
         workdir: impl AsRef<Path>,
         config: EngineConfig,
     ) -> Result<Self> {
+        if let Some(url) = postgres_url(db_path.as_ref()) {
+            let store = PostgresStore::open(url)?;
+            return Engine::with_store(Box::new(store), workdir, config);
+        }
         // Under the working directory the database's folders are opened through held handles
         // first, refusing links: a linked `.ctxkit` must not get the database made where it
         // leads.
@@ -135,12 +143,22 @@ impl Engine {
     /// ([`SqliteStore::open_read_only`]: nothing is created, migrated or written) for the
     /// project in `workdir`. Reads work; every write fails. For programs that only look:
     /// a read that overlapped a writer fails with [`Error::DatabaseChanged`], and reading
-    /// again from a new engine gives a consistent answer.
+    /// again from a new engine gives a consistent answer. A `postgres://` URL opens that
+    /// PostgreSQL database with every write refused ([`PostgresOptions::read_only`]; each read
+    /// is one snapshot, so it never overlaps a writer).
     pub fn open_read_only(
         db_path: impl AsRef<Path>,
         workdir: impl AsRef<Path>,
         config: EngineConfig,
     ) -> Result<Self> {
+        if let Some(url) = postgres_url(db_path.as_ref()) {
+            let options = PostgresOptions {
+                read_only: true,
+                ..PostgresOptions::default()
+            };
+            let store = PostgresStore::open_with(url, options)?;
+            return Engine::with_store(Box::new(store), workdir, config);
+        }
         prepare_database_inside(workdir.as_ref(), db_path.as_ref(), false)?;
         let store = SqliteStore::open_read_only(db_path)?;
         Engine::with_store(Box::new(store), workdir, config)
@@ -220,8 +238,10 @@ impl Engine {
 
     /// `limit` lines from line `offset` (from 0) of the output offloaded from `session`'s
     /// message `seq`, read through held folders (a symbolic link on the way is refused; see
-    /// [`crate::offload::read_offload_page`]). A message that was not offloaded is
-    /// [`Error::InvalidInput`] naming it.
+    /// [`crate::offload::read_offload_page`]). When the file is not there (the output was
+    /// offloaded by a worker on another machine) and the store keeps offloaded outputs
+    /// ([`crate::store::SessionStore::offload_text`]: PostgreSQL), the page is read from the
+    /// store. A message that was not offloaded is [`Error::InvalidInput`] naming it.
     pub fn read_offload(
         &self,
         session: &str,
@@ -236,7 +256,15 @@ impl Engine {
                 format!("message {seq} of session {session:?} was not offloaded"),
             ));
         };
-        read_offload_page(&self.workdir, &record.relative_path, offset, limit)
+        match read_offload_page(&self.workdir, &record.relative_path, offset, limit) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                match self.store.offload_text(session, &record.relative_path)? {
+                    Some(text) => Ok(offload_page_of_text(&text, offset, limit)),
+                    None => read_offload_page(&self.workdir, &record.relative_path, offset, limit),
+                }
+            }
+            other => other,
+        }
     }
 
     /// The whole session: every message and checkpoint.
@@ -256,6 +284,11 @@ impl Engine {
         }
         events.push(event);
     }
+}
+
+/// The URL in `db`, when it names a PostgreSQL database rather than a SQLite file.
+fn postgres_url(db: &Path) -> Option<&str> {
+    db.to_str().filter(|db| is_postgres_url(db))
 }
 
 /// The session's tail, from the cache when the store says it is current, else read again.

@@ -8,6 +8,13 @@
 //! session is updated the same way. A failed LLM call only costs a warning. The memories
 //! extracted this turn reach the system prompt from the next turn on (this turn's prompt was
 //! built before the plan asked for a summary).
+//!
+//! Two workers preparing one session's turn at once (a fleet on one PostgreSQL store, or two
+//! processes on one SQLite file) both plan from the same log; the first to store its
+//! checkpoint wins, and the other's refused store (its checkpoint no longer moves forward) is
+//! a lost race, not an error: its turn runs again from what the winner stored (at most
+//! [`super::APPEND_ATTEMPTS`] times), so both return a valid view and one checkpoint is
+//! stored.
 
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod, SummaryRequest, ViewStats};
 use ctxkit_core::memory::ExtractionRequest;
@@ -73,6 +80,22 @@ impl TurnResult {
     }
 }
 
+/// What one attempt at a turn came to.
+enum Attempt {
+    /// The turn, stored.
+    Done(Box<TurnResult>),
+    /// Another writer stored a checkpoint first; the turn runs again.
+    Raced(crate::Error),
+}
+
+/// What storing a turn came to.
+enum Committed {
+    /// Stored: what became of each extracted memory.
+    Stored(Vec<AddedMemory>),
+    /// Refused because another writer's checkpoint came first.
+    Raced(crate::Error),
+}
+
 /// How a turn's LLM calls are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Answers {
@@ -95,6 +118,17 @@ impl Engine {
     }
 
     fn run_turn(&mut self, session: &str, answers: Answers) -> Result<TurnResult> {
+        let mut attempt = 1;
+        loop {
+            match self.try_turn(session, answers)? {
+                Attempt::Done(result) => return Ok(*result),
+                Attempt::Raced(error) if attempt >= super::APPEND_ATTEMPTS => return Err(error),
+                Attempt::Raced(_) => attempt += 1,
+            }
+        }
+    }
+
+    fn try_turn(&mut self, session: &str, answers: Answers) -> Result<Attempt> {
         let mut events = Vec::new();
         let now = self.clock.now_unix();
         let system_prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
@@ -160,13 +194,13 @@ impl Engine {
             .context(|| format!("session {session:?}: the turn's result"))?;
         let compacted = result.compacted(&changes);
         if answers == Answers::Offline {
-            return Ok(TurnResult {
+            return Ok(Attempt::Done(Box::new(TurnResult {
                 session: session.to_owned(),
                 messages,
                 stats: result.stats,
                 compacted,
                 events,
-            });
+            })));
         }
         if let Some(reason) = result
             .summary
@@ -180,7 +214,10 @@ impl Engine {
             );
             self.emit(&mut events, warning);
         }
-        let stored = self.commit(session, turn, &changes, now)?;
+        let stored = match self.commit(session, turn, &changes, now)? {
+            Committed::Stored(stored) => stored,
+            Committed::Raced(error) => return Ok(Attempt::Raced(error)),
+        };
         if let (true, Some(llm)) = (background, &self.llm) {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             if let Some(request) = self.background.after_turn(session, cached, &base, llm) {
@@ -225,24 +262,25 @@ impl Engine {
             fits: result.stats.fits,
         };
         self.emit(&mut events, estimate);
-        Ok(TurnResult {
+        Ok(Attempt::Done(Box::new(TurnResult {
             session: session.to_owned(),
             messages,
             stats: result.stats,
             compacted,
             events,
-        })
+        })))
     }
 
     /// Stores what the turn changed in one transaction, then applies it to the cached session.
-    /// Returns what the store did with each extracted memory.
+    /// Returns what the store did with each extracted memory, or the store's refusal when
+    /// another writer stored a checkpoint since the turn read the session (a lost race).
     fn commit(
         &mut self,
         session: &str,
         turn: TurnDriver<'_>,
         changes: &TurnChanges,
         now: i64,
-    ) -> Result<Vec<AddedMemory>> {
+    ) -> Result<Committed> {
         let memories: Vec<NewMemory> = changes.memories.iter().map(NewMemory::extracted).collect();
         let stored = self
             .store
@@ -250,8 +288,20 @@ impl Engine {
         let added = match stored {
             Ok(added) => added,
             Err(error) => {
-                self.sessions.remove(session);
-                return Err(error);
+                let planned_from = self
+                    .sessions
+                    .remove(session)
+                    .and_then(|cached| cached.session.latest_checkpoint().map(|c| c.through_seq));
+                let moved = changes.checkpoint.is_some()
+                    && self
+                        .store
+                        .session_head(session)
+                        .is_ok_and(|head| head.checkpoint_through != planned_from);
+                return if moved {
+                    Ok(Committed::Raced(error))
+                } else {
+                    Err(error)
+                };
             }
         };
         if let Some(cached) = self.sessions.get_mut(session) {
@@ -263,7 +313,7 @@ impl Engine {
                 cached.trim_to_turn_tail();
             }
         }
-        Ok(added)
+        Ok(Committed::Stored(added))
     }
 
     /// The LLM's memory drafts, or `None` (and a warning) when the call failed.

@@ -1,9 +1,11 @@
 //! Persistence: sessions (the append-only log, checkpoints, nudge state, usage anchors, offload
 //! records) and long-term memories, behind traits.
 //!
-//! [`SessionStore`] and [`MemoryStore`] are what the engine needs; [`SqliteStore`] is the
-//! embedded implementation (a PostgreSQL one for fleets of workers is planned behind the same
-//! traits). What every implementation guarantees:
+//! [`SessionStore`], [`MemoryStore`] and [`HistoryStore`] are what the engine needs;
+//! [`SqliteStore`] is the embedded implementation (one file, one machine), [`PostgresStore`]
+//! the one for fleets of workers on many machines sharing sessions and memory
+//! ([`crate::Engine::open`] opens it for a `postgres://` URL). What every implementation
+//! guarantees:
 //! - **Append-only**: a message, once committed, is never changed or removed; `seq` numbers are
 //!   strictly increasing per session and never reused. A write is one transaction: after a
 //!   crash or Ctrl-C the log holds exactly the committed appends, never part of one.
@@ -23,6 +25,13 @@
 
 mod fts_query;
 mod memory_types;
+mod postgres;
+mod postgres_history;
+mod postgres_memory;
+mod postgres_pool;
+mod postgres_queries;
+mod postgres_schema;
+mod postgres_sessions;
 mod schema;
 mod sqlite;
 mod sqlite_history;
@@ -39,6 +48,8 @@ pub use fts_query::{
 pub use memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
+pub use postgres::{is_postgres_url, PostgresOptions, PostgresStore};
+pub use postgres_schema::POSTGRES_SCHEMA_VERSION;
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -111,6 +122,12 @@ pub struct OffloadRecord {
     pub lines: u64,
     /// Whether the tool reported a failure.
     pub is_error: bool,
+    /// The output's full text (the file's contents), when the writer passes it: a store that
+    /// keeps offloaded outputs ([`PostgresStore`]) stores it, so a worker on another machine
+    /// can page it ([`SessionStore::offload_text`]); the SQLite store ignores it. Never read
+    /// back by [`SessionStore::offloads`], never serialized.
+    #[serde(skip)]
+    pub content: Option<String>,
 }
 
 /// A whole session to store at once ([`SessionStore::import_sessions`]): a transcript from
@@ -202,6 +219,15 @@ pub trait SessionStore {
 
     /// The session's offload records, in `seq` order.
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>>;
+
+    /// The full text of the output offloaded to `relative_path` (an [`OffloadRecord`]'s) in
+    /// session `name`, when this store keeps offloaded outputs ([`PostgresStore`] does, so an
+    /// output is readable on every machine); `None` when it does not (SQLite: the file is the
+    /// only copy) or holds no such output.
+    fn offload_text(&self, name: &str, relative_path: &str) -> Result<Option<String>> {
+        let _ = (name, relative_path);
+        Ok(None)
+    }
 
     /// Makes every commit so far durable against power loss, not only against a crash of the
     /// process (SQLite: a WAL checkpoint). Cheap to call when there is nothing new.

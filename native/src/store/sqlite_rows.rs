@@ -175,7 +175,7 @@ pub(crate) fn provenance_name(source: MemorySource) -> &'static str {
 }
 
 /// The source a stored name stands for (unknown names read as the default, agent).
-fn source_from_name(name: &str) -> MemorySource {
+pub(crate) fn source_from_name(name: &str) -> MemorySource {
     match name {
         "user" => MemorySource::User,
         "extracted" => MemorySource::Extracted,

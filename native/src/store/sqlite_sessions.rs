@@ -307,6 +307,7 @@ impl SessionStore for SqliteStore {
                             bytes: row.get(3)?,
                             lines: row.get(4)?,
                             is_error: row.get(5)?,
+                            content: None,
                         })
                     })?
                     .collect()

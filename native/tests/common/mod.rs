@@ -3,6 +3,8 @@
 //! project folder to run the real binary in.
 #![allow(dead_code)]
 
+pub mod backends;
+pub mod fleet;
 pub mod project;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,9 +1,13 @@
-//! A project folder to run the real `ctxkit` binary in, for the end-to-end tests of the CLI.
+//! A project folder to run the real `ctxkit` binary in, for the end-to-end tests of the CLI:
+//! with the default SQLite database, or ([`Project::all`]) also with a fresh PostgreSQL
+//! database through `CTXKIT_DATABASE_URL`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use ctxkit::store::{SessionStore, SqliteStore};
+use ctxkit::store::{PostgresStore, SqliteStore, Store};
+
+use super::backends::{fresh_database, postgres_url};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
@@ -11,6 +15,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
 /// A temporary working directory; the database is the default `.ctxkit/ctxkit.db` in it.
 pub struct Project {
     dir: tempfile::TempDir,
+    /// The PostgreSQL database the commands use (`CTXKIT_DATABASE_URL`), if not SQLite.
+    database: Option<String>,
 }
 
 impl Project {
@@ -18,6 +24,33 @@ impl Project {
     pub fn new() -> Project {
         Project {
             dir: tempfile::tempdir().unwrap(),
+            database: None,
+        }
+    }
+
+    /// A new project on SQLite, and one on a fresh PostgreSQL database when a server is there
+    /// (see [`super::backends`]).
+    pub fn all(test: &str) -> Vec<Project> {
+        let mut projects = vec![Project::new()];
+        if let Some(url) = postgres_url(test) {
+            projects.push(Project {
+                dir: tempfile::tempdir().unwrap(),
+                database: Some(fresh_database(&url, test)),
+            });
+        }
+        projects
+    }
+
+    /// The PostgreSQL database's URL, when the project uses one.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    /// A store on the project's database.
+    pub fn store(&self) -> Box<dyn Store> {
+        match &self.database {
+            Some(url) => Box::new(PostgresStore::open(url).unwrap()),
+            None => Box::new(SqliteStore::open(self.db()).unwrap()),
         }
     }
 
@@ -45,6 +78,10 @@ impl Project {
             .args(args)
             .current_dir(self.path())
             .env("NO_COLOR", "1");
+        match &self.database {
+            Some(url) => command.env("CTXKIT_DATABASE_URL", url),
+            None => command.env_remove("CTXKIT_DATABASE_URL"),
+        };
         command
     }
 
@@ -80,10 +117,10 @@ impl Project {
 
     /// Everything stored: every session exported, in order (empty when there is no database).
     pub fn dump(&self) -> String {
-        if !self.db().exists() {
+        if self.database.is_none() && !self.db().exists() {
             return String::new();
         }
-        let store = SqliteStore::open(self.db()).unwrap();
+        let store = self.store();
         store
             .list_sessions()
             .unwrap()

@@ -1,0 +1,394 @@
+//! [`PostgresStore`]: the store for fleets of workers, one PostgreSQL database that many
+//! processes on many machines share (the synchronous `postgres` client).
+//!
+//! A store is a small pool of connections ([`PostgresOptions::pool_size`], default 4: one
+//! worker's engine uses one at a time; clones of the store share the pool, so a worker's
+//! threads can each hold one). A connection found closed (the server restarted, the network
+//! dropped) is discarded and the next call connects again, so after an outage a worker's next
+//! call works without reopening anything; the call that met the outage fails with
+//! [`crate::Error::Postgres`] naming the server and saying the connection was lost.
+//!
+//! Every call is one transaction: writes in `READ COMMITTED`, locking the session's row
+//! (`SELECT ... FOR UPDATE`) before reading where its log ends, so two writers of one session
+//! queue and the second sees the first's commit (a stale `seq` is then
+//! [`crate::Error::SeqConflict`], and nothing is written); reads in `REPEATABLE READ READ ONLY`,
+//! so a read never mixes two commits. A failed call rolls back: it leaves the database as it
+//! was.
+//!
+//! Durability follows the SQLite store's (`synchronous = NORMAL`): by default each connection
+//! runs with `synchronous_commit = off`, so a commit is atomic, visible to every worker at once
+//! and survives a crash of any worker, without waiting for the server's fsync; a crash of the
+//! server or a power loss can drop the commits of its last moments (whole transactions, never
+//! part of one, never corrupting the database). [`super::SessionStore::sync`] (the engine calls
+//! it once per turn) commits one transaction with `synchronous_commit = on`, which waits until
+//! everything committed before it is on disk. [`PostgresOptions::full_sync`] keeps the server's
+//! own setting instead (an fsync per commit with the default `on`).
+//!
+//! SQL is static text with bound parameters; the only name spliced into SQL is the
+//! schema ([`PostgresOptions::schema`]), checked to be a plain identifier and quoted.
+//!
+//! PostgreSQL text cannot hold the NUL character (U+0000). Messages are stored as JSON, where
+//! it is escaped, so the log is kept exactly; in the text stored as it is (memories, a
+//! checkpoint's summary and tasks, an offloaded output's copy, the search index) and in search
+//! terms, NUL reads as U+FFFD ([`without_nul`]), the same on both sides, so searches agree.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use postgres::{Config, IsolationLevel, Statement, Transaction};
+
+use super::postgres_pool::{Connection, Pool, PoolState};
+use super::postgres_schema::{check_version, migrate};
+use crate::error::{Error, Result};
+
+/// How to open a PostgreSQL store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// At most this many connections open at once (the pool's size). Default 4.
+    pub pool_size: usize,
+    /// How long a call waits for a connection to connect, or for a free one when all are in
+    /// use. Default 5 s.
+    pub connect_timeout: Duration,
+    /// The schema holding ctxkit's tables (created if missing), instead of the connection's
+    /// default search path (usually `public`). A plain identifier: letters, digits and `_`.
+    pub schema: Option<String>,
+    /// Wait for the server's fsync at every commit (the server's `synchronous_commit`, `on` by
+    /// default) instead of once per [`super::SessionStore::sync`]. Default false: see the
+    /// module doc.
+    pub full_sync: bool,
+    /// Refuse every write (for commands that only read): a write call fails with
+    /// [`crate::Error::InvalidInput`] before it reaches the server; the schema must already
+    /// be current. Default false.
+    pub read_only: bool,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            pool_size: 4,
+            connect_timeout: Duration::from_secs(5),
+            schema: None,
+            full_sync: false,
+            read_only: false,
+        }
+    }
+}
+
+/// The PostgreSQL store (see the module doc). Cloning it shares its pool.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: Arc<Pool>,
+}
+
+/// A transaction on a pooled connection, with the connection's statement cache.
+pub(super) struct Tx<'a> {
+    pub(super) tx: Transaction<'a>,
+    statements: &'a mut HashMap<String, Statement>,
+    /// The server and database, for messages.
+    pub(super) target: &'a str,
+}
+
+impl Tx<'_> {
+    /// `sql` prepared on this connection, once per connection.
+    pub(super) fn prepare(&mut self, sql: &str, what: &dyn Fn() -> String) -> Result<Statement> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self
+            .tx
+            .prepare(sql)
+            .map_err(|e| Error::postgres(self.target, what(), e))?;
+        self.statements.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs `sql` (prepared once per connection) and returns its rows.
+    pub(super) fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<postgres::Row>> {
+        let statement = self.prepare(sql, what)?;
+        self.tx
+            .query(&statement, params)
+            .map_err(|e| Error::postgres(self.target, what(), e))
+    }
+
+    /// Runs `sql` without keeping it prepared: PostgreSQL plans it for these parameters (a
+    /// search's patterns decide whether an index helps; a plan kept for any pattern would not).
+    pub(super) fn query_planned(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<postgres::Row>> {
+        self.tx
+            .query(sql, params)
+            .map_err(|e| Error::postgres(self.target, what(), e))
+    }
+
+    /// Runs `sql` and returns its row, if any.
+    pub(super) fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        what: &dyn Fn() -> String,
+    ) -> Result<Option<postgres::Row>> {
+        let statement = self.prepare(sql, what)?;
+        self.tx
+            .query_opt(&statement, params)
+            .map_err(|e| Error::postgres(self.target, what(), e))
+    }
+
+    /// Runs `sql` and returns how many rows it changed.
+    pub(super) fn execute(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        what: &dyn Fn() -> String,
+    ) -> Result<u64> {
+        let statement = self.prepare(sql, what)?;
+        self.tx
+            .execute(&statement, params)
+            .map_err(|e| Error::postgres(self.target, what(), e))
+    }
+}
+
+/// Whether `name` may be spliced into SQL as a schema name: a plain identifier.
+fn plain_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.len() <= 63
+}
+
+/// Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`).
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`) and
+    /// brings its schema to [`super::POSTGRES_SCHEMA_VERSION`].
+    pub fn open(url: &str) -> Result<Self> {
+        PostgresStore::open_with(url, PostgresOptions::default())
+    }
+
+    /// Connects with `options` (see [`PostgresStore::open`]).
+    pub fn open_with(url: &str, options: PostgresOptions) -> Result<Self> {
+        if !is_postgres_url(url) {
+            return Err(Error::invalid(
+                "database",
+                "a PostgreSQL URL starts with postgres:// or postgresql://",
+            ));
+        }
+        let mut config: Config = url.parse().map_err(|e: postgres::Error| {
+            Error::invalid("database", format!("not a valid PostgreSQL URL: {e}"))
+        })?;
+        config.connect_timeout(options.connect_timeout);
+        config.application_name("ctxkit");
+        let setup = match &options.schema {
+            None => None,
+            Some(schema) if plain_identifier(schema) => Some(schema.clone()),
+            Some(schema) => {
+                return Err(Error::invalid(
+                    "schema",
+                    format!("{schema:?}: a schema name is lowercase letters, digits and _"),
+                ))
+            }
+        };
+        let target = describe(&config);
+        let pool = Pool {
+            config,
+            target,
+            setup: {
+                let mut sql = String::new();
+                if let Some(schema) = &setup {
+                    sql.push_str(&format!("SET search_path TO \"{schema}\", public;"));
+                }
+                if !options.full_sync {
+                    sql.push_str("SET synchronous_commit TO off;");
+                }
+                Some(sql).filter(|sql| !sql.is_empty())
+            },
+            size: options.pool_size.max(1),
+            wait: options.connect_timeout,
+            read_only: options.read_only,
+            state: Mutex::new(PoolState {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            freed: std::sync::Condvar::new(),
+        };
+        let store = PostgresStore {
+            pool: Arc::new(pool),
+        };
+        let mut connection = store.pool.checkout()?;
+        if let Some(schema) = &setup {
+            let sql = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
+            let created = connection.client.batch_execute(&sql);
+            if let Err(error) = created {
+                // Two workers creating it at once: the loser's error is harmless.
+                let exists = connection
+                    .client
+                    .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[schema]);
+                if !matches!(exists, Ok(Some(_))) {
+                    return Err(Error::postgres(
+                        &store.pool.target,
+                        format!("creating schema {schema}"),
+                        error,
+                    ));
+                }
+            }
+        }
+        let migrated = if options.read_only {
+            check_version(&mut connection.client, &store.pool.target)
+        } else {
+            migrate(&mut connection.client, &store.pool.target)
+        };
+        store.pool.give_back(connection);
+        migrated?;
+        Ok(store)
+    }
+
+    /// The server and database, as messages name them (`host:port/database`).
+    pub fn target(&self) -> &str {
+        &self.pool.target
+    }
+
+    /// The schema version recorded in the database.
+    pub fn schema_version(&self) -> Result<i32> {
+        self.read(&|| "reading the schema version".to_owned(), |tx| {
+            let what = || "reading the schema version".to_owned();
+            let row = tx.query_opt("SELECT version FROM ctxkit_schema", &[], &what)?;
+            match row {
+                Some(row) => get(&row, 0, tx.target),
+                None => Ok(0),
+            }
+        })
+    }
+
+    /// Makes everything committed so far durable: one transaction that waits for the server's
+    /// fsync (it gets a transaction id, so its commit is flushed, and every commit before it).
+    pub(super) fn flush(&self) -> Result<()> {
+        if self.pool.read_only {
+            return Ok(());
+        }
+        let what = || "making the commits durable".to_owned();
+        self.transaction(&what, false, |tx| {
+            tx.execute("SET LOCAL synchronous_commit TO on", &[], &what)?;
+            tx.query("SELECT txid_current()", &[], &what)?;
+            Ok(())
+        })
+    }
+
+    /// Runs `f` in one read-only transaction with a consistent snapshot.
+    pub(super) fn read<T>(
+        &self,
+        what: &dyn Fn() -> String,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.transaction(what, true, f)
+    }
+
+    /// Runs `f` in one write transaction, committed when it succeeds, rolled back when not.
+    pub(super) fn write<T>(
+        &self,
+        what: &dyn Fn() -> String,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        if self.pool.read_only {
+            return Err(Error::invalid(
+                "database",
+                format!("{}: opened read-only; {} writes", self.pool.target, what()),
+            ));
+        }
+        self.transaction(what, false, f)
+    }
+
+    fn transaction<T>(
+        &self,
+        what: &dyn Fn() -> String,
+        read_only: bool,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let target = self.pool.target.as_str();
+        let mut connection = self.pool.checkout()?;
+        let result = (|| {
+            let Connection { client, statements } = &mut connection;
+            let mut builder = client.build_transaction();
+            builder = if read_only {
+                builder
+                    .isolation_level(IsolationLevel::RepeatableRead)
+                    .read_only(true)
+            } else {
+                builder.isolation_level(IsolationLevel::ReadCommitted)
+            };
+            let tx = builder
+                .start()
+                .map_err(|e| Error::postgres(target, what(), e))?;
+            let mut tx = Tx {
+                tx,
+                statements,
+                target,
+            };
+            let value = f(&mut tx)?;
+            tx.tx
+                .commit()
+                .map_err(|e| Error::postgres(target, format!("{}: committing", what()), e))?;
+            Ok(value)
+        })();
+        self.pool.give_back(connection);
+        result
+    }
+}
+
+/// `text` with every NUL (U+0000, which PostgreSQL text cannot hold) replaced by U+FFFD.
+pub(super) fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// `text` as [`without_nul`] gives it, owned.
+pub(super) fn owned_without_nul(text: &str) -> String {
+    without_nul(text).into_owned()
+}
+
+/// Column `index` of `row`.
+pub(super) fn get<'a, T: postgres::types::FromSql<'a>>(
+    row: &'a postgres::Row,
+    index: usize,
+    target: &str,
+) -> Result<T> {
+    row.try_get(index)
+        .map_err(|e| Error::postgres(target, format!("reading column {index} of a row"), e))
+}
+
+/// `value` as a BIGINT (values past `i64::MAX`, which no log reaches, saturate).
+pub(super) fn big(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// A BIGINT as a count or seq (negative values, which the schema never stores, read as 0).
+pub(super) fn unsigned(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// `host:port/database` of `config`, for messages.
+fn describe(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(host)) => host.clone(),
+        Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let database = config.get_dbname().unwrap_or("");
+    format!("{host}:{port}/{database}")
+}

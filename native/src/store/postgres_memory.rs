@@ -1,0 +1,363 @@
+//! [`MemoryStore`] for [`PostgresStore`]: memories searched through a trigram GIN index
+//! (`pg_trgm`) over each memory's fields, with the SQLite store's rules.
+//!
+//! *Live* and *visible* mean what they mean in SQLite (`sqlite_memory`). A search takes the
+//! same bounded terms ([`query_terms`]: at most [`super::MAX_QUERY_CHARS`] characters and
+//! [`super::MAX_QUERY_TERMS`] terms) and finds memories holding every term as a
+//! case-insensitive substring of one field (`ILIKE`, the terms escaped by [`like_pattern`] and
+//! bound as parameters), so CJK substrings are found as SQLite's trigram FTS5 finds them; best
+//! match first (the terms found in the title), then importance and recency. A search is
+//! planned for its patterns (not kept prepared), so the trigram index serves the terms it can. Duplicates are
+//! found through the indexed content hash and confirmed by the core's normalized comparison,
+//! under a transaction-scoped advisory lock on the hash, so two workers adding the same memory
+//! at once store it once.
+
+use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
+use ctxkit_core::memory::{MemoryScope, MemorySource};
+use postgres::Row;
+
+use super::fts_query::{like_pattern, query_terms};
+use super::memory_types::{
+    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
+};
+use super::postgres::{get, owned_without_nul, without_nul, PostgresStore, Tx};
+use super::sqlite_rows::{provenance_name, scope_name, source_from_name};
+use super::MemoryStore;
+use crate::error::{Error, Result};
+
+/// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
+const MEMORY_COLUMNS: &str = "m.id, m.project, m.title, m.content, m.category, m.importance, \
+    m.tags, m.scope, m.source, m.created_at, m.updated_at, m.expires_at, m.use_count, \
+    m.disabled_at, m.approved_at";
+
+/// Live: not disabled, not expired at `$1`. Visible: global or of `$2`.
+const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \
+    AND (m.expires_at IS NULL OR m.expires_at > $1) \
+    AND (m.project IS NULL OR m.project = $2)";
+
+/// The most results one search or listing returns.
+const MAX_LIMIT: usize = 10_000;
+
+fn memory_from_row(row: &Row, target: &str) -> Result<MemoryRecord> {
+    let tags: String = get(row, 6, target)?;
+    let scope: String = get(row, 7, target)?;
+    let source: String = get(row, 8, target)?;
+    let mut record = MemoryRecord {
+        id: get(row, 0, target)?,
+        project: get(row, 1, target)?,
+        title: get(row, 2, target)?,
+        content: get(row, 3, target)?,
+        category: get(row, 4, target)?,
+        importance: get(row, 5, target)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        scope: if scope == "global" {
+            MemoryScope::Global
+        } else {
+            MemoryScope::Project
+        },
+        source: source_from_name(&source),
+        created_at: get(row, 9, target)?,
+        updated_at: get(row, 10, target)?,
+        expires_at: get(row, 11, target)?,
+        use_count: get(row, 12, target)?,
+        disabled_at: get(row, 13, target)?,
+        approved_at: get(row, 14, target)?,
+        quarantine: None,
+    };
+    // Judged on every read by the core, as in SQLite.
+    record.quarantine = ctxkit_core::memory::entry_quarantine(&record.to_entry());
+    Ok(record)
+}
+
+fn checked_content(field: &str, content: &str) -> Result<()> {
+    if content.trim().is_empty() {
+        return Err(Error::invalid(field, "empty: a memory needs content"));
+    }
+    Ok(())
+}
+
+fn tags_json(tags: &[String]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
+}
+
+fn limit_of(limit: usize) -> i64 {
+    i64::try_from(limit.clamp(1, MAX_LIMIT)).unwrap_or(20)
+}
+
+fn memory_by_id(tx: &mut Tx<'_>, id: i64) -> Result<Option<MemoryRecord>> {
+    let what = || format!("reading memory {id}");
+    let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = $1");
+    let row = tx.query_opt(&sql, &[&id], &what)?;
+    let target = tx.target;
+    row.map(|row| memory_from_row(&row, target)).transpose()
+}
+
+/// Adds `memory` inside `tx`, or finds the live duplicate it would repeat.
+pub(super) fn add_memory_in(
+    tx: &mut Tx<'_>,
+    project: &str,
+    memory: &NewMemory,
+    now: i64,
+) -> Result<AddedMemory> {
+    checked_content("memory.content", &memory.content)?;
+    let memory = &NewMemory {
+        title: owned_without_nul(&memory.title),
+        content: owned_without_nul(&memory.content),
+        category: owned_without_nul(&memory.category),
+        tags: memory
+            .tags
+            .iter()
+            .map(|tag| owned_without_nul(tag))
+            .collect(),
+        ..memory.clone()
+    };
+    let hash = memory_content_hash(&memory.content);
+    let what = || "adding a memory".to_owned();
+    // Held to the end of the transaction: another worker adding the same text waits, then
+    // finds this one.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&hash],
+        &what,
+    )?;
+    let sql = format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.content_hash = $3 \
+         AND {LIVE_AND_VISIBLE} ORDER BY m.id"
+    );
+    let rows = tx.query(&sql, &[&now, &project, &hash], &what)?;
+    for row in &rows {
+        let candidate = memory_from_row(row, tx.target)?;
+        if is_duplicate_content(&candidate.content, &memory.content) {
+            return Ok(AddedMemory::Duplicate(candidate));
+        }
+    }
+    let project_column = match memory.scope {
+        MemoryScope::Project => Some(project),
+        MemoryScope::Global => None,
+    };
+    let source: MemorySource = memory.source;
+    let sql = format!(
+        "INSERT INTO memories AS m (project, scope, source, title, content, category, tags, \
+         importance, content_hash, created_at, updated_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11) RETURNING {MEMORY_COLUMNS}"
+    );
+    let row = tx
+        .query_opt(
+            &sql,
+            &[
+                &project_column,
+                &scope_name(memory.scope),
+                &provenance_name(source),
+                &memory.title,
+                &memory.content,
+                &memory.category,
+                &tags_json(&memory.tags),
+                &clamp_importance(memory.importance),
+                &hash,
+                &now,
+                &memory.expires_at,
+            ],
+            &what,
+        )?
+        .ok_or(Error::NoSuchMemory(0))?;
+    Ok(AddedMemory::Added(memory_from_row(&row, tx.target)?))
+}
+
+impl MemoryStore for PostgresStore {
+    fn add_memory(&mut self, project: &str, memory: &NewMemory, now: i64) -> Result<AddedMemory> {
+        checked_content("memory.content", &memory.content)?;
+        self.write(&|| "adding a memory".to_owned(), |tx| {
+            add_memory_in(tx, project, memory, now)
+        })
+    }
+
+    fn update_memory(&mut self, id: i64, update: &MemoryUpdate, now: i64) -> Result<MemoryRecord> {
+        if let Some(content) = &update.content {
+            checked_content("update.content", content)?;
+        }
+        let update = &MemoryUpdate {
+            title: update.title.as_deref().map(owned_without_nul),
+            content: update.content.as_deref().map(owned_without_nul),
+            category: update.category.as_deref().map(owned_without_nul),
+            tags: update
+                .tags
+                .as_ref()
+                .map(|tags| tags.iter().map(|tag| owned_without_nul(tag)).collect()),
+            ..update.clone()
+        };
+        let what = || format!("updating memory {id}");
+        self.write(&what, |tx| {
+            tx.execute(
+                "SELECT 1 FROM memories WHERE id = $1 FOR UPDATE",
+                &[&id],
+                &what,
+            )?;
+            let current = memory_by_id(tx, id)?
+                .filter(|record| record.disabled_at.is_none())
+                .ok_or(Error::NoSuchMemory(id))?;
+            let content = update.content.as_ref().unwrap_or(&current.content);
+            let title = update.title.as_ref().unwrap_or(&current.title);
+            let category = update.category.as_ref().unwrap_or(&current.category);
+            // An approval is of the text that was read: new text is judged afresh.
+            let rewritten = *content != current.content
+                || *title != current.title
+                || *category != current.category;
+            let approved_at = if rewritten { None } else { current.approved_at };
+            tx.execute(
+                "UPDATE memories SET title = $2, content = $3, category = $4, importance = $5, \
+                 tags = $6, expires_at = $7, content_hash = $8, updated_at = $9, \
+                 approved_at = $10 WHERE id = $1",
+                &[
+                    &id,
+                    title,
+                    content,
+                    category,
+                    &update
+                        .importance
+                        .map_or(current.importance, clamp_importance),
+                    &tags_json(update.tags.as_ref().unwrap_or(&current.tags)),
+                    &update.expires_at.unwrap_or(current.expires_at),
+                    &memory_content_hash(content),
+                    &now,
+                    &approved_at,
+                ],
+                &what,
+            )?;
+            memory_by_id(tx, id)?.ok_or(Error::NoSuchMemory(id))
+        })
+    }
+
+    fn get_memory(&self, id: i64) -> Result<Option<MemoryRecord>> {
+        self.read(&|| format!("reading memory {id}"), |tx| {
+            memory_by_id(tx, id)
+        })
+    }
+
+    fn search_memories(
+        &mut self,
+        project: &str,
+        query: &MemoryQuery,
+        now: i64,
+    ) -> Result<Vec<MemoryRecord>> {
+        let terms = query_terms(&query.text)?;
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limit = limit_of(query.limit);
+        let patterns: Vec<String> = terms
+            .iter()
+            .map(|term| like_pattern(&without_nul(term)))
+            .collect();
+        let what = || format!("searching memories for {:?}", query.text);
+        self.write(&what, |tx| {
+            // One placeholder per term (at most MAX_QUERY_TERMS), so the trigram index
+            // answers each; the SQL holds only placeholders, the patterns are bound.
+            let mut sql =
+                format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}");
+            for index in 0..patterns.len() {
+                sql.push_str(&format!(" AND m.search_text ILIKE ${}", index + 4));
+            }
+            // Best match first: the terms found in the title, then importance and recency.
+            sql.push_str(" ORDER BY (0");
+            for index in 0..patterns.len() {
+                sql.push_str(&format!(" + (m.title ILIKE ${})::int", index + 4));
+            }
+            sql.push_str(") DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT $3");
+            let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                vec![&now, &project, &limit];
+            params.extend(
+                patterns
+                    .iter()
+                    .map(|p| p as &(dyn postgres::types::ToSql + Sync)),
+            );
+            let rows = tx.query_planned(&sql, &params, &what)?;
+            let target = tx.target;
+            let found = rows
+                .iter()
+                .map(|row| memory_from_row(row, target))
+                .collect::<Result<Vec<_>>>()?;
+            let ids: Vec<i64> = found.iter().map(|record| record.id).collect();
+            tx.execute(
+                "UPDATE memories SET use_count = use_count + 1 WHERE id = ANY ($1)",
+                &[&ids],
+                &what,
+            )?;
+            Ok(found
+                .into_iter()
+                .map(|record| MemoryRecord {
+                    use_count: record.use_count + 1,
+                    ..record
+                })
+                .collect())
+        })
+    }
+
+    fn list_memories(
+        &self,
+        project: &str,
+        filter: &MemoryFilter,
+        now: i64,
+    ) -> Result<Vec<MemoryRecord>> {
+        let what = || "listing memories".to_owned();
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories m \
+             WHERE (m.project IS NULL OR m.project = $1) \
+             AND ($2 OR m.disabled_at IS NULL) \
+             AND ($3 OR m.expires_at IS NULL OR m.expires_at > $4) \
+             ORDER BY m.updated_at DESC, m.id DESC LIMIT $5"
+        );
+        self.read(&what, |tx| {
+            let rows = tx.query(
+                &sql,
+                &[
+                    &project,
+                    &filter.include_disabled,
+                    &filter.include_expired,
+                    &now,
+                    &limit_of(filter.limit),
+                ],
+                &what,
+            )?;
+            let target = tx.target;
+            rows.iter()
+                .map(|row| memory_from_row(row, target))
+                .collect()
+        })
+    }
+
+    fn disable_memory(&mut self, id: i64, now: i64) -> Result<bool> {
+        let what = || format!("deleting memory {id}");
+        self.write(&what, |tx| {
+            let changed = tx.execute(
+                "UPDATE memories SET disabled_at = $2, updated_at = $2 \
+                 WHERE id = $1 AND disabled_at IS NULL",
+                &[&id, &now],
+                &what,
+            )?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn approve_memory(&mut self, id: i64, now: i64) -> Result<MemoryRecord> {
+        let what = || format!("approving memory {id}");
+        self.write(&what, |tx| {
+            tx.execute(
+                "SELECT 1 FROM memories WHERE id = $1 FOR UPDATE",
+                &[&id],
+                &what,
+            )?;
+            let current = memory_by_id(tx, id)?
+                .filter(|record| record.is_live(now))
+                .ok_or(Error::NoSuchMemory(id))?;
+            if current.approved_at.is_some() {
+                return Ok(current);
+            }
+            tx.execute(
+                "UPDATE memories SET approved_at = $2 WHERE id = $1",
+                &[&id, &now],
+                &what,
+            )?;
+            memory_by_id(tx, id)?.ok_or(Error::NoSuchMemory(id))
+        })
+    }
+}

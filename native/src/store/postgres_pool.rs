@@ -1,0 +1,120 @@
+//! The connection pool of [`super::PostgresStore`]: at most `size` connections open, idle
+//! ones kept for the next call, a connection found closed (the server restarted, the network
+//! dropped) dropped and replaced by a new one, a caller waiting at most `wait` for a free one.
+//! Each connection keeps the statements prepared on it.
+
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use postgres::{Client, Config, NoTls, Statement};
+
+use crate::error::{Error, Result};
+
+/// A connection and the statements prepared on it.
+pub(super) struct Connection {
+    pub(super) client: Client,
+    pub(super) statements: HashMap<String, Statement>,
+}
+
+pub(super) struct PoolState {
+    pub(super) idle: Vec<Connection>,
+    pub(super) open: usize,
+}
+
+pub(super) struct Pool {
+    pub(super) config: Config,
+    /// The server and database, for messages (never the password).
+    pub(super) target: String,
+    /// Run on every new connection (the search path).
+    pub(super) setup: Option<String>,
+    pub(super) size: usize,
+    pub(super) wait: Duration,
+    pub(super) read_only: bool,
+    pub(super) state: Mutex<PoolState>,
+    pub(super) freed: Condvar,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("target", &self.target)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A connection: an idle one that is still open, or a new one while fewer than `size`
+    /// are open, or the first one given back within `wait`.
+    pub(super) fn checkout(&self) -> Result<Connection> {
+        let mut state = self.lock();
+        loop {
+            if let Some(connection) = state.idle.pop() {
+                if connection.client.is_closed() {
+                    state.open = state.open.saturating_sub(1);
+                    continue;
+                }
+                return Ok(connection);
+            }
+            if state.open < self.size {
+                state.open += 1;
+                drop(state);
+                let connected = self.connect();
+                if connected.is_err() {
+                    self.lock().open -= 1;
+                    self.freed.notify_one();
+                }
+                return connected;
+            }
+            let (next, timeout) = self
+                .freed
+                .wait_timeout(state, self.wait)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state = next;
+            if timeout.timed_out() && state.idle.is_empty() && state.open >= self.size {
+                return Err(Error::invalid(
+                    "database",
+                    format!(
+                        "{}: all {} connections of the pool stayed in use for {:?}",
+                        self.target, self.size, self.wait
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn connect(&self) -> Result<Connection> {
+        let mut client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| Error::postgres(&self.target, "connecting".to_owned(), e))?;
+        if let Some(setup) = &self.setup {
+            client
+                .batch_execute(setup)
+                .map_err(|e| Error::postgres(&self.target, "setting the schema".to_owned(), e))?;
+        }
+        Ok(Connection {
+            client,
+            statements: HashMap::new(),
+        })
+    }
+
+    /// Returns `connection` to the pool (or forgets it, when it is closed).
+    pub(super) fn give_back(&self, connection: Connection) {
+        let mut state = self.lock();
+        if connection.client.is_closed() {
+            state.open = state.open.saturating_sub(1);
+        } else {
+            state.idle.push(connection);
+        }
+        drop(state);
+        self.freed.notify_one();
+    }
+}

@@ -1,0 +1,213 @@
+//! The PostgreSQL schema, as an ordered list of migrations.
+//!
+//! The schema's version is the one row of `ctxkit_schema`: the number of the newest migration
+//! applied. Opening a store runs, in one transaction, every migration numbered above it, under
+//! a transaction-scoped advisory lock, so workers opening a new database at once apply each
+//! migration exactly once (the others wait, then find nothing to do). A database newer than
+//! this build is refused ([`crate::Error::SchemaTooNew`]), never written. Migrations are only
+//! ever added to [`MIGRATIONS`]; a released one is never edited.
+//!
+//! The tables are SQLite's ([`super::schema`]) in PostgreSQL's types, with what a fleet needs
+//! besides: each message's searchable text (the core's
+//! [`ctxkit_core::recall::searchable_text`], written by the append) and each memory's text
+//! under trigram GIN indexes (`pg_trgm`), and each offloaded output's full text, so that any
+//! worker can page an output another one wrote.
+
+use postgres::Client;
+
+use crate::error::{Error, Result};
+
+/// The advisory lock key migrations hold (an arbitrary constant: "ctxkit" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0000_6374_786b_6974;
+
+/// Every migration, in number order.
+const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    r#"
+    -- In public, where every schema's search path finds it (see PostgresOptions::schema).
+    CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+
+    CREATE TABLE sessions (
+        id BIGSERIAL PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        family TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        -- Kept with every append, in the same transaction (under the row's lock): the log's
+        -- end, for optimistic concurrency and for stats without scanning the log.
+        last_seq BIGINT NOT NULL DEFAULT 0,
+        message_count BIGINT NOT NULL DEFAULT 0,
+        total_tokens BIGINT NOT NULL DEFAULT 0,
+        nudge_turn BIGINT NOT NULL DEFAULT 0,
+        nudge_last_seq BIGINT,
+        nudge_turns_without_progress BIGINT NOT NULL DEFAULT 0
+    );
+
+    -- The append-only log: `body` is the ctxkit serde form of a core Message (JSON),
+    -- `search_text` the core's searchable text of it (empty when it has none).
+    CREATE TABLE messages (
+        session_id BIGINT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL CHECK (seq > 0),
+        role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+        body TEXT NOT NULL,
+        tokens BIGINT NOT NULL,
+        is_error BOOLEAN NOT NULL DEFAULT false,
+        search_text TEXT NOT NULL DEFAULT '',
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE INDEX messages_search ON messages USING gin (search_text gin_trgm_ops);
+    CREATE INDEX messages_assistant ON messages (session_id, seq) WHERE role = 'assistant';
+
+    CREATE TABLE checkpoints (
+        session_id BIGINT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        through_seq BIGINT NOT NULL,
+        method TEXT NOT NULL CHECK (method IN ('llm', 'extractive', 'truncation')),
+        summary TEXT NOT NULL,
+        active_tasks TEXT,
+        tokens BIGINT NOT NULL,
+        made_at_turn BIGINT NOT NULL,
+        -- The pinned facts and dropped-fact counts, as JSON (see the SQLite schema's 2).
+        facts TEXT NOT NULL DEFAULT '{}',
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (session_id, through_seq)
+    );
+
+    CREATE TABLE usage_anchors (
+        id BIGSERIAL PRIMARY KEY,
+        session_id BIGINT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        checkpoint_through BIGINT,
+        last_seq BIGINT,
+        input_tokens BIGINT NOT NULL,
+        estimated_tokens BIGINT NOT NULL,
+        recorded_at BIGINT NOT NULL
+    );
+    CREATE INDEX usage_anchors_by_session ON usage_anchors (session_id, id);
+
+    -- `content` is the offloaded output's full text (the file's contents), so a worker on
+    -- another machine can page it.
+    CREATE TABLE offloads (
+        session_id BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        tool_call_id TEXT,
+        relative_path TEXT NOT NULL,
+        bytes BIGINT NOT NULL,
+        lines BIGINT NOT NULL,
+        is_error BOOLEAN NOT NULL,
+        content TEXT,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (session_id, seq),
+        FOREIGN KEY (session_id, seq) REFERENCES messages (session_id, seq) ON DELETE CASCADE
+    );
+    CREATE INDEX offloads_by_path ON offloads (session_id, relative_path);
+
+    CREATE TABLE memories (
+        id BIGSERIAL PRIMARY KEY,
+        -- The working directory of a project-scoped memory; NULL for a global one.
+        project TEXT,
+        scope TEXT NOT NULL CHECK (scope IN ('project', 'global')),
+        source TEXT NOT NULL
+            CHECK (source IN ('user', 'agent', 'tool', 'extracted', 'document')),
+        title TEXT NOT NULL,
+        content TEXT NOT NULL,
+        category TEXT NOT NULL DEFAULT '',
+        -- A JSON array of strings.
+        tags TEXT NOT NULL DEFAULT '[]',
+        importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 10),
+        content_hash TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        use_count BIGINT NOT NULL DEFAULT 0,
+        disabled_at BIGINT,
+        approved_at BIGINT,
+        -- What a search looks in: every field, one per line (a term has no whitespace, so it
+        -- matches within one field).
+        search_text TEXT GENERATED ALWAYS AS
+            (title || E'\n' || content || E'\n' || category || E'\n' || tags) STORED,
+        CHECK ((scope = 'global') = (project IS NULL))
+    );
+    CREATE INDEX memories_by_hash ON memories (content_hash);
+    CREATE INDEX memories_by_project ON memories (project, updated_at);
+    CREATE INDEX memories_search ON memories USING gin (search_text gin_trgm_ops);
+    "#,
+)];
+
+/// The schema version this build writes: the newest migration's number.
+pub const POSTGRES_SCHEMA_VERSION: i32 = 1;
+
+/// Brings the schema (the first of the connection's search path) to
+/// [`POSTGRES_SCHEMA_VERSION`], in one transaction.
+pub(super) fn migrate(client: &mut Client, target: &str) -> Result<()> {
+    let failed = |what: &str| {
+        let what = what.to_owned();
+        move |e| Error::postgres(target, format!("migrating: {what}"), e)
+    };
+    let mut tx = client.transaction().map_err(failed("starting"))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(failed("taking the migration lock"))?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS ctxkit_schema (version INTEGER NOT NULL)")
+        .map_err(failed("creating ctxkit_schema"))?;
+    let version: i32 = match tx
+        .query_opt("SELECT version FROM ctxkit_schema", &[])
+        .map_err(failed("reading the schema version"))?
+    {
+        Some(row) => row
+            .try_get(0)
+            .map_err(failed("reading the schema version"))?,
+        None => {
+            tx.execute("INSERT INTO ctxkit_schema (version) VALUES (0)", &[])
+                .map_err(failed("recording the schema version"))?;
+            0
+        }
+    };
+    if version > POSTGRES_SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            path: target.into(),
+            found: i64::from(version),
+            supported: i64::from(POSTGRES_SCHEMA_VERSION),
+        });
+    }
+    for (number, sql) in MIGRATIONS.iter().filter(|(n, _)| *n > version) {
+        tx.batch_execute(sql)
+            .map_err(failed(&format!("applying migration {number}")))?;
+        tx.execute("UPDATE ctxkit_schema SET version = $1", &[number])
+            .map_err(failed("recording the schema version"))?;
+    }
+    tx.commit().map_err(failed("committing"))
+}
+
+/// For a read-only open: fails unless the schema is at [`POSTGRES_SCHEMA_VERSION`] (a read-only
+/// open cannot migrate it).
+pub(super) fn check_version(client: &mut Client, target: &str) -> Result<()> {
+    let found: i32 = match client.query_opt("SELECT version FROM ctxkit_schema", &[]) {
+        Ok(Some(row)) => row
+            .try_get(0)
+            .map_err(|e| Error::postgres(target, "reading the schema version".to_owned(), e))?,
+        Ok(None) => 0,
+        // No table: nothing was ever migrated.
+        Err(error) if error.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => 0,
+        Err(error) => {
+            return Err(Error::postgres(
+                target,
+                "reading the schema version".to_owned(),
+                error,
+            ))
+        }
+    };
+    if found > POSTGRES_SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            path: target.into(),
+            found: i64::from(found),
+            supported: i64::from(POSTGRES_SCHEMA_VERSION),
+        });
+    }
+    if found < POSTGRES_SCHEMA_VERSION {
+        return Err(Error::NeedsMigration {
+            path: target.into(),
+            found: i64::from(found),
+            supported: i64::from(POSTGRES_SCHEMA_VERSION),
+        });
+    }
+    Ok(())
+}

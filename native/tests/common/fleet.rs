@@ -1,0 +1,143 @@
+//! Worker processes of a fleet, for the PostgreSQL fleet tests: each is the test binary itself,
+//! run with `--exact fleet_worker` and the worker's orders in the environment, appending
+//! messages through its own engine, retrying what [`ctxkit::Error::is_retryable`] says may
+//! succeed, and printing one line per committed message (`committed S I`) and per error
+//! (`error: ...`).
+//!
+//! Every message is `[wW iI]`, unique in the fleet. After an error that may have committed
+//! (a connection lost during the commit), the worker looks for its message before appending
+//! it again, so a retry never stores it twice.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctxkit::core::recall::SearchRequest;
+use ctxkit::core::Message;
+use ctxkit::{Engine, EngineConfig, Error};
+
+const URL: &str = "CTXKIT_FLEET_URL";
+const WORKER: &str = "CTXKIT_FLEET_WORKER";
+const SESSIONS: &str = "CTXKIT_FLEET_SESSIONS";
+const MESSAGES: &str = "CTXKIT_FLEET_MESSAGES";
+const PAD: &str = "CTXKIT_FLEET_PAD";
+const GO: &str = "CTXKIT_FLEET_GO";
+
+/// How long a worker keeps retrying one message before it gives up.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The text of worker `worker`'s message `index`.
+pub fn message_text(worker: usize, index: usize) -> String {
+    format!("[w{worker} i{index}]")
+}
+
+/// What a worker is told to do.
+pub struct Orders<'a> {
+    /// The database.
+    pub url: &'a str,
+    /// The worker's number.
+    pub worker: usize,
+    /// The sessions it appends to, in turn.
+    pub sessions: &'a [&'a str],
+    /// How many messages it appends.
+    pub messages: usize,
+    /// Bytes of padding per message (longer transactions).
+    pub pad: usize,
+    /// A file whose existence says "start".
+    pub go: &'a Path,
+}
+
+/// Starts a worker process with `orders`, its standard output piped.
+pub fn spawn(orders: &Orders<'_>) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "fleet_worker", "--nocapture", "--test-threads=1"])
+        .env(URL, orders.url)
+        .env(WORKER, orders.worker.to_string())
+        .env(SESSIONS, orders.sessions.join(","))
+        .env(MESSAGES, orders.messages.to_string())
+        .env(PAD, orders.pad.to_string())
+        .env(GO, orders.go)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The lines a worker printed, read to its end.
+pub fn lines(child: &mut Child) -> Vec<String> {
+    let stdout = child.stdout.take().unwrap();
+    BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .collect()
+}
+
+/// Runs the worker the environment describes; does nothing without one (as a test of the
+/// suite).
+pub fn worker_main() {
+    let Ok(url) = std::env::var(URL) else {
+        return;
+    };
+    let var = |name: &str| std::env::var(name).unwrap();
+    let worker: usize = var(WORKER).parse().unwrap();
+    let sessions: Vec<String> = var(SESSIONS).split(',').map(str::to_owned).collect();
+    let messages: usize = var(MESSAGES).parse().unwrap();
+    let pad: usize = var(PAD).parse().unwrap();
+    let go = std::path::PathBuf::from(var(GO));
+    let workdir = tempfile::tempdir().unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    let mut engine = loop {
+        match Engine::open(&url, workdir.path(), EngineConfig::default()) {
+            Ok(engine) => break engine,
+            Err(error) if error.is_retryable() && Instant::now() < deadline => {
+                println!("error: {error}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(error) => panic!("worker {worker}: {error}"),
+        }
+    };
+    while !go.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Its own line: libtest printed "test fleet_worker ... " without a newline.
+    println!();
+    let mut retries = 0usize;
+    for index in 0..messages {
+        let session = &sessions[(index + worker) % sessions.len()];
+        let text = message_text(worker, index);
+        let padded = format!("{text} {}", "p".repeat(pad));
+        let started = Instant::now();
+        let mut maybe_committed = false;
+        loop {
+            if maybe_committed && already_stored(&engine, session, &text) {
+                break;
+            }
+            match engine.record_batch(session, vec![Message::user(padded.clone())], false) {
+                Ok(_) => break,
+                Err(error) if error.is_retryable() && started.elapsed() < PATIENCE => {
+                    retries += 1;
+                    if !matches!(error, Error::SeqConflict { .. }) {
+                        println!("error: {error}");
+                        maybe_committed = true;
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+                Err(error) => panic!("worker {worker}, message {index}: {error}"),
+            }
+        }
+        println!("committed {session} {index}");
+    }
+    println!("retries {retries}");
+}
+
+/// Whether `text` is in `session`'s log already (a commit whose answer was lost); a failing
+/// search says no (the append then tells).
+fn already_stored(engine: &Engine, session: &str, text: &str) -> bool {
+    let Ok(request) = SearchRequest::new(text, Some(1)) else {
+        return false;
+    };
+    engine
+        .search_history(session, &request)
+        .is_ok_and(|found| found.hits.iter().any(|hit| hit.exact))
+}
