@@ -134,25 +134,26 @@ pub(crate) fn is_passthrough(
         .message
         .strip_prefix("Input tag '")
         .and_then(|rest| rest.split("' found using 'type'").next());
-    // Gemini: "Invalid JSON payload received. Unknown name \"x\" at '...'": a part whose
-    // only key is one Gemini does not know.
+    // Gemini: "Invalid JSON payload received. Unknown name \"x\" at '...'": a part key Gemini
+    // does not know.
     let gemini = violation
         .message
         .strip_prefix("Invalid JSON payload received. Unknown name \"")
         .and_then(|rest| rest.split('"').next());
+    // The key came with the input (an opaque part, or a part's provider fields, which the
+    // Gemini writer sends back as they came) when the input's own messages hold it as a key.
     if let Some(key) = gemini {
+        let as_key = format!("{}:", serde_json::Value::String(key.to_owned()));
         return violation.at.contains("parts")
-            && messages.iter().any(|message| match &message.content {
-                ctxkit_core::Content::Parts(parts) => parts.iter().any(|part| {
-                    matches!(part, ctxkit_core::Part::Opaque { block, .. } if block.get(key).is_some())
-                }),
-                ctxkit_core::Content::Text(_) => false,
+            && messages.iter().any(|message| {
+                serde_json::to_string(message).is_ok_and(|json| json.contains(&as_key))
             });
     }
     let Some(kind) = openai.or(anthropic) else {
         return false;
     };
-    violation.at.contains("content")
+    // Responses keeps an unknown input item whole, so its `type` is reported at the item.
+    (violation.at.contains("content") || violation.at.starts_with("input["))
         && messages.iter().any(|message| match &message.content {
             ctxkit_core::Content::Parts(parts) => parts.iter().any(|part| {
                 matches!(part, ctxkit_core::Part::Opaque { block, .. }

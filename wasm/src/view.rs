@@ -207,7 +207,7 @@ impl JsTurnInputs {
 }
 
 /// `view` in `format`, as a JS object (without stats: the caller adds what it knows): the
-/// core's [`render_view`], with the system prompt apart in the ctxkit shape.
+/// core's [`render_view_cached`], with the system prompt apart in the ctxkit shape.
 ///
 /// `breakpoints`: the view's cache breakpoints to mark (Anthropic's `cache_control`), or none.
 pub fn render(

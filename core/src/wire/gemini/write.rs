@@ -112,10 +112,12 @@ fn call_part(call: &ToolCall) -> Value {
 fn response_part(message: &Message, calls: &BTreeMap<&str, (&str, bool)>) -> Value {
     let id = message.tool_call_id.as_deref().unwrap_or_default();
     let call = calls.get(id);
-    let name = message
-        .name
-        .as_deref()
-        .or(call.map(|(name, _)| *name))
+    // Gemini pairs a response with its call by name: the call's name wins over one the result
+    // carried (a result may name its tool differently, and Gemini would then count a call
+    // without its response).
+    let name = call
+        .map(|(name, _)| *name)
+        .or(message.name.as_deref())
         .unwrap_or("unknown");
     let text = message.content.text();
     // Text that is the compact JSON of an object (what reading an object gives) is that object
@@ -189,5 +191,31 @@ fn media_type_of(url: &str) -> &'static str {
         "webp" => "image/webp",
         "heic" => "image/heic",
         _ => "image/jpeg",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::validate_gemini;
+    use crate::ToolCall;
+
+    #[test]
+    fn a_response_is_named_after_the_call_it_answers() {
+        // Found by the wire_formats fuzz target: a result naming its tool differently from
+        // its call made Gemini count a call without its response.
+        let result = Message {
+            name: Some("get_weather".to_owned()),
+            ..Message::tool_result("c1", "sunny", false)
+        };
+        let messages = [
+            Message::user("weather?"),
+            Message::assistant("", vec![ToolCall::new("c1", "get~weather", "{}")]),
+            result,
+        ];
+        let request = to_gemini(&messages);
+        let response = &request["contents"][2]["parts"][0]["functionResponse"];
+        assert_eq!(response["name"], "get~weather");
+        assert_eq!(validate_gemini(&request), Vec::new());
     }
 }
