@@ -113,8 +113,11 @@ fn request_blocks(request: &Value) -> Vec<Value> {
 fn check_breakpoints(turn: &Turn, at: &str) -> Result<(), String> {
     let cached = render_messages_cached(&turn.messages, WireFormat::Anthropic, &turn.breakpoints)
         .map_err(|error| format!("{at}: {error}"))?;
+    // A view with nothing but the system prompt (a log of blank messages) is no request to
+    // validate; its markers are still checked below.
+    let has_conversation = turn.messages.iter().any(|m| m.role != Role::System);
     let violations = validate_anthropic(&cached);
-    if !violations.is_empty() {
+    if has_conversation && !violations.is_empty() {
         return Err(format!(
             "{at}: the cached request is invalid: {violations:?}"
         ));
