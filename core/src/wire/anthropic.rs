@@ -324,6 +324,7 @@ fn tool_use_block(call: &ToolCall) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Part, Provider};
 
     #[test]
     fn tool_results_and_a_following_user_text_become_one_user_message() {
@@ -357,6 +358,31 @@ mod tests {
             call.arguments = "{}".into();
         }
         assert_eq!(from_anthropic(&request).unwrap(), back);
+    }
+
+    #[test]
+    fn a_message_of_only_another_providers_state_is_a_note_not_empty() {
+        // A Responses reasoning item standing alone as an assistant turn (the fuzz finding 6 of
+        // docs/reliability.md): its state is not Anthropic's, and an empty content is rejected.
+        let reasoning = Part::Opaque {
+            provider: Provider::Responses,
+            block: json!({"type": "reasoning", "id": "rs_1", "summary": [],
+                "encrypted_content": "gAAA"}),
+        };
+        let messages = [
+            Message::user("hi"),
+            Message {
+                content: Content::Parts(vec![reasoning]),
+                ..Message::assistant("", vec![])
+            },
+            Message::user("go on"),
+        ];
+        let request = to_anthropic(&messages).unwrap();
+        let content = &request["messages"][1]["content"];
+        assert_eq!(content.as_array().map(Vec::len), Some(1), "{request}");
+        let note = content[0]["text"].as_str().unwrap_or_default();
+        assert!(note.contains("omitted"), "{note}");
+        assert_eq!(crate::cost::anthropic_block_counts(&messages), vec![1, 1, 1]);
     }
 
     #[test]

@@ -196,11 +196,21 @@ fn is_blank_text_block(block: &Value) -> bool {
 }
 
 /// Writes content where Anthropic accepts a string or a list: text stays a string; in a list,
-/// blank text parts are left out.
+/// blank text parts are left out. Parts that were all another provider's state (a Responses
+/// reasoning item alone, say) give one note instead of an empty list, which Anthropic rejects;
+/// the note is one block, as [`crate::cost::anthropic_block_counts`] counts it.
 pub(crate) fn content_to_anthropic(content: &Content) -> Value {
     match content {
         Content::Text(text) => Value::String(text.clone()),
-        Content::Parts(_) => Value::Array(content_to_blocks(content)),
+        Content::Parts(parts) => {
+            let mut blocks = content_to_blocks(content);
+            let had_more_than_text = parts.iter().any(|part| !matches!(part, Part::Text { .. }));
+            if blocks.is_empty() && had_more_than_text {
+                let note = omitted_note("provider-specific", "Anthropic");
+                blocks.push(json!({"type": "text", "text": note}));
+            }
+            Value::Array(blocks)
+        }
     }
 }
 
