@@ -25,6 +25,8 @@
 //! any other state behind.
 
 use ctxkit_core::{CoreError, Message};
+
+use crate::json_path::path_at;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -70,10 +72,19 @@ pub fn read_json(value: &JsValue, at: &str) -> Result<Value> {
 
 /// `value` read into `T`, with errors that give the path below `at`. `null` and a missing
 /// field read as the default where `T` has one.
+///
+/// Read from the value's compact JSON text, so a serde error's column is a byte offset that
+/// [`path_at`] turns into the path (`crate::json_path` says why not a path-tracking wrapper).
 pub fn decode<T: DeserializeOwned>(value: Value, at: &str) -> Result<T> {
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let path = join(at, &error.path().to_string());
-        describe(path, &error.into_inner().to_string())
+    let text = value.to_string();
+    serde_json::from_str(&text).map_err(|error| {
+        let path = join(at, &path_at(&text, error.column()));
+        let message = error.to_string();
+        // serde_json ends its messages with the position, which the path replaces.
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(message, _)| message);
+        describe(path, message)
     })
 }
 
@@ -184,7 +195,7 @@ pub fn js_error_message(thrown: &JsValue) -> String {
     }
 }
 
-/// `at` followed by a serde_path_to_error path (`.` for the root, `[3].role` below it).
+/// `at` followed by a [`path_at`] path (`.` for the root, `[3].role` below it).
 fn join(at: &str, path: &str) -> String {
     match path {
         "." | "" => at.to_owned(),

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
+use crate::background::BackgroundCell;
 use crate::convert::{
     decode, fail, read, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
@@ -81,6 +82,8 @@ export type TurnResult = RenderedView & {
   extraction?: ExtractionResult | null;
   /** Set by `prepare` when its summarizer answered but another turn had meanwhile stored a checkpoint over the same messages: why the answer was dropped. */
   summary_dropped?: string;
+  /** Set by `prepare` with `policy.background_percent`: `"started"` when it started `summarize` in the background (not awaited) for a later turn, `"used"` when this turn's checkpoint is one made that way. */
+  background?: "started" | "used";
 };
 
 /** What an `AbortSignal` offers that ctxkit uses (the DOM's and Node's both fit). */
@@ -115,6 +118,7 @@ export type TurnResultOf<F extends ViewFormat> = ViewOfFormat[F] & {
   summary: SummaryOutcome | null;
   extraction?: ExtractionResult | null;
   summary_dropped?: string;
+  background?: "started" | "used";
 };
 
 /**
@@ -191,6 +195,7 @@ export interface PrepareOptions extends TurnInputs {
 pub struct Engine {
     session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
+    background: BackgroundCell,
     offload: RefCell<Option<OffloadConfig>>,
     offload_errors: RefCell<Vec<String>>,
 }
@@ -337,11 +342,12 @@ impl Engine {
     ) -> js_sys::Promise {
         let session = Rc::clone(&self.session);
         let cache = Rc::clone(&self.cache);
+        let background = Rc::clone(&self.background);
         // Read now, so later changes to the caller's object do not leak into this turn.
         let read = read_prepare_options(&options, &session);
         wasm_bindgen_futures::future_to_promise(async move {
             let (options, summarizer) = read.map_err(|error| fail("Engine.prepare")(error))?;
-            prepare_turn(session, cache, options, summarizer)
+            prepare_turn(session, cache, background, options, summarizer)
                 .await
                 .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
         })
@@ -401,6 +407,7 @@ impl Engine {
         Engine {
             session: Rc::new(RefCell::new(session)),
             cache: Rc::new(RefCell::new(ViewCache::default())),
+            background: BackgroundCell::default(),
             offload: RefCell::new(None),
             offload_errors: RefCell::new(Vec::new()),
         }

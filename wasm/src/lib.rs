@@ -19,11 +19,13 @@
 //! | [`nudge`] | `advanceNudges` |
 //! | [`engine`] | `Engine`: a session kept in wasm memory |
 //! | [`prepare`] | `Engine.prepare`: the turn answered by `summarize` and `extract` |
+//! | [`background`] | `Engine.prepare`'s background compaction: `summarize` started, not awaited, past `policy.background_percent` |
 //! | [`summarize`] | `Engine.prepare`'s call of the JS summarizer, with its deadline |
 //! | [`history`] | the `Engine`'s history tools: `historyTools`, `searchHistory`, `readHistory`, `executeTool` |
 //! | [`defaults`] | `defaults`, `version` |
 //!
-//! Two helpers serve them all: [`convert`] (JS values in and out, errors with paths) and
+//! Two helpers serve them all: [`convert`] (JS values in and out, errors with paths found by
+//! [`json_path`]) and
 //! [`view`] (turn options, and views rendered in the asked shape, cached for an `Engine`).
 //!
 //! The shell converts values and calls the core; it never decides policy. Values cross the
@@ -48,10 +50,12 @@
     clippy::string_slice
 )]
 
+pub mod background;
 pub mod convert;
 pub mod defaults;
 pub mod engine;
 pub mod history;
+pub mod json_path;
 pub mod nudge;
 pub mod offload;
 pub mod offload_store;

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::background::{self, BackgroundCell};
 use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
 use crate::engine::{busy, finish};
 use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout};
@@ -88,10 +89,10 @@ pub(crate) fn read_prepare_options(
 /// The summarizer and memory extractor of a `prepare`, how long to wait for them, and the
 /// caller's `AbortSignal` they are given.
 pub(crate) struct Summarizer {
-    function: Option<js_sys::Function>,
+    pub(crate) function: Option<js_sys::Function>,
     extract: Option<js_sys::Function>,
-    timeout_ms: u32,
-    signal: JsValue,
+    pub(crate) timeout_ms: u32,
+    pub(crate) signal: JsValue,
 }
 
 /// The optional callback `name` of the options.
@@ -130,11 +131,14 @@ enum Next {
 pub(crate) async fn prepare_turn(
     session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
+    background: BackgroundCell,
     options: JsTurnInputs,
     summarizer: Summarizer,
 ) -> Result<JsValue> {
+    let waiting = background::current(&background, &options, &summarizer);
     let inputs = TurnInputs {
         extract_memories: summarizer.extract.is_some(),
+        background: background::slot(&waiting),
         ..options.inputs()
     };
     let mut turn = TurnDriver::start(&inputs)?;
@@ -208,7 +212,14 @@ pub(crate) async fn prepare_turn(
                     failure: extract_failure,
                 };
                 let dropped = answered && result.summary.is_none();
+                let used = result.summary.as_ref().is_some_and(|s| s.background);
+                drop(borrowed);
+                let started = background::after_turn(&background, &session, &options, &summarizer);
                 let rendered = finish(rendered, result, failure)?;
+                if used || started {
+                    let note = if used { "used" } else { "started" };
+                    set(&rendered, "background", &JsValue::from_str(note))?;
+                }
                 extraction.set_on(&rendered)?;
                 if dropped {
                     // The driver dropped the answer as stale: say so, never silently.

@@ -382,7 +382,10 @@ mod tests {
         assert_eq!(content.as_array().map(Vec::len), Some(1), "{request}");
         let note = content[0]["text"].as_str().unwrap_or_default();
         assert!(note.contains("omitted"), "{note}");
-        assert_eq!(crate::cost::anthropic_block_counts(&messages), vec![1, 1, 1]);
+        assert_eq!(
+            crate::cost::anthropic_block_counts(&messages),
+            vec![1, 1, 1]
+        );
     }
 
     #[test]
