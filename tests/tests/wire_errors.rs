@@ -5,7 +5,7 @@
 //! and random text at the readers, and check that they return instead of panicking.
 
 use ctxkit_core::import::import_claude_code;
-use ctxkit_core::wire::{from_anthropic, from_openai, to_anthropic};
+use ctxkit_core::wire::{from_anthropic, from_format, from_openai, to_anthropic, WireFormat};
 use ctxkit_core::{Message, ToolCall};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -231,6 +231,39 @@ fn to_anthropic_carries_bad_arguments_and_names_a_result_without_its_call() {
             .to_string(),
         "messages[1].tool_call_id: missing: a tool result must name the call it answers"
     );
+}
+
+#[test]
+fn a_responses_content_part_typed_as_an_item_is_refused() {
+    // Kept, it would be written back as an item of its own (an assistant's unknown parts are)
+    // and read again as that item: a part could become a message or a call (found by the
+    // wire_formats fuzz target, input regression-responses-part-typed-as-item).
+    for kind in [
+        "message",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+    ] {
+        let input = json!({"input": [
+            {"type": "message", "role": "user", "content": "hi"},
+            {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": "ok"},
+                {"type": kind, "id": "x"}
+            ]}
+        ]});
+        let error = from_format(&input, WireFormat::Responses)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            format!("input[1].content[1].type: \"{kind}\" is an item type, not a content part")
+        );
+    }
+    // A part of a type Responses does not have is still kept.
+    let kept = json!({"input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_audio", "data": "AA"}]}
+    ]});
+    assert!(from_format(&kept, WireFormat::Responses).is_ok());
 }
 
 #[test]

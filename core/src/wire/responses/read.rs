@@ -267,6 +267,17 @@ fn read_part(value: &Value, at: &str) -> Result<Part> {
     };
     let kind = required_str(object, at, "type")?;
     match kind {
+        // An unknown part is kept, and an assistant's is written back as an item of its own
+        // (where Responses keeps what ctxkit does not model); a part typed as an item this
+        // reader gives a meaning would then be read as that item. The API refuses it anyway.
+        "message"
+        | "function_call"
+        | "function_call_output"
+        | "custom_tool_call"
+        | "custom_tool_call_output" => Err(CoreError::invalid(
+            field_path(at, "type"),
+            format!("\"{kind}\" is an item type, not a content part"),
+        )),
         "input_text" | "output_text" => {
             let text = required_str(object, at, "text")?;
             let plain = object.iter().all(|(key, value)| match key.as_str() {
