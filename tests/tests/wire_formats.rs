@@ -79,3 +79,46 @@ fn langchain_every_form_tool_calls_invalid_calls_errors() {
     let (snapshot, _) = convert("langchain_messages.json", WireFormat::LangChain);
     insta::assert_json_snapshot!("langchain_messages", snapshot);
 }
+
+#[test]
+fn a_responses_reasoning_item_without_its_following_item_is_left_out() {
+    // What repair leaves when the output after a reasoning item was an orphan (the
+    // wire_formats fuzz target's input regression-responses-lone-reasoning): the API refuses a
+    // reasoning item followed by nothing or by the user's side.
+    use ctxkit_core::wire::{to_responses, validate_responses};
+    use ctxkit_core::{Content, Message, Part, Provider};
+    let reasoning = |id: &str| Message {
+        content: Content::Parts(vec![Part::Opaque {
+            provider: Provider::Responses,
+            block: serde_json::json!({"type": "reasoning", "id": id, "summary": []}),
+        }]),
+        ..Message::assistant("", vec![])
+    };
+    let lone = to_responses(&[
+        Message::user("hi"),
+        reasoning("rs_1"),
+        reasoning("rs_2"),
+        Message::user("again"),
+        reasoning("rs_3"),
+    ]);
+    let kinds: Vec<&str> = lone["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            item["role"]
+                .as_str()
+                .unwrap_or_else(|| item["type"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(kinds, ["user", "user"], "{lone}");
+    assert_eq!(validate_responses(&lone), Vec::new());
+    // Followed by the message it led to, it stays.
+    let kept = to_responses(&[
+        Message::user("hi"),
+        reasoning("rs_1"),
+        Message::assistant("ok", vec![]),
+    ]);
+    assert_eq!(kept["input"][1]["id"], "rs_1", "{kept}");
+    assert_eq!(validate_responses(&kept), Vec::new());
+}

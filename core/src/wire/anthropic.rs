@@ -25,8 +25,8 @@ use std::borrow::Borrow;
 use serde_json::{json, Map, Value};
 
 use super::anthropic_blocks::{
-    block_from_anthropic, content_beside_tool_blocks, content_to_anthropic, content_to_blocks,
-    parts_from_anthropic, Block,
+    block_from_anthropic, blocks_or_note, content_beside_tool_blocks, content_to_anthropic,
+    content_to_blocks, parts_from_anthropic, Block,
 };
 use super::crossing::arguments_object;
 use super::fields::{as_object, expected, field_path, index_path, required, required_str};
@@ -244,7 +244,7 @@ impl TurnWriter {
             Role::User | Role::System => {
                 let extra_blocks = match self.pending_results.take() {
                     Some(mut results) => {
-                        let blocks = content_to_blocks(&message.content);
+                        let blocks = blocks_or_note(&message.content);
                         if blocks.is_empty() {
                             // Nothing to merge: keep the message apart so it is not lost.
                             self.written.push(user_message(Value::Array(results)));

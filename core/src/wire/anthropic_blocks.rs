@@ -202,16 +202,24 @@ fn is_blank_text_block(block: &Value) -> bool {
 pub(crate) fn content_to_anthropic(content: &Content) -> Value {
     match content {
         Content::Text(text) => Value::String(text.clone()),
-        Content::Parts(parts) => {
-            let mut blocks = content_to_blocks(content);
-            let had_more_than_text = parts.iter().any(|part| !matches!(part, Part::Text { .. }));
-            if blocks.is_empty() && had_more_than_text {
-                let note = omitted_note("provider-specific", "Anthropic");
-                blocks.push(json!({"type": "text", "text": note}));
-            }
-            Value::Array(blocks)
-        }
+        Content::Parts(_) => Value::Array(blocks_or_note(content)),
     }
+}
+
+/// [`content_to_blocks`], or one note block when every part was another provider's state
+/// (the note [`content_to_anthropic`] writes, so a message after tool results, merged into
+/// their user turn, carries the same block).
+pub(crate) fn blocks_or_note(content: &Content) -> Vec<Value> {
+    let mut blocks = content_to_blocks(content);
+    let had_more_than_text = match content {
+        Content::Parts(parts) => parts.iter().any(|part| !matches!(part, Part::Text { .. })),
+        Content::Text(_) => false,
+    };
+    if blocks.is_empty() && had_more_than_text {
+        let note = omitted_note("provider-specific", "Anthropic");
+        blocks.push(json!({"type": "text", "text": note}));
+    }
+    blocks
 }
 
 fn opaque_part(value: &Value) -> Part {

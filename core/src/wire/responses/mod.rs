@@ -26,8 +26,10 @@
 //! Normalizations (JSON in → JSON out): `type: "message"` is added where it was left out;
 //! `developer` becomes `system`; a leading system item with string content becomes
 //! `instructions`; `annotations: []` is written on every assistant `output_text`; a `reasoning`
-//! or other opaque item after a call moves before the calls of its assistant message; and
-//! `is_error` (no Responses field) is dropped.
+//! or other opaque item after a call moves before the calls of its assistant message;
+//! `is_error` (no Responses field) is dropped; and a `reasoning` item followed by nothing or by
+//! the user's side (its message or call was dropped, by repair say) is left out, as the API
+//! refuses it.
 //!
 //! Guarantees: `from_responses(&to_responses(msgs))? == msgs` for every list the format can
 //! represent; no function panics; every error names the path of the bad value
@@ -50,6 +52,21 @@ pub(crate) const CONTENT_PART_TYPES: [&str; 7] = [
     "computer_screenshot",
     "summary_text",
 ];
+
+/// True when a Responses item is on the user's side of the conversation (a user or system
+/// message, a tool's output): what may not follow a `reasoning` item, which the API wants
+/// followed by the item it led to.
+pub(crate) fn is_user_side(item: &serde_json::Value) -> bool {
+    let kind = item
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("message");
+    match kind {
+        "message" => item.get("role").and_then(serde_json::Value::as_str) != Some("assistant"),
+        "item_reference" | "compaction" => false,
+        other => other.ends_with("_output") || other == "mcp_approval_response",
+    }
+}
 
 /// True when an opaque Responses part is a content part of a message (not an item).
 pub(crate) fn is_content_part(block: &serde_json::Value) -> bool {

@@ -42,8 +42,27 @@ pub fn to_responses<M: Borrow<Message>>(messages: &[M]) -> Value {
             )),
         }
     }
-    request.insert("input".to_owned(), Value::Array(items));
+    request.insert(
+        "input".to_owned(),
+        Value::Array(without_lone_reasoning(items)),
+    );
     Value::Object(request)
+}
+
+/// `items` without the `reasoning` items the API would refuse: one followed by nothing or by
+/// the user's side ([`super::is_user_side`]), which is what is left when the message or call it
+/// led to was dropped. Walked from the end, so a reasoning item left before one that goes is
+/// judged by what then follows it.
+fn without_lone_reasoning(items: Vec<Value>) -> Vec<Value> {
+    let mut kept: Vec<Value> = Vec::with_capacity(items.len());
+    for item in items.into_iter().rev() {
+        let reasoning = item.get("type").and_then(Value::as_str) == Some("reasoning");
+        if !(reasoning && kept.last().is_none_or(super::is_user_side)) {
+            kept.push(item);
+        }
+    }
+    kept.reverse();
+    kept
 }
 
 /// The fields a Responses item gets back from `fields`, when they are this format's.

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::{str_field, violation, Violation};
-use crate::wire::responses::CONTENT_PART_TYPES;
+use crate::wire::responses::{is_user_side, CONTENT_PART_TYPES};
 
 const ITEM_TYPES: [&str; 22] = [
     "message",
@@ -41,17 +41,6 @@ const ITEM_TYPES: [&str; 22] = [
     "mcp_approval_response",
     "mcp_call",
 ];
-
-/// Items that belong to the user's side of a turn: a `reasoning` item followed by one of them
-/// (or by nothing) lost the item it was reasoning for.
-fn is_user_side(item: &Value) -> bool {
-    let kind = str_field(item, "type").unwrap_or("message");
-    match kind {
-        "message" => str_field(item, "role") != Some("assistant"),
-        "item_reference" | "compaction" => false,
-        other => other.ends_with("_output") || other == "mcp_approval_response",
-    }
-}
 
 /// Lists every violation in a Responses request (`{input}`, or a bare array of items).
 ///
