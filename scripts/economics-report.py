@@ -79,7 +79,7 @@ A long agent session is billed mostly for re-sending its prefix. Providers bill 
 cached prefix at a fraction of the input price (Anthropic: reads 0.1x, writes 1.25x for five
 minutes, 2x for an hour; OpenAI: free writes, reads at the model's cached-input price), so what
 a context strategy costs depends less on how big its views are than on how often it rewrites
-them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under eight
+them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under nine
 strategies in one run, one model call before each assistant message as the agent made them,
 bills every request with a cache simulator (`core/src/cost/cache.rs`), and, when the transcript
 records the API's usage (Claude Code does, per call), adds a `recorded` row: what the session
@@ -87,8 +87,10 @@ really cost, the anchor of every other figure.
 
 - **ctxkit**: the defaults (offloading outputs over 10,000 bytes, extractive summaries, the
   cost marks of `core/src/compaction/budget.rs`: compact above 36,000 view tokens down to
-  18,000 unless the window's percentages say less); **ctxkit-clearing**: the same with old tool
-  results cleared; **ctxkit-llm-fresh** and **ctxkit-llm-cache-safe**: the defaults with the
+  18,000 unless the window's percentages say less, and, at a call more than the cache's
+  five-minute lifetime after the one before, from the lower cold trigger: a quarter of the way
+  from 18,000 to 36,000); **ctxkit-clearing**: the same with old tool results cleared;
+  **ctxkit-no-cold-trigger**: the defaults with the same trigger warm or cold; **ctxkit-llm-fresh** and **ctxkit-llm-cache-safe**: the defaults with the
   call an LLM summarizer would make at each compaction billed, sent the fresh prompt (the
   covered messages as a fenced transcript: all new input) or the cache-safe request (the
   session's own request re-sent, then one instruction; see below); **no-compaction**: the whole log (calls past the window are counted as
@@ -161,15 +163,15 @@ the cache-safe request only pays when the summarizer is the agent's model.
 FOOTER = """
 ## What the figures say
 
-- On the main Claude Code session ctxkit's default costs 57% of what the session was billed at
+- On the main Claude Code session ctxkit's default costs 55% of what the session was billed at
   the real 200k window and at 100k, keeps every pinned fact, and breaks the cached prefix once per
   compaction and never otherwise. The strategies that keep as many facts (no compaction, which
   overflows the window, and the Claude-Code-like policy) cost more; the sliding window and
   observation masking cost 1.5x to 4.4x the recorded session, because they rewrite the prefix at
   almost every call, and lose facts.
 - An LLM summarizer's calls cost little beside the session: on the main session its four
-  calls add 58,657 units sent the fresh prompt (5.8% of the extractive default) and 49,415
-  sent the cache-safe request (4.9%), which reaches 60% of the recorded cost. The cache-safe
+  calls add 53,613 units sent the fresh prompt (5.5% of the extractive default) and 48,716
+  sent the cache-safe request (5.0%), which reaches 58% of the recorded cost. The cache-safe
   request saves less than one might expect because ctxkit's fresh prompt is already small (the
   messages since the last checkpoint, tool outputs cut head and tail), while the cache-safe one
   re-sends the whole view: its history is read from the cache at 0.1, but what the agent added
@@ -178,6 +180,16 @@ FOOTER = """
   summarizer is the agent's own model.
 - Clearing old tool results costs more than the default here (each clearing is a rewrite) and
   drops facts, so it stays off by default.
+- The cold trigger: twice in the main session the agent's next call came more than five
+  minutes after the one before (19 minutes and 4 hours), so the provider rewrote the whole
+  prefix anyway. Compacting at such a call from a quarter of the way between the low-water
+  mark and the trigger (`Policy::cold_trigger_percent`, default 25; the caller says the cache
+  has expired with `TurnInputs::cache_expired`, which the native engine sets from its clock)
+  moved one of the four compactions onto a rewrite that was paid anyway: 971,292 units against
+  1,008,443 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
+  same compactions, prefix breaks and pinned recall. At 50% neither pause found the view above
+  the cold trigger (no change); 0%, 10% and 25% gave the same figures, so 25% was kept as the
+  least eager.
 - The compaction sub-agent (`agent-acompact-*`) is one API call whose prompt the parent session
   had cached: there is nothing to manage, and the simulation bills it within 0.1% of what was
   recorded, which is a check of the simulator itself.
@@ -185,7 +197,7 @@ FOOTER = """
   costs about twice as much per call, while a compaction costs one rewrite of what it keeps. A
   sawtooth between 18,000 and 36,000 view tokens measured cheapest at full pinned recall
   (trigger/low-water shares of 80/50, 30/15, 25/12 and 22/11 of a 200k window cost 86%, 62%,
-  60% and 57% of the recorded session); the module doc of `core/src/compaction/budget.rs` gives
+  60% and 57% of the recorded session, before the cold trigger); the module doc of `core/src/compaction/budget.rs` gives
   the formula. A caller who wants the old behaviour sets `cost_trigger_tokens` and
   `cost_low_water_tokens` to null.
 

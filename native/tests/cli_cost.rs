@@ -75,6 +75,7 @@ fn every_strategy_is_billed_beside_the_recorded_session() {
             "ctxkit-clearing",
             "ctxkit-llm-fresh",
             "ctxkit-llm-cache-safe",
+            "ctxkit-no-cold-trigger",
             "no-compaction",
             "claude-code-like",
             "sliding-window",
@@ -131,6 +132,10 @@ fn every_strategy_is_billed_beside_the_recorded_session() {
         extractive < cache_safe && cache_safe < fresh,
         "{extractive} {cache_safe} {fresh}"
     );
+    // The session pauses past the cache's lifetime (19 minutes, then hours): compacting from
+    // the cold trigger there costs less than the same policy without it, at full recall.
+    let warm_only = units("ctxkit-no-cold-trigger");
+    assert!(extractive < warm_only, "{extractive} {warm_only}");
     // The reserve is the first call's prompt less its messages: Claude Code's system prompt
     // and tools, tens of thousands of tokens.
     assert!(

@@ -1,10 +1,13 @@
 //! The engine's turn protocol on a real database: the clock and AGENTS.md are read every
 //! turn, memory reaches the prompt, the system prompt is never stored, real usage calibrates
-//! the next turns, a preview stores nothing, and two engines on one session see each other's
-//! messages.
+//! the next turns, a preview stores nothing, two engines on one session see each other's
+//! messages, and a turn long after the one before (the provider's cache expired) compacts from
+//! the policy's lower cold trigger.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+
+mod common;
 
 use ctxkit::clock::Clock;
 use ctxkit::core::{Message, Role};
@@ -142,4 +145,38 @@ fn two_engines_on_one_session_see_each_others_messages() {
     let sessions = right.list_sessions().unwrap();
     assert_eq!(sessions.len(), 1);
     assert_eq!((sessions[0].messages, sessions[0].turns), (3, 3));
+}
+
+#[test]
+fn a_turn_after_the_cache_expired_compacts_from_the_cold_trigger() {
+    // The same turns, the agent's model call taking a minute (warm) or ten (the five-minute
+    // cache has expired by every turn): cold, the first compaction comes earlier.
+    let first_compaction = |minutes_between: i64| {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = TestClock::default();
+        clock.0.store(FEB_11_2026, Ordering::SeqCst);
+        let config = EngineConfig {
+            budget: ctxkit::core::compaction::Budget {
+                context_window: 12_000,
+                ..common::small_window_config().budget
+            },
+            ..common::small_window_config()
+        };
+        let mut engine = Engine::open(dir.path().join("db"), dir.path(), config)
+            .unwrap()
+            .with_clock(clock.clone());
+        engine.create_session("s").unwrap();
+        for turn in 0..300 {
+            engine.record("s", common::turn_messages(turn)).unwrap();
+            let view = engine.prepare_turn("s").unwrap();
+            if view.compacted.is_some() {
+                return turn;
+            }
+            clock.0.fetch_add(minutes_between * 60, Ordering::SeqCst);
+        }
+        panic!("no compaction in 300 turns");
+    };
+    let warm = first_compaction(1);
+    let cold = first_compaction(10);
+    assert!(cold < warm, "cold {cold}, warm {warm}");
 }

@@ -303,3 +303,23 @@ test('a view counts the provider-bound state its format cannot carry (dropped_st
   const plan = ck.planTurn({ log: engine.toJSON().entries.map((entry) => entry.message), format: 'gemini' });
   assert.equal(plan.view.dropped_state, 2);
 });
+
+test('cache_expired makes a view compact from the lower cold trigger, and cold_trigger_percent: null ignores it', () => {
+  const firstCompaction = (options) => {
+    const engine = new ck.Engine();
+    for (let i = 0; i < 300; i += 1) {
+      engine.append([
+        { role: 'user', content: `step ${i}: look at src/file${i}.rs` },
+        { role: 'assistant', content: `fn main() {}\n`.repeat(20) },
+      ]);
+      const view = engine.view({ budget: { context_window: 12_000 }, ...options });
+      if (view.summary) return i;
+    }
+    throw new Error('no compaction in 300 turns');
+  };
+  const warm = firstCompaction({});
+  const cold = firstCompaction({ cache_expired: true });
+  assert.ok(cold < warm, `cold ${cold}, warm ${warm}`);
+  assert.equal(firstCompaction({ cache_expired: true, policy: { cold_trigger_percent: null } }), warm);
+  assert.equal(ck.defaults().policy.cold_trigger_percent, 25);
+});

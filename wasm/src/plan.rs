@@ -117,6 +117,8 @@ export interface Policy {
   summary_mode: SummaryMode;
   /** Background compaction's soft threshold, in percent of the way from the low-water mark to the trigger (null: off). */
   background_percent: number | null;
+  /** With `cache_expired`, compact from this point, in percent of the way from the low-water mark to the trigger (default 25; null: as warm). */
+  cold_trigger_percent: number | null;
 }
 
 /**
@@ -140,6 +142,7 @@ export interface PolicyOptions {
   nudges?: Partial<NudgePolicy>;
   summary_mode?: SummaryMode;
   background_percent?: number | null;
+  cold_trigger_percent?: number | null;
 }
 
 /** One item of the agent's todo list. */

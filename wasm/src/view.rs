@@ -58,6 +58,13 @@ export interface TurnInputs {
    * have no markers (OpenAI caches the same prefixes by itself). Default false.
    */
   cache?: boolean;
+  /**
+   * The provider's cache of the previous request has expired (more than its lifetime, five
+   * minutes for Anthropic's default, since your last model call): the next call rewrites the
+   * whole prefix anyway, so the turn compacts from the policy's lower `cold_trigger_percent`.
+   * Default false.
+   */
+  cache_expired?: boolean;
 }
 
 /**
@@ -141,6 +148,8 @@ pub struct JsTurnInputs {
     /// Mark the view's cache breakpoints (`stats.cache_breakpoints`) where the shape has
     /// markers: Anthropic's `cache_control`.
     pub cache: bool,
+    /// The provider's cache has expired since the caller's last model call.
+    pub cache_expired: bool,
 }
 
 impl Default for JsTurnInputs {
@@ -152,6 +161,7 @@ impl Default for JsTurnInputs {
             todos: Vec::new(),
             format: WireFormat::Ctxkit,
             cache: false,
+            cache_expired: false,
         }
     }
 }
@@ -201,6 +211,7 @@ impl JsTurnInputs {
     pub fn inputs(&self) -> TurnInputs<'_> {
         TurnInputs {
             todos: &self.todos,
+            cache_expired: self.cache_expired,
             ..TurnInputs::new(&self.system, self.budget, &self.policy)
         }
     }

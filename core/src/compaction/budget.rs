@@ -146,6 +146,20 @@ impl Budget {
             .map_or(by_share, |cap| by_share.min(cap))
     }
 
+    /// This budget when the provider's cache has expired: the trigger moved `percent` of the
+    /// way from the low-water mark to it (the low-water mark stays). A rewrite of the whole
+    /// prefix is paid by the next call anyway, so compacting from a lower point costs no extra
+    /// rewrite and makes every later call smaller ([`crate::compaction::Policy::cold_trigger_percent`]).
+    pub fn with_cold_cache(&self, percent: u8) -> Budget {
+        let (trigger, low) = (self.trigger(), self.low_water());
+        let cold = low + (trigger - low) * u64::from(percent.min(100)) / 100;
+        Budget {
+            cost_trigger_tokens: Some(cold),
+            cost_low_water_tokens: Some(low),
+            ..*self
+        }
+    }
+
     /// A compaction aims at this many tokens: the low-water percentage, at most the cost
     /// low-water mark, never above the trigger.
     pub fn low_water(&self) -> u64 {

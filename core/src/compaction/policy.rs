@@ -74,6 +74,13 @@ pub struct Policy {
     /// to the trigger, a ready turn also hands out a summary request to answer off the
     /// critical path ([`crate::turn::background_request`]); `None` (the default): off.
     pub background_percent: Option<u8>,
+    /// When the caller says the provider's cache has expired
+    /// ([`crate::turn::TurnInputs::cache_expired`]), compact from this point, in percent of the
+    /// way from the low-water mark to the trigger ([`crate::compaction::Budget::with_cold_cache`]);
+    /// `None`: the trigger is the same warm or cold. Default 25: on the corpus's Claude Code
+    /// session it cut the billed input by 3.7% at the same compactions and pinned recall
+    /// (docs/economics.md).
+    pub cold_trigger_percent: Option<u8>,
 }
 
 impl Default for Policy {
@@ -90,6 +97,7 @@ impl Default for Policy {
             nudges: NudgePolicy::default(),
             summary_mode: SummaryMode::Fresh,
             background_percent: None,
+            cold_trigger_percent: Some(25),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::compaction::pinned::gather_pinned;
 use crate::compaction::FactKind;
 use crate::model::Message;
 use crate::text::fingerprint;
+use crate::turn::cache_expired;
 
 /// Pinned recall is measured at every this many calls (and the last).
 pub const RECALL_EVERY: usize = 10;
@@ -39,6 +40,22 @@ pub struct CostSetup {
     /// recorded first call read from the cache: an earlier session, or a sub-agent's parent,
     /// wrote it); 0 for a cold start.
     pub warm_reserve_tokens: u64,
+}
+
+/// For each call of `call_times`, whether the cache had expired since the call before: a gap
+/// of more than `ttl_seconds` (a call with no time is right after the one before).
+pub fn expired_calls(call_times: &[Option<i64>], ttl_seconds: i64) -> Vec<bool> {
+    let mut last = None;
+    call_times
+        .iter()
+        .map(|time| {
+            let expired = time.is_some_and(|now| cache_expired(last, now, ttl_seconds));
+            if time.is_some() {
+                last = *time;
+            }
+            expired
+        })
+        .collect()
 }
 
 /// Every strategy of [`Strategy::ALL`] over `transcript`.
@@ -253,6 +270,7 @@ mod tests {
                 family: ModelFamily::Claude,
                 reserve_tokens: 12_000,
                 system: "You are a coding agent.".into(),
+                cache_expired: Vec::new(),
             },
             pricing: pricing_for("claude-sonnet-4-5").unwrap(),
             call_times: Vec::new(),

@@ -1,6 +1,9 @@
-//! ctxkit's own strategies replayed over a transcript: the turn driver with the default policy
-//! (big tool outputs offloaded, so the log holds their references), optionally with clearing,
-//! and optionally with the summary call an LLM summarizer would make billed, in either mode:
+//! ctxkit's own strategies replayed over a transcript: the turn driver with the strategy's
+//! policy (the default, or with clearing, or without the cold-cache trigger), big tool outputs
+//! offloaded (so the log holds their references), each turn told whether the cache had expired
+//! since the call before ([`super::ReplaySetup::cache_expired`], as a shell would say from its
+//! clock), and optionally with the summary call an LLM summarizer would make billed, in either
+//! mode:
 //!
 //! - **fresh** ([`SummaryMode::Fresh`]): the summarizer's system prompt and the fenced
 //!   transcript of the covered messages, all new input;
@@ -13,7 +16,7 @@
 //! the summary call's output. A pause past the cache's lifetime before a summary call is not
 //! modelled (the call is billed as if the previous call's prefix were still cached).
 
-use crate::compaction::{ClearPolicy, Policy, SummaryMode, SummaryRequest};
+use crate::compaction::{Policy, SummaryMode, SummaryRequest};
 use crate::model::{Message, Role};
 use crate::offload::{plan_offload, OffloadPolicy};
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
@@ -34,17 +37,16 @@ pub(crate) enum SummaryCalls {
 pub(crate) fn replay_ctxkit(
     transcript: &[Message],
     setup: &ReplaySetup,
-    clearing: Option<ClearPolicy>,
+    policy: &Policy,
     summaries: SummaryCalls,
 ) -> Replay {
     let policy = Policy {
         family: setup.family,
-        clear_tool_results: clearing,
         summary_mode: match summaries {
             SummaryCalls::Llm(mode) => mode,
             SummaryCalls::None => SummaryMode::Fresh,
         },
-        ..Policy::default()
+        ..policy.clone()
     };
     let offload = OffloadPolicy::default();
     let inputs = TurnInputs::new(&setup.system, setup.budget(), &policy);
@@ -54,6 +56,15 @@ pub(crate) fn replay_ctxkit(
         if message.role == Role::Assistant {
             let before = session.latest_checkpoint().map(|c| c.through_seq);
             let previous = calls.last().map(|call| sent_tokens(call, setup));
+            // The caller's word on the cache, as a shell would give it from its clock.
+            let inputs = TurnInputs {
+                cache_expired: setup
+                    .cache_expired
+                    .get(calls.len())
+                    .copied()
+                    .unwrap_or(false),
+                ..inputs
+            };
             if let Some(mut call) = one_call(&mut session, &inputs) {
                 // A new checkpoint rewrites the view.
                 call.compacted |= call.checkpoint != before;

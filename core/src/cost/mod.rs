@@ -35,7 +35,9 @@ pub use breakpoints::{
     mark_anthropic, place_breakpoints, BreakpointReason, CacheBreakpoint, MAX_BREAKPOINTS,
 };
 pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
-pub use compare::{bill_replay, compare_strategies, strategy_cost, CostSetup, RECALL_EVERY};
+pub use compare::{
+    bill_replay, compare_strategies, expired_calls, strategy_cost, CostSetup, RECALL_EVERY,
+};
 pub use prices::{
     anthropic_rules, default_prices, pricing_for, CacheMode, CacheRules, ModelPricing, Prices,
     OPENAI_RULES,

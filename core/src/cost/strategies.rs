@@ -5,6 +5,8 @@
 //! - [`Strategy::Ctxkit`]: the turn driver with the default policy, big tool outputs
 //!   offloaded (the references are what the view holds), extractive summaries;
 //! - [`Strategy::CtxkitClearing`]: the same with old tool results cleared;
+//! - [`Strategy::CtxkitNoColdTrigger`]: the defaults without the lower trigger taken when the
+//!   cache has expired (a call more than the cache's lifetime after the one before);
 //! - [`Strategy::CtxkitLlmFresh`], [`Strategy::CtxkitLlmCacheSafe`]: the defaults with the
 //!   call an LLM summarizer would make at each compaction billed, sent the fresh prompt or the
 //!   cache-safe request (see `ctxkit_replay.rs`);
@@ -24,7 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ctxkit_replay::{replay_ctxkit, SummaryCalls};
 
-use crate::compaction::{extractive_summary, Budget, ClearPolicy, ExtractiveLimits, SummaryMode};
+use crate::compaction::{
+    extractive_summary, Budget, ClearPolicy, ExtractiveLimits, Policy, SummaryMode,
+};
 use crate::model::{Message, Role};
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
 
@@ -41,6 +45,9 @@ pub enum Strategy {
     CtxkitLlmFresh,
     /// ctxkit with an LLM summarizer sent the cache-safe request (its call billed).
     CtxkitLlmCacheSafe,
+    /// ctxkit without the cold-cache trigger (`cold_trigger_percent: None`): the trigger is
+    /// the same when the cache has expired.
+    CtxkitNoColdTrigger,
     /// Everything, every call.
     NoCompaction,
     /// Summarize all but the last messages when nearly full.
@@ -53,11 +60,12 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, in report order.
-    pub const ALL: [Strategy; 8] = [
+    pub const ALL: [Strategy; 9] = [
         Strategy::Ctxkit,
         Strategy::CtxkitClearing,
         Strategy::CtxkitLlmFresh,
         Strategy::CtxkitLlmCacheSafe,
+        Strategy::CtxkitNoColdTrigger,
         Strategy::NoCompaction,
         Strategy::ClaudeCodeLike,
         Strategy::SlidingWindow,
@@ -71,6 +79,7 @@ impl Strategy {
             Strategy::CtxkitClearing => "ctxkit-clearing",
             Strategy::CtxkitLlmFresh => "ctxkit-llm-fresh",
             Strategy::CtxkitLlmCacheSafe => "ctxkit-llm-cache-safe",
+            Strategy::CtxkitNoColdTrigger => "ctxkit-no-cold-trigger",
             Strategy::NoCompaction => "no-compaction",
             Strategy::ClaudeCodeLike => "claude-code-like",
             Strategy::SlidingWindow => "sliding-window",
@@ -90,6 +99,9 @@ pub struct ReplaySetup {
     pub reserve_tokens: u64,
     /// The system prompt every strategy sends.
     pub system: String,
+    /// For each call (one per assistant message), whether the provider's cache had expired
+    /// since the call before (see [`super::expired_calls`]); missing entries: it had not.
+    pub cache_expired: Vec<bool>,
 }
 
 impl ReplaySetup {
@@ -146,24 +158,38 @@ pub struct Replay {
 /// The calls `strategy` makes over `transcript`: one before each assistant message.
 pub fn replay_strategy(strategy: Strategy, transcript: &[Message], setup: &ReplaySetup) -> Replay {
     match strategy {
-        Strategy::Ctxkit => replay_ctxkit(transcript, setup, None, SummaryCalls::None),
+        Strategy::Ctxkit => {
+            replay_ctxkit(transcript, setup, &Policy::default(), SummaryCalls::None)
+        }
         Strategy::CtxkitClearing => replay_ctxkit(
             transcript,
             setup,
-            Some(ClearPolicy::default()),
+            &Policy {
+                clear_tool_results: Some(ClearPolicy::default()),
+                ..Policy::default()
+            },
             SummaryCalls::None,
         ),
         Strategy::CtxkitLlmFresh => replay_ctxkit(
             transcript,
             setup,
-            None,
+            &Policy::default(),
             SummaryCalls::Llm(SummaryMode::Fresh),
         ),
         Strategy::CtxkitLlmCacheSafe => replay_ctxkit(
             transcript,
             setup,
-            None,
+            &Policy::default(),
             SummaryCalls::Llm(SummaryMode::CacheSafe),
+        ),
+        Strategy::CtxkitNoColdTrigger => replay_ctxkit(
+            transcript,
+            setup,
+            &Policy {
+                cold_trigger_percent: None,
+                ..Policy::default()
+            },
+            SummaryCalls::None,
         ),
         other => Replay {
             log: transcript.to_vec(),
@@ -386,6 +412,7 @@ mod tests {
             family: ModelFamily::Claude,
             reserve_tokens: 1_000,
             system: "You are a coding agent.".into(),
+            cache_expired: Vec::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::{compare_strategies, CostSetup};
+use super::compare::{compare_strategies, expired_calls, CostSetup};
 use super::prices::{pricing_for, ModelPricing};
 use super::recorded::{call_times, recorded_cost, recorded_reserve};
 use super::report::StrategyCost;
@@ -103,15 +103,17 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
             ),
         ));
     }
+    let times = claude.as_ref().map(call_times).unwrap_or_default();
     let setup = CostSetup {
         replay: ReplaySetup {
             window: options.window,
             family,
             reserve_tokens,
             system: REPORT_SYSTEM_PROMPT.to_owned(),
+            cache_expired: expired_calls(&times, pricing.cache.ttl_seconds),
         },
         pricing: pricing.clone(),
-        call_times: claude.as_ref().map(call_times).unwrap_or_default(),
+        call_times: times,
         warm_reserve_tokens: if reserve.is_some() {
             first_read.unwrap_or(0).min(reserve_tokens)
         } else {

@@ -177,7 +177,12 @@ impl<'x> TurnDriver<'x> {
             log: &session.entries,
             checkpoint,
             system_prompt: self.inputs.system_prompt,
-            budget: self.inputs.budget,
+            budget: match policy.cold_trigger_percent {
+                Some(percent) if self.inputs.cache_expired => {
+                    self.inputs.budget.with_cold_cache(percent)
+                }
+                _ => self.inputs.budget,
+            },
             policy: &policy,
             nudge_state: session.nudge_state,
             usage_anchor: session.usage_anchor.as_ref(),

@@ -18,7 +18,7 @@ pub use background::{
 };
 pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep};
 pub use rules::{
-    check_requested_family, policy_for_session, tool_name_for_result, turn_tail_after,
-    CALL_LOOKBACK,
+    cache_expired, check_requested_family, policy_for_session, tool_name_for_result,
+    turn_tail_after, CALL_LOOKBACK, DEFAULT_CACHE_TTL_SECONDS,
 };
 pub use session::{Session, TurnInputs};

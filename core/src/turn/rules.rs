@@ -5,7 +5,9 @@
 //!   a caller that names another family explicitly is told so, never silently overridden;
 //! - **the turn-tail rule** ([`turn_tail_after`]): which entries a turn reads (a store loads
 //!   only those, an engine keeps only those cached);
-//! - **which tool produced a result** ([`tool_name_for_result`]), for the offload exclusions.
+//! - **which tool produced a result** ([`tool_name_for_result`]), for the offload exclusions;
+//! - **when the provider's cache has expired** ([`cache_expired`]), for
+//!   [`crate::turn::TurnInputs::cache_expired`].
 //!
 //! The output caps of the LLM calls a turn asks for travel in the requests themselves
 //! ([`crate::SummaryRequest::max_output_tokens`], [`crate::memory::ExtractionRequest::max_output_tokens`]).
@@ -19,6 +21,17 @@ use crate::tokens::ModelFamily;
 /// How far back a tool result's call is looked for: a result follows its call closely, and the
 /// bound keeps a lookup's cost independent of the log's length.
 pub const CALL_LOOKBACK: usize = 1_000;
+
+/// The cache lifetime a shell assumes when it knows no other: Anthropic's default five minutes,
+/// and the shortest OpenAI keeps a prefix.
+pub const DEFAULT_CACHE_TTL_SECONDS: i64 = 300;
+
+/// True when the provider's cache of the previous request has expired by `now`: the previous
+/// call was made at `last_call_at` (`None`: none this process knows of, so not expired) more
+/// than `ttl_seconds` ago. Times in seconds.
+pub fn cache_expired(last_call_at: Option<i64>, now: i64, ttl_seconds: i64) -> bool {
+    last_call_at.is_some_and(|before| now.saturating_sub(before) > ttl_seconds)
+}
 
 /// The policy a turn of a session with estimates cached for `session_family` plans with: the
 /// caller's policy with the session's family.

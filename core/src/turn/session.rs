@@ -52,6 +52,12 @@ pub struct TurnInputs<'x> {
     /// [`crate::turn::background_request`]): a ready checkpoint is used at the trigger, when
     /// still current, instead of a summary call.
     pub background: BackgroundSlot<'x>,
+    /// The provider's cache of the previous request has expired (the time since the last call
+    /// exceeds its lifetime: Anthropic's and OpenAI's five minutes): the next call rewrites the
+    /// whole prefix anyway, so the turn compacts from the policy's lower cold trigger
+    /// ([`crate::compaction::Policy::cold_trigger_percent`]). The caller knows when it last
+    /// called the model; the core has no clock.
+    pub cache_expired: bool,
 }
 
 impl<'x> TurnInputs<'x> {
@@ -64,6 +70,7 @@ impl<'x> TurnInputs<'x> {
             todos: &[],
             extract_memories: false,
             background: BackgroundSlot::Idle,
+            cache_expired: false,
         }
     }
 }

@@ -260,3 +260,54 @@ fn a_session_from_outside_is_checked() {
         Err("checkpoints[0].through_seq: covers seq 500 but the log ends at 90".to_owned())
     );
 }
+
+#[test]
+fn an_expired_cache_compacts_from_the_lower_cold_trigger() {
+    // A log that grows one file read per turn: warm, it compacts at the trigger; told the cache
+    // has expired, from the cold trigger below it, and a policy without one ignores the word.
+    let budget = Budget {
+        context_window: 20_000,
+        ..small_budget()
+    };
+    let (trigger, low) = (budget.trigger(), budget.low_water());
+    let cold = budget.with_cold_cache(25);
+    assert_eq!(cold.low_water(), low);
+    assert_eq!(cold.trigger(), low + (trigger - low) / 4);
+    let first_compaction = |cold_percent: Option<u8>, expired: bool| {
+        let policy = Policy {
+            cold_trigger_percent: cold_percent,
+            ..small_policy()
+        };
+        let inputs = TurnInputs {
+            cache_expired: expired,
+            ..TurnInputs::new("sys", budget, &policy)
+        };
+        let mut session = Session::new(ModelFamily::OpenAi);
+        for turn in 0..200 {
+            session.append([
+                Message::user(format!("step {turn}: look at src/file{turn}.rs")),
+                Message::assistant("fn main() {}\n".repeat(20), vec![]),
+            ]);
+            let before = session.latest_checkpoint().map(|c| c.through_seq);
+            let (_, result) = run_turn(&mut session, &inputs, None).unwrap();
+            if result.summary.is_some() {
+                assert_ne!(session.latest_checkpoint().map(|c| c.through_seq), before);
+                return Some((turn, result.stats.total_tokens));
+            }
+        }
+        None
+    };
+    let (warm_turn, _) = first_compaction(Some(25), false).unwrap();
+    let (cold_turn, _) = first_compaction(Some(25), true).unwrap();
+    let (ignored_turn, _) = first_compaction(None, true).unwrap();
+    assert!(cold_turn < warm_turn, "cold {cold_turn}, warm {warm_turn}");
+    assert_eq!(ignored_turn, warm_turn);
+}
+
+#[test]
+fn the_cache_has_expired_only_past_its_lifetime() {
+    assert!(!cache_expired(None, 10_000, 300));
+    assert!(!cache_expired(Some(9_700), 10_000, 300));
+    assert!(cache_expired(Some(9_699), 10_000, 300));
+    assert!(!cache_expired(Some(i64::MIN), i64::MAX, i64::MAX));
+}

@@ -100,6 +100,10 @@ pub struct Engine {
     llm: Option<Arc<dyn Llm>>,
     /// Background compaction, per session (in memory).
     background: background::Jobs,
+    /// When each session's last prepared turn was (the agent's model call follows it), for
+    /// the core's [`ctxkit_core::turn::cache_expired`] rule; in memory, so a new process takes
+    /// its first turn as warm.
+    last_turn_at: BTreeMap<String, i64>,
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
@@ -185,6 +189,7 @@ impl Engine {
             config,
             llm,
             background: background::Jobs::default(),
+            last_turn_at: BTreeMap::new(),
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,

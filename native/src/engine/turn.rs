@@ -18,7 +18,7 @@
 
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod, SummaryRequest, ViewStats};
 use ctxkit_core::memory::ExtractionRequest;
-use ctxkit_core::turn::BackgroundSlot;
+use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
 use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
 use ctxkit_core::{Message, TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
@@ -138,6 +138,11 @@ impl Engine {
             && self.config.memory.extract_before_compaction;
         let base = TurnInputs {
             extract_memories,
+            cache_expired: cache_expired(
+                self.last_turn_at.get(session).copied(),
+                now,
+                DEFAULT_CACHE_TTL_SECONDS,
+            ),
             ..TurnInputs::new(&system_prompt, self.config.budget, &policy)
         };
         // Background compaction: pick up a finished answer first; the driver reads the slot.
@@ -218,6 +223,7 @@ impl Engine {
             Committed::Stored(stored) => stored,
             Committed::Raced(error) => return Ok(Attempt::Raced(error)),
         };
+        self.last_turn_at.insert(session.to_owned(), now);
         if let (true, Some(llm)) = (background, &self.llm) {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             if let Some(request) = self.background.after_turn(session, cached, &base, llm) {
