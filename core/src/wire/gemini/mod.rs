@@ -29,7 +29,8 @@
 //!   text}` (`{"error": text}` for an error).
 //!
 //! Normalizations (JSON in → JSON out): consecutive `model` contents are written as one (Gemini
-//! wants a call turn right after a user or function-response turn); a response object's keys
+//! wants a call turn right after a user or function-response turn), its `functionCall` parts
+//! after the others, as a model content reads; a response object's keys
 //! are sorted; a legacy `function` role is written as `user`; `role` is always written.
 //!
 //! Guarantees: `from_gemini(&to_gemini(msgs))? == msgs` for every list the format can

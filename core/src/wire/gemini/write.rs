@@ -57,7 +57,15 @@ pub fn to_gemini<M: Borrow<Message>>(messages: &[M]) -> Value {
     }
     let contents = contents
         .into_iter()
-        .map(|(role, parts)| json!({"role": role, "parts": parts}))
+        .map(|(role, mut parts)| {
+            if role == "model" {
+                // Merged model messages: their other parts first, then every call, as one
+                // model message is written and as the reader reads a model content (so the
+                // normalization is stable after one trip).
+                parts.sort_by_key(|part| part.get("functionCall").is_some());
+            }
+            json!({"role": role, "parts": parts})
+        })
         .collect();
     request.insert("contents".to_owned(), Value::Array(contents));
     Value::Object(request)
@@ -217,5 +225,24 @@ mod tests {
         let response = &request["contents"][2]["parts"][0]["functionResponse"];
         assert_eq!(response["name"], "get~weather");
         assert_eq!(validate_gemini(&request), Vec::new());
+    }
+
+    #[test]
+    fn merged_model_messages_put_their_calls_last_and_read_back_the_same() {
+        // Found by the wire_formats fuzz target: a model message with calls, then one with
+        // text, merged into one content with the text after the calls, read back as one
+        // message whose text came first: not stable after one trip.
+        let messages = [
+            Message::user("weather?"),
+            Message::assistant("Checking.", vec![ToolCall::new("c1", "get_weather", "{}")]),
+            Message::assistant("Still checking.", vec![]),
+        ];
+        let request = to_gemini(&messages);
+        let parts = &request["contents"][1]["parts"];
+        assert_eq!(parts[0]["text"], "Checking.");
+        assert_eq!(parts[1]["text"], "Still checking.");
+        assert!(parts[2].get("functionCall").is_some(), "{request}");
+        let again = crate::wire::from_gemini(&request).unwrap();
+        assert_eq!(to_gemini(&again), request);
     }
 }
