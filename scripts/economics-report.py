@@ -178,6 +178,13 @@ FOOTER = """
   since the previous call (here up to 8,000 tokens of tool output) is new either way. Fresh
   stays the default: it suits any summarizer, while the cache-safe request pays only when the
   summarizer is the agent's own model.
+- On the other transcripts (no recorded usage, gpt-4o prices) nothing reaches the cost
+  marks' trigger, and ctxkit bills what sending everything bills, except on two of them (tau-bench
+  airline #0, SWE-agent marshmallow-1867): 24 and 52 units more (0.02% and 0.04%), because
+  repair writes `[Tool returned no output]` for a blank tool result, which the other strategies
+  send blank. The replays tell ctxkit the agent's tools (the ones the transcript calls), as a
+  caller does (`NudgePolicy::agent_tools`), so no nudge is sent about a memory tool or file tools
+  the agent does not have.
 - Clearing old tool results costs more than the default here (each clearing is a rewrite) and
   drops facts, so it stays off by default.
 - The cold trigger: twice in the main session the agent's next call came more than five
@@ -185,8 +192,8 @@ FOOTER = """
   prefix anyway. Compacting at such a call from a quarter of the way between the low-water
   mark and the trigger (`Policy::cold_trigger_percent`, default 25; the caller says the cache
   has expired with `TurnInputs::cache_expired`, which the native engine sets from its clock)
-  moved one of the four compactions onto a rewrite that was paid anyway: 971,292 units against
-  1,008,443 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
+  moved one of the four compactions onto a rewrite that was paid anyway: 970,460 units against
+  1,007,611 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
   same compactions, prefix breaks and pinned recall. At 50% neither pause found the view above
   the cold trigger (no change); 0%, 10% and 25% gave the same figures, so 25% was kept as the
   least eager.

@@ -1,5 +1,6 @@
 //! ctxkit's own strategies replayed over a transcript: the turn driver with the strategy's
-//! policy (the default, or with clearing, or without the cold-cache trigger), big tool outputs
+//! policy (the default, or with clearing, or without the cold-cache trigger) told the agent's
+//! tools (those the transcript calls, so nudges follow the tools it has), big tool outputs
 //! offloaded (so the log holds their references), each turn told whether the cache had expired
 //! since the call before ([`super::ReplaySetup::cache_expired`], as a shell would say from its
 //! clock), and optionally with the summary call an LLM summarizer would make billed, in either
@@ -17,6 +18,7 @@
 //! modelled (the call is billed as if the previous call's prefix were still cached).
 
 use crate::compaction::{Policy, SummaryMode, SummaryRequest};
+use crate::memory::NudgePolicy;
 use crate::model::{Message, Role};
 use crate::offload::{plan_offload, OffloadPolicy};
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
@@ -40,11 +42,23 @@ pub(crate) fn replay_ctxkit(
     policy: &Policy,
     summaries: SummaryCalls,
 ) -> Replay {
+    // The agent's tools, as a caller tells ctxkit (`NudgePolicy::agent_tools`): the ones the
+    // transcript calls. A nudge about tools the agent does not have (a memory nudge without a
+    // memory tool, a stall nudge without file tools) is not sent.
+    let tools: std::collections::BTreeSet<&str> = transcript
+        .iter()
+        .flat_map(|message| &message.tool_calls)
+        .map(|call| call.name.as_str())
+        .collect();
     let policy = Policy {
         family: setup.family,
         summary_mode: match summaries {
             SummaryCalls::Llm(mode) => mode,
             SummaryCalls::None => SummaryMode::Fresh,
+        },
+        nudges: NudgePolicy {
+            agent_tools: Some(tools.into_iter().map(str::to_owned).collect()),
+            ..policy.nudges.clone()
         },
         ..policy.clone()
     };
