@@ -16,6 +16,8 @@ struct FuzzTurn {
     budget: Budget,
     policy: Policy,
     todos: Vec<TodoItem>,
+    /// The caller says the provider's cache has expired (the lower cold trigger applies).
+    cache_expired: bool,
 }
 
 /// The largest window a fuzzed turn may ask for: estimates and plans grow with the log, not
@@ -43,6 +45,7 @@ pub fn check_turn(data: &[u8]) {
         }
         let mut inputs = TurnInputs::new(&turn.system, turn.budget, &turn.policy);
         inputs.todos = &turn.todos;
+        inputs.cache_expired = turn.cache_expired;
         if let Ok((view, stats)) = session.prepare_offline(&inputs) {
             let what = format!("turn {}", round + 1);
             crate::assert_valid_for_both(&view, &what);
