@@ -49,7 +49,17 @@ pub fn check_wire_openai(data: &[u8]) {
     if let Some(messages) = messages(data) {
         let written = to_openai(&messages);
         if let Err(error) = from_openai(&written) {
-            panic!("from_openai refuses what to_openai wrote from ctxkit messages: {error}\n{written:#}");
+            // A tool message that names no call is malformed (`to_anthropic` refuses it too);
+            // `to_openai` writes what it is given and `from_openai` rightly refuses that, by
+            // name. Views never hold one: repair drops a result without its call.
+            let nameless = messages
+                .iter()
+                .any(|m| m.role == Role::Tool && m.tool_call_id.is_none());
+            let message = error.to_string();
+            assert!(
+                nameless && message.contains("tool_call_id: missing"),
+                "from_openai refuses what to_openai wrote from ctxkit messages: {message}\n{written:#}"
+            );
         }
     }
 }
