@@ -23,7 +23,7 @@ pub use signals::file_paths_in_arguments;
 
 use facts::Facts;
 pub use previous::pinned_from_summary;
-use previous::PreviousSummary;
+use previous::{without_headings, PreviousSummary};
 
 use crate::compaction::pinned::{
     cap_pinned, gather_pinned, is_previous_summary, FactKind, PinnedFact,
@@ -261,6 +261,9 @@ pub fn extractive_summary_with(
             Some(share) => cut_middle(body.trim_end(), share, "\n[… {bytes} bytes cut …]\n"),
             None => body.trim_end().to_owned(),
         };
+        // A cut keeps a tail that may begin in the middle of a quoted line, which then starts
+        // a line of the summary: behind a list marker, a `## Goal` there stays body text.
+        let body = without_headings(&body);
         out.push_str(&format!("## {name}\n{body}\n\n"));
     }
     out.trim_end().to_owned()

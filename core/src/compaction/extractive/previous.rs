@@ -68,7 +68,7 @@ impl PreviousSummary {
 /// (`## Key Decisions?` becomes `- ## Key Decisions?`): a section's body is written back into
 /// the next summary, and a heading inside it (a user's pasted `## ` line, a damaged or foreign
 /// one) must not become a heading of that summary. Found by the `summary` fuzz target.
-fn without_headings(text: &str) -> String {
+pub(super) fn without_headings(text: &str) -> String {
     text.lines()
         .map(|line| {
             if line.trim_start().starts_with('#') {
