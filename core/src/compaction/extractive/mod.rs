@@ -263,7 +263,12 @@ pub fn extractive_summary_with(
         };
         // A cut keeps a tail that may begin in the middle of a quoted line, which then starts
         // a line of the summary: behind a list marker, a `## Goal` there stays body text.
-        let body = without_headings(&body);
+        let heading_like = body.lines().any(|line| line.trim_start().starts_with('#'));
+        let body = if heading_like {
+            without_headings(&body)
+        } else {
+            body
+        };
         out.push_str(&format!("## {name}\n{body}\n\n"));
     }
     out.trim_end().to_owned()
