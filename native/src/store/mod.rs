@@ -23,6 +23,7 @@
 //!   text (the core's [`ctxkit_core::recall::searchable_text`]); whatever indexes them is kept in
 //!   the transaction of each append and import, so a committed message is always findable.
 
+mod append_rule;
 mod fts_query;
 mod memory_types;
 mod postgres;

@@ -16,6 +16,7 @@ use ctxkit_core::recall::searchable_text;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use postgres::Row;
 
+use super::append_rule::check_append;
 use super::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
 use super::sqlite_rows::{
     entry_from_parts, family_from_name, family_name, message_body, method_from_name,
@@ -245,31 +246,7 @@ pub(super) fn append_in(
     now: i64,
 ) -> Result<()> {
     let (id, last_seq) = session_row(tx, name, true)?;
-    if let Some(first) = entries.first().filter(|first| first.seq <= last_seq) {
-        return Err(Error::SeqConflict {
-            session: name.to_owned(),
-            first_seq: first.seq,
-            log_ends_at: last_seq,
-        });
-    }
-    let mut expected = last_seq.saturating_add(1);
-    for entry in entries {
-        if entry.seq != expected {
-            return Err(Error::invalid(
-                format!("entries[seq {}]", entry.seq),
-                format!("session {name:?}: expected seq {expected} (seqs have no gaps)"),
-            ));
-        }
-        expected = expected.saturating_add(1);
-    }
-    for offload in offloads {
-        if !entries.iter().any(|entry| entry.seq == offload.seq) {
-            return Err(Error::invalid(
-                format!("offloads[seq {}]", offload.seq),
-                format!("session {name:?}: not one of the appended messages"),
-            ));
-        }
-    }
+    let new_last_seq = check_append(name, last_seq, entries, offloads)?;
     let what = || format!("session {name:?}: appending {} messages", entries.len());
     for chunk in entries.chunks(INSERT_BATCH) {
         if let [entry] = chunk {
@@ -345,7 +322,7 @@ pub(super) fn append_in(
          total_tokens = total_tokens + $4, updated_at = $5 WHERE id = $1",
         &[
             &id,
-            &big(expected - 1),
+            &big(new_last_seq),
             &big(entries.len() as u64),
             &big(total),
             &now,

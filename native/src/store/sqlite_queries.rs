@@ -8,6 +8,7 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
+use super::append_rule::check_append;
 use super::sqlite_history::index_message;
 use super::sqlite_rows::{
     anchor_from_row, checked_checkpoint, checkpoint_of_row, entry_from_parts, family_from_name,
@@ -211,31 +212,7 @@ pub(super) fn append_in(
 ) -> Result<()> {
     let what = || format!("session {name:?}: appending {} messages", entries.len());
     let (id, last_seq) = session_row(transaction, name)?;
-    if let Some(first) = entries.first().filter(|first| first.seq <= last_seq) {
-        return Err(Error::SeqConflict {
-            session: name.to_owned(),
-            first_seq: first.seq,
-            log_ends_at: last_seq,
-        });
-    }
-    let mut expected = last_seq.saturating_add(1);
-    for entry in entries {
-        if entry.seq != expected {
-            return Err(Error::invalid(
-                format!("entries[seq {}]", entry.seq),
-                format!("session {name:?}: expected seq {expected} (seqs have no gaps)"),
-            ));
-        }
-        expected = expected.saturating_add(1);
-    }
-    for offload in offloads {
-        if !entries.iter().any(|entry| entry.seq == offload.seq) {
-            return Err(Error::invalid(
-                format!("offloads[seq {}]", offload.seq),
-                format!("session {name:?}: not one of the appended messages"),
-            ));
-        }
-    }
+    let new_last_seq = check_append(name, last_seq, entries, offloads)?;
     {
         let mut insert = transaction
             .prepare_cached(
@@ -297,7 +274,7 @@ pub(super) fn append_in(
                  total_tokens = total_tokens + ?4, updated_at = ?5 WHERE id = ?1",
             )
             .and_then(|mut statement| {
-                statement.execute(params![id, expected - 1, entries.len(), tokens, now])
+                statement.execute(params![id, new_last_seq, entries.len(), tokens, now])
             })
             .context(what)?;
     }
