@@ -24,23 +24,11 @@
 //!   the transaction of each append and import, so a committed message is always findable.
 
 mod append_rule;
+mod columns;
 mod fts_query;
 mod memory_types;
 mod postgres;
-mod postgres_history;
-mod postgres_memory;
-mod postgres_pool;
-mod postgres_queries;
-mod postgres_schema;
-mod postgres_sessions;
-mod schema;
 mod sqlite;
-mod sqlite_history;
-mod sqlite_memory;
-mod sqlite_queries;
-mod sqlite_read_only;
-mod sqlite_rows;
-mod sqlite_sessions;
 
 pub use fts_query::{
     fts5_match_expression, fts5_string, like_pattern, query_terms, MAX_QUERY_CHARS,
@@ -49,9 +37,9 @@ pub use fts_query::{
 pub use memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
+pub use postgres::POSTGRES_SCHEMA_VERSION;
 pub use postgres::{is_postgres_url, PostgresOptions, PostgresStore};
-pub use postgres_schema::POSTGRES_SCHEMA_VERSION;
-pub use schema::SCHEMA_VERSION;
+pub use sqlite::SCHEMA_VERSION;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod};

@@ -8,14 +8,17 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
-use super::append_rule::check_append;
-use super::sqlite_history::index_message;
-use super::sqlite_rows::{
-    anchor_from_row, checked_checkpoint, checkpoint_of_row, entry_from_parts, family_from_name,
-    family_name, message_body, CheckpointFacts, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
-};
-use super::{OffloadRecord, SessionImport};
 use crate::error::{Context, Error, Result};
+use crate::store::append_rule::check_append;
+use crate::store::columns::{
+    checked_checkpoint, entry_from_parts, family_from_name, family_name, message_body,
+    CheckpointFacts,
+};
+use crate::store::sqlite::history::index_message;
+use crate::store::sqlite::rows::{
+    anchor_from_row, checkpoint_of_row, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
+};
+use crate::store::{OffloadRecord, SessionImport};
 
 /// The session's row id and last seq, inside a transaction or not.
 pub(super) fn session_row(connection: &Connection, name: &str) -> Result<(i64, u64)> {
@@ -335,7 +338,7 @@ pub(super) fn insert_usage_anchor(
 }
 
 /// Creates a whole session inside a write transaction (see
-/// [`super::SessionStore::import_sessions`]).
+/// [`crate::store::SessionStore::import_sessions`]).
 pub(super) fn insert_whole_session(
     transaction: &Transaction<'_>,
     import: &SessionImport<'_>,

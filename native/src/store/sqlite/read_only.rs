@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::schema::{check_version, needs_migration, SCHEMA_VERSION};
-use super::sqlite::{existing_database, SqliteOptions, SqliteStore};
 use crate::error::{Context, Error, Result};
+use crate::store::sqlite::schema::{check_version, needs_migration, SCHEMA_VERSION};
+use crate::store::sqlite::{existing_database, SqliteOptions, SqliteStore};
 
 /// What a database file looked like: a change of any of these means it was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

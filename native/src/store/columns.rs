@@ -1,16 +1,16 @@
-//! Conversions between SQLite rows and the core's types, kept in one place so every query
-//! reads a column the same way. A value the schema should have prevented (an unknown family
-//! or method, a body that is not a message) is a [`crate::Error::CorruptRow`] naming the row.
+//! How the stores write the core's types into columns and read them back, shared by both
+//! backends so a column means the same on SQLite and PostgreSQL: names of families, methods,
+//! scopes and sources; a message's JSON body; a checkpoint's `facts`. A value the schema should
+//! have prevented (an unknown family or method, a body that is not a message) is a
+//! [`crate::Error::CorruptRow`] naming the row.
 
 use ctxkit_core::compaction::{Checkpoint, DroppedFacts, PinnedFact, SummaryMethod};
-use ctxkit_core::memory::{entry_quarantine, MemoryScope, MemorySource};
+use ctxkit_core::memory::{MemoryScope, MemorySource};
 use ctxkit_core::model::Entry;
-use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::Message;
-use rusqlite::Row;
 use serde::{Deserialize, Serialize};
 
-use super::memory_types::MemoryRecord;
 use crate::error::{Error, Result};
 
 /// The stored name of a family.
@@ -41,10 +41,6 @@ pub(crate) fn method_from_name(name: &str) -> Option<SummaryMethod> {
     .find(|method| method.as_str() == name)
 }
 
-/// The columns [`checkpoint_of_row`] reads, in order.
-pub(crate) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
-
 /// What the `facts` column of a checkpoint holds.
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -64,33 +60,6 @@ impl CheckpointFacts {
     }
 }
 
-/// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
-pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
-    let method: String = row.get(1)?;
-    let checkpoint = Checkpoint {
-        through_seq: row.get(0)?,
-        // Checked by the caller (with the session's name in the error): the CHECK constraint
-        // makes an unknown method impossible short of editing the file by hand.
-        method: method_from_name(&method).unwrap_or(SummaryMethod::Truncation),
-        summary: row.get(2)?,
-        active_tasks: row.get(3)?,
-        tokens: row.get(4)?,
-        made_at_turn: row.get(5)?,
-        pinned: Vec::new(),
-        dropped_facts: Default::default(),
-    };
-    let facts: String = row.get(6)?;
-    // Unreadable facts (a hand-edited row) leave the checkpoint without them: the next one
-    // then reads what its summary text lists.
-    let facts: CheckpointFacts = serde_json::from_str(&facts).unwrap_or_default();
-    let checkpoint = Checkpoint {
-        pinned: facts.pinned,
-        dropped_facts: facts.dropped_facts,
-        ..checkpoint
-    };
-    Ok((checkpoint, method))
-}
-
 /// Checks the method read by [`checkpoint_of_row`].
 pub(crate) fn checked_checkpoint(
     session: &str,
@@ -104,20 +73,6 @@ pub(crate) fn checked_checkpoint(
         });
     }
     Ok(checkpoint)
-}
-
-/// The columns [`anchor_from_row`] reads, in order.
-pub(crate) const ANCHOR_COLUMNS: &str =
-    "checkpoint_through, last_seq, input_tokens, estimated_tokens";
-
-/// A usage anchor from a row of [`ANCHOR_COLUMNS`].
-pub(crate) fn anchor_from_row(row: &Row<'_>) -> rusqlite::Result<UsageAnchor> {
-    Ok(UsageAnchor {
-        checkpoint_through: row.get(0)?,
-        last_seq: row.get(1)?,
-        input_tokens: row.get(2)?,
-        estimated_tokens: row.get(3)?,
-    })
 }
 
 /// An entry from its seq, JSON body and cached estimate.
@@ -183,45 +138,4 @@ pub(crate) fn source_from_name(name: &str) -> MemorySource {
         "document" => MemorySource::Document,
         _ => MemorySource::Agent,
     }
-}
-
-/// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
-pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.project, m.title, m.content, m.category, \
-    m.importance, m.tags, m.scope, m.source, m.created_at, m.updated_at, m.expires_at, \
-    m.use_count, m.disabled_at, m.provenance, m.approved_at";
-
-/// A memory from a row of [`MEMORY_COLUMNS`]. Unknown scope, source or tags (impossible
-/// through the CHECK constraints and this code) read as the defaults rather than failing a
-/// whole listing.
-pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
-    let tags: String = row.get(6)?;
-    let scope: String = row.get(7)?;
-    let source: String = row.get(8)?;
-    // Rows older than migration 4 have no provenance: their `source` says it.
-    let provenance: Option<String> = row.get(14)?;
-    let mut record = MemoryRecord {
-        id: row.get(0)?,
-        project: row.get(1)?,
-        title: row.get(2)?,
-        content: row.get(3)?,
-        category: row.get(4)?,
-        importance: row.get(5)?,
-        tags: serde_json::from_str(&tags).unwrap_or_default(),
-        scope: if scope == "global" {
-            MemoryScope::Global
-        } else {
-            MemoryScope::Project
-        },
-        source: source_from_name(provenance.as_deref().unwrap_or(&source)),
-        created_at: row.get(9)?,
-        updated_at: row.get(10)?,
-        expires_at: row.get(11)?,
-        use_count: row.get(12)?,
-        disabled_at: row.get(13)?,
-        approved_at: row.get(15)?,
-        quarantine: None,
-    };
-    // Judged on every read by the core, so a memory is held back by the rules of this build.
-    record.quarantine = entry_quarantine(&record.to_entry());
-    Ok(record)
 }

@@ -2,8 +2,8 @@
 //! (`pg_trgm`) over each memory's fields, with the SQLite store's rules.
 //!
 //! *Live* and *visible* mean what they mean in SQLite (`sqlite_memory`). A search takes the
-//! same bounded terms ([`query_terms`]: at most [`super::MAX_QUERY_CHARS`] characters and
-//! [`super::MAX_QUERY_TERMS`] terms) and finds memories holding every term as a
+//! same bounded terms ([`query_terms`]: at most [`crate::store::MAX_QUERY_CHARS`] characters and
+//! [`crate::store::MAX_QUERY_TERMS`] terms) and finds memories holding every term as a
 //! case-insensitive substring of one field (`ILIKE`, the terms escaped by [`like_pattern`] and
 //! bound as parameters), so CJK substrings are found as SQLite's trigram FTS5 finds them; best
 //! match first (the terms found in the title), then importance and recency. A search is
@@ -16,14 +16,14 @@ use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content
 use ctxkit_core::memory::{MemoryScope, MemorySource};
 use postgres::Row;
 
-use super::fts_query::{like_pattern, query_terms};
-use super::memory_types::{
+use crate::error::{Error, Result};
+use crate::store::columns::{provenance_name, scope_name, source_from_name};
+use crate::store::fts_query::{like_pattern, query_terms};
+use crate::store::memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
-use super::postgres::{get, owned_without_nul, without_nul, PostgresStore, Tx};
-use super::sqlite_rows::{provenance_name, scope_name, source_from_name};
-use super::MemoryStore;
-use crate::error::{Error, Result};
+use crate::store::postgres::{get, owned_without_nul, without_nul, PostgresStore, Tx};
+use crate::store::MemoryStore;
 
 /// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
 const MEMORY_COLUMNS: &str = "m.id, m.project, m.title, m.content, m.category, m.importance, \

@@ -19,7 +19,7 @@
 //! runs with `synchronous_commit = off`, so a commit is atomic, visible to every worker at once
 //! and survives a crash of any worker, without waiting for the server's fsync; a crash of the
 //! server or a power loss can drop the commits of its last moments (whole transactions, never
-//! part of one, never corrupting the database). [`super::SessionStore::sync`] (the engine calls
+//! part of one, never corrupting the database). [`crate::store::SessionStore::sync`] (the engine calls
 //! it once per turn) commits one transaction with `synchronous_commit = on`, which waits until
 //! everything committed before it is on disk. [`PostgresOptions::full_sync`] keeps the server's
 //! own setting instead (an fsync per commit with the default `on`).
@@ -32,15 +32,24 @@
 //! checkpoint's summary and tasks, an offloaded output's copy, the search index) and in search
 //! terms, NUL reads as U+FFFD ([`without_nul`]), the same on both sides, so searches agree.
 
+mod history;
+mod memory;
+mod pool;
+mod queries;
+mod schema;
+mod sessions;
+
+pub use schema::POSTGRES_SCHEMA_VERSION;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use postgres::{Config, IsolationLevel, Statement, Transaction};
 
-use super::postgres_pool::{Connection, Pool, PoolState};
-use super::postgres_schema::{check_version, migrate};
 use crate::error::{Error, Result};
+use pool::{Connection, Pool, PoolState};
+use schema::{check_version, migrate};
 
 /// How to open a PostgreSQL store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +63,7 @@ pub struct PostgresOptions {
     /// default search path (usually `public`). A plain identifier: letters, digits and `_`.
     pub schema: Option<String>,
     /// Wait for the server's fsync at every commit (the server's `synchronous_commit`, `on` by
-    /// default) instead of once per [`super::SessionStore::sync`]. Default false: see the
+    /// default) instead of once per [`crate::store::SessionStore::sync`]. Default false: see the
     /// module doc.
     pub full_sync: bool,
     /// Refuse every write (for commands that only read): a write call fails with
@@ -173,7 +182,7 @@ pub fn is_postgres_url(url: &str) -> bool {
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`) and
-    /// brings its schema to [`super::POSTGRES_SCHEMA_VERSION`].
+    /// brings its schema to [`crate::store::POSTGRES_SCHEMA_VERSION`].
     pub fn open(url: &str) -> Result<Self> {
         PostgresStore::open_with(url, PostgresOptions::default())
     }

@@ -16,12 +16,12 @@ use ctxkit_core::recall::{
 };
 use ctxkit_core::{Message, Role};
 
-use super::fts_query::like_pattern;
-use super::postgres::{big, get, unsigned, without_nul, PostgresStore, Tx};
-use super::postgres_queries::{entries_between, session_row};
-use super::sqlite_rows::entry_from_parts;
-use super::{HistoryRead, HistoryStore};
 use crate::error::Result;
+use crate::store::columns::entry_from_parts;
+use crate::store::fts_query::like_pattern;
+use crate::store::postgres::queries::{entries_between, session_row};
+use crate::store::postgres::{big, get, unsigned, without_nul, PostgresStore, Tx};
+use crate::store::{HistoryRead, HistoryStore};
 
 /// How many assistant messages before a tool result are read to find the call it answers.
 const CALL_LOOKBACK_MESSAGES: i64 = 64;

@@ -10,20 +10,19 @@ use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{turn_tail_after, Session, TurnChanges};
 use rusqlite::{params, OptionalExtension};
 
-use super::sqlite::SqliteStore;
-use super::sqlite_memory::add_memory_in;
-use super::sqlite_queries::{
+use crate::error::{Context, Error, Result};
+use crate::store::columns::{checked_checkpoint, family_from_name};
+use crate::store::sqlite::memory::add_memory_in;
+use crate::store::sqlite::queries::{
     append_in, entries_after, insert_checkpoint, insert_session, insert_usage_anchor,
     insert_whole_session, latest_anchor, latest_checkpoint, session_row, session_state,
     update_nudge_state,
 };
-use super::sqlite_rows::{
-    checked_checkpoint, checkpoint_of_row, family_from_name, CHECKPOINT_COLUMNS,
-};
-use super::{
+use crate::store::sqlite::rows::{checkpoint_of_row, CHECKPOINT_COLUMNS};
+use crate::store::sqlite::SqliteStore;
+use crate::store::{
     AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
 };
-use crate::error::{Context, Error, Result};
 
 impl SessionStore for SqliteStore {
     fn create_session(&mut self, name: &str, family: ModelFamily, now: i64) -> Result<()> {

@@ -7,7 +7,7 @@
 //! this build is refused ([`crate::Error::SchemaTooNew`]), never written. Migrations are only
 //! ever added to [`MIGRATIONS`]; a released one is never edited.
 //!
-//! The tables are SQLite's ([`super::schema`]) in PostgreSQL's types, with what a fleet needs
+//! The tables are SQLite's ([`crate::store::sqlite`]'s schema) in PostgreSQL's types, with what a fleet needs
 //! besides: each message's searchable text (the core's
 //! [`ctxkit_core::recall::searchable_text`], written by the append) and each memory's text
 //! under trigram GIN indexes (`pg_trgm`), and each offloaded output's full text, so that any

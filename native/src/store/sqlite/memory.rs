@@ -6,7 +6,7 @@
 //! indexed content hash and confirmed by comparing normalized contents
 //! ([`ctxkit_core::memory`]), so a hash collision cannot hide a memory.
 //!
-//! A search is bounded ([`super::fts_query::query_terms`]): the work of a trigram query grows
+//! A search is bounded ([`crate::store::fts_query::query_terms`]): the work of a trigram query grows
 //! with its terms and their length times the memories' size, so a query past the bounds is
 //! refused before it reaches SQLite, naming the bound and its size.
 
@@ -14,16 +14,15 @@ use ctxkit_core::memory::MemoryScope;
 use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
-use super::fts_query::{fts5_match_expression, like_pattern, query_terms};
-use super::memory_types::{
+use crate::error::{Context, Error, Result};
+use crate::store::columns::{provenance_name, scope_name, source_name};
+use crate::store::fts_query::{fts5_match_expression, like_pattern, query_terms};
+use crate::store::memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
-use super::sqlite::SqliteStore;
-use super::sqlite_rows::{
-    memory_from_row, provenance_name, scope_name, source_name, MEMORY_COLUMNS,
-};
-use super::MemoryStore;
-use crate::error::{Context, Error, Result};
+use crate::store::sqlite::rows::{memory_from_row, MEMORY_COLUMNS};
+use crate::store::sqlite::SqliteStore;
+use crate::store::MemoryStore;
 
 /// Live: not disabled, not expired at `?now`. Visible: global or of `?project`.
 const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \

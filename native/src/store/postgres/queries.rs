@@ -1,7 +1,7 @@
 //! The statements the PostgreSQL session store is made of, each a function over an open
 //! transaction ([`Tx`]), so a store call can combine several in one transaction. Every error
 //! names the session. Rows are read into the core's types here, with the SQLite store's
-//! conversions where they are not SQLite's (`sqlite_rows`: families, methods, facts, bodies).
+//! conversions where they are not SQLite's ([`crate::store::columns`]: families, methods, facts, bodies).
 //!
 //! The log's end is read under the session row's lock ([`session_row`] with `lock`), so two
 //! writers of one session are serialized by PostgreSQL and the second reads the first's end:
@@ -16,14 +16,14 @@ use ctxkit_core::recall::searchable_text;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use postgres::Row;
 
-use super::append_rule::check_append;
-use super::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
-use super::sqlite_rows::{
+use crate::error::{Error, Result};
+use crate::store::append_rule::check_append;
+use crate::store::columns::{
     entry_from_parts, family_from_name, family_name, message_body, method_from_name,
     CheckpointFacts,
 };
-use super::{OffloadRecord, SessionImport};
-use crate::error::{Error, Result};
+use crate::store::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
+use crate::store::{OffloadRecord, SessionImport};
 
 /// The most messages one insert statement carries.
 const INSERT_BATCH: usize = 2_000;
@@ -236,7 +236,7 @@ pub(super) fn insert_session(
     Ok(())
 }
 
-/// Appends inside a transaction (see [`super::SessionStore::append`]), each message with its
+/// Appends inside a transaction (see [`crate::store::SessionStore::append`]), each message with its
 /// searchable text, and the offload records (with their outputs' text, when given).
 pub(super) fn append_in(
     tx: &mut Tx<'_>,
@@ -385,7 +385,7 @@ pub(super) fn insert_usage_anchor(
     }
 }
 
-/// Creates a whole session (see [`super::SessionStore::import_sessions`]).
+/// Creates a whole session (see [`crate::store::SessionStore::import_sessions`]).
 pub(super) fn insert_whole_session(
     tx: &mut Tx<'_>,
     import: &SessionImport<'_>,

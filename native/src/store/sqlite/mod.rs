@@ -3,7 +3,7 @@
 //! Settings, applied on every open: a busy timeout (default 5 s: another process writing makes
 //! this one wait, not fail), `journal_mode = WAL` (readers never block the writer),
 //! `synchronous = NORMAL` (see below), `foreign_keys = ON`, then the migrations
-//! ([`super::schema`]). The file is created with mode 0600 (its folders 0700), whatever the
+//! ([`schema`]). The file is created with mode 0600 (its folders 0700), whatever the
 //! umask: it holds conversations and memories. `path` must be a regular file or not exist yet.
 //! [`SqliteStore::open_read_only`] (in `sqlite_read_only`) is the open for commands that only
 //! read.
@@ -11,12 +11,22 @@
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
 //! survives a crash or kill of the process, without an fsync; the WAL is fsynced when it is
-//! checkpointed, which [`super::SessionStore::sync`] does (the engine calls it once per turn) and
+//! checkpointed, which [`crate::store::SessionStore::sync`] does (the engine calls it once per turn) and
 //! SQLite does by itself every [`SqliteOptions::wal_autocheckpoint_pages`]. So a power loss
 //! or OS crash can drop the commits since the last checkpoint (whole transactions, never part
 //! of one, and never corrupting the file). `synchronous = FULL`
 //! ([`SqliteOptions::full_sync`]) closes that window at the cost of an fsync per append.
 //! SQL is static text with bound parameters (the pragmas above take numbers this code sets).
+
+mod history;
+mod memory;
+mod queries;
+mod read_only;
+mod rows;
+mod schema;
+mod sessions;
+
+pub use schema::SCHEMA_VERSION;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileTypeExt;
@@ -25,10 +35,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use super::schema::migrate;
-use super::sqlite_read_only::FileStamp;
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
+use read_only::FileStamp;
+use schema::migrate;
 
 /// How to open a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +49,7 @@ pub struct SqliteOptions {
     pub full_sync: bool,
     /// SQLite checkpoints the WAL by itself once it holds this many pages (4 KiB each).
     /// Default 10,000 (about 40 MB): checkpoints are what fsync under `NORMAL`, so appends
-    /// leave them to [`super::SessionStore::sync`], which the engine calls once per turn; this is
+    /// leave them to [`crate::store::SessionStore::sync`], which the engine calls once per turn; this is
     /// the backstop for writers that never call it.
     pub wal_autocheckpoint_pages: u32,
 }

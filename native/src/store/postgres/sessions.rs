@@ -9,21 +9,21 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{turn_tail_after, Session, TurnChanges};
 
-use super::postgres::{get, unsigned, PostgresStore};
-use super::postgres_memory::add_memory_in;
-use super::postgres_queries::{
+use crate::error::{Error, Result};
+use crate::store::columns::family_from_name;
+use crate::store::postgres::memory::add_memory_in;
+use crate::store::postgres::queries::{
     append_in, checkpoint_from_row, entries_between, insert_checkpoint, insert_session,
     insert_usage_anchor, insert_whole_session, latest_anchor, latest_checkpoint, session_row,
     session_state, update_nudge_state, CHECKPOINT_COLUMNS,
 };
-use super::sqlite_rows::family_from_name;
-use super::{
+use crate::store::postgres::{get, unsigned, PostgresStore};
+use crate::store::{
     AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
 };
-use crate::error::{Error, Result};
 
 impl PostgresStore {
-    fn info_in(&self, tx: &mut super::postgres::Tx<'_>, name: &str) -> Result<SessionInfo> {
+    fn info_in(&self, tx: &mut crate::store::postgres::Tx<'_>, name: &str) -> Result<SessionInfo> {
         let (id, _) = session_row(tx, name, false)?;
         let (family, nudge_state) = session_state(tx, name, id)?;
         let what = || format!("session {name:?}: reading its numbers");

@@ -25,12 +25,12 @@ use ctxkit_core::{Message, Role};
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, Transaction};
 
-use super::fts_query::{fts5_string, like_pattern, MIN_TRIGRAM_CHARS};
-use super::sqlite::SqliteStore;
-use super::sqlite_queries::session_row;
-use super::sqlite_rows::entry_from_parts;
-use super::{HistoryRead, HistoryStore};
 use crate::error::{Context, Result};
+use crate::store::columns::entry_from_parts;
+use crate::store::fts_query::{fts5_string, like_pattern, MIN_TRIGRAM_CHARS};
+use crate::store::sqlite::queries::session_row;
+use crate::store::sqlite::SqliteStore;
+use crate::store::{HistoryRead, HistoryStore};
 
 /// How many assistant messages before a tool result are read to find the call it answers.
 const CALL_LOOKBACK_MESSAGES: i64 = 64;

@@ -1,4 +1,4 @@
-//! The connection pool of [`super::PostgresStore`]: at most `size` connections open, idle
+//! The connection pool of [`crate::store::PostgresStore`]: at most `size` connections open, idle
 //! ones kept for the next call, a connection found closed (the server restarted, the network
 //! dropped) dropped and replaced by a new one, a caller waiting at most `wait` for a free one.
 //! Each connection keeps the statements prepared on it.
