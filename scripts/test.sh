@@ -36,6 +36,19 @@ step "PostgreSQL for the store suite's second backend and the fleet tests (Debia
 source ./scripts/pg-server.sh
 
 step "tests (unit, integration, properties, snapshots, doctests; local_llm against the real model; every store test on SQLite and PostgreSQL)"
+# Every property test of the run draws from one seed, printed here, so a failure replays
+# exactly: PROPTEST_RNG_SEED=<seed> ./scripts/test.sh (or the one cargo test it names). A new
+# seed per run (unless given) keeps exploring; the seeds of past failures stay in the
+# *.proptest-regressions files, replayed first. Long random runs: scripts/proptest-long.sh.
+if [[ -z "${PROPTEST_RNG_SEED:-}" ]]; then
+  PROPTEST_RNG_SEED=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+fi
+if ! [[ "$PROPTEST_RNG_SEED" =~ ^[0-9]+$ ]]; then
+  echo "test.sh: PROPTEST_RNG_SEED must be a whole number, got '$PROPTEST_RNG_SEED'" >&2
+  exit 2
+fi
+export PROPTEST_RNG_SEED
+echo "proptest seed of this run: PROPTEST_RNG_SEED=$PROPTEST_RNG_SEED (replay a failure with it)"
 cargo test --workspace --locked
 
 ./scripts/test-pkg.sh

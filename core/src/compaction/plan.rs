@@ -189,7 +189,10 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
 
     // Repair can add messages (placeholder results, a leading user message), so a view that was
     // under the trigger before it may be over after it: every compacting strategy checks again.
-    let fixed = system_tokens + nudge_tokens;
+    // The nudges are not part of what the stored messages must fit: they come and go from turn
+    // to turn and are left out below when they do not fit, so a message is never cut (by an
+    // amount that would change when the nudge goes) to make room for one.
+    let fixed = system_tokens;
     let had_messages = !all.is_empty();
     let over_after_repair = policy.strategy != Strategy::Off
         && measure.over(measure.corrected(fixed + sum_tokens(&all, family)));
