@@ -19,7 +19,7 @@ use common::project::{assert_ok, mode, stderr, stdout, Project, BIN};
 const NOBODY: u32 = 65_534;
 
 /// The commands that only read, with a session `s` to read.
-const READ_COMMANDS: [&[&str]; 7] = [
+const READ_COMMANDS: [&[&str]; 11] = [
     &["sessions"],
     &["sessions", "--json"],
     &["stats", "s"],
@@ -27,6 +27,10 @@ const READ_COMMANDS: [&[&str]; 7] = [
     &["view", "s"],
     &["memory", "list"],
     &["memory", "precis"],
+    &["memory", "search", "tempfile"],
+    &["history", "search", "s", "hello"],
+    &["history", "search", "s", "hello", "--json"],
+    &["history", "read", "s", "1"],
 ];
 
 fn set_mode(path: &Path, mode: u32) {

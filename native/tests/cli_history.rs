@@ -145,6 +145,18 @@ fn bad_history_input_exits_2_and_changes_nothing() {
             vec!["history", "read", "nope", "1"],
             "no session named \"nope\"",
         ),
+        (
+            vec!["history", "read", "s", "9223372036854775808"],
+            "read_history.from: 9223372036854775808 is past the last position",
+        ),
+        (
+            vec!["history", "read", "s", "18446744073709551615"],
+            "read_history.from: 18446744073709551615 is past the last position",
+        ),
+        (
+            vec!["history", "read", "s", "1", "9223372036854775808"],
+            "read_history.to: 9223372036854775808 is past the last position",
+        ),
     ] {
         let output = run(dir.path(), &args);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");

@@ -37,7 +37,10 @@ fn a_closed_stdout_ends_every_command_quietly() {
     let file = file.to_str().unwrap();
     assert_ok(&project.run(&["import", file, "--session", "s"]), "import");
     assert_ok(&project.run(&["memory", "add", "a fact"]), "memory add");
-    let commands: [&[&str]; 11] = [
+    let commands: [&[&str]; 14] = [
+        &["history", "search", "s", "hello"],
+        &["history", "search", "s", "hello", "--json"],
+        &["history", "read", "s", "1"],
         &["view", "s"],
         &["sessions"],
         &["sessions", "--json"],

@@ -113,11 +113,11 @@ impl ReadRequest {
     /// ```
     pub fn new(from: i128, to: Option<i128>) -> Result<Self> {
         let from = seq_argument(from, &format!("{READ_HISTORY}.from"))?.max(1);
-        let last_allowed = from.saturating_add(READ_MAX_MESSAGES - 1);
+        let last_allowed = from.saturating_add(READ_MAX_MESSAGES - 1).min(MAX_SEQ);
         let Some(asked) = to else {
             return Ok(ReadRequest {
                 from,
-                to: from.saturating_add(READ_DEFAULT_MESSAGES - 1),
+                to: from.saturating_add(READ_DEFAULT_MESSAGES - 1).min(MAX_SEQ),
                 asked_to: None,
             });
         };
@@ -315,13 +315,21 @@ fn integral(value: f64) -> Option<i128> {
 
 /// A seq or a line number: not negative.
 fn seq_argument(value: i128, at: &str) -> Result<u64> {
-    u64::try_from(value).map_err(|_| {
-        CoreError::invalid(
+    match u64::try_from(value) {
+        Ok(seq) if seq <= MAX_SEQ => Ok(seq),
+        Ok(_) => Err(CoreError::invalid(
+            at,
+            format!("{value} is past the last position a log can have ({MAX_SEQ})"),
+        )),
+        Err(_) => Err(CoreError::invalid(
             at,
             format!("{value} is not a position: give a number from 1"),
-        )
-    })
+        )),
+    }
 }
+
+/// The largest seq a log can hold: the stores keep seqs as signed 64-bit integers.
+const MAX_SEQ: u64 = i64::MAX as u64;
 
 /// A count clamped to `1..=max`, `default` when absent.
 fn clamp_count(value: Option<i128>, default: usize, max: usize) -> usize {
@@ -349,6 +357,19 @@ mod tests {
 
     fn error(name: &str, arguments: &str) -> String {
         parse_history_call(name, arguments).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_seq_past_what_a_store_holds_is_refused_and_the_range_stays_within_it() {
+        let at_end = ReadRequest::new(i128::from(i64::MAX), None).unwrap();
+        assert_eq!((at_end.from, at_end.to), (MAX_SEQ, MAX_SEQ));
+        let clamped = ReadRequest::new(i128::from(i64::MAX) - 5, Some(i128::from(u64::MAX)));
+        assert!(clamped.is_err(), "a `to` past i64::MAX is refused");
+        for huge in [i128::from(i64::MAX) + 1, i128::from(u64::MAX)] {
+            let refused = ReadRequest::new(huge, None).unwrap_err().to_string();
+            assert!(refused.starts_with("read_history.from: "), "{refused}");
+            assert!(refused.contains("past the last position"), "{refused}");
+        }
     }
 
     #[test]
@@ -423,8 +444,8 @@ mod tests {
             parse_history_call("read_history", ""),
             Err(CoreError::InvalidInput { .. })
         ));
-        let near_end = ReadRequest::new(i128::from(u64::MAX), None).unwrap();
-        assert_eq!(near_end.to, u64::MAX);
+        let near_end = ReadRequest::new(i128::from(i64::MAX) - 2, None).unwrap();
+        assert_eq!(near_end.to, MAX_SEQ);
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `ctxkit history search|read SESSION ...`: what the history tools answer the model, from the
 //! command line: the same core checks and rendering as [`ctxkit::Engine::execute_tool`], so what
 //! is printed is exactly the tool result (or, with `--json`, the hits or messages beside it).
-//! Nothing is written.
+//! Nothing is written: the database is opened read-only ([`Places::read`]), and a missing one
+//! reads as empty and is not created. Everything printed goes through [`output`], so a closed
+//! standard output ends the command quietly.
 
 use clap::{Args, Subcommand};
 use ctxkit::EngineConfig;
 use ctxkit_core::recall::{render_read, render_search, ReadRequest, SearchRequest};
 use serde_json::json;
 
-use super::{Failure, Places};
+use super::{output, Failure, Places};
 
 /// A history command.
 #[derive(Debug, Subcommand)]
@@ -52,11 +54,13 @@ pub struct ReadArgs {
 
 /// Runs a history command.
 pub fn run(places: &Places, command: HistoryCommand) -> Result<(), Failure> {
-    let engine = places.engine(EngineConfig::default())?;
+    let config = EngineConfig::default();
     let (json, text, data) = match command {
         HistoryCommand::Search(args) => {
             let request = SearchRequest::new(&args.query, args.limit.map(i128::from))?;
-            let outcome = engine.search_history(&args.session, &request)?;
+            let outcome = places.read(config, |engine| {
+                engine.search_history(&args.session, &request)
+            })?;
             let text = render_search(&request, &outcome);
             let data = json!({
                 "query": request.query,
@@ -69,7 +73,9 @@ pub fn run(places: &Places, command: HistoryCommand) -> Result<(), Failure> {
         }
         HistoryCommand::Read(args) => {
             let request = ReadRequest::new(i128::from(args.from), args.to.map(i128::from))?;
-            let read = engine.read_history(&args.session, &request)?;
+            let read = places.read(config, |engine| {
+                engine.read_history(&args.session, &request)
+            })?;
             let text = render_read(&request, &read.messages, read.last_seq);
             let data = json!({
                 "from": request.from,
@@ -83,9 +89,8 @@ pub fn run(places: &Places, command: HistoryCommand) -> Result<(), Failure> {
     };
     if json {
         let line = serde_json::to_string(&data).map_err(|e| Failure::runtime(e.to_string()))?;
-        println!("{line}");
+        output::line(line)
     } else {
-        println!("{text}");
+        output::line(text)
     }
-    Ok(())
 }

@@ -110,7 +110,8 @@ pub struct RemoveArgs {
     pub id: i64,
 }
 
-/// Runs a memory command. `list` and `precis` only read: they open the database read-only.
+/// Runs a memory command. `list`, `precis` and `search` only read: they open the database
+/// read-only (and create none).
 pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
     let config = EngineConfig::default();
     let mut engine = match command {
@@ -123,6 +124,14 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
         MemoryCommand::Precis => {
             let precis = places.read(config, |engine| engine.memory_precis())?;
             return output::text(ensure_newline(precis));
+        }
+        MemoryCommand::Search(args) => {
+            let query = MemoryQuery {
+                text: args.query,
+                limit: args.limit,
+            };
+            let found = places.read(config, |engine| engine.search_memories(&query))?;
+            return print_memories(&found, args.json);
         }
         _ => places.engine(config)?,
     };
@@ -180,13 +189,6 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                 }
             }
         }
-        MemoryCommand::Search(args) => {
-            let found = engine.search_memories(&MemoryQuery {
-                text: args.query,
-                limit: args.limit,
-            })?;
-            print_memories(&found, args.json)?;
-        }
         MemoryCommand::Rm(args) => {
             if engine.remove_memory(args.id)? {
                 line(format_args!("forgot memory #{}", args.id))?;
@@ -213,7 +215,7 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
             }
         }
         // Answered above, read-only.
-        MemoryCommand::List(_) | MemoryCommand::Precis => {}
+        MemoryCommand::List(_) | MemoryCommand::Precis | MemoryCommand::Search(_) => {}
     }
     Ok(())
 }

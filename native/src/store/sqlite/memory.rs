@@ -195,7 +195,17 @@ impl MemoryStore for SqliteStore {
         }
         let limit = i64::try_from(query.limit.clamp(1, MAX_LIMIT)).unwrap_or(20);
         let what = || format!("searching memories for {:?}", query.text);
-        let transaction = self.write(what)?;
+        // A read-only open (a command that only reads) searches without counting the use:
+        // it writes nothing.
+        let counts_use = !self
+            .connection
+            .is_readonly(rusqlite::MAIN_DB)
+            .context(what)?;
+        let transaction = if counts_use {
+            self.write(what)?
+        } else {
+            self.connection.transaction().context(what)?
+        };
         let found: Vec<MemoryRecord> = match fts5_match_expression(&terms.join(" ")) {
             Some(expression) => {
                 let sql = format!(
@@ -250,6 +260,10 @@ impl MemoryStore for SqliteStore {
                     .context(what)?
             }
         };
+        if !counts_use {
+            drop(transaction);
+            return self.checked(Ok(found));
+        }
         {
             let mut used = transaction
                 .prepare_cached("UPDATE memories SET use_count = use_count + 1 WHERE id = ?1")
