@@ -190,3 +190,30 @@ fn a_failed_import_indexes_nothing() {
         );
     }
 }
+
+/// A search in one session is answered from that session's messages: another session's long
+/// run of one character (which made the SQLite index's phrase match take seconds and
+/// gigabytes for a 1,000-byte query) is neither read into the answer nor a hit, and the
+/// session's own text is still found with the core's case fold.
+#[test]
+fn another_sessions_long_run_of_one_character_is_not_searched() {
+    for backend in Backend::all("store_history_long_run") {
+        let mut store = store_with_log(&backend);
+        let run = Message::user("a".repeat(1_000_000));
+        store
+            .import_session("runs", FAMILY, &Entry::number(vec![run], 1, FAMILY), 1)
+            .unwrap();
+        let query = format!("{}b", "a".repeat(999));
+        assert_eq!(hits(&*store, &query), [], "{}", backend.name());
+        assert_eq!(
+            hits(&*store, "USERSETTINGS"),
+            [(5, true), (1, true)],
+            "{}",
+            backend.name()
+        );
+        assert_eq!(hits(&*store, "持久化"), [(1, true)], "{}", backend.name());
+        let whole = SearchRequest::new(&"a".repeat(1_000), None).unwrap();
+        let found = store.search_history("runs", &whole).unwrap();
+        assert_eq!(found.hits.len(), 1, "{}", backend.name());
+    }
+}

@@ -57,6 +57,34 @@ pub(crate) fn find_folded(
     Some((start, end))
 }
 
+/// `text` folded for matching, as [`contains_folded`] wants its needle: for a shell that scans
+/// stored text with the same rule as the core's search (the SQLite store's within-session
+/// scan).
+///
+/// ```
+/// assert_eq!(ctxkit_core::recall::fold_for_search("Src/ÉCOLE"), "src/école");
+/// ```
+pub fn fold_for_search(text: &str) -> String {
+    fold(text)
+}
+
+/// Whether `text` holds `folded_needle` (folded with [`fold_for_search`]) under the search's
+/// case fold. Linear in `text`'s length, whatever the needle (the standard library's
+/// two-way substring search), so a long run of one character costs no more than any text.
+///
+/// ```
+/// use ctxkit_core::recall::{contains_folded, fold_for_search};
+/// assert!(contains_folded("thread 'main' PANICKED at", &fold_for_search("panicked")));
+/// assert!(!contains_folded(&"a".repeat(10_000), &fold_for_search(&format!("{}b", "a".repeat(999)))));
+/// ```
+pub fn contains_folded(text: &str, folded_needle: &str) -> bool {
+    if text.is_ascii() && folded_needle.is_ascii() {
+        // Most stored text: one ASCII fold, no per-character case tables.
+        return text.to_ascii_lowercase().contains(folded_needle);
+    }
+    fold(text).contains(folded_needle)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

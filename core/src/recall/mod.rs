@@ -49,6 +49,7 @@ pub use limits::{
     SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_RESULT_MAX_BYTES, SEARCH_SCAN_MAX_BYTES,
     SNIPPET_CONTEXT_BYTES, SNIPPET_MATCH_MAX_BYTES,
 };
+pub use matching::{contains_folded, fold_for_search};
 pub use offload_page::{check_offload_path, render_offload_page, OffloadPath, OFFLOAD_PAGE_HEADER};
 pub use render_read::render_read;
 pub use render_search::render_search;

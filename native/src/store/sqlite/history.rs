@@ -5,21 +5,21 @@
 //!
 //! A search is the core's two passes, each one statement returning at most `limit + 1` rows,
 //! newest first, then handed to [`SearchOutcome::from_passes`]: the exact pass requires the
-//! whole query, the every-word pass each distinct word. A needle of at least
-//! [`MIN_TRIGRAM_CHARS`] characters is an FTS5 string ([`fts5_string`]: the trigram tokenizer
-//! makes it a case-insensitive substring match, and no character of it is syntax); a shorter
-//! one is a `LIKE` pattern ([`like_pattern`]), checked on the indexed text of the session's
-//! messages only. Every needle is a bound parameter; the SQL holds only placeholders.
-//!
-//! "Newest first" is rowid order: within a session, messages are inserted in seq order and
-//! never deleted, so a later seq has a larger rowid, and FTS5 walks its matches in descending
-//! rowid order without sorting them. Reads run in one read transaction, so a concurrent append
-//! never shows half a result.
+//! whole query, the every-word pass each distinct word. Both scan the session's own messages
+//! only (the `messages` key, session then seq, newest first), checking each message's indexed
+//! text with `ctxkit_contains` ([`register_search_function`]: the core's [`contains_folded`],
+//! the same case fold as the in-memory search, linear in the text). Why not the index's
+//! `MATCH`: FTS5 matches a phrase across every session's rows at once, and a phrase of
+//! repeated trigrams against another session's long run of one character cost seconds and
+//! gigabytes (a 1,000-byte query against 1 MB of `a` elsewhere: 6.6 s, 0.99 GB); a search
+//! now costs what the session itself holds, whatever the others hold. Every needle is a bound
+//! parameter; the SQL holds only placeholders. Reads run in one read transaction, so a
+//! concurrent append never shows half a result.
 
 use ctxkit_core::model::Entry;
 use ctxkit_core::recall::{
-    read_entries, searchable_text, HistoryHit, HistoryMessage, ReadRequest, SearchOutcome,
-    SearchRequest,
+    contains_folded, fold_for_search, read_entries, searchable_text, HistoryHit, HistoryMessage,
+    ReadRequest, SearchOutcome, SearchRequest,
 };
 use ctxkit_core::{Message, Role};
 use rusqlite::types::Value;
@@ -27,10 +27,10 @@ use rusqlite::{params, params_from_iter, Connection, Transaction};
 
 use crate::error::{Context, Result};
 use crate::store::columns::entry_from_parts;
-use crate::store::fts_query::{fts5_string, like_pattern, MIN_TRIGRAM_CHARS};
 use crate::store::sqlite::queries::session_row;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{HistoryRead, HistoryStore};
+use rusqlite::functions::FunctionFlags;
 
 /// How many assistant messages before a tool result are read to find the call it answers.
 const CALL_LOOKBACK_MESSAGES: i64 = 64;
@@ -134,7 +134,8 @@ pub(super) fn index_existing_messages(
     Ok(())
 }
 
-/// The session's messages holding every one of `needles`, newest first, at most `wanted`.
+/// The session's messages (at most `wanted`, newest first) whose indexed text holds every one
+/// of `needles` under the search's case fold.
 fn matching(
     connection: &Connection,
     name: &str,
@@ -142,31 +143,15 @@ fn matching(
     needles: &[&str],
     wanted: usize,
 ) -> Result<Vec<Entry>> {
-    let (long, short): (Vec<&str>, Vec<&str>) = needles
-        .iter()
-        .partition(|needle| needle.chars().count() >= MIN_TRIGRAM_CHARS);
     let mut values: Vec<Value> = vec![id.into(), i64::try_from(wanted).unwrap_or(i64::MAX).into()];
-    let mut sql = if long.is_empty() {
-        // No needle the index can look up: walk the session's messages, newest first.
-        "SELECT m.seq, m.body FROM messages m JOIN messages_fts f ON f.rowid = m.id \
-         WHERE m.session_id = ?1"
-            .to_owned()
-    } else {
-        let expression: Vec<String> = long.iter().map(|needle| fts5_string(needle)).collect();
-        values.push(expression.join(" ").into());
-        "SELECT m.seq, m.body FROM messages_fts f JOIN messages m ON m.id = f.rowid \
-         WHERE messages_fts MATCH ?3 AND m.session_id = ?1"
-            .to_owned()
-    };
-    for needle in short {
-        values.push(like_pattern(needle).into());
-        sql.push_str(&format!(" AND f.text LIKE ?{} ESCAPE '\\'", values.len()));
+    let mut sql = "SELECT m.seq, m.body FROM messages m JOIN messages_fts f ON f.rowid = m.id \
+                   WHERE m.session_id = ?1"
+        .to_owned();
+    for needle in needles {
+        values.push(fold_for_search(needle).into());
+        sql.push_str(&format!(" AND ctxkit_contains(f.text, ?{})", values.len()));
     }
-    sql.push_str(if long.is_empty() {
-        " ORDER BY m.seq DESC LIMIT ?2"
-    } else {
-        " ORDER BY f.rowid DESC LIMIT ?2"
-    });
+    sql.push_str(" ORDER BY m.seq DESC LIMIT ?2");
     let what = || format!("session {name:?}: searching its history");
     let rows: Vec<(u64, String)> = connection
         .prepare_cached(&sql)
@@ -181,6 +166,22 @@ fn matching(
     rows.into_iter()
         .map(|(seq, body)| entry_from_parts(name, seq, &body, 0))
         .collect()
+}
+
+/// Registers `ctxkit_contains(text, folded_needle)` on `connection`: 1 when `text` holds the
+/// needle (folded by [`fold_for_search`]) under the core's case fold ([`contains_folded`]),
+/// else 0; NULL text is 0. Deterministic and pure, so SQLite may use it anywhere.
+pub(crate) fn register_search_function(connection: &Connection) -> rusqlite::Result<()> {
+    connection.create_scalar_function(
+        "ctxkit_contains",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |context| {
+            let text: Option<String> = context.get(0)?;
+            let needle: String = context.get(1)?;
+            Ok(text.is_some_and(|text| contains_folded(&text, &needle)))
+        },
+    )
 }
 
 /// The session's entries with `from <= seq <= to`, in order.

@@ -37,6 +37,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
+use history::register_search_function;
 use read_only::FileStamp;
 use schema::migrate;
 
@@ -203,6 +204,8 @@ impl SqliteStore {
                 |row| row.get(0),
             )
             .context(|| format!("{at}: setting journal_size_limit"))?;
+        register_search_function(&connection)
+            .context(|| format!("{at}: registering the search function"))?;
         migrate(&mut connection, &path)?;
         Ok(SqliteStore::from_parts(connection, path, None))
     }

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Context, Error, Result};
+use crate::store::sqlite::history::register_search_function;
 use crate::store::sqlite::schema::{check_version, needs_migration, SCHEMA_VERSION};
 use crate::store::sqlite::{existing_database, SqliteOptions, SqliteStore};
 
@@ -116,6 +117,8 @@ impl SqliteStore {
         connection
             .busy_timeout(options.busy_timeout)
             .context(|| format!("{at}: setting the busy timeout"))?;
+        register_search_function(&connection)
+            .context(|| format!("{at}: registering the search function"))?;
         let store = SqliteStore::from_parts(connection, path, at_rest.then_some(stamp));
         let version: i64 = store
             .connection
