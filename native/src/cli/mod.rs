@@ -59,6 +59,10 @@ pub struct Global {
     /// The project's working directory (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    /// The most bytes one input file or standard input may have (default 268435456, 256
+    /// MiB); a longer input is refused, not read until memory runs out.
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub max_input_bytes: Option<u64>,
 }
 
 /// What to do.
@@ -117,6 +121,11 @@ impl From<FamilyArg> for ctxkit_core::tokens::ModelFamily {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
     let places = Places::resolve(&cli.global)?;
+    input::set_max_input_bytes(
+        cli.global
+            .max_input_bytes
+            .unwrap_or(input::DEFAULT_MAX_INPUT_BYTES),
+    );
     match cli.command {
         Command::Replay(args) => replay::run(&places, args),
         Command::Fidelity(args) => fidelity::run(&places, args),
