@@ -51,6 +51,26 @@ fn opaque(provider: Provider) -> impl Strategy<Value = Part> {
     .prop_map(move |block| Part::Opaque { provider, block })
 }
 
+/// A Chat Completions part ctxkit does not model, of a type the API takes (one of another type
+/// cannot be represented: it is written as text, see `core/src/wire/openai.rs`).
+fn openai_opaque() -> impl Strategy<Value = Part> {
+    prop_oneof![
+        text().prop_map(
+            |data| json!({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
+        ),
+        text().prop_map(
+            |name| json!({"type": "file", "file": {"filename": name, "file_data": "AAAA"}})
+        ),
+        text().prop_map(
+            |text| json!({"type": "text", "text": text, "cache_control": {"type": "ephemeral"}})
+        ),
+    ]
+    .prop_map(|block| Part::Opaque {
+        provider: Provider::OpenAi,
+        block,
+    })
+}
+
 fn part(flavor: Flavor) -> BoxedStrategy<Part> {
     let plain = prop_oneof![
         text().prop_map(|text| Part::Text { text }),
@@ -68,7 +88,7 @@ fn part(flavor: Flavor) -> BoxedStrategy<Part> {
                 source,
                 detail: Some(detail.to_owned())
             }),
-        opaque(Provider::OpenAi),
+        openai_opaque(),
     ];
     let anthropic = prop_oneof![
         (text(), "[A-Za-z0-9+/=]{0,12}").prop_map(|(thinking, signature)| Part::Thinking {

@@ -22,6 +22,9 @@
 //! - Other fields of a message (`audio`, `annotations`, `reasoning_content`, `function_call:
 //!   null`...) are ignored: the model has no place for them, and response objects pasted back
 //!   into a history carry many of them.
+//! - Written out: an OpenAI opaque part of a type Chat Completions does not take (an imported
+//!   log can carry any `type`) is written as a text part, its own `text` or a notice naming the
+//!   type, so a view always passes the API's part check.
 //! - Written out: thinking parts and Anthropic-origin opaque parts are dropped (Chat Completions
 //!   has no place for them), except that an Anthropic `text` block kept opaque for its extra
 //!   fields (`cache_control`, `citations`) is sent as a plain text part; `is_error` has no
@@ -328,10 +331,18 @@ fn part_to_openai(part: &Part) -> Option<Value> {
             }
             Some(json!({"type": "image_url", "image_url": image}))
         }
+        // A part of a type Chat Completions takes goes back verbatim. One of a type it does not
+        // take (an import or a hand-written log can carry any `type`) would make the whole
+        // request fail, so it is written as text: its own `text` when it has one, else a
+        // one-line notice naming the type, so the model knows something was there.
         Part::Opaque {
             provider: Provider::OpenAi,
             block,
-        } => Some(block.clone()),
+        } => Some(if is_chat_part(block) {
+            block.clone()
+        } else {
+            json!({"type": "text", "text": unsupported_part_text(block)})
+        }),
         // Crossing providers: a block that still says something (an Anthropic text block
         // with `cache_control`, a Responses refusal...) is sent as its text rather than lost.
         Part::Opaque { provider, block } => match crossing(*provider, block) {
@@ -340,6 +351,29 @@ fn part_to_openai(part: &Part) -> Option<Value> {
         },
         Part::Thinking { .. } => None,
     }
+}
+
+/// The content part types Chat Completions takes (anything else in `content` is an error).
+pub(crate) const PART_TYPES: [&str; 5] = ["text", "image_url", "input_audio", "refusal", "file"];
+
+/// True when an opaque OpenAI part is of a type Chat Completions takes.
+fn is_chat_part(block: &Value) -> bool {
+    block
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|kind| PART_TYPES.contains(&kind))
+}
+
+/// The text an unsupported part is written as: its `text` string, or a notice naming its type.
+fn unsupported_part_text(block: &Value) -> String {
+    if let Some(text) = block.get("text").and_then(Value::as_str) {
+        return text.to_owned();
+    }
+    let kind = block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    format!("[a content part of type {kind:?} was here; Chat Completions cannot carry it]")
 }
 
 fn tool_call_to_openai(call: &ToolCall) -> Value {
@@ -373,6 +407,27 @@ mod tests {
             ImageSource::Url {
                 url: "data:text/plain,hello".into()
             }
+        );
+    }
+
+    #[test]
+    fn a_part_of_a_type_chat_completions_does_not_take_is_written_as_text() {
+        let messages = from_openai(&json!([{"role": "user", "content": [
+            {"type": "text", "text": "look"},
+            {"type": "input_text", "text": "kept words"},
+            {"type": "video_url", "video_url": {"url": "https://example.com/v.mp4"}},
+            {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+        ]}]))
+        .unwrap();
+        let written = to_openai(&messages);
+        assert!(crate::validate_openai(&written).is_empty(), "{written}");
+        let parts = written[0]["content"].as_array().unwrap();
+        assert_eq!(parts[1], json!({"type": "text", "text": "kept words"}));
+        assert_eq!(parts[2]["type"], "text");
+        assert!(parts[2]["text"].as_str().unwrap().contains("\"video_url\""));
+        assert_eq!(
+            parts[3]["type"], "input_audio",
+            "a supported part stays verbatim"
         );
     }
 

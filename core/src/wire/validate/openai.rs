@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::{str_field, violation, Violation};
+use crate::wire::openai::PART_TYPES;
 
 const ROLES: [&str; 6] = [
     "system",
@@ -111,9 +112,6 @@ pub fn validate_openai(request: &Value) -> Vec<Violation> {
     }
     violations
 }
-
-/// The content part types Chat Completions takes.
-const PART_TYPES: [&str; 5] = ["text", "image_url", "input_audio", "refusal", "file"];
 
 fn check_parts(message: &Value, at: &str, violations: &mut Vec<Violation>) {
     let Some(parts) = message.get("content").and_then(Value::as_array) else {
