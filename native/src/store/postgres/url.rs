@@ -68,7 +68,7 @@ pub fn looks_like_database_url(text: &str) -> bool {
     }
     match text.find("://") {
         Some(end) => {
-            let scheme = &text[..end];
+            let scheme = text.get(..end).unwrap_or("");
             scheme
                 .chars()
                 .next()
@@ -148,26 +148,22 @@ pub fn parse(url: &str) -> Result<UrlSettings> {
 
 /// `%XX` escapes of a URL parameter's value decoded (and `+` left as it is, as libpq does).
 fn percent_decode(value: &str) -> Result<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = value
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
-            let Some(byte) = hex else {
-                return Err(Error::invalid(
-                    "database",
-                    "a URL parameter has a % not followed by two hex digits",
-                ));
-            };
+    let mut out = Vec::with_capacity(value.len());
+    let mut bytes = value.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte != b'%' {
             out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+            continue;
         }
+        let high = bytes.next().and_then(|b| (b as char).to_digit(16));
+        let low = bytes.next().and_then(|b| (b as char).to_digit(16));
+        let (Some(high), Some(low)) = (high, low) else {
+            return Err(Error::invalid(
+                "database",
+                "a URL parameter has a % not followed by two hex digits",
+            ));
+        };
+        out.push(u8::try_from(high * 16 + low).unwrap_or(b'?'));
     }
     String::from_utf8(out)
         .map_err(|_| Error::invalid("database", "a URL parameter is not UTF-8 once decoded"))
