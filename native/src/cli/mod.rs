@@ -170,6 +170,17 @@ impl Places {
             .clone()
             .or_else(|| from_env.map(PathBuf::from))
             .unwrap_or_else(|| workdir.join(".ctxkit").join("ctxkit.db"));
+        // A URL of another database, or a misspelt PostgreSQL one, is never a file path: it
+        // would make a SQLite file in folders named after the URL, password included.
+        if db
+            .to_str()
+            .is_some_and(ctxkit::store::looks_like_database_url)
+        {
+            return Err(Failure::usage(
+                "the database looks like a URL, but ctxkit speaks only postgres:// and \
+                 postgresql:// (lowercase) URLs and SQLite file paths",
+            ));
+        }
         Ok(Places { workdir, db })
     }
 

@@ -38,7 +38,7 @@ pub use memory_types::{
     AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
 };
 pub use postgres::POSTGRES_SCHEMA_VERSION;
-pub use postgres::{is_postgres_url, PostgresOptions, PostgresStore};
+pub use postgres::{is_postgres_url, looks_like_database_url, PostgresOptions, PostgresStore};
 pub use sqlite::SCHEMA_VERSION;
 pub use sqlite::{SqliteOptions, SqliteStore};
 

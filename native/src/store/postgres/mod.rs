@@ -15,14 +15,20 @@
 //! so a read never mixes two commits. A failed call rolls back: it leaves the database as it
 //! was.
 //!
-//! Durability follows the SQLite store's (`synchronous = NORMAL`): by default each connection
-//! runs with `synchronous_commit = off`, so a commit is atomic, visible to every worker at once
-//! and survives a crash of any worker, without waiting for the server's fsync; a crash of the
-//! server or a power loss can drop the commits of its last moments (whole transactions, never
-//! part of one, never corrupting the database). [`crate::store::SessionStore::sync`] (the engine calls
-//! it once per turn) commits one transaction with `synchronous_commit = on`, which waits until
-//! everything committed before it is on disk. [`PostgresOptions::full_sync`] keeps the server's
-//! own setting instead (an fsync per commit with the default `on`).
+//! Durability: by default every commit waits for the server's WAL flush (the server's
+//! `synchronous_commit`, `on` unless changed), so an append or a turn that returned success
+//! survives a crash of the server. `?ctxkit_sync=turn` in the URL (or
+//! [`PostgresOptions::full_sync`] false) is the faster mode: writes commit with
+//! `synchronous_commit = off` and [`crate::store::SessionStore::sync`] (the engine calls it once
+//! per turn) waits for the flush of everything committed before it; a server crash or power
+//! loss can then drop the commits of its last moments, acknowledged ones included (whole
+//! transactions, never part of one, never corrupting the database).
+//!
+//! Connecting: TLS with libpq's `sslmode` and `sslrootcert` in the URL ([`url`], [`tls`];
+//! `prefer` by default, as libpq). Nothing is kept on a server connection between transactions
+//! (statements are prepared and closed inside the transaction that uses them, the schema and
+//! commit mode are `SET LOCAL`, the migration lock is transaction-scoped), so the store runs
+//! unchanged through PgBouncer in transaction mode.
 //!
 //! SQL is static text with bound parameters; the only name spliced into SQL is the
 //! schema ([`PostgresOptions::schema`]), checked to be a plain identifier and quoted.
@@ -38,8 +44,11 @@ mod pool;
 mod queries;
 mod schema;
 mod sessions;
+mod tls;
+pub mod url;
 
 pub use schema::POSTGRES_SCHEMA_VERSION;
+pub use url::{is_postgres_url, looks_like_database_url};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -62,9 +71,9 @@ pub struct PostgresOptions {
     /// The schema holding ctxkit's tables (created if missing), instead of the connection's
     /// default search path (usually `public`). A plain identifier: letters, digits and `_`.
     pub schema: Option<String>,
-    /// Wait for the server's fsync at every commit (the server's `synchronous_commit`, `on` by
-    /// default) instead of once per [`crate::store::SessionStore::sync`]. Default false: see the
-    /// module doc.
+    /// Wait for the server's WAL flush at every commit (the server's `synchronous_commit`, `on`
+    /// by default) instead of once per [`crate::store::SessionStore::sync`]. Default true; the
+    /// URL's `ctxkit_sync` (`commit` or `turn`) overrides it. See the module doc.
     pub full_sync: bool,
     /// Refuse every write (for commands that only read): a write call fails with
     /// [`crate::Error::InvalidInput`] before it reaches the server; the schema must already
@@ -78,7 +87,7 @@ impl Default for PostgresOptions {
             pool_size: 4,
             connect_timeout: Duration::from_secs(5),
             schema: None,
-            full_sync: false,
+            full_sync: true,
             read_only: false,
         }
     }
@@ -90,16 +99,18 @@ pub struct PostgresStore {
     pool: Arc<Pool>,
 }
 
-/// A transaction on a pooled connection, with the connection's statement cache.
+/// A transaction on a pooled connection, with the statements prepared in it. They are
+/// closed before the transaction ends (the field is dropped first), since after it a pooler
+/// may hand the server connection to another client.
 pub(super) struct Tx<'a> {
+    statements: HashMap<String, Statement>,
     pub(super) tx: Transaction<'a>,
-    statements: &'a mut HashMap<String, Statement>,
     /// The server and database, for messages.
     pub(super) target: &'a str,
 }
 
 impl Tx<'_> {
-    /// `sql` prepared on this connection, once per connection.
+    /// `sql` prepared in this transaction, once.
     pub(super) fn prepare(&mut self, sql: &str, what: &dyn Fn() -> String) -> Result<Statement> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
@@ -112,7 +123,7 @@ impl Tx<'_> {
         Ok(statement)
     }
 
-    /// Runs `sql` (prepared once per connection) and returns its rows.
+    /// Runs `sql` (prepared once per transaction) and returns its rows.
     pub(super) fn query(
         &mut self,
         sql: &str,
@@ -175,11 +186,6 @@ fn plain_identifier(name: &str) -> bool {
         && name.len() <= 63
 }
 
-/// Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`).
-pub fn is_postgres_url(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
-}
-
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`) and
     /// brings its schema to [`crate::store::POSTGRES_SCHEMA_VERSION`].
@@ -195,9 +201,19 @@ impl PostgresStore {
                 "a PostgreSQL URL starts with postgres:// or postgresql://",
             ));
         }
-        let mut config: Config = url.parse().map_err(|e: postgres::Error| {
+        let settings = url::parse(url)?;
+        let mut config: Config = settings.client_url.parse().map_err(|e: postgres::Error| {
             Error::invalid("database", format!("not a valid PostgreSQL URL: {e}"))
         })?;
+        config.ssl_mode(match settings.ssl_mode {
+            url::SslMode::Disable => postgres::config::SslMode::Disable,
+            url::SslMode::Prefer => postgres::config::SslMode::Prefer,
+            _ => postgres::config::SslMode::Require,
+        });
+        let full_sync = match settings.sync {
+            Some(mode) => mode == url::SyncMode::Commit,
+            None => options.full_sync,
+        };
         config.connect_timeout(options.connect_timeout);
         config.application_name("ctxkit");
         let setup = match &options.schema {
@@ -214,13 +230,17 @@ impl PostgresStore {
         let pool = Pool {
             config,
             target,
-            setup: {
+            tls: tls::connector(&settings)?,
+            local_setup: setup
+                .as_ref()
+                .map(|schema| format!("SET LOCAL search_path TO \"{schema}\", public;")),
+            write_setup: {
                 let mut sql = String::new();
                 if let Some(schema) = &setup {
-                    sql.push_str(&format!("SET search_path TO \"{schema}\", public;"));
+                    sql.push_str(&format!("SET LOCAL search_path TO \"{schema}\", public;"));
                 }
-                if !options.full_sync {
-                    sql.push_str("SET synchronous_commit TO off;");
+                if !full_sync {
+                    sql.push_str("SET LOCAL synchronous_commit TO off;");
                 }
                 Some(sql).filter(|sql| !sql.is_empty())
             },
@@ -254,10 +274,11 @@ impl PostgresStore {
                 }
             }
         }
+        let local = store.pool.local_setup.as_deref();
         let migrated = if options.read_only {
-            check_version(&mut connection.client, &store.pool.target)
+            check_version(&mut connection.client, &store.pool.target, local)
         } else {
-            migrate(&mut connection.client, &store.pool.target)
+            migrate(&mut connection.client, &store.pool.target, local)
         };
         store.pool.give_back(connection);
         migrated?;
@@ -328,7 +349,7 @@ impl PostgresStore {
         let target = self.pool.target.as_str();
         let mut connection = self.pool.checkout()?;
         let result = (|| {
-            let Connection { client, statements } = &mut connection;
+            let Connection { client } = &mut connection;
             let mut builder = client.build_transaction();
             builder = if read_only {
                 builder
@@ -337,17 +358,28 @@ impl PostgresStore {
             } else {
                 builder.isolation_level(IsolationLevel::ReadCommitted)
             };
-            let tx = builder
+            let mut tx = builder
                 .start()
                 .map_err(|e| Error::postgres(target, what(), e))?;
+            let setup = if read_only {
+                &self.pool.local_setup
+            } else {
+                &self.pool.write_setup
+            };
+            if let Some(setup) = setup {
+                tx.batch_execute(setup)
+                    .map_err(|e| Error::postgres(target, what(), e))?;
+            }
             let mut tx = Tx {
+                statements: HashMap::new(),
                 tx,
-                statements,
                 target,
             };
             let value = f(&mut tx)?;
-            tx.tx
-                .commit()
+            let Tx { statements, tx, .. } = tx;
+            // Closed before the commit, on the server connection that prepared them.
+            drop(statements);
+            tx.commit()
                 .map_err(|e| Error::postgres(target, format!("{}: committing", what()), e))?;
             Ok(value)
         })();

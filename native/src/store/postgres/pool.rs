@@ -1,20 +1,21 @@
 //! The connection pool of [`crate::store::PostgresStore`]: at most `size` connections open, idle
 //! ones kept for the next call, a connection found closed (the server restarted, the network
 //! dropped) dropped and replaced by a new one, a caller waiting at most `wait` for a free one.
-//! Each connection keeps the statements prepared on it.
+//! A connection keeps no state between transactions (no statement prepared, no setting), so
+//! the store works through a pooler in transaction mode (PgBouncer's `pool_mode =
+//! transaction`), where each transaction may run on another server connection.
 
-use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls, Statement};
+use postgres::{Client, Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
 
-/// A connection and the statements prepared on it.
+/// A connection to the server (or to the pooler in front of it).
 pub(super) struct Connection {
     pub(super) client: Client,
-    pub(super) statements: HashMap<String, Statement>,
 }
 
 pub(super) struct PoolState {
@@ -26,8 +27,13 @@ pub(super) struct Pool {
     pub(super) config: Config,
     /// The server and database, for messages (never the password).
     pub(super) target: String,
-    /// Run on every new connection (the search path).
-    pub(super) setup: Option<String>,
+    /// TLS (`None`: `sslmode=disable`).
+    pub(super) tls: Option<MakeRustlsConnect>,
+    /// Run at the start of every transaction (`SET LOCAL`s: the search path, the commit
+    /// mode), never on the session, which a pooler shares.
+    pub(super) local_setup: Option<String>,
+    /// [`Pool::local_setup`] for writes (with `synchronous_commit` off in the turn mode).
+    pub(super) write_setup: Option<String>,
     pub(super) size: usize,
     pub(super) wait: Duration,
     pub(super) read_only: bool,
@@ -91,19 +97,12 @@ impl Pool {
     }
 
     fn connect(&self) -> Result<Connection> {
-        let mut client = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| Error::postgres(&self.target, "connecting".to_owned(), e))?;
-        if let Some(setup) = &self.setup {
-            client
-                .batch_execute(setup)
-                .map_err(|e| Error::postgres(&self.target, "setting the schema".to_owned(), e))?;
+        let client = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
         }
-        Ok(Connection {
-            client,
-            statements: HashMap::new(),
-        })
+        .map_err(|e| Error::postgres(&self.target, "connecting".to_owned(), e))?;
+        Ok(Connection { client })
     }
 
     /// Returns `connection` to the pool (or forgets it, when it is closed).

@@ -138,12 +138,17 @@ pub const POSTGRES_SCHEMA_VERSION: i32 = 1;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.
-pub(super) fn migrate(client: &mut Client, target: &str) -> Result<()> {
+/// `local_setup` (the schema's `SET LOCAL search_path`) runs first in that transaction.
+pub(super) fn migrate(client: &mut Client, target: &str, local_setup: Option<&str>) -> Result<()> {
     let failed = |what: &str| {
         let what = what.to_owned();
         move |e| Error::postgres(target, format!("migrating: {what}"), e)
     };
     let mut tx = client.transaction().map_err(failed("starting"))?;
+    if let Some(setup) = local_setup {
+        tx.batch_execute(setup)
+            .map_err(failed("setting the schema"))?;
+    }
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(failed("taking the migration lock"))?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS ctxkit_schema (version INTEGER NOT NULL)")
@@ -178,9 +183,18 @@ pub(super) fn migrate(client: &mut Client, target: &str) -> Result<()> {
 }
 
 /// For a read-only open: fails unless the schema is at [`POSTGRES_SCHEMA_VERSION`] (a read-only
-/// open cannot migrate it).
-pub(super) fn check_version(client: &mut Client, target: &str) -> Result<()> {
-    let found: i32 = match client.query_opt("SELECT version FROM ctxkit_schema", &[]) {
+/// open cannot migrate it), read in one transaction after `local_setup`.
+pub(super) fn check_version(
+    client: &mut Client,
+    target: &str,
+    local_setup: Option<&str>,
+) -> Result<()> {
+    let failed = |e| Error::postgres(target, "reading the schema version".to_owned(), e);
+    let mut tx = client.transaction().map_err(failed)?;
+    if let Some(setup) = local_setup {
+        tx.batch_execute(setup).map_err(failed)?;
+    }
+    let found: i32 = match tx.query_opt("SELECT version FROM ctxkit_schema", &[]) {
         Ok(Some(row)) => row
             .try_get(0)
             .map_err(|e| Error::postgres(target, "reading the schema version".to_owned(), e))?,

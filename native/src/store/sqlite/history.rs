@@ -1,7 +1,6 @@
-//! [`HistoryStore`] for [`SqliteStore`], and the index it reads: `messages_fts`, a trigram FTS5
-//! table with one row per message (its rowid the message's `messages.id`) holding the core's
-//! [`searchable_text`]. [`index_message`] writes a row in the transaction of each append and
-//! import; [`index_existing_messages`] fills the table for a database created before it.
+//! [`HistoryStore`] for [`SqliteStore`], over the index `messages_fts`, a trigram FTS5 table
+//! with one row per message (its rowid the message's `messages.id`) holding the core's
+//! searchable text ([`super::search_index`] writes it).
 //!
 //! A search is the core's two passes, each one statement returning at most `limit + 1` rows,
 //! newest first, then handed to [`SearchOutcome::from_passes`]: the exact pass requires the
@@ -18,12 +17,12 @@
 
 use ctxkit_core::model::Entry;
 use ctxkit_core::recall::{
-    contains_folded, fold_for_search, read_entries, searchable_text, HistoryHit, HistoryMessage,
-    ReadRequest, SearchOutcome, SearchRequest,
+    contains_folded, fold_for_search, read_entries, HistoryHit, HistoryMessage, ReadRequest,
+    SearchOutcome, SearchRequest,
 };
 use ctxkit_core::{Message, Role};
 use rusqlite::types::Value;
-use rusqlite::{params, params_from_iter, Connection, Transaction};
+use rusqlite::{params, params_from_iter, Connection};
 
 use crate::error::{Context, Result};
 use crate::store::columns::entry_from_parts;
@@ -77,61 +76,6 @@ impl HistoryStore for SqliteStore {
         }
         Ok(HistoryRead { messages, last_seq })
     }
-}
-
-/// Indexes `message` (stored as row `row_id`, seq `seq`) inside a write transaction.
-pub(super) fn index_message(
-    transaction: &Transaction<'_>,
-    name: &str,
-    row_id: i64,
-    seq: u64,
-    message: &Message,
-) -> Result<()> {
-    let text = searchable_text(message);
-    if text.is_empty() {
-        return Ok(());
-    }
-    transaction
-        .prepare_cached("INSERT INTO messages_fts (rowid, text) VALUES (?1, ?2)")
-        .and_then(|mut statement| statement.execute(params![row_id, text]))
-        .context(|| format!("session {name:?}: indexing message seq {seq} for search"))?;
-    Ok(())
-}
-
-/// Indexes every stored message (the migration that creates the index runs it).
-pub(super) fn index_existing_messages(
-    transaction: &Transaction<'_>,
-    path: &std::path::Path,
-) -> Result<()> {
-    let what = || {
-        format!(
-            "migrating {}: indexing the stored messages for search",
-            path.display()
-        )
-    };
-    let mut select = transaction
-        .prepare("SELECT id, body FROM messages ORDER BY id")
-        .context(what)?;
-    let mut insert = transaction
-        .prepare("INSERT INTO messages_fts (rowid, text) VALUES (?1, ?2)")
-        .context(what)?;
-    let mut rows = select.query([]).context(what)?;
-    while let Some(row) = rows.next().context(what)? {
-        let id: i64 = row.get(0).context(what)?;
-        let body = row
-            .get_ref(1)
-            .and_then(|value| value.as_str().map_err(Into::into))
-            .context(what)?;
-        // A body that is not a message (only a file edited by hand has one) is indexed as it
-        // is: its text stays findable and the database still opens.
-        let text = serde_json::from_str::<Message>(body)
-            .map(|message| searchable_text(&message))
-            .unwrap_or_else(|_| body.to_owned());
-        if !text.is_empty() {
-            insert.execute(params![id, text]).context(what)?;
-        }
-    }
-    Ok(())
 }
 
 /// The session's messages (at most `wanted`, newest first) whose indexed text holds every one

@@ -5,7 +5,7 @@
 //! `synchronous = NORMAL` (see below), `foreign_keys = ON`, then the migrations
 //! ([`schema`]). The file is created with mode 0600 (its folders 0700), whatever the
 //! umask: it holds conversations and memories. `path` must be a regular file or not exist yet.
-//! [`SqliteStore::open_read_only`] (in `sqlite_read_only`) is the open for commands that only
+//! [`SqliteStore::open_read_only`] (in [`read_only`]) is the open for commands that only
 //! read.
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
@@ -17,13 +17,20 @@
 //! of one, and never corrupting the file). `synchronous = FULL`
 //! ([`SqliteOptions::full_sync`]) closes that window at the cost of an fsync per append.
 //! SQL is static text with bound parameters (the pragmas above take numbers this code sets).
+//!
+//! Imports go one way: the leaves (`rows`, `search_index`, `file_stamp`) know nothing of the
+//! backend; `schema` and `queries` build on them; this file (the store type and its open) on
+//! `schema`; the trait implementations (`sessions`, `history`, `memory`, `read_only`) on all
+//! of them. Nothing below imports what is above it.
 
+mod file_stamp;
 mod history;
 mod memory;
 mod queries;
 mod read_only;
 mod rows;
 mod schema;
+mod search_index;
 mod sessions;
 
 pub use schema::SCHEMA_VERSION;
@@ -37,8 +44,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
+use file_stamp::FileStamp;
 use history::register_search_function;
-use read_only::FileStamp;
 use schema::migrate;
 
 /// How to open a database.

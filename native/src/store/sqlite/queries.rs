@@ -14,10 +14,10 @@ use crate::store::columns::{
     checked_checkpoint, entry_from_parts, family_from_name, family_name, message_body,
     CheckpointFacts,
 };
-use crate::store::sqlite::history::index_message;
 use crate::store::sqlite::rows::{
     anchor_from_row, checkpoint_of_row, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
 };
+use crate::store::sqlite::search_index::index_message;
 use crate::store::{OffloadRecord, SessionImport};
 
 /// The session's row id and last seq, inside a transaction or not.

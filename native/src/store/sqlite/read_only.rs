@@ -20,45 +20,15 @@
 //! files, which already exist.
 
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Context, Error, Result};
+use crate::store::sqlite::file_stamp::{wal_path, FileStamp};
 use crate::store::sqlite::history::register_search_function;
 use crate::store::sqlite::schema::{check_version, needs_migration, SCHEMA_VERSION};
 use crate::store::sqlite::{existing_database, SqliteOptions, SqliteStore};
-
-/// What a database file looked like: a change of any of these means it was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileStamp {
-    device: u64,
-    inode: u64,
-    len: u64,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
-impl FileStamp {
-    fn of(path: &Path) -> Result<FileStamp> {
-        let meta = std::fs::metadata(path).map_err(|e| Error::io("inspect", path, e))?;
-        Ok(FileStamp {
-            device: meta.dev(),
-            inode: meta.ino(),
-            len: meta.len(),
-            modified: (meta.mtime(), meta.mtime_nsec()),
-            changed: (meta.ctime(), meta.ctime_nsec()),
-        })
-    }
-}
-
-/// SQLite's write-ahead log beside `path`.
-fn wal_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push("-wal");
-    PathBuf::from(name)
-}
 
 /// Whether `path` exists (a dangling symlink counts: it is there).
 fn exists(path: &Path) -> bool {

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::store::sqlite::history::index_existing_messages;
+use crate::store::sqlite::search_index::index_existing_messages;
 
 use crate::error::{Context, Error, Result};
 
