@@ -20,6 +20,7 @@ mod previous;
 pub(crate) mod signals;
 
 pub use signals::file_paths_in_arguments;
+pub(crate) use signals::paths_in_text;
 
 use facts::Facts;
 pub use previous::pinned_from_summary;
