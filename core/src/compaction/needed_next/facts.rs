@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::NeededKind;
-use crate::compaction::extractive::{file_paths_in_arguments, paths_in_text};
+use crate::compaction::extractive::{file_paths_in_arguments, identifiers, paths_in_text};
 use crate::compaction::workdir::relative_to;
 use crate::model::Message;
 
@@ -76,42 +76,6 @@ fn strings_in<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
         serde_json::Value::Object(object) => object.values().for_each(|item| strings_in(item, out)),
         _ => {}
     }
-}
-
-/// The words of `text` that look like code identifiers: four to eighty characters of letters,
-/// digits, `_` and `::`, starting with a letter or `_`, and shaped like code (an inner `_`, a
-/// lower-to-upper step as in `camelCase`, or a `::` path), mostly not digits.
-pub(crate) fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-        .map(|word| word.trim_matches(':'))
-        .filter(|word| is_identifier(word))
-        .map(str::to_owned)
-}
-
-fn is_identifier(word: &str) -> bool {
-    let Some(first) = word.chars().next() else {
-        return false;
-    };
-    if !(4..=80).contains(&word.len()) || !(first.is_ascii_alphabetic() || first == '_') {
-        return false;
-    }
-    if word.contains(':')
-        && !word
-            .split("::")
-            .all(|part| !part.is_empty() && !part.contains(':'))
-    {
-        return false;
-    }
-    let digits = word.chars().filter(char::is_ascii_digit).count();
-    if digits * 2 > word.len() {
-        return false;
-    }
-    let inner_underscore = word.trim_matches('_').contains('_');
-    let camel = word
-        .as_bytes()
-        .windows(2)
-        .any(|pair| matches!(pair, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()));
-    inner_underscore || camel || word.contains("::")
 }
 
 #[cfg(test)]
