@@ -1,6 +1,7 @@
 //! `ctxkit fidelity` end to end: the corpus Claude Code session replayed at a 64k window
 //! through the real binary; every checkpoint's summary keeps every pinned path and request, the
-//! JSON and the text report agree, and bad input is a usage error.
+//! JSON and the text report agree, every checkpoint and the transcript's own compaction carry a
+//! needed-next figure with the facts not held listed, and bad input is a usage error.
 
 use std::process::Command;
 
@@ -33,10 +34,32 @@ fn the_corpus_session_keeps_every_pinned_path_and_request() {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    let (total, checkpoints) = lines.split_last().unwrap();
+    let (total, rows) = lines.split_last().unwrap();
+    let (anchors, checkpoints): (Vec<_>, Vec<_>) =
+        rows.iter().partition(|row| row["method"] == "transcript");
     assert!(checkpoints.len() >= 2, "{stdout}");
+    // The session compacted once itself (Claude Code's continuation summary): the anchor.
+    assert_eq!(anchors.len(), 1, "{stdout}");
+    assert_eq!(total["transcript_compactions"], 1);
+    for row in rows {
+        let next = &row["needed_next"];
+        let (needed, held) = (
+            next["needed"].as_u64().unwrap(),
+            next["held"].as_u64().unwrap(),
+        );
+        assert!(held <= needed, "{row}");
+        assert_eq!(
+            next["missed"].as_array().unwrap().len() as u64,
+            needed - held,
+            "{row}"
+        );
+    }
+    assert!(
+        total["needed_next"]["needed"].as_u64().unwrap() > 0,
+        "{total}"
+    );
     assert_eq!(total["checkpoints"], checkpoints.len());
-    for checkpoint in checkpoints {
+    for checkpoint in &checkpoints {
         for kind in ["path", "request"] {
             let counts = &checkpoint["kinds"][kind];
             assert!(counts["expected"].as_u64().unwrap() > 0, "{checkpoint}");
@@ -59,6 +82,13 @@ fn the_corpus_session_keeps_every_pinned_path_and_request() {
         all.contains(&format!("{}/{}", paths["kept"], paths["expected"])),
         "{report}"
     );
+    let next = &total["needed_next"];
+    assert!(report.contains("needed next"), "{report}");
+    assert!(
+        all.contains(&format!("{}/{}", next["held"], next["needed"])),
+        "{report}"
+    );
+    assert!(report.contains("transcript"), "{report}");
 }
 
 #[test]

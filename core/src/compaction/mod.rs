@@ -16,6 +16,7 @@ pub(crate) mod cache_safe;
 pub(crate) mod checkpoint;
 pub(crate) mod clearing;
 pub(crate) mod extractive;
+pub mod needed_next;
 pub mod pinned;
 pub(crate) mod plan;
 pub(crate) mod policy;
@@ -24,6 +25,7 @@ pub(crate) mod summary_request;
 pub(crate) mod tiers;
 pub(crate) mod todo;
 pub(crate) mod truncation;
+pub(crate) mod workdir;
 
 pub use budget::{fill_window_defaults, Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
 pub use cache_safe::{cache_safe_instruction, cache_safe_messages};
@@ -48,3 +50,4 @@ pub use todo::{render_active_tasks, TodoItem, TodoStatus};
 pub use truncation::{
     cut_message, cut_to_fit, truncation_summary, MIN_MESSAGE_TOKENS, REMOVED_CONTENT,
 };
+pub use workdir::{relative_to, working_directory};

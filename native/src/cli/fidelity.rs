@@ -2,14 +2,19 @@
 //! reports for every checkpoint the session got what its summary kept of the pinned facts
 //! (paths, error lines, user requests, identifiers, tasks, the next step), what it dropped,
 //! and how many of the dropped ones `search_history` over the complete log finds again, with the
-//! summary's size. The measure is the core's (`checkpoint_fidelity`): it reads the summary
-//! the model sees.
+//! summary's size, and the needed-next figure: of the facts the agent's later calls used that only
+//! the summary could have given it, the share it holds (the transcript's own compactions, such
+//! as Claude Code's continuation summaries, measured the same way as the anchor). The measures
+//! are the core's (`checkpoint_fidelity`, `needed_next`): they read the summary the model sees.
 
 use std::path::PathBuf;
 
 use clap::Args;
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
+use ctxkit_core::compaction::needed_next::{
+    checkpoint_summaries, needed_next, transcript_summaries, NeededNext,
+};
 use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
 use ctxkit_core::compaction::FactKind;
 use ctxkit_core::offload::session_folder;
@@ -108,13 +113,42 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
     if let Some(error) = search_failure {
         return Err(error.into());
     }
+    let next = needed_next(&whole.entries, &checkpoint_summaries(&whole.checkpoints));
+    let anchor = needed_next(&whole.entries, &transcript_summaries(&whole.entries));
     if args.json {
-        for checkpoint in &measured {
-            line(checkpoint_json(checkpoint))?;
+        for (checkpoint, next) in measured.iter().zip(&next) {
+            line(checkpoint_json(checkpoint, next))?;
         }
-        line(totals_json(&measured, &session, args.window))
+        for next in &anchor {
+            line(
+                json!({"through_seq": next.through_seq, "method": "transcript", "needed_next": next_json(next)}),
+            )?;
+        }
+        let mut totals = totals_json(&measured, &session, args.window);
+        totals["needed_next"] = next_totals(&next);
+        totals["transcript_needed_next"] = next_totals(&anchor);
+        totals["transcript_compactions"] = json!(anchor.len());
+        line(totals)
     } else {
-        text(render(&measured, &args, &session))
+        text(render(&measured, &next, &anchor, &args, &session))
+    }
+}
+
+/// `held/needed` and what was not held.
+fn next_json(next: &NeededNext) -> serde_json::Value {
+    json!({"needed": next.needed, "held": next.held, "missed": next.missed})
+}
+
+fn next_totals(figures: &[NeededNext]) -> serde_json::Value {
+    let needed: usize = figures.iter().map(|n| n.needed).sum();
+    let held: usize = figures.iter().map(|n| n.held).sum();
+    json!({"needed": needed, "held": held})
+}
+
+fn next_cell(needed: usize, held: usize) -> String {
+    match (held * 100).checked_div(needed) {
+        Some(percent) => format!("{held}/{needed} ({percent}%)"),
+        None => "–".to_owned(),
     }
 }
 
@@ -133,7 +167,7 @@ fn play(engine: &mut Engine, session: &str, steps: Vec<Step>) -> Result<(), Fail
 }
 
 /// `kept/expected` for each kind, and the dropped facts found again.
-fn checkpoint_json(checkpoint: &CheckpointFidelity) -> serde_json::Value {
+fn checkpoint_json(checkpoint: &CheckpointFidelity, next: &NeededNext) -> serde_json::Value {
     let kinds: serde_json::Map<String, serde_json::Value> = checkpoint
         .kinds
         .iter()
@@ -144,6 +178,7 @@ fn checkpoint_json(checkpoint: &CheckpointFidelity) -> serde_json::Value {
         "method": checkpoint.method,
         "summary_bytes": checkpoint.summary_bytes,
         "kinds": kinds,
+        "needed_next": next_json(next),
     })
 }
 
@@ -179,7 +214,13 @@ fn sum(measured: &[CheckpointFidelity], kind: FactKind) -> (usize, usize, usize,
         })
 }
 
-fn render(measured: &[CheckpointFidelity], args: &FidelityArgs, session: &str) -> String {
+fn render(
+    measured: &[CheckpointFidelity],
+    next: &[NeededNext],
+    anchor: &[NeededNext],
+    args: &FidelityArgs,
+    session: &str,
+) -> String {
     let mut out = format!(
         "fidelity of {} at a {}-token window ({} summarizer, session {session}): {} checkpoints\n\n",
         args.file.display(),
@@ -198,9 +239,10 @@ fn render(measured: &[CheckpointFidelity], args: &FidelityArgs, session: &str) -
     ];
     header.extend(FactKind::ALL.iter().map(|kind| kind.as_str().to_owned()));
     header.push("dropped (found again)".to_owned());
+    header.push("needed next".to_owned());
     let mut rows = vec![header];
     let cell = |kept: usize, expected: usize| format!("{kept}/{expected}");
-    for checkpoint in measured {
+    for (checkpoint, next) in measured.iter().zip(next) {
         let mut row = vec![
             checkpoint.through_seq.to_string(),
             checkpoint.method.as_str().to_owned(),
@@ -214,9 +256,21 @@ fn render(measured: &[CheckpointFidelity], args: &FidelityArgs, session: &str) -
             found += counts.found_again;
         }
         row.push(format!("{dropped} ({found})"));
+        row.push(next_cell(next.needed, next.held));
         rows.push(row);
     }
-    if measured.is_empty() {
+    let blank = FactKind::ALL.len() + 1;
+    for figure in anchor {
+        let mut row = vec![
+            figure.through_seq.to_string(),
+            "transcript".to_owned(),
+            String::new(),
+        ];
+        row.extend(std::iter::repeat_n(String::new(), blank));
+        row.push(next_cell(figure.needed, figure.held));
+        rows.push(row);
+    }
+    if measured.is_empty() && anchor.is_empty() {
         out.push_str("no checkpoint: the transcript fits the window\n");
         return out;
     }
@@ -229,6 +283,10 @@ fn render(measured: &[CheckpointFidelity], args: &FidelityArgs, session: &str) -
         found += f;
     }
     total.push(format!("{dropped} ({found})"));
+    total.push(next_cell(
+        next.iter().map(|n| n.needed).sum(),
+        next.iter().map(|n| n.held).sum(),
+    ));
     rows.push(total);
     out.push_str(&grid(&rows));
     out

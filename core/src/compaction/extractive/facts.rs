@@ -1,13 +1,13 @@
 //! One pass over the covered messages, gathering what the summary quotes: requests, calls
 //! with their key argument and outcome, decisions, paths, identifiers, error lines.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::signals::{
-    backticked_identifiers, decision_sentences, error_lines, file_paths_in_arguments, first_line,
-    is_request, key_argument, paths_in_text,
+    backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
+    is_request, key_argument, paths_in_text, telling_line,
 };
-use super::{one_line, push_unique, ExtractiveLimits};
+use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::model::{Message, Role};
 
 /// What the covered messages say, gathered in one pass.
@@ -21,6 +21,10 @@ pub(super) struct Facts {
     pub(super) files: Vec<String>,
     pub(super) identifiers: Vec<String>,
     pub(super) errors: Vec<String>,
+    /// The error lines a later run of the same call passed after, with that call.
+    pub(super) resolved: Vec<(String, String)>,
+    /// Code identifiers the calls and the assistant used: (identifier, uses, last use).
+    identifier_uses: BTreeMap<String, (usize, usize)>,
 }
 
 struct CallRecord {
@@ -33,6 +37,7 @@ struct CallRecord {
 struct Outcome {
     failed: bool,
     first_line: String,
+    error: Option<String>,
 }
 
 impl Facts {
@@ -41,7 +46,7 @@ impl Facts {
         let mut seen_files = BTreeSet::new();
         let mut seen_identifiers = BTreeSet::new();
         let mut seen_errors = BTreeSet::new();
-        for message in messages {
+        for (position, message) in messages.iter().enumerate() {
             let text = message.text_content();
             match message.role {
                 Role::User if is_request(&text) => {
@@ -60,7 +65,13 @@ impl Facts {
                             push_unique(&mut facts.identifiers, &mut seen_identifiers, identifier);
                         }
                     }
+                    for identifier in identifiers(&text) {
+                        use_identifier(&mut facts.identifier_uses, identifier, position);
+                    }
                     for call in &message.tool_calls {
+                        for identifier in argument_identifiers(&call.arguments) {
+                            use_identifier(&mut facts.identifier_uses, identifier, position);
+                        }
                         for path in file_paths_in_arguments(&call.arguments) {
                             push_unique(&mut facts.files, &mut seen_files, path);
                         }
@@ -73,12 +84,18 @@ impl Facts {
                     }
                 }
                 Role::Tool => {
-                    let lines = error_lines(&text, message.is_error);
+                    // Errors come from failed results only, as their telling line.
+                    let telling = if message.is_error {
+                        telling_line(&text)
+                    } else {
+                        None
+                    };
                     let outcome = Outcome {
                         failed: message.is_error,
-                        first_line: lines.first().cloned().unwrap_or_else(|| first_line(&text)),
+                        first_line: telling.clone().unwrap_or_else(|| first_line(&text)),
+                        error: telling.clone(),
                     };
-                    for line in lines {
+                    if let Some(line) = telling {
                         if seen_errors.insert(line.clone()) {
                             facts.errors.push(line);
                         }
@@ -105,6 +122,7 @@ impl Facts {
                 _ => {}
             }
         }
+        facts.resolved = resolved_errors(&facts.calls);
         let keep = facts.decisions.len().saturating_sub(limits.decisions);
         facts.decisions.drain(..keep);
         let keep = facts.errors.len().saturating_sub(limits.errors);
@@ -112,9 +130,13 @@ impl Facts {
         facts
     }
 
-    pub(super) fn progress_text(&self, limits: &ExtractiveLimits) -> String {
+    /// The count line (calls per tool) and the most recent calls, one line each.
+    pub(super) fn progress_text(&self, limits: &ExtractiveLimits) -> (String, String) {
         if self.calls.is_empty() {
-            return "No tool calls in this part of the session.".to_owned();
+            return (
+                "No tool calls in this part of the session.".to_owned(),
+                String::new(),
+            );
         }
         let mut per_tool: Vec<(String, usize, usize)> = Vec::new();
         for call in &self.calls {
@@ -137,28 +159,36 @@ impl Facts {
                 }
             })
             .collect();
-        let mut text = format!("{} tool calls: {}\n", self.calls.len(), counts.join(", "));
+        let calls = match self.calls.len() {
+            1 => "1 tool call".to_owned(),
+            n => format!("{n} tool calls"),
+        };
+        let mut count_line = format!("{calls} in this part: {}", counts.join(", "));
         let recent = self
             .calls
             .get(self.calls.len().saturating_sub(limits.recent_calls)..)
             .unwrap_or_default();
         if recent.len() < self.calls.len() {
-            text.push_str(&format!("Most recent {}:\n", recent.len()));
+            count_line.push_str(&format!("; the most recent {}:", recent.len()));
         }
+        let mut text = String::new();
         for call in recent {
             let outcome = match &call.outcome {
                 None => "no result".to_owned(),
                 Some(Outcome {
                     failed: true,
                     first_line,
+                    ..
                 }) => format!("failed: {first_line}"),
                 Some(Outcome {
                     failed: false,
                     first_line,
-                }) if first_line.is_empty() => "ok".to_owned(),
+                    ..
+                }) if first_line.is_empty() || first_line == "ok" => "ok".to_owned(),
                 Some(Outcome {
                     failed: false,
                     first_line,
+                    ..
                 }) => format!("ok: {first_line}"),
             };
             let argument = if call.key_argument.is_empty() {
@@ -166,20 +196,81 @@ impl Facts {
             } else {
                 format!(" `{}`", call.key_argument)
             };
-            text.push_str(&format!("- {}{argument} → {outcome}\n", call.tool));
+            let line = format!("- {}{argument} → {outcome}\n", call.tool);
+            if !text.contains(&line) {
+                text.push_str(&line);
+            }
         }
-        text
+        (count_line, text)
+    }
+
+    /// The identifiers used most, the latest first among equals, at most `cap`, in that order.
+    pub(super) fn ranked_identifiers(&self, cap: usize) -> Vec<String> {
+        let mut ranked: Vec<(&String, &(usize, usize))> = self.identifier_uses.iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        ranked
+            .into_iter()
+            .take(cap)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     pub(super) fn next_steps(&self) -> Option<String> {
         if let Some(request) = &self.request_after_last_reply {
             return Some(format!(
                 "Answer the user's latest request: {}",
-                one_line(request, 600)
+                whole_words(request, 600)
             ));
         }
         self.last_assistant_text
             .as_ref()
-            .map(|text| format!("Last stated by the assistant: {}", one_line(text, 800)))
+            .map(|text| format!("Last stated by the assistant: {}", whole_words(text, 800)))
     }
+}
+
+fn use_identifier(
+    uses: &mut BTreeMap<String, (usize, usize)>,
+    identifier: String,
+    position: usize,
+) {
+    let entry = uses.entry(identifier).or_default();
+    *entry = (entry.0 + 1, position);
+}
+
+/// Each error line whose call was run again (same tool, same key argument) and passed, with
+/// that call's key argument.
+fn resolved_errors(calls: &[CallRecord]) -> Vec<(String, String)> {
+    let mut resolved = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        let Some(error) = call.outcome.as_ref().and_then(|o| o.error.clone()) else {
+            continue;
+        };
+        let passed_later = calls.iter().skip(index + 1).any(|later| {
+            later.tool == call.tool
+                && later.key_argument == call.key_argument
+                && later.outcome.as_ref().is_some_and(|o| !o.failed)
+        });
+        if passed_later && !resolved.iter().any(|(line, _)| *line == error) {
+            resolved.push((error, call.key_argument.clone()));
+        }
+    }
+    resolved
+}
+
+/// The identifiers in the string values of a call's JSON arguments (what it read, searched,
+/// wrote or ran), not in its keys or escapes.
+fn argument_identifiers(arguments: &str) -> Vec<String> {
+    fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(text) => out.extend(identifiers(text)),
+            serde_json::Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            serde_json::Value::Object(object) => object.values().for_each(|item| walk(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) {
+        walk(&value, &mut out);
+    }
+    out
 }

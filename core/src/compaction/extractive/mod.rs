@@ -20,6 +20,7 @@ mod previous;
 pub(crate) mod signals;
 
 pub use signals::file_paths_in_arguments;
+pub(crate) use signals::{identifiers, paths_in_text};
 
 use facts::Facts;
 pub use previous::pinned_from_summary;
@@ -29,7 +30,7 @@ use crate::compaction::pinned::{
     cap_pinned, gather_pinned, is_previous_summary, FactKind, PinnedFact,
 };
 use crate::model::{Message, Role};
-use crate::text::{cut_middle, head_bytes};
+use crate::text::head_bytes;
 
 /// Bounds on the extractive summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,44 +171,76 @@ pub fn extractive_summary_with(
     }
     let mut critical = String::new();
     let paths = of_kind(FactKind::Path);
-    critical.push_str(&format!("Files: {}\n", backticked(&paths)));
+    if !paths.is_empty() {
+        critical.push_str(&format!("Files: {}\n", backticked(&paths)));
+    }
     let identifiers = of_kind(FactKind::Identifier);
     if !identifiers.is_empty() {
         critical.push_str(&format!("Identifiers: {}\n", backticked(&identifiers)));
     }
+    // The code identifiers the calls and the assistant used most (the latest first among
+    // equals): the ones a next move is likeliest to need.
+    let in_use: Vec<String> = facts
+        .ranked_identifiers(limits.identifiers + identifiers.len())
+        .into_iter()
+        .filter(|item| !identifiers.contains(item))
+        .take(limits.identifiers)
+        .scan(0, |bytes, item| {
+            // At most an eighth of the summary, so the narrative keeps its room.
+            *bytes += item.len() + 4;
+            (*bytes <= limits.max_bytes / 8).then_some(item)
+        })
+        .collect();
+    if !in_use.is_empty() {
+        critical.push_str(&format!(
+            "Identifiers in use (most used first): {}\n",
+            backticked(&in_use)
+        ));
+    }
+    // An error a later run of the same call passed is marked so.
+    let error_item = |error: &str| match facts.resolved.iter().find(|(line, _)| line == error) {
+        Some((_, call)) => format!("- {error} (resolved: a later `{call}` passed)\n"),
+        None => format!("- {error}\n"),
+    };
     let errors = of_kind(FactKind::Error);
     if !errors.is_empty() {
         critical.push_str("Errors (verbatim):\n");
         for error in &errors {
-            critical.push_str(&format!("- {error}\n"));
+            critical.push_str(&error_item(error));
         }
     }
 
-    // The narrative shares what the fixed part leaves.
+    // The narrative shares what the fixed part leaves. Earlier items come first and are the
+    // first a cap drops, whole lines at a time.
     let fixed = goal_section.len() + next_steps.len() + critical.len() + 120;
     let room = limits.max_bytes.saturating_sub(fixed);
-    let mut progress = String::new();
+    let (count_line, recent_calls) = facts.progress_text(limits);
+    let mut progress_items = String::new();
     if let Some(before) = &earlier.progress {
-        progress.push_str(&format!(
-            "Earlier:\n{}\n",
-            cut_middle(
-                before,
-                room / 6,
-                "\n[… {bytes} bytes of earlier progress cut …]\n"
-            )
-        ));
+        for item in list_items(before) {
+            if !recent_calls.contains(&item) {
+                progress_items.push_str(&format!("{item}\n"));
+            }
+        }
     }
-    progress.push_str(&facts.progress_text(limits));
-    let mut decisions = String::new();
+    progress_items.push_str(&recent_calls);
+    let progress = format!(
+        "{count_line}\n{}",
+        cap_lines(
+            &progress_items,
+            (room / 2).saturating_sub(count_line.len() + 1)
+        )
+    );
+    let mut decision_items = Vec::new();
     if let Some(before) = &earlier.decisions {
-        decisions.push_str(&cut_middle(before, room / 8, "\n[… {bytes} bytes cut …]\n"));
-        decisions.push('\n');
+        decision_items.extend(list_items(before));
     }
-    for decision in &facts.decisions {
-        decisions.push_str(&format!("- {decision}\n"));
-    }
+    decision_items.extend(facts.decisions.iter().map(|d| format!("- {d}")));
+    let mut seen = BTreeSet::new();
+    decision_items.retain(|item| seen.insert(item.clone()));
+    let mut decisions = cap_lines(&decision_items.join("\n"), room / 5);
     if decisions.trim().is_empty() {
-        decisions.push_str("(none stated)");
+        decisions = "(none stated)".to_owned();
     }
     // What else the messages mention, beyond the pinned facts.
     let unpinned = |items: &[String], cap: usize| -> Vec<String> {
@@ -224,15 +257,8 @@ pub fn extractive_summary_with(
     if !other_files.is_empty() {
         mentioned.push_str(&format!("Other files: {}\n", backticked(&other_files)));
     }
-    let other_identifiers = unpinned(&facts.identifiers, limits.identifiers);
-    if !other_identifiers.is_empty() {
-        mentioned.push_str(&format!(
-            "Other identifiers: {}\n",
-            backticked(&other_identifiers)
-        ));
-    }
     for error in unpinned(&facts.errors, limits.errors) {
-        mentioned.push_str(&format!("- {error}\n"));
+        mentioned.push_str(&error_item(&error));
     }
     if let Some(extra) = &earlier.unparsed {
         mentioned.push_str(&format!(
@@ -241,11 +267,7 @@ pub fn extractive_summary_with(
         ));
     }
     if !mentioned.is_empty() {
-        critical.push_str(&cut_middle(
-            mentioned.trim_end(),
-            room / 4,
-            "\n[… {bytes} bytes cut …]\n",
-        ));
+        critical.push_str(&cap_lines(mentioned.trim_end(), room / 4));
     }
 
     let sections = [
@@ -256,22 +278,58 @@ pub fn extractive_summary_with(
         (critical, None),
     ];
     let mut out = String::new();
+    let mut written = BTreeSet::new();
     for (name, (body, share)) in SECTIONS.iter().zip(sections) {
         let body = match share {
-            Some(share) => cut_middle(body.trim_end(), share, "\n[… {bytes} bytes cut …]\n"),
+            Some(share) => cap_lines(body.trim_end(), share),
             None => body.trim_end().to_owned(),
         };
-        // A cut keeps a tail that may begin in the middle of a quoted line, which then starts
-        // a line of the summary: behind a list marker, a `## Goal` there stays body text.
+        // A quoted line that markdown reads as a heading goes behind a list marker.
         let heading_like = body.lines().any(|line| line.trim_start().starts_with('#'));
         let body = if heading_like {
             without_headings(&body)
         } else {
             body
         };
-        out.push_str(&format!("## {name}\n{body}\n\n"));
+        // No line twice in one summary (the first stays).
+        let body: Vec<&str> = body
+            .lines()
+            .filter(|line| line.trim().is_empty() || written.insert(line.trim().to_owned()))
+            .collect();
+        out.push_str(&format!("## {name}\n{}\n\n", body.join("\n")));
     }
     out.trim_end().to_owned()
+}
+
+/// The list items (`- ` lines) of a previous section's body, without the counts, labels and
+/// cut notes that described its own part of the session.
+fn list_items(body: &str) -> Vec<String> {
+    body.lines()
+        .map(str::trim_end)
+        .filter(|line| line.starts_with("- ") && line.len() > 2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The last whole lines of `text` that fit in `max_bytes` (the oldest are dropped first),
+/// with a line saying how many were dropped: no line is cut inside.
+fn cap_lines(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_owned();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut kept = 0;
+    let mut bytes = 40;
+    for line in lines.iter().rev() {
+        if bytes + line.len() + 1 > max_bytes {
+            break;
+        }
+        bytes += line.len() + 1;
+        kept += 1;
+    }
+    let dropped = lines.len() - kept;
+    let tail = lines.get(dropped..).unwrap_or_default().join("\n");
+    format!("[{dropped} older lines cut; the log keeps them]\n{tail}")
 }
 
 /// `text` as list items, one per non-empty line, each on one line and bounded: quoted text can
@@ -305,13 +363,37 @@ pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, i
     }
 }
 
-/// `text` on one line (whitespace runs collapsed), cut to `max_bytes` with an ellipsis.
+/// `text` on one line (whitespace runs collapsed), cut to `max_bytes` with an ellipsis: at the
+/// last word boundary when there is one in the second half, so a cut line ends on a whole word.
 pub(crate) fn one_line(text: &str, max_bytes: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.len() <= max_bytes {
         return flat;
     }
-    format!("{}…", head_bytes(&flat, max_bytes.saturating_sub(3)))
+    let head = head_bytes(&flat, max_bytes.saturating_sub(4));
+    match head.rfind(' ') {
+        Some(space) if space >= head.len() / 2 => {
+            format!("{} …", head.get(..space).unwrap_or(head))
+        }
+        _ => format!("{head}…"),
+    }
+}
+
+/// `text` on one line, cut at its last sentence end within `max_bytes` when that keeps at
+/// least half, else at a word boundary, and marked ` […]` when cut.
+pub(crate) fn whole_words(text: &str, max_bytes: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.len() <= max_bytes {
+        return flat;
+    }
+    let head = head_bytes(&flat, max_bytes.saturating_sub(6));
+    let sentence = head
+        .rmatch_indices(['.', '!', '?'])
+        .map(|(at, _)| at + 1)
+        .find(|&end| head.get(end..).is_some_and(|rest| rest.starts_with(' ')))
+        .filter(|&end| end >= head.len() / 2);
+    let end = sentence.or_else(|| head.rfind(' ')).unwrap_or(head.len());
+    format!("{} […]", head.get(..end).unwrap_or(head).trim_end())
 }
 
 #[cfg(test)]
@@ -361,7 +443,13 @@ mod tests {
         assert!(merged.contains("- Traceback: boom"), "{merged}");
         // The assistant's identifier is mentioned, not pinned (only the user's are).
         assert!(
-            merged.contains("Other identifiers: `parser_tests`"),
+            merged.contains("Identifiers in use (most used first): `parser_tests`"),
+            "{merged}"
+        );
+        // Merged item by item: the earlier call is an item of Progress, not an `Earlier:` block.
+        assert!(!merged.contains("Earlier:"), "{merged}");
+        assert!(
+            merged.contains("- read_file `old/parser.py` → failed: Traceback: boom"),
             "{merged}"
         );
         assert_eq!(

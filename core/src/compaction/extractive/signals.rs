@@ -127,38 +127,79 @@ pub(super) fn key_argument(arguments: &str) -> String {
     chosen.map(|value| one_line(value, 120)).unwrap_or_default()
 }
 
-/// Lines of a tool output worth quoting as errors: all lines with an error marker (for a
-/// failed call, the first non-empty line when none has one).
-pub(crate) fn error_lines(text: &str, failed: bool) -> Vec<String> {
-    const MARKERS: [&str; 10] = [
+/// The telling line of a failed tool result: the first line that names the failure (an
+/// error, a failed test or assertion, a panic, a traceback, an undefined or missing name, a
+/// linter's finding with its `file:line`), else its first line that says anything. Never an
+/// exit status alone (`Exit code 2`), one of ctxkit's own notices, a line of a file listing
+/// (`  7 pub fn …`, what a read printed) or a markdown heading. `None` when no line is left.
+pub(crate) fn telling_line(text: &str) -> Option<String> {
+    const MARKERS: [&str; 15] = [
         "error",
-        "Error",
-        "ERROR",
-        "FAILED",
-        "failed",
-        "panicked",
-        "Traceback",
-        "Exception",
+        "fail",
+        "assert",
+        "panic",
+        "traceback",
         "exception",
+        "undefined",
+        "not found",
+        "no such file",
         "fatal",
+        "cannot",
+        "denied",
+        "invalid",
+        "unknown",
+        "warning",
     ];
-    let mut lines: Vec<String> = text
+    let candidates: Vec<&str> = text
         .lines()
         .map(str::trim)
-        .filter(|line| MARKERS.iter().any(|marker| line.contains(marker)))
-        .filter(|line| !line.starts_with('#') && line.len() > 3)
-        .take(3)
-        .map(|line| one_line(line, 300))
+        .filter(|line| line.len() > 3 && !is_noise_line(line))
         .collect();
-    if failed && lines.is_empty() {
-        lines.extend(
-            text.lines()
-                .map(str::trim)
-                .find(|line| !line.is_empty())
-                .map(|line| one_line(line, 300)),
-        );
-    }
-    lines
+    let named = candidates.iter().find(|line| {
+        let lower = line.to_lowercase();
+        MARKERS.iter().any(|marker| lower.contains(marker)) || has_file_line(line)
+    });
+    named
+        .or_else(|| candidates.first())
+        .map(|line| one_line(line, 300))
+}
+
+/// Lines that never tell what failed: an exit status alone, ctxkit's own notices, a numbered
+/// line of a file listing, a markdown heading.
+fn is_noise_line(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let exit_status = [
+        "exit code",
+        "exit status",
+        "exited with code",
+        "return code",
+    ]
+    .iter()
+    .any(|opening| lower.starts_with(opening))
+        && lower.split_whitespace().count() <= 4;
+    let notice = line.starts_with("The tool reported an error (is_error: true)")
+        || line.starts_with("[Tool returned no output]")
+        || line.starts_with("[Output offloaded")
+        || line.starts_with("[ctxkit");
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    let numbered = digits > 0
+        && line.get(digits..).is_some_and(|rest| {
+            rest.starts_with(['\t', '→', ' ', '|', ':']) && !has_file_line(line)
+        });
+    exit_status || notice || numbered || line.starts_with('#')
+}
+
+/// A `path:line` (or `path:line:column`) in `line`, as compilers and linters print findings.
+fn has_file_line(line: &str) -> bool {
+    line.split_whitespace().any(|word| {
+        let mut parts = word.trim_matches(['(', ')', '[', ']', ',']).split(':');
+        let path = parts.next().unwrap_or_default();
+        let number = parts.next().unwrap_or_default();
+        path.contains('.')
+            && path.chars().any(|c| c.is_ascii_alphabetic())
+            && !number.is_empty()
+            && number.chars().all(|c| c.is_ascii_digit())
+    })
 }
 
 pub(crate) fn first_line(text: &str) -> String {
@@ -212,9 +253,10 @@ pub(super) fn decision_sentences(text: &str) -> Vec<String> {
         " since ",
     ];
     const NARRATION: [&str; 6] = ["let me", "now let me", "let's", "now i", "first,", "next,"];
-    text.split(['\n', '.', '!'])
-        .map(str::trim)
-        .filter(|sentence| sentence.len() > 12)
+    sentences(text)
+        .into_iter()
+        .filter(|sentence| sentence.len() > 12 && sentence.len() <= 240)
+        .filter(|sentence| !sentence.starts_with(|c: char| c.is_lowercase()))
         .filter(|sentence| {
             let lower = sentence.to_lowercase();
             MARKERS.iter().any(|m| lower.contains(m))
@@ -222,6 +264,28 @@ pub(super) fn decision_sentences(text: &str) -> Vec<String> {
         })
         .map(|sentence| one_line(sentence, 240))
         .collect()
+}
+
+/// The whole sentences of `text`: split at line ends and at `.`, `!` or `?` followed by a
+/// space (not inside `main.rs` or `v1.2`), without their closing stop.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        for (at, stop) in line.match_indices(['.', '!', '?']) {
+            let end = at + stop.len();
+            if line.get(end..).is_some_and(|rest| rest.starts_with(' ')) {
+                out.extend(line.get(start..at).map(str::trim));
+                start = end;
+            }
+        }
+        out.extend(
+            line.get(start..)
+                .map(|rest| rest.trim().trim_end_matches(['.', '!', '?'])),
+        );
+    }
+    out.retain(|sentence| !sentence.is_empty());
+    out
 }
 
 /// Identifiers the assistant put in backticks (`parse_args`, `Config::load`).
@@ -247,6 +311,42 @@ pub(crate) fn backticked_items(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The words of `text` that look like code identifiers: four to eighty characters of letters,
+/// digits, `_` and `::`, starting with a letter or `_`, and shaped like code (an inner `_`, a
+/// lower-to-upper step as in `camelCase`, or a `::` path), mostly not digits.
+pub(crate) fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .map(|word| word.trim_matches(':'))
+        .filter(|word| is_identifier(word))
+        .map(str::to_owned)
+}
+
+fn is_identifier(word: &str) -> bool {
+    let Some(first) = word.chars().next() else {
+        return false;
+    };
+    if !(4..=80).contains(&word.len()) || !(first.is_ascii_alphabetic() || first == '_') {
+        return false;
+    }
+    if word.contains(':')
+        && !word
+            .split("::")
+            .all(|part| !part.is_empty() && !part.contains(':'))
+    {
+        return false;
+    }
+    let digits = word.chars().filter(char::is_ascii_digit).count();
+    if digits * 2 > word.len() {
+        return false;
+    }
+    let inner_underscore = word.trim_matches('_').contains('_');
+    let camel = word
+        .as_bytes()
+        .windows(2)
+        .any(|pair| matches!(pair, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()));
+    inner_underscore || camel || word.contains("::")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +361,27 @@ mod tests {
                 "I'll use a BTreeMap instead of sorting later, because the order must be stable"
             ]
         );
+    }
+
+    #[test]
+    fn the_telling_line_names_the_failure_not_the_exit_status() {
+        assert_eq!(
+            telling_line("Exit code 2\n  Compiling x\nerror: undefined function get/2\n  more")
+                .as_deref(),
+            Some("error: undefined function get/2")
+        );
+        assert_eq!(
+            telling_line(
+                "Exit code 1\nlib/a.ex:12:5: [D] Nested modules could be aliased at the top"
+            )
+            .as_deref(),
+            Some("lib/a.ex:12:5: [D] Nested modules could be aliased at the top")
+        );
+        assert_eq!(
+            telling_line("The tool reported an error (is_error: true).\n7 pub fn cli_step_1() {}\nsomething broke").as_deref(),
+            Some("something broke")
+        );
+        assert_eq!(telling_line("Exit code 6\n\n"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use super::{FactKind, PinnedFact};
 use crate::compaction::extractive::one_line;
 use crate::compaction::extractive::signals::{
-    backticked_identifiers, error_lines, is_request, paths_in_text,
+    backticked_identifiers, is_request, paths_in_text, telling_line,
 };
 use crate::compaction::{TodoItem, TodoStatus, SUMMARY_HEADER};
 use crate::model::{Message, Role, ToolCall};
@@ -121,7 +121,7 @@ impl Facts {
                     self.push(PinnedFact::new(FactKind::Path, path));
                 }
                 if message.is_error {
-                    if let Some(line) = error_lines(&text, true).into_iter().next() {
+                    if let Some(line) = telling_line(&text) {
                         self.push(PinnedFact::new(
                             FactKind::Error,
                             one_line(&line, LINE_MAX_BYTES),

@@ -1,0 +1,105 @@
+//! The session's working directory, as the log shows it, and paths written relative to it.
+//!
+//! A transcript rarely says where the agent ran, but its absolute paths do: the directory
+//! [`working_directory`] returns is the deepest one that at least four in five of the absolute
+//! paths in tool-call arguments lie under (at least two components deep, so `/home` alone is
+//! never taken). Both the extractive summary (which writes paths relative to it, once each)
+//! and the needed-next measure (which treats a path and its relative form as the same fact)
+//! use it. Deterministic: the same log gives the same directory.
+
+use std::collections::BTreeMap;
+
+use crate::compaction::extractive::file_paths_in_arguments;
+use crate::model::Message;
+
+/// The directory most absolute paths of the log's tool calls lie under, with no trailing `/`
+/// (`None` when the calls name fewer than three absolute paths or they share no directory
+/// two components deep).
+///
+/// ```
+/// use ctxkit_core::compaction::working_directory;
+/// use ctxkit_core::{Message, ToolCall};
+/// let read = |id: &str, path: &str| Message::assistant("", vec![ToolCall::new(id, "Read", format!(r#"{{"file_path":"{path}"}}"#))]);
+/// let log = [read("1", "/home/ada/app/lib/a.ex"), read("2", "/home/ada/app/lib/b.ex"), read("3", "/home/ada/app/mix.exs")];
+/// assert_eq!(working_directory(&log).as_deref(), Some("/home/ada/app"));
+/// ```
+pub fn working_directory(messages: &[Message]) -> Option<String> {
+    let mut absolute = 0usize;
+    let mut under: BTreeMap<String, usize> = BTreeMap::new();
+    for message in messages {
+        for call in &message.tool_calls {
+            for path in file_paths_in_arguments(&call.arguments) {
+                if !path.starts_with('/') {
+                    continue;
+                }
+                absolute += 1;
+                let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+                // Every proper ancestor directory of the path, two components deep or more.
+                for depth in 2..parts.len() {
+                    let dir = format!("/{}", parts.get(..depth).unwrap_or_default().join("/"));
+                    *under.entry(dir).or_default() += 1;
+                }
+            }
+        }
+    }
+    if absolute < 3 {
+        return None;
+    }
+    under
+        .into_iter()
+        .filter(|(_, count)| count * 5 >= absolute * 4)
+        .max_by_key(|(dir, _)| dir.matches('/').count())
+        .map(|(dir, _)| dir)
+}
+
+/// `path` relative to `workdir` when it lies under it (`/w/src/a.rs` → `src/a.rs`), else as
+/// given.
+pub fn relative_to(path: &str, workdir: Option<&str>) -> String {
+    workdir
+        .and_then(|dir| path.strip_prefix(dir))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|rest| !rest.is_empty())
+        .map_or_else(|| path.to_owned(), str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+
+    #[test]
+    fn a_stray_path_outside_does_not_move_the_directory_and_too_few_give_none() {
+        let read = |id: &str, path: &str| {
+            Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    id,
+                    "Read",
+                    format!(r#"{{"file_path":"{path}"}}"#),
+                )],
+            )
+        };
+        let mut log: Vec<Message> = (0..8)
+            .map(|i| read(&i.to_string(), &format!("/home/u/proj/src/m{i}.rs")))
+            .collect();
+        log.push(read("x", "/home/u/.claude/settings.json"));
+        assert_eq!(working_directory(&log).as_deref(), Some("/home/u/proj/src"));
+        log.push(read("y", "/home/u/proj/Cargo.toml"));
+        log.push(read("z", "/home/u/proj/README.md"));
+        assert_eq!(working_directory(&log).as_deref(), Some("/home/u/proj"));
+        assert_eq!(working_directory(&log[..2]), None);
+        assert_eq!(
+            relative_to("/home/u/proj/a.rs", Some("/home/u/proj")),
+            "a.rs"
+        );
+        assert_eq!(
+            relative_to("/home/u/projx/a.rs", Some("/home/u/proj")),
+            "/home/u/projx/a.rs"
+        );
+        assert_eq!(
+            relative_to("/home/u/proj", Some("/home/u/proj")),
+            "/home/u/proj"
+        );
+        assert_eq!(relative_to("a.rs", None), "a.rs");
+    }
+}
