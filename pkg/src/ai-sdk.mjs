@@ -142,7 +142,8 @@ function adapter(options = {}) {
       if (part?.type === 'tool-call' && typeof part.toolCallId === 'string') shared.calls.set(part.toolCallId, call.engine);
     }
     while (shared.calls.size > 10_000) shared.calls.delete(shared.calls.keys().next().value);
-    if (usage === undefined || usage === null) return;
+    // No usage reported (a provider without counts): nothing to calibrate with.
+    if (usage?.inputTokens === undefined || usage.inputTokens === null) return;
     const verdict = call.engine.recordUsage(call.view.stats, usage, 'ai-sdk');
     if (verdict && verdict.accepted === false) emit({ type: 'usage_refused', reason: verdict.reason });
   };

@@ -88,7 +88,9 @@ export function ctxkitMiddleware(options = {}) {
       }
       const dicts = messages.map((message, index) => {
         if (message === null || typeof message !== 'object') throw new Error(`ctxkit/langchain: messages[${index}]: expected a message, got ${message === null ? 'null' : typeof message}`);
-        return message.toDict?.() ?? message;
+        const dict = message.toDict?.() ?? message;
+        // LangChain gives each invoke's messages fresh ids: they are not the message's content.
+        return dict?.data && 'id' in dict.data ? { ...dict, data: { ...dict.data, id: undefined } } : dict;
       });
       return router.turn(key, dicts, 'langchain', async (state) => {
         const toolNames = (request.tools ?? []).map((tool) => tool.name).filter((name) => typeof name === 'string');

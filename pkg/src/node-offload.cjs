@@ -65,7 +65,10 @@ function fileOffloadWriter(options = {}) {
       try {
         fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
       } catch (error) {
-        if (error.code === 'EEXIST') throw new Error(`offload path: ${path} already exists; refused (offload files are never overwritten)`);
+        if (error.code === 'EEXIST') {
+          const kind = fs.lstatSync(file).isSymbolicLink() ? 'is a symbolic link' : 'already exists';
+          throw new Error(`offload path: ${path} ${kind}; refused (offload files are never overwritten)`);
+        }
         throw error;
       }
       try {

@@ -99,3 +99,22 @@ test('AI SDK adapter: a system message made of parts is its text; a null prompt 
   await assert.rejects(middleware.transformParams({ params: { prompt: [null] } }), /^Error: ctxkit\/ai-sdk: prompt\[0\]: expected a message object, got null$/);
   await assert.rejects(middleware.transformParams({ params: { prompt: [{ role: 'system', content: [{ type: 'image' }] }] } }), /prompt\[0\]\.content\[0\]: a system message part must be text/);
 });
+
+test('setOffload pages with read_offload unless the agent has a read_file tool', async () => {
+  const { memoryOffloadStore } = await import('ctxkit');
+  const big = 'line of output\n'.repeat(2_000);
+  const run = (options) => {
+    const engine = new Engine();
+    engine.setOffload({ session: 's', writer: memoryOffloadStore(), ...options });
+    engine.append([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'shell', arguments: '{}' }] },
+      { role: 'tool', tool_call_id: 'c1', content: big },
+    ]);
+    return JSON.stringify(engine.toJSON().entries[2].message);
+  };
+  assert.match(run({}), /read_offload/);
+  assert.doesNotMatch(run({}), /read_file/);
+  assert.match(run({ agent_tools: ['read_file', 'shell'] }), /read_file/);
+  assert.match(run({ agent_tools: ['shell'], policy: { paging_tool: 'view' } }), /view/);
+});

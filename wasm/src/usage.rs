@@ -41,7 +41,8 @@ export interface RefusedUsage {
 
 /// What `recordUsage` answers.
 #[derive(Serialize)]
-struct UsageVerdict {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub(crate) struct UsageVerdict {
     accepted: bool,
     input_tokens: u64,
     reason: Option<String>,

@@ -85,7 +85,7 @@ impl std::fmt::Display for RefusedUsage {
 }
 
 /// Checks a reported usage against the view's estimate and usable budget before it becomes an
-/// anchor. Taken: from half the estimate, less a twentieth of the budget (small views, where
+/// anchor. Taken: from half the estimate, less a hundredth of the budget (small views, where
 /// the estimate's fixed overheads dominate), to four times the estimate plus the whole budget
 /// (tool definitions and images the estimate does not see). Zero is never taken: a request
 /// always has input.
@@ -105,7 +105,7 @@ pub fn check_usage(
     input_tokens: u64,
 ) -> Result<(), RefusedUsage> {
     let lowest_plausible = (estimated_tokens / 2)
-        .saturating_sub(budget_tokens / 20)
+        .saturating_sub(budget_tokens / 100)
         .max(1);
     let highest_plausible = estimated_tokens
         .saturating_mul(4)
