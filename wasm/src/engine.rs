@@ -64,7 +64,7 @@ export interface EngineState {
   checkpoints: Checkpoint[];
   nudge_state: NudgeState;
   usage_anchor: UsageAnchor | null;
-  refused_usage?: RefusedUsage;
+  refused_usage?: RefusedUsage | null;
 }
 
 /** A checkpoint stored during a turn from a summary. */

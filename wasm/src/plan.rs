@@ -262,7 +262,7 @@ export interface ViewStats {
   /** Where the view's cache breakpoints are (rendered as markers with `cache: true`). */
   cache_breakpoints: CacheBreakpoint[];
   /** The last reported usage the calibration refused since it last took one (`recordUsage`). */
-  refused_usage?: RefusedUsage;
+  refused_usage?: RefusedUsage | null;
 }
 
 /** Why a cache breakpoint is where it is. */
