@@ -14,6 +14,7 @@
 #   extras.js, extras.cjs     the freed-Engine guard and the in-memory offload store
 #   node_offload.cjs          the Node file offload writer
 #   ai-sdk.*, langchain.*     the framework adapters (subpath exports)
+#   conversations.*           their conversation router (one Engine per conversation)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -90,6 +91,9 @@ node -e '
 ' pkg/src/extras.mjs "$out/extras.cjs"
 cat "$work/node/ctxkit.d.ts" pkg/src/node-init.d.ts pkg/src/extras.d.ts pkg/src/node-offload.d.ts > "$out/node.d.mts"
 cp "$out/node.d.mts" "$out/node.d.cts"
+# The adapters' shared conversation router (imported by both as ./conversations.mjs).
+cp pkg/src/conversations.mjs "$out/conversations.mjs"
+cp pkg/src/conversations.d.ts "$out/conversations.d.ts"
 for adapter in ai-sdk langchain; do
   if [[ -f "pkg/src/$adapter.mjs" ]]; then
     cp "pkg/src/$adapter.mjs" "$out/$adapter.mjs"

@@ -36,5 +36,17 @@ for config in pkg/test/types/tsconfig.*.json; do
 done
 
 step "node --test (pkg/test: fixtures, errors, engine, package, types, npm pack, browser)"
-cd pkg
-node --test test/*.test.mjs
+(cd pkg && node --test test/*.test.mjs)
+
+# The peer ranges admit the AI SDK 5 and 6 (package.json): a fresh project installs the packed
+# package beside ai@5 (an ERESOLVE here is the bug AI SDK 5 users hit) and runs the adapter's
+# test there. AI SDK 6 and LangChain 1.x are the dev dependencies the tests above ran with.
+step "peer range: npm install ctxkit with ai@5, and the AI SDK adapter's test on it"
+project=$(mktemp -d)
+trap 'rm -rf "$project"' EXIT
+(cd pkg && npm pack --silent --pack-destination "$project" >/dev/null)
+cp pkg/test/ai-sdk-majors.test.mjs "$project/"
+(cd "$project" && echo '{ "name": "peer-range-check", "private": true, "type": "module" }' > package.json \
+  && npm install --no-audit --no-fund 'ai@5' ./ctxkit-*.tgz >/dev/null \
+  && node -e 'const v = require("ai/package.json").version; if (!v.startsWith("5.")) { console.error("ai " + v + " installed, not 5"); process.exit(1); } console.log("  ai " + v)' \
+  && node --test ai-sdk-majors.test.mjs)

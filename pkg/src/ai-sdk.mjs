@@ -1,29 +1,72 @@
-// ctxkit/ai-sdk: ctxkit in the Vercel AI SDK (v6). A language-model middleware for
+// ctxkit/ai-sdk: ctxkit in the Vercel AI SDK (v5 and v6). A language-model middleware for
 // `wrapLanguageModel` (its `transformParams` replaces each call's prompt with the Engine's view
 // of the SDK's own messages; `wrapGenerate` / `wrapStream` record the SDK's usage), a
 // `prepareStep` helper doing the same for `generateText` / `streamText`, and the history tools
-// as AI SDK tools. The adapter only translates: what is kept, cut, summarized or offloaded is
-// the Engine's (the core's) decision.
+// as AI SDK tools. One middleware may serve many conversations: each call is routed to its
+// conversation's Engine and checked against it by content (./conversations.mjs), so one user's
+// messages never reach another's prompt. The adapter only translates: what is kept, cut,
+// summarized or offloaded is the Engine's (the core's) decision.
 import { generateText, jsonSchema } from 'ai';
 import { Engine, memoryOffloadStore } from 'ctxkit';
+import { conversationRouter, memoryConversationStore } from './conversations.mjs';
+
+export { memoryConversationStore };
 
 const OFFLOAD_PAGING = { paging_tool: 'read_offload', offset_param: 'offset', limit_param: 'limit' };
+const KNOWN = ['engine', 'family', 'budget', 'policy', 'system', 'todos', 'summarizeModel', 'summarize',
+  'summarize_timeout_ms', 'offload', 'session', 'writer', 'conversationId', 'onDivergence', 'store', 'onEvent'];
+const HEADER = 'x-ctxkit-conversation-id';
 
-/** The shared state of one conversation: its Engine and how many of the SDK's messages it holds. */
-function conversation(options = {}) {
-  const known = new Set(['engine', 'family', 'budget', 'policy', 'system', 'todos', 'summarizeModel', 'summarize',
-    'summarize_timeout_ms', 'offload', 'session', 'writer']);
+/** The text of a system message's content (a string, or parts as a provider prompt has them). */
+function systemText(content, index) {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((part, at) => {
+      if (typeof part === 'string') return part;
+      if (part && typeof part.text === 'string') return part.text;
+      throw new Error(`ctxkit/ai-sdk: prompt[${index}].content[${at}]: a system message part must be text, got ${part === null ? 'null' : (part.type ?? typeof part)}`);
+    }).join('');
+  }
+  throw new Error(`ctxkit/ai-sdk: prompt[${index}].content: a system message's content must be a string or text parts, got ${content === null ? 'null' : typeof content}`);
+}
+
+/** The messages of a prompt, each checked to be an object with a role. */
+function checked(messages, field) {
+  if (!Array.isArray(messages)) {
+    throw new Error(`ctxkit/ai-sdk: ${field}: expected an array of messages, got ${messages === null ? 'null' : typeof messages}`);
+  }
+  messages.forEach((message, index) => {
+    if (message === null || typeof message !== 'object') {
+      throw new Error(`ctxkit/ai-sdk: ${field}[${index}]: expected a message object, got ${message === null ? 'null' : typeof message}`);
+    }
+  });
+  return messages;
+}
+
+/** The adapter's shared state: the router, the summarizer and how a turn is prepared. */
+function adapter(options = {}) {
+  if (options === null || typeof options !== 'object') throw new Error('ctxkit/ai-sdk: options must be an object');
   for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new Error(`ctxkit/ai-sdk: options.${key}: unknown option (expected one of ${[...known].join(', ')})`);
+    if (!KNOWN.includes(key)) throw new Error(`ctxkit/ai-sdk: options.${key}: unknown option (expected one of ${KNOWN.join(', ')})`);
   }
-  const engine = options.engine ?? new Engine({ family: options.family ?? 'openai' });
-  if (options.offload !== false && !options.engine) {
-    engine.setOffload({
-      session: options.session ?? 'ai-sdk',
-      writer: options.writer ?? memoryOffloadStore(),
-      policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
-    });
-  }
+  const makeEngine = (state) => {
+    const engine = state ? Engine.fromJSON(state) : new Engine({ family: options.family ?? 'openai' });
+    if (options.offload !== false) {
+      engine.setOffload({
+        session: options.session ?? 'ai-sdk',
+        writer: options.writer ?? memoryOffloadStore(),
+        policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
+      });
+    }
+    return engine;
+  };
+  const router = conversationRouter({
+    adapter: 'ai-sdk',
+    store: options.store,
+    onDivergence: options.onDivergence,
+    engine: options.engine,
+    makeEngine,
+  });
   const summarize = options.summarize ?? (options.summarizeModel
     ? async (request, { signal }) => {
         const { text } = await generateText({
@@ -36,76 +79,121 @@ function conversation(options = {}) {
         return text;
       }
     : undefined);
-  const state = { engine, seen: 0, last: null };
-
-  /** Appends what is new in `messages` (the SDK's, without system messages) and prepares the view. */
-  state.turn = async (messages, toolNames, signal) => {
-    const conversationMessages = messages.filter((message) => message.role !== 'system');
-    if (conversationMessages.length < state.seen) {
-      throw new Error(`ctxkit/ai-sdk: the prompt has ${conversationMessages.length} messages but this conversation's Engine already holds ${state.seen}; use one middleware (one Engine) per conversation`);
+  const shared = { router, last: null, lastEngine: options.engine ?? null, calls: new Map() };
+  /** The history tools' definitions, as a conversation's Engine gives them. */
+  shared.toolDefinitions = () => {
+    if (options.engine) return options.engine.historyTools();
+    const engine = makeEngine();
+    try {
+      return engine.historyTools();
+    } finally {
+      engine.free();
     }
-    const fresh = conversationMessages.slice(state.seen);
-    if (fresh.length > 0) engine.append(fresh, 'ai-sdk');
-    state.seen = conversationMessages.length;
-    const system = options.system ?? messages.filter((message) => message.role === 'system').map((message) => message.content).join('\n\n');
-    const policy = {
-      ...options.policy,
-      nudges: { ...(toolNames ? { agent_tools: toolNames } : {}), ...options.policy?.nudges },
-    };
-    const view = await engine.prepare({
-      system,
-      format: 'ai-sdk',
-      ...(options.budget ? { budget: options.budget } : {}),
-      policy,
-      ...(options.todos ? { todos: options.todos } : {}),
-      ...(summarize ? { summarize } : {}),
-      ...(options.summarize_timeout_ms ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
-      ...(signal ? { signal } : {}),
+  };
+  const emit = (event) => {
+    if (typeof options.onEvent === 'function') options.onEvent(event);
+  };
+
+  /** The explicit conversation id of a call, if any (option, providerOptions, header). */
+  shared.key = (params) => {
+    const fromOption = typeof options.conversationId === 'function' ? options.conversationId(params) : options.conversationId;
+    const headers = params?.headers ?? {};
+    const header = Object.entries(headers).find(([name]) => name.toLowerCase() === HEADER)?.[1];
+    const id = fromOption ?? params?.providerOptions?.ctxkit?.conversationId ?? header;
+    if (id === undefined || id === null) return undefined;
+    if (typeof id !== 'string' || id === '') throw new Error(`ctxkit/ai-sdk: conversationId: expected a non-empty string, got ${JSON.stringify(id)}`);
+    return id;
+  };
+
+  /** Routes the SDK's messages to their conversation and prepares the view. */
+  shared.turn = async (key, prompt, toolNames, signal) => {
+    const messages = checked(prompt, 'prompt');
+    const system = options.system ?? messages
+      .map((message, index) => (message.role === 'system' ? systemText(message.content, index) : null))
+      .filter((text) => text !== null).join('\n\n');
+    const conversation = messages.filter((message) => message.role !== 'system');
+    return router.turn(key, conversation, 'ai-sdk', async (state) => {
+      const policy = {
+        ...options.policy,
+        nudges: { ...(toolNames ? { agent_tools: toolNames } : {}), ...options.policy?.nudges },
+      };
+      const view = await state.engine.prepare({
+        system,
+        format: 'ai-sdk',
+        ...(options.budget ? { budget: options.budget } : {}),
+        policy,
+        ...(options.todos ? { todos: options.todos } : {}),
+        ...(summarize ? { summarize } : {}),
+        ...(options.summarize_timeout_ms !== undefined ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      shared.last = view;
+      shared.lastEngine = state.engine;
+      emit({ type: 'view', conversationId: key ?? null, view });
+      if (view.summary?.fallback_reason) emit({ type: 'fallback', conversationId: key ?? null, reason: view.summary.fallback_reason });
+      return { engine: state.engine, view };
     });
-    state.last = view;
-    return view;
   };
-  state.record = (usage) => {
-    const input = usage?.inputTokens;
-    const total = typeof input === 'number' ? input : input?.total;
-    if (state.last && Number.isInteger(total) && total > 0) engine.recordUsage(state.last.stats, total);
+
+  /** Records a call's usage on its conversation's Engine, and routes its tool calls there. */
+  shared.record = (call, usage, content) => {
+    if (!call) return;
+    for (const part of content ?? []) {
+      if (part?.type === 'tool-call' && typeof part.toolCallId === 'string') shared.calls.set(part.toolCallId, call.engine);
+    }
+    while (shared.calls.size > 10_000) shared.calls.delete(shared.calls.keys().next().value);
+    // No usage reported (a provider without counts): nothing to calibrate with.
+    if (usage?.inputTokens === undefined || usage.inputTokens === null) return;
+    const verdict = call.engine.recordUsage(call.view.stats, usage, 'ai-sdk');
+    if (verdict && verdict.accepted === false) emit({ type: 'usage_refused', reason: verdict.reason });
   };
-  return state;
+  return shared;
 }
 
 /**
  * A language-model middleware: `wrapLanguageModel({ model, middleware: ctxkitMiddleware(options) })`.
- * Each call's prompt becomes the Engine's view of it. `middleware.engine` is the Engine;
- * `middleware.lastView` the last view (with its stats).
+ * Each call's prompt becomes the view of its conversation's Engine. `middleware.lastView` is the
+ * last view (with its stats), `middleware.engine` the Engine of the last call.
  */
 export function ctxkitMiddleware(options = {}) {
-  const state = conversation(options);
+  const shared = adapter(options);
+  const calls = new WeakMap();
   return {
     specificationVersion: 'v3',
-    engine: state.engine,
-    get lastView() {
-      return state.last;
+    get engine() {
+      return shared.lastEngine;
     },
+    get lastView() {
+      return shared.last;
+    },
+    conversations: shared.router.store,
+    routeToolCall: (id) => shared.calls.get(id),
+    historyToolDefinitions: () => shared.toolDefinitions(),
     async transformParams({ params }) {
       const toolNames = params.tools?.map((tool) => tool.name);
-      const view = await state.turn(params.prompt, toolNames, params.abortSignal);
+      const { engine, view } = await shared.turn(shared.key(params), params.prompt, toolNames, params.abortSignal);
       // The provider prompt has the user's content as parts; the view's strings become parts.
       const prompt = view.messages.map((message) =>
         message.role !== 'system' && typeof message.content === 'string'
           ? { ...message, content: [{ type: 'text', text: message.content }] }
           : message);
-      return { ...params, prompt };
+      const transformed = { ...params, prompt };
+      calls.set(transformed, { engine, view });
+      return transformed;
     },
-    async wrapGenerate({ doGenerate }) {
+    async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
-      state.record(result.usage);
+      shared.record(calls.get(params), result.usage, result.content);
       return result;
     },
-    async wrapStream({ doStream }) {
+    async wrapStream({ doStream, params }) {
+      const call = calls.get(params);
       const result = await doStream();
+      const content = [];
       const stream = result.stream.pipeThrough(new TransformStream({
         transform(part, controller) {
-          if (part.type === 'finish') state.record(part.usage);
+          if (part.type === 'tool-call') content.push(part);
+          if (part.type === 'finish') shared.record(call, part.usage, content);
           controller.enqueue(part);
         },
       }));
@@ -116,33 +204,44 @@ export function ctxkitMiddleware(options = {}) {
 
 /**
  * A `prepareStep` for `generateText` / `streamText`: each step gets the Engine's view of the
- * step's messages as its `system` and `messages`. `prepareStep.engine` is the Engine, and
- * `prepareStep.recordUsage(step.usage)` (in `onStepFinish`) calibrates its estimates.
+ * step's messages as its `system` and `messages`. `prepareStep.engine` is the Engine of the
+ * last step, and `prepareStep.recordUsage(step.usage)` (in `onStepFinish`) calibrates it.
  */
 export function ctxkitPrepareStep(options = {}) {
-  const state = conversation(options);
-  const prepareStep = async ({ messages }) => {
-    const view = await state.turn(messages, undefined, undefined);
+  const shared = adapter(options);
+  let lastCall = null;
+  const prepareStep = async (step) => {
+    const { engine, view } = await shared.turn(shared.key(step), step?.messages, undefined, undefined);
+    lastCall = { engine, view };
     const [first, ...rest] = view.messages;
     return first?.role === 'system' ? { system: first.content, messages: rest } : { messages: view.messages };
   };
-  prepareStep.engine = state.engine;
-  prepareStep.recordUsage = (usage) => state.record(usage);
-  Object.defineProperty(prepareStep, 'lastView', { get: () => state.last });
+  Object.defineProperty(prepareStep, 'engine', { get: () => shared.lastEngine });
+  Object.defineProperty(prepareStep, 'lastView', { get: () => shared.last });
+  prepareStep.conversations = shared.router.store;
+  prepareStep.routeToolCall = (id) => shared.calls.get(id);
+  prepareStep.historyToolDefinitions = () => shared.toolDefinitions();
+  prepareStep.recordUsage = (usage, content) => shared.record(lastCall, usage, content);
   return prepareStep;
 }
 
 /**
  * The history tools (`search_history`, `read_history`, `read_offload`) as AI SDK tools, each
- * answered by `engine.executeTool` (read_offload through the engine's offload writer).
+ * answered by `engine.executeTool` (read_offload through the engine's offload writer). Given a
+ * middleware (or prepareStep), each call is answered by the Engine of the conversation whose
+ * model call made it.
  */
-export function historyTools(engine) {
+export function historyTools(source) {
+  const route = source instanceof Engine ? () => source : (toolCallId) => source.routeToolCall?.(toolCallId);
+  const definitions = source instanceof Engine ? source.historyTools() : source.historyToolDefinitions();
   const tools = {};
-  for (const definition of engine.historyTools()) {
+  for (const definition of definitions) {
     tools[definition.name] = {
       description: definition.description,
       inputSchema: jsonSchema(definition.parameters),
       execute: async (input, { toolCallId }) => {
+        const engine = route(toolCallId);
+        if (!engine) throw new Error(`ctxkit/ai-sdk: ${definition.name}: tool call ${JSON.stringify(toolCallId)} was not made through this middleware, so its conversation is unknown`);
         const message = engine.executeTool({ id: toolCallId, name: definition.name, arguments: input });
         return message.content;
       },

@@ -2,6 +2,9 @@
 // (optional peer dependencies).
 import type { AgentMiddleware } from 'langchain';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { ConversationStore, CtxkitAdapterEvent } from './conversations.mjs';
+export { memoryConversationStore } from './conversations.mjs';
+export type { Conversation, ConversationStore, CtxkitAdapterEvent, MemoryConversationStore } from './conversations.mjs';
 import type { Engine, BudgetOptions, PolicyOptions, TodoItem, ModelFamily, OffloadWriter, OffloadPolicy, Summarizer, TurnResult } from 'ctxkit';
 
 /** Options of `ctxkitMiddleware`. Unknown keys are errors. */
@@ -23,11 +26,24 @@ export interface CtxkitLangChainOptions {
   writer?: OffloadWriter;
   /** The middleware's name (default `"ctxkit"`). */
   name?: string;
+  /** The conversation a call belongs to (default the run's `configurable.thread_id`; without one, matched by content). */
+  conversationId?: string | ((request: any) => string | undefined);
+  /** A prompt that diverges from its conversation's Engine: refused (default) or a new Engine. */
+  onDivergence?: 'refuse' | 'new';
+  /** Where the conversations' Engines are kept (default `memoryConversationStore()`). */
+  store?: ConversationStore;
+  /** Told of each view, each summarizer fallback and each refused usage. */
+  onEvent?: (event: CtxkitAdapterEvent) => void;
 }
 
-export type CtxkitLangChainMiddleware = AgentMiddleware & { engine: Engine; lastView(): TurnResult | null };
+export type CtxkitLangChainMiddleware = AgentMiddleware & {
+  /** The Engine of the last model call (null before the first). */
+  readonly engine: Engine | null;
+  readonly lastView: TurnResult | null;
+  readonly conversations: ConversationStore;
+};
 
 export function ctxkitMiddleware(options?: CtxkitLangChainOptions): CtxkitLangChainMiddleware;
 
 /** The history tools as LangChain tools, made with LangChain's `tool` function. */
-export function historyTools<T>(engine: Engine, tool: (fn: (input: any, config?: any) => Promise<string>, fields: { name: string; description: string; schema: Record<string, unknown> }) => T): T[];
+export function historyTools<T>(source: Engine | CtxkitLangChainMiddleware, tool: (fn: (input: any, config?: any) => Promise<string>, fields: { name: string; description: string; schema: Record<string, unknown> }) => T): T[];

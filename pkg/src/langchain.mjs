@@ -1,16 +1,22 @@
 // ctxkit/langchain: ctxkit in a LangChain v1 agent (`createAgent({ middleware: [...] })`).
-// `beforeModel` appends what is new in the agent's messages to the Engine; `wrapModelCall`
-// asks the Engine for this call's view (with the agent's system prompt and tools) and sends
-// it instead of the whole history; `afterModel` records the model's reported input tokens. The
-// agent's state keeps every message: only what the model sees changes. The adapter only
-// translates: what is kept, cut, summarized or offloaded is the Engine's (the core's) decision.
+// `wrapModelCall` routes the call to its conversation's Engine (the run's
+// `configurable.thread_id`, an explicit `conversationId`, or else the messages themselves,
+// checked by content: ./conversations.mjs), appends what is new in the agent's messages, asks
+// the Engine for this call's view (with the agent's system prompt and tools), sends it instead
+// of the whole history, and records the model's reported input tokens. The agent's state keeps
+// every message: only what the model sees changes. One middleware may serve many threads; one
+// thread's messages never reach another's model call. The adapter only translates: what is
+// kept, cut, summarized or offloaded is the Engine's (the core's) decision.
 import { createMiddleware } from 'langchain';
 import { coerceMessageLikeToMessage } from '@langchain/core/messages';
 import { Engine, memoryOffloadStore } from 'ctxkit';
+import { conversationRouter, memoryConversationStore } from './conversations.mjs';
+
+export { memoryConversationStore };
 
 const OFFLOAD_PAGING = { paging_tool: 'read_offload', offset_param: 'offset', limit_param: 'limit' };
 const KNOWN = ['engine', 'family', 'budget', 'policy', 'system', 'todos', 'summarize', 'summarizeModel',
-  'summarize_timeout_ms', 'offload', 'session', 'writer', 'name'];
+  'summarize_timeout_ms', 'offload', 'session', 'writer', 'name', 'conversationId', 'onDivergence', 'store', 'onEvent'];
 
 /** The text of a LangChain message's content. */
 function text(content) {
@@ -19,21 +25,32 @@ function text(content) {
 }
 
 /**
- * The ctxkit middleware for `createAgent`. `middleware.engine` is its Engine and
- * `middleware.lastView()` the last view (with its stats).
+ * The ctxkit middleware for `createAgent`. `middleware.lastView` is the last view (with its
+ * stats) and `middleware.engine` the Engine of the last model call.
  */
 export function ctxkitMiddleware(options = {}) {
+  if (options === null || typeof options !== 'object') throw new Error('ctxkit/langchain: options must be an object');
   for (const key of Object.keys(options)) {
     if (!KNOWN.includes(key)) throw new Error(`ctxkit/langchain: options.${key}: unknown option (expected one of ${KNOWN.join(', ')})`);
   }
-  const engine = options.engine ?? new Engine({ family: options.family ?? 'openai' });
-  if (options.offload !== false && !options.engine) {
-    engine.setOffload({
-      session: options.session ?? 'langchain',
-      writer: options.writer ?? memoryOffloadStore(),
-      policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
-    });
-  }
+  const makeEngine = (state) => {
+    const engine = state ? Engine.fromJSON(state) : new Engine({ family: options.family ?? 'openai' });
+    if (options.offload !== false) {
+      engine.setOffload({
+        session: options.session ?? 'langchain',
+        writer: options.writer ?? memoryOffloadStore(),
+        policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
+      });
+    }
+    return engine;
+  };
+  const router = conversationRouter({
+    adapter: 'langchain',
+    store: options.store,
+    onDivergence: options.onDivergence,
+    engine: options.engine,
+    makeEngine,
+  });
   const summarize = options.summarize ?? (options.summarizeModel
     ? async (request, { signal }) => {
         const answer = await options.summarizeModel.invoke(
@@ -43,63 +60,110 @@ export function ctxkitMiddleware(options = {}) {
         return text(answer.content);
       }
     : undefined);
-  let seen = 0;
+  const emit = (event) => {
+    if (typeof options.onEvent === 'function') options.onEvent(event);
+  };
   let last = null;
+  let lastEngine = options.engine ?? null;
+  const calls = new Map();
+
+  /** The explicit conversation id of a call: the option, else the run's thread_id. */
+  const keyOf = (request) => {
+    const fromOption = typeof options.conversationId === 'function' ? options.conversationId(request) : options.conversationId;
+    const id = fromOption ?? request.runtime?.configurable?.thread_id;
+    if (id === undefined || id === null) return undefined;
+    if ((typeof id !== 'string' && typeof id !== 'number') || id === '') {
+      throw new Error(`ctxkit/langchain: conversationId: expected a non-empty string, got ${JSON.stringify(id)}`);
+    }
+    return String(id);
+  };
 
   const middleware = createMiddleware({
     name: options.name ?? 'ctxkit',
-    beforeModel: (state) => {
-      const messages = state.messages ?? [];
-      if (messages.length < seen) {
-        throw new Error(`ctxkit/langchain: the agent has ${messages.length} messages but this middleware's Engine already holds ${seen}; use one middleware (one Engine) per conversation`);
-      }
-      const fresh = messages.slice(seen);
-      if (fresh.length > 0) engine.append(fresh.map((message) => message.toDict?.() ?? message), 'langchain');
-      seen = messages.length;
-      return undefined;
-    },
     wrapModelCall: async (request, handler) => {
-      const toolNames = (request.tools ?? []).map((tool) => tool.name).filter((name) => typeof name === 'string');
-      const system = options.system ?? request.systemPrompt ?? '';
-      last = await engine.prepare({
-        system,
-        format: 'langchain',
-        ...(options.budget ? { budget: options.budget } : {}),
-        policy: { ...options.policy, nudges: { agent_tools: toolNames, ...options.policy?.nudges } },
-        ...(options.todos ? { todos: options.todos } : {}),
-        ...(summarize ? { summarize } : {}),
-        ...(options.summarize_timeout_ms ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
-        ...(request.runtime?.signal ? { signal: request.runtime.signal } : {}),
+      const key = keyOf(request);
+      const messages = request.messages;
+      if (!Array.isArray(messages)) {
+        throw new Error(`ctxkit/langchain: request.messages: expected an array of messages, got ${messages === null ? 'null' : typeof messages}`);
+      }
+      const dicts = messages.map((message, index) => {
+        if (message === null || typeof message !== 'object') throw new Error(`ctxkit/langchain: messages[${index}]: expected a message, got ${message === null ? 'null' : typeof message}`);
+        const dict = message.toDict?.() ?? message;
+        // LangChain gives each invoke's messages fresh ids: they are not the message's content.
+        return dict?.data && 'id' in dict.data ? { ...dict, data: { ...dict.data, id: undefined } } : dict;
       });
-      const [first, ...rest] = last.messages;
-      const conversation = first?.type === 'system' ? rest : last.messages;
-      return handler({
-        ...request,
-        systemPrompt: first?.type === 'system' ? first.content : system,
-        messages: conversation.map((message) => coerceMessageLikeToMessage(message)),
+      return router.turn(key, dicts, 'langchain', async (state) => {
+        const toolNames = (request.tools ?? []).map((tool) => tool.name).filter((name) => typeof name === 'string');
+        const system = options.system ?? request.systemPrompt ?? '';
+        const view = await state.engine.prepare({
+          system,
+          format: 'langchain',
+          ...(options.budget ? { budget: options.budget } : {}),
+          policy: { ...options.policy, nudges: { agent_tools: toolNames, ...options.policy?.nudges } },
+          ...(options.todos ? { todos: options.todos } : {}),
+          ...(summarize ? { summarize } : {}),
+          ...(options.summarize_timeout_ms !== undefined ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
+          ...(request.runtime?.signal ? { signal: request.runtime.signal } : {}),
+        });
+        last = view;
+        lastEngine = state.engine;
+        emit({ type: 'view', conversationId: key ?? null, view });
+        if (view.summary?.fallback_reason) emit({ type: 'fallback', conversationId: key ?? null, reason: view.summary.fallback_reason });
+        const [first, ...rest] = view.messages;
+        const conversation = first?.type === 'system' ? rest : view.messages;
+        const answer = await handler({
+          ...request,
+          systemPrompt: first?.type === 'system' ? first.content : system,
+          messages: conversation.map((message) => coerceMessageLikeToMessage(message)),
+        });
+        for (const call of answer?.tool_calls ?? []) {
+          if (typeof call.id === 'string') calls.set(call.id, state.engine);
+        }
+        while (calls.size > 10_000) calls.delete(calls.keys().next().value);
+        // LangChain's input_tokens already include cached ones (input_token_details is a part).
+        const input = answer?.usage_metadata?.input_tokens;
+        if (Number.isInteger(input) && input > 0) {
+          const verdict = state.engine.recordUsage(view.stats, input);
+          if (verdict && verdict.accepted === false) emit({ type: 'usage_refused', conversationId: key ?? null, reason: verdict.reason });
+        }
+        return answer;
       });
-    },
-    afterModel: (state) => {
-      const answer = state.messages?.at(-1);
-      const input = answer?.usage_metadata?.input_tokens;
-      if (last && Number.isInteger(input) && input > 0) engine.recordUsage(last.stats, input);
-      return undefined;
     },
   });
-  middleware.engine = engine;
-  middleware.lastView = () => last;
+  Object.defineProperty(middleware, 'engine', { get: () => lastEngine, enumerable: true });
+  Object.defineProperty(middleware, 'lastView', { get: () => last, enumerable: true });
+  middleware.conversations = router.store;
+  middleware.routeToolCall = (id) => calls.get(id);
+  middleware.historyToolDefinitions = () => {
+    if (options.engine) return options.engine.historyTools();
+    const engine = makeEngine();
+    try {
+      return engine.historyTools();
+    } finally {
+      engine.free();
+    }
+  };
   return middleware;
 }
 
 /**
  * The history tools (`search_history`, `read_history`, `read_offload`) as LangChain tools,
- * answered by `engine.executeTool` (read_offload through the engine's offload writer). `tool`
- * is LangChain's `tool` function (from `langchain` or `@langchain/core/tools`).
+ * answered by `engine.executeTool` (read_offload through the engine's offload writer). Given
+ * the middleware instead of an Engine, each call is answered by the Engine of the thread whose
+ * model call made it. `tool` is LangChain's `tool` function (from `langchain` or
+ * `@langchain/core/tools`).
  */
-export function historyTools(engine, tool) {
-  return engine.historyTools().map((definition) =>
+export function historyTools(source, tool) {
+  const fixed = source instanceof Engine;
+  const definitions = fixed ? source.historyTools() : source.historyToolDefinitions();
+  return definitions.map((definition) =>
     tool(
-      async (input, config) => engine.executeTool({ id: config?.toolCall?.id ?? definition.name, name: definition.name, arguments: input }).content,
+      async (input, config) => {
+        const id = config?.toolCall?.id;
+        const engine = fixed ? source : source.routeToolCall(id);
+        if (!engine) throw new Error(`ctxkit/langchain: ${definition.name}: tool call ${JSON.stringify(id)} was not made through this middleware, so its thread is unknown`);
+        return engine.executeTool({ id: id ?? definition.name, name: definition.name, arguments: input }).content;
+      },
       { name: definition.name, description: definition.description, schema: definition.parameters },
     ));
 }

@@ -1,14 +1,17 @@
 // The Node entry's offload writer: files under the working directory with native's safety
 // rules. Paths are relative and '/'-separated, with no '.', '..' or empty parts; every folder
 // on the way is created 0700 and checked with lstat (a symbolic link or a non-folder is
-// refused, `.ctxkit` included); files are opened with O_NOFOLLOW and written 0600. Node has no
+// refused, `.ctxkit` included); files are created exclusively (O_EXCL: a file or link planted at
+// the next, predictable, name is never written through), opened with O_NOFOLLOW and written
+// 0600, and a file with more than one hard link is refused on read (it may be a link to a file
+// outside the folder). Node has no
 // openat, so a folder swapped for a link between the check and the open is not caught (native
 // ctxkit holds each folder open and is safe against that too).
 'use strict';
 const fs = require('node:fs');
 const nodePath = require('node:path');
 
-const { O_WRONLY, O_RDONLY, O_CREAT, O_TRUNC, O_NOFOLLOW } = fs.constants;
+const { O_WRONLY, O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
 
 function parts(path) {
   if (typeof path !== 'string' || path === '') throw new Error(`offload path: expected a relative path, got ${JSON.stringify(path)}`);
@@ -58,7 +61,16 @@ function fileOffloadWriter(options = {}) {
     root,
     write(path, content) {
       const file = walk(root, path, true);
-      const fd = fs.openSync(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600);
+      let fd;
+      try {
+        fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+      } catch (error) {
+        if (error.code === 'EEXIST') {
+          const kind = fs.lstatSync(file).isSymbolicLink() ? 'is a symbolic link' : 'already exists';
+          throw new Error(`offload path: ${path} ${kind}; refused (offload files are never overwritten)`);
+        }
+        throw error;
+      }
       try {
         fs.fchmodSync(fd, 0o600);
         fs.writeFileSync(fd, content, 'utf8');
@@ -70,6 +82,9 @@ function fileOffloadWriter(options = {}) {
       const file = walk(root, path, false);
       const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW);
       try {
+        const stat = fs.fstatSync(fd);
+        if (!stat.isFile()) throw new Error(`offload path: ${path} is not a file; refused`);
+        if (stat.nlink > 1) throw new Error(`offload path: ${path} has ${stat.nlink} hard links; refused (it may be a link to a file outside the folder)`);
         return fs.readFileSync(fd, 'utf8');
       } finally {
         fs.closeSync(fd);

@@ -79,7 +79,7 @@ test('AI SDK middleware: a 36-step tool loop compacts, offloads, records usage a
   const model = wrapLanguageModel({ model: agentModel(prompts), middleware });
   const result = await generateText({
     model,
-    tools: { ...tools, ...historyTools(middleware.engine) },
+    tools: { ...tools, ...historyTools(middleware) },
     stopWhen: stepCountIs(STEPS + 2),
     system: 'You write reports from data pages.',
     prompt: 'Write the report: fetch every page first.',

@@ -62,6 +62,8 @@ test('the package computes the same view in headless Chromium', { skip, timeout:
     const settings = { system: SYSTEM, budget: budget(200_000), policy: { nudges: QUIET }, todos: TODOS };
     const result = await page.evaluate(async (settings) => {
       const ck = await import('/pkg/ctxkit.js');
+      let early = null;
+      try { new ck.Engine(); } catch (thrown) { early = thrown.message; }
       await ck.default();
       const log = await (await fetch('/fixtures/pipeline/claude_code_slice.json')).json();
       const engine = new ck.Engine({ family: 'claude' });
@@ -79,6 +81,7 @@ test('the package computes the same view in headless Chromium', { skip, timeout:
         violations: ck.validate(anthropic, 'anthropic'),
         anthropicTier: anthropic.stats.tier,
         error,
+        early,
         length: engine.length,
       };
     }, settings);
@@ -91,6 +94,7 @@ test('the package computes the same view in headless Chromium', { skip, timeout:
     assert.equal(result.anthropicTier, 'summarized');
     assert.equal(result.error, 'true: Engine.append: messages[0].role: missing');
     assert.equal(result.length, 48);
+    assert.match(result.early, /^ctxkit: new Engine\(\): the WebAssembly module is not loaded yet; call await init\(\) first/);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -64,9 +64,9 @@ test('LangChain middleware: a 36-call agent loop compacts, offloads, records usa
   const stats = [];
   const agent = createAgent({
     model: new ScriptedModel(seen),
-    tools: [fetchPage, ...historyTools(middleware.engine, tool)],
+    tools: [fetchPage, ...historyTools(middleware, tool)],
     systemPrompt: 'You write reports from data pages.',
-    middleware: [middleware, { name: 'stats', afterModel: () => { stats.push(middleware.lastView().stats); } }],
+    middleware: [middleware, { name: 'stats', afterModel: () => { stats.push(middleware.lastView.stats); } }],
   });
   const result = await agent.invoke(
     { messages: [{ role: 'user', content: 'Write the report: fetch every page first.' }] },

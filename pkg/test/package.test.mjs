@@ -62,6 +62,8 @@ test('npm pack ships exactly the intended files', () => {
     'README.md',
     'dist/ai-sdk.d.ts',
     'dist/ai-sdk.mjs',
+    'dist/conversations.d.ts',
+    'dist/conversations.mjs',
     'dist/ctxkit.d.ts',
     'dist/ctxkit.js',
     'dist/ctxkit_bg.wasm',

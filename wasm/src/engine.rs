@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::compaction::{SummaryMethod, ViewStats};
+use ctxkit_core::compaction::SummaryMethod;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{from_format, WireFormat};
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnResult, TurnStep};
@@ -33,7 +33,7 @@ use wasm_bindgen::{JsError, JsValue};
 
 use crate::background::BackgroundCell;
 use crate::convert::{
-    decode, fail, read, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
+    decode, fail, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
 use crate::offload_store::{tool_names, OffloadConfig};
 use crate::prepare::{prepare_turn, read_prepare_options};
@@ -64,6 +64,7 @@ export interface EngineState {
   checkpoints: Checkpoint[];
   nudge_state: NudgeState;
   usage_anchor: UsageAnchor | null;
+  refused_usage?: RefusedUsage | null;
 }
 
 /** A checkpoint stored during a turn from a summary. */
@@ -193,7 +194,7 @@ export interface PrepareOptions extends TurnInputs {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Engine {
-    session: Rc<RefCell<Session>>,
+    pub(crate) session: Rc<RefCell<Session>>,
     cache: Rc<RefCell<ViewCache>>,
     background: BackgroundCell,
     offload: RefCell<Option<OffloadConfig>>,
@@ -351,27 +352,6 @@ impl Engine {
                 .await
                 .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
         })
-    }
-
-    /// Records the real input tokens the API reported for the view whose stats are given:
-    /// later views are counted from that number plus estimates of what was appended since.
-    #[wasm_bindgen(js_name = recordUsage)]
-    pub fn record_usage(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ViewStats")] stats: JsValue,
-        #[wasm_bindgen(js_name = inputTokens, unchecked_param_type = "number")]
-        input_tokens: JsValue,
-    ) -> Result<(), JsError> {
-        (|| {
-            let stats: ViewStats = read(&stats, "stats")?;
-            let input_tokens: u64 = read(&input_tokens, "input_tokens")?;
-            self.session
-                .try_borrow_mut()
-                .map_err(|_| busy())?
-                .record_usage(&stats, input_tokens);
-            Ok(())
-        })()
-        .map_err(fail("Engine.recordUsage"))
     }
 
     /// How many messages the log holds.

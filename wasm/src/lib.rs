@@ -67,6 +67,7 @@ pub mod summarize;
 pub mod summary;
 pub mod system_prompt;
 pub mod tokens;
+pub mod usage;
 pub mod validate;
 pub mod view;
 pub mod wire;

@@ -41,8 +41,10 @@ export interface OffloadOptions {
   session: string;
   /** Writes and reads the files. */
   writer: OffloadWriter;
-  /** When and how to offload (defaults: over 10,000 bytes, paged with `read_file`). */
+  /** When and how to offload (defaults: over 10,000 bytes, paged with `read_file` when `agent_tools` has it, else with the Engine's own `read_offload`). */
   policy?: Partial<OffloadPolicy>;
+  /** The agent's tools: the references page with `read_file` only when it is one of them. */
+  agent_tools?: string[];
 }
 "#;
 
@@ -121,10 +123,29 @@ fn read_config(options: &JsValue) -> Result<OffloadConfig> {
     let write = method("write")?;
     let read = method("read")?;
     let mut json = read_json(options, "options")?;
+    let mut agent_tools: Option<Vec<String>> = None;
+    let mut names_paging_tool = false;
     if let Value::Object(fields) = &mut json {
         fields.remove("writer");
+        if let Some(tools) = fields.remove("agent_tools") {
+            agent_tools = Some(decode(tools, "options.agent_tools")?);
+        }
+        names_paging_tool = fields
+            .get("policy")
+            .and_then(|policy| policy.get("paging_tool"))
+            .is_some();
     }
-    let fields: Fields = decode(json, "options")?;
+    let mut fields: Fields = decode(json, "options")?;
+    // The reference must name a tool the agent has: its file tool when it has one, else the
+    // Engine's own read_offload (executeTool answers it through the writer).
+    if !names_paging_tool {
+        let has_read_file = agent_tools
+            .as_ref()
+            .is_some_and(|tools| tools.iter().any(|tool| tool == "read_file"));
+        if !has_read_file {
+            fields.policy.paging_tool = "read_offload".into();
+        }
+    }
     // Checks the session name and folder now, not at the first big output.
     plan_offload(0, &fields.session, &Message::user(""), None, &fields.policy)?;
     Ok(OffloadConfig {

@@ -261,6 +261,8 @@ export interface ViewStats {
   dropped_facts: DroppedFacts;
   /** Where the view's cache breakpoints are (rendered as markers with `cache: true`). */
   cache_breakpoints: CacheBreakpoint[];
+  /** The last reported usage the calibration refused since it last took one (`recordUsage`). */
+  refused_usage?: RefusedUsage | null;
 }
 
 /** Why a cache breakpoint is where it is. */
@@ -369,6 +371,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
         checkpoints: checkpoint.into_iter().collect(),
         nudge_state,
         usage_anchor,
+        refused_usage: None,
     };
     let inputs = options.inputs();
     let mut turn = TurnDriver::start(&inputs)?;

@@ -66,6 +66,21 @@ pub(crate) fn read_prepare_options(
     } else {
         signal
     };
+    if options.is_object() {
+        // JSON.stringify writes NaN and Infinity as null (the default): refuse them here.
+        let timeout = js_sys::Reflect::get(options, &JsValue::from_str("summarize_timeout_ms"))
+            .map_err(|error| {
+                CoreError::invalid("options.summarize_timeout_ms", js_error_message(&error))
+            })?;
+        if let Some(ms) = timeout.as_f64() {
+            if !ms.is_finite() {
+                return Err(CoreError::invalid(
+                    "options.summarize_timeout_ms",
+                    format!("is {ms}; expected a whole number of milliseconds"),
+                ));
+            }
+        }
+    }
     let mut json = read_json(options, "options")?;
     if let Value::Object(fields) = &mut json {
         // JSON.stringify drops a function (and writes a signal as {}); a null is the same as none.

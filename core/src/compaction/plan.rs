@@ -289,6 +289,7 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
             .map(|c| c.dropped_facts)
             .unwrap_or_default(),
         cache_breakpoints,
+        refused_usage: None,
     };
     Ok(Plan::Ready(Box::new(ReadyView {
         view: View {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::compaction::{DroppedFacts, SummaryMethod};
 use crate::cost::CacheBreakpoint;
 use crate::memory::NudgeKind;
-use crate::tokens::UsageAnchor;
+use crate::tokens::{RefusedUsage, UsageAnchor};
 use crate::wire::RepairReport;
 
 /// Which tier produced the view.
@@ -87,6 +87,11 @@ pub struct ViewStats {
     /// the same prefixes by itself.
     #[serde(default)]
     pub cache_breakpoints: Vec<CacheBreakpoint>,
+    /// The last reported usage the calibration refused, if one was refused since the last it
+    /// took ([`crate::tokens::check_usage`]): the view is counted without it. Absent when
+    /// none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_usage: Option<RefusedUsage>,
 }
 
 impl ViewStats {

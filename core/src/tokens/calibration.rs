@@ -53,3 +53,71 @@ pub fn calibrated_tokens(
         real.saturating_sub(anchor.estimated_tokens - estimated_tokens)
     })
 }
+
+/// A reported usage the calibration did not take: outside the plausible band of the estimate.
+///
+/// A provider's real count differs from ctxkit's estimate by the tokenizer, the tool
+/// definitions and the framing, never by orders of magnitude; a number far outside the band is
+/// a caller's mistake (the wrong field, cached tokens left out) or a lie, and believing it would
+/// let a view overflow the window (a low number) or compact every turn (a high one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RefusedUsage {
+    /// What was reported.
+    pub input_tokens: u64,
+    /// What ctxkit estimated for the same view.
+    pub estimated_tokens: u64,
+    /// The lowest count taken for that estimate.
+    pub lowest_plausible: u64,
+    /// The highest count taken for that estimate.
+    pub highest_plausible: u64,
+}
+
+impl std::fmt::Display for RefusedUsage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "reported usage of {} input tokens refused: the view was estimated at {} tokens, so only {} to {} is plausible (pass the provider's whole input: uncached + cache reads + cache writes)",
+            self.input_tokens, self.estimated_tokens, self.lowest_plausible, self.highest_plausible
+        )
+    }
+}
+
+/// Checks a reported usage against the view's estimate and usable budget before it becomes an
+/// anchor. Taken: from half the estimate, less a hundredth of the budget (small views, where
+/// the estimate's fixed overheads dominate), to four times the estimate plus the whole budget
+/// (tool definitions and images the estimate does not see). Zero is never taken: a request
+/// always has input.
+///
+/// ```
+/// use ctxkit_core::tokens::check_usage;
+///
+/// // The issue's case: a 25.8k-token view reported as 10 tokens on an 8k budget.
+/// assert!(check_usage(25_800, 8_000, 10).is_err());
+/// // A real count 20% over the estimate, and one with cached tokens left out by half.
+/// assert!(check_usage(25_800, 100_000, 31_000).is_ok());
+/// assert!(check_usage(25_800, 100_000, 9_000).is_err());
+/// ```
+pub fn check_usage(
+    estimated_tokens: u64,
+    budget_tokens: u64,
+    input_tokens: u64,
+) -> Result<(), RefusedUsage> {
+    let lowest_plausible = (estimated_tokens / 2)
+        .saturating_sub(budget_tokens / 100)
+        .max(1);
+    let highest_plausible = estimated_tokens
+        .saturating_mul(4)
+        .saturating_add(budget_tokens);
+    if (lowest_plausible..=highest_plausible).contains(&input_tokens) {
+        Ok(())
+    } else {
+        Err(RefusedUsage {
+            input_tokens,
+            estimated_tokens,
+            lowest_plausible,
+            highest_plausible,
+        })
+    }
+}

@@ -53,4 +53,6 @@ pub use schema::{estimate_tool_schemas, per_tool_overhead, tools_preamble};
 pub use text::{estimate_text, text_cost_units, COST_SCALE};
 
 mod calibration;
-pub use calibration::{calibrated_tokens, UsageAnchor};
+pub use calibration::{calibrated_tokens, check_usage, RefusedUsage, UsageAnchor};
+mod usage_shape;
+pub use usage_shape::{full_input_tokens, UsageShape};

@@ -192,10 +192,11 @@ impl<'x> TurnDriver<'x> {
             Plan::Ready(ready) => {
                 let ReadyView {
                     view,
-                    stats,
+                    mut stats,
                     next_nudge_state,
                     new_checkpoint,
                 } = *ready;
+                stats.refused_usage = session.refused_usage;
                 self.state = State::Ready(Box::new(Prepared {
                     stats,
                     next_nudge_state,

@@ -13,7 +13,7 @@ use crate::compaction::{Budget, Checkpoint, Policy, TodoItem, ViewStats};
 use crate::error::{CoreError, Result};
 use crate::memory::NudgeState;
 use crate::model::{Entry, Message};
-use crate::tokens::{ModelFamily, UsageAnchor};
+use crate::tokens::{check_usage, ModelFamily, RefusedUsage, UsageAnchor};
 use crate::turn::{BackgroundSlot, TurnChanges, TurnDriver, TurnStep};
 
 /// One session's state, serializable as a whole (to keep it in IndexedDB, a file, a row).
@@ -31,6 +31,10 @@ pub struct Session {
     pub nudge_state: NudgeState,
     /// The last real usage the API reported.
     pub usage_anchor: Option<UsageAnchor>,
+    /// The last reported usage the calibration refused (outside the plausible band of the
+    /// estimate), kept until one is taken; every view's stats report it. Absent when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused_usage: Option<RefusedUsage>,
 }
 
 /// A turn's inputs, besides the session itself.
@@ -95,6 +99,7 @@ impl Session {
             checkpoints,
             nudge_state,
             usage_anchor,
+            refused_usage,
         } = session;
         let mut checked = Session::new(family);
         checked.append_entries(entries)?;
@@ -110,6 +115,7 @@ impl Session {
         }
         checked.nudge_state = nudge_state;
         checked.usage_anchor = usage_anchor;
+        checked.refused_usage = refused_usage;
         Ok(checked)
     }
 
@@ -192,9 +198,26 @@ impl Session {
         Ok(())
     }
 
-    /// Records the real input tokens the API reported for the view described by `stats`.
-    pub fn record_usage(&mut self, stats: &ViewStats, input_tokens: u64) {
-        self.usage_anchor = Some(stats.usage_anchor(input_tokens));
+    /// Records the real input tokens the API reported for the view described by `stats`, when
+    /// they are plausible for it ([`check_usage`]): it becomes the calibration anchor. A count
+    /// outside the band is refused: the anchor stays as it was, the refusal is kept (and shown
+    /// in the next views' stats) and returned.
+    pub fn record_usage(
+        &mut self,
+        stats: &ViewStats,
+        input_tokens: u64,
+    ) -> std::result::Result<(), RefusedUsage> {
+        match check_usage(stats.total_tokens, stats.budget_tokens, input_tokens) {
+            Ok(()) => {
+                self.usage_anchor = Some(stats.usage_anchor(input_tokens));
+                self.refused_usage = None;
+                Ok(())
+            }
+            Err(refused) => {
+                self.refused_usage = Some(refused);
+                Err(refused)
+            }
+        }
     }
 
     /// Runs a whole turn without an LLM (every summary is extractive) and keeps what it

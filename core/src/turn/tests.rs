@@ -311,3 +311,47 @@ fn the_cache_has_expired_only_past_its_lifetime() {
     assert!(cache_expired(Some(9_699), 10_000, 300));
     assert!(!cache_expired(Some(i64::MIN), i64::MAX, i64::MAX));
 }
+
+#[test]
+fn an_implausible_usage_is_refused_said_in_the_stats_and_never_calibrates() {
+    // The case: a session estimated far over its window reported as 10 tokens.
+    let policy = Policy {
+        strategy: crate::compaction::Strategy::Off,
+        ..small_policy()
+    };
+    let inputs = TurnInputs::new("sys", small_budget(), &policy);
+    let mut session = long_session();
+    let (_, first) = run_turn(&mut session, &inputs, None).unwrap();
+    assert!(
+        !first.stats.fits,
+        "the view is over the budget: {:?}",
+        first.stats
+    );
+    let refused = session.record_usage(&first.stats, 10).unwrap_err();
+    assert_eq!(refused.input_tokens, 10);
+    assert_eq!(session.usage_anchor, None);
+    let (_, next) = run_turn(&mut session, &inputs, None).unwrap();
+    assert_eq!(next.stats.calibrated_tokens, None);
+    assert!(
+        !next.stats.fits,
+        "a refused usage does not make the view fit"
+    );
+    assert_eq!(next.stats.refused_usage, Some(refused));
+    // A plausible count is taken and clears the refusal.
+    let real = next.stats.total_tokens + next.stats.total_tokens / 10;
+    session.record_usage(&next.stats, real).unwrap();
+    let (_, calibrated) = run_turn(&mut session, &inputs, None).unwrap();
+    let anchor = session.usage_anchor.unwrap();
+    assert_eq!(anchor.input_tokens, real);
+    assert_eq!(
+        calibrated.stats.calibrated_tokens,
+        crate::tokens::calibrated_tokens(
+            &anchor,
+            calibrated.stats.checkpoint_through,
+            calibrated.stats.last_seq,
+            calibrated.stats.total_tokens
+        )
+    );
+    assert!(calibrated.stats.calibrated_tokens.is_some());
+    assert_eq!(calibrated.stats.refused_usage, None);
+}

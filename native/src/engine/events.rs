@@ -35,6 +35,18 @@ pub enum Event {
         /// What ctxkit had estimated for the same view.
         estimated_tokens: u64,
     },
+    /// After the model call: a reported usage the calibration refused (outside the plausible
+    /// band of the estimate: [`ctxkit_core::tokens::check_usage`]); nothing was stored.
+    UsageRefused {
+        /// The session.
+        session: String,
+        /// What was reported.
+        input_tokens: u64,
+        /// What ctxkit had estimated for the same view.
+        estimated_tokens: u64,
+        /// Why, in words.
+        reason: String,
+    },
     /// The plan asked for a summary.
     SummaryRequested {
         /// The session.

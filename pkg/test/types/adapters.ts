@@ -8,7 +8,7 @@ export async function aiSdk(model: Exclude<LanguageModel, string>): Promise<stri
   const middleware = ctxkitMiddleware({ budget: { context_window: 32_000 }, summarizeModel: model });
   const wrapped = wrapLanguageModel({ model: model as Parameters<typeof wrapLanguageModel>[0]['model'], middleware });
   const prepareStep = ctxkitPrepareStep({ budget: { context_window: 32_000 } });
-  const { text } = await generateText({ model: wrapped, prompt: 'hi', tools: historyTools(middleware.engine), prepareStep });
+  const { text } = await generateText({ model: wrapped, prompt: 'hi', tools: historyTools(middleware), prepareStep });
   return text + String(middleware.lastView?.stats.total_tokens);
 }
 

@@ -25,7 +25,7 @@ use ctxkit_core::offload::{OffloadPlan, OffloadPolicy};
 use ctxkit_core::prompt::{OffloadGuidance, PromptParts, Skill};
 use ctxkit_core::recall::ToolDefinition;
 use ctxkit_core::text::TranscriptLimits;
-use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use ctxkit_core::tokens::{ModelFamily, RefusedUsage, UsageAnchor, UsageShape};
 use ctxkit_core::wire::{RepairReport, Violation, WireFormat};
 use ctxkit_core::{Entry, Message, Session};
 
@@ -124,6 +124,9 @@ pub(crate) fn rows() -> Vec<Row> {
         both::<Entry>("Entry", "EngineState.entries"),
         output::<Session>("EngineState", "toJSON(); fromJSON() reads it back (where every field defaults)"),
         output::<crate::engine::SummaryOutput>("SummaryOutcome", "TurnResult.summary"),
+        output::<RefusedUsage>("RefusedUsage", "ViewStats.refused_usage and EngineState.refused_usage (read back by fromJSON)"),
+        output::<crate::usage::UsageVerdict>("UsageVerdict", "what recordUsage returns"),
+        input::<UsageShape>("UsageShape", "recordUsage's shape argument"),
         exempt("TurnResult", "a RenderedView with `stats` (ViewStats) and `summary` (SummaryOutcome, or null) set on it by engine.rs finish, and `extraction` (ExtractionResult, or null) by prepare.rs; each is checked here"),
         exempt("Summarizer", "a JS function type"),
         exempt("Extractor", "a JS function type"),
@@ -136,7 +139,7 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<crate::prepare::ExtractionResult>("ExtractionResult", "TurnResult.extraction, from prepare"),
         // offload_store.rs and pkg/src/extras.mjs: the Engine's offload writer.
         exempt("OffloadWriter", "a JS object of two functions (write, read), called by offload_store.rs"),
-        exempt("OffloadOptions", "a JS object holding the writer; its data fields (session, and policy as a Partial<OffloadPolicy>) are read by offload_store.rs's Fields, which refuses unknown keys; pkg/test/offload.test.mjs checks a bad one"),
+        exempt("OffloadOptions", "a JS object holding the writer; its data fields (session, agent_tools, and policy as a Partial<OffloadPolicy>) are read by offload_store.rs's Fields, which refuses unknown keys; pkg/test/offload.test.mjs checks a bad one"),
         exempt("MemoryOffloadStore", "a JS object made by pkg/src/extras.mjs (an OffloadWriter with its Map)"),
         input::<JsTurnInputs>("PrepareOptions", "Engine.prepare's options: the turn options and the summarizer")
             .shell_field(None, "summarize", true, "the summarizer, taken from the object before the rest is read as JSON (prepare.rs read_prepare_options)")

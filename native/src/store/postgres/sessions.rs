@@ -131,6 +131,7 @@ impl SessionStore for PostgresStore {
                 checkpoints: checkpoint.into_iter().collect(),
                 nudge_state,
                 usage_anchor: latest_anchor(tx, name, id)?,
+                refused_usage: None,
             })
         })
     }
@@ -156,6 +157,7 @@ impl SessionStore for PostgresStore {
                 checkpoints,
                 nudge_state,
                 usage_anchor: latest_anchor(tx, name, id)?,
+                refused_usage: None,
             })
         })
     }

@@ -156,6 +156,7 @@ impl SessionStore for SqliteStore {
                 checkpoints: checkpoint.into_iter().collect(),
                 nudge_state,
                 usage_anchor: latest_anchor(&self.connection, name, id)?,
+                refused_usage: None,
             })
         })();
         self.checked(result)
@@ -187,6 +188,7 @@ impl SessionStore for SqliteStore {
                 checkpoints,
                 nudge_state,
                 usage_anchor: latest_anchor(&self.connection, name, id)?,
+                refused_usage: None,
             })
         })();
         self.checked(result)
