@@ -39,4 +39,5 @@ step "tests (unit, integration, properties, snapshots, doctests; local_llm again
 cargo test --workspace --locked
 
 ./scripts/test-pkg.sh
+./scripts/test-python.sh
 printf '\nall tests passed\n'

@@ -1,0 +1,203 @@
+"""The adapters with the real frameworks, in tool loops of 30+ steps driven by each framework's
+own test models (no network): the model sees ctxkit's view (compacted, offloaded, tool calls
+paired), and the framework's message objects go in and come out."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+from typing import Any, Dict, List
+
+import ctxkit
+
+STEPS = 36
+OUTPUT = ("0123456789abcdef" * 8 + "\n") * 40  # 5 KB a call
+
+
+def assert_paired_openai(messages: List[Dict[str, Any]]) -> None:
+    assert ctxkit.validate(messages, format="openai") == []
+
+
+# --- pydantic-ai -------------------------------------------------------------------------------
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.capabilities import ProcessHistory  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart  # noqa: E402
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+
+from ctxkit.pydantic_ai import CtxkitHistory, to_ctxkit  # noqa: E402
+
+
+def test_pydantic_ai_history_processor(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    history = CtxkitHistory(engine, "pyd")
+    seen: List[List[ModelMessage]] = []
+
+    def model(messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        assert all(isinstance(m, (ModelRequest, ModelResponse)) for m in messages)
+        calls = sum(1 for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolCallPart))
+        step = len(seen)
+        if step <= STEPS:
+            return ModelResponse(parts=[ToolCallPart("read_file", {"path": f"src/f{step}.py"}, tool_call_id=f"c{step}")])
+        return ModelResponse(parts=[TextPart(f"done after {calls} visible calls")])
+
+    agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(history)])
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return f"# {path}\n" + OUTPUT
+
+    result = agent.run_sync("Read every file under src/", )
+    assert result.output.startswith("done after")
+    assert len(seen) == STEPS + 1
+    last = seen[-1]
+    # The model saw ctxkit's system prompt, a compacted view, every call answered.
+    assert "ctxkit" in json.dumps(to_ctxkit(last)[0]) or to_ctxkit(last)[0]["role"] == "system"
+    assert_paired_openai(ctxkit.render(to_ctxkit(last), to="openai"))
+    info = engine.session_info("pyd")
+    assert info["messages"] >= 2 * STEPS + 1
+    assert info["checkpoints"] >= 1
+    assert len(to_ctxkit(last)) < 2 * STEPS
+    # A second run continues the same session with the view as history.
+    again = agent.run_sync("and once more", message_history=result.all_messages())
+    assert again.output.startswith("done after")
+    assert engine.session_info("pyd")["messages"] > info["messages"]
+
+
+# --- LangChain v1 and LangGraph ----------------------------------------------------------------
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+
+from ctxkit.langchain import CtxkitMiddleware, pre_model_hook  # noqa: E402
+
+
+class ToolLoopModel(GenericFakeChatModel):
+    """LangChain's fake chat model, recording what it is sent; tools bound as given."""
+
+    seen: List[List[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "ToolLoopModel":
+        return self
+
+    def _generate(self, messages: List[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted() -> List[AIMessage]:
+    calls = [AIMessage(content="", tool_calls=[{"name": "read_file", "args": {"path": f"src/f{i}.py"}, "id": f"c{i}"}]) for i in range(STEPS)]
+    return [*calls, AIMessage(content="all read")]
+
+
+@tool
+def read_file(path: str) -> str:
+    """Reads a file."""
+    return f"# {path}\n" + OUTPUT
+
+
+def check_langchain_view(messages: List[BaseMessage]) -> None:
+    assert all(isinstance(m, BaseMessage) for m in messages)
+    dicts = [m.model_dump() for m in messages]
+    assert_paired_openai(ctxkit.render(ctxkit.parse(dicts, format="langchain"), to="openai"))
+
+
+def test_langchain_agent_middleware(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    model = ToolLoopModel(messages=iter(scripted()))
+    model.seen = []
+    middleware = CtxkitMiddleware(engine, "lc")
+    agent = create_agent(model, [read_file], middleware=[middleware])
+    state = agent.invoke({"messages": [{"role": "user", "content": "Read every file under src/"}]}, {"recursion_limit": 200})
+    assert state["messages"][-1].content == "all read"
+    assert len(model.seen) == STEPS + 1
+    for sent in model.seen:
+        check_langchain_view(sent)
+    info = engine.session_info("lc")
+    assert info["messages"] == 1 + 2 * STEPS and info["checkpoints"] >= 1
+    assert len(model.seen[-1]) < 2 * STEPS
+    assert any(isinstance(m, ToolMessage) and "read_offload" in str(m.content) for sent in model.seen for m in sent) or info["offloads"] == 0
+
+
+def test_langgraph_pre_model_hook(workdir: pathlib.Path) -> None:
+    from langgraph.prebuilt import create_react_agent
+
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    model = ToolLoopModel(messages=iter(scripted()))
+    model.seen = []
+    agent = create_react_agent(model, [read_file], pre_model_hook=pre_model_hook(engine, "lg"))
+    state = agent.invoke({"messages": [{"role": "user", "content": "Read every file"}]}, {"recursion_limit": 200})
+    assert state["messages"][-1].content == "all read"
+    # The state keeps everything; the model saw the compacted view.
+    assert len(state["messages"]) == 2 + 2 * STEPS
+    assert len(model.seen[-1]) < 2 * STEPS
+    for sent in model.seen:
+        check_langchain_view(sent)
+    assert engine.session_info("lg")["messages"] == 1 + 2 * STEPS
+
+
+# --- OpenAI Agents SDK -------------------------------------------------------------------------
+
+from agents import Agent as OAgent, Runner, function_tool  # noqa: E402
+from agents.items import ModelResponse as OModelResponse  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
+
+from ctxkit.agents import CtxkitSession  # noqa: E402
+
+
+class ScriptedModel(Model):
+    """An Agents SDK ``Model``: calls read_file STEPS times, then answers."""
+
+    def __init__(self) -> None:
+        self.seen: List[Any] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> OModelResponse:
+        self.seen.append(input)
+        step = len(self.seen)
+        if step <= STEPS:
+            output: List[Any] = [ResponseFunctionToolCall(type="function_call", call_id=f"c{step}", name="read_file", arguments=json.dumps({"path": f"src/f{step}.py"}), id=f"fc{step}", status="completed")]
+        else:
+            output = [ResponseOutputMessage(type="message", id="m1", role="assistant", status="completed", content=[ResponseOutputText(type="output_text", text="all read", annotations=[])])]
+        return OModelResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+@function_tool
+def oread_file(path: str) -> str:
+    """Reads a file."""
+    return f"# {path}\n" + OUTPUT
+
+
+def test_openai_agents_session(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    session = CtxkitSession("oa", engine)
+    model = ScriptedModel()
+    agent = OAgent(name="reader", instructions="Read files.", model=model, tools=[oread_file])
+
+    async def main() -> Any:
+        return await Runner.run(agent, "Read every file", session=session, max_turns=STEPS + 5)
+
+    result = asyncio.run(main())
+    assert result.final_output == "all read"
+    info = engine.session_info("oa")
+    assert info["messages"] >= 1 + 2 * STEPS
+    items = asyncio.run(session.get_items())
+    body = {"input": [i for i in items if i.get("role") != "system"]}
+    assert ctxkit.validate(body, format="responses") == []
+    assert len(items) < 2 * STEPS
+    assert engine.session_info("oa")["checkpoints"] >= 1
+    # pop_item and clear_session start a new generation; the old one stays stored.
+    last = asyncio.run(session.pop_item())
+    assert last is not None and "all read" in json.dumps(last)
+    assert session.ctxkit_session == "oa#2"
+    asyncio.run(session.clear_session())
+    assert asyncio.run(session.get_items()) == [] or all(i.get("role") == "system" for i in asyncio.run(session.get_items()))
+    assert CtxkitSession("oa", engine).ctxkit_session == "oa#3"
