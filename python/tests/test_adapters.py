@@ -142,7 +142,9 @@ def test_langgraph_pre_model_hook(workdir: pathlib.Path) -> None:
 
 # --- OpenAI Agents SDK -------------------------------------------------------------------------
 
-from agents import Agent as OAgent, Runner, function_tool  # noqa: E402
+from agents import Agent as OAgent, Runner, function_tool, set_tracing_disabled  # noqa: E402
+
+set_tracing_disabled(True)
 from agents.items import ModelResponse as OModelResponse  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
@@ -170,7 +172,7 @@ class ScriptedModel(Model):
         raise NotImplementedError
 
 
-@function_tool
+@function_tool(name_override="read_file")
 def oread_file(path: str) -> str:
     """Reads a file."""
     return f"# {path}\n" + OUTPUT
