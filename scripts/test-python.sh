@@ -28,9 +28,9 @@ step "python: the wheel (maturin build --release), installed into the throwaway 
 (cd python && "$venv/maturin" build --release --quiet --out "$scratch/wheels")
 "$venv/pip" install -q --disable-pip-version-check "$scratch"/wheels/ctxkit_core-*.whl
 
-step "python: the CLI the corpus tests compare with"
-cargo build --release --locked -p ctxkit
-export CTXKIT_CLI="$PWD/target/release/ctxkit"
+step "python: the CLI the corpus tests compare with (the debug build scripts/test.sh's cargo test made)"
+cargo build --locked -p ctxkit
+export CTXKIT_CLI="$PWD/target/debug/ctxkit"
 
 step "python: mypy --strict on the examples"
 (cd python && "$venv/mypy" --strict examples)
