@@ -28,8 +28,8 @@ step "python: the wheel (maturin build --release), installed into the throwaway 
 (cd python && "$venv/maturin" build --release --quiet --out "$scratch/wheels")
 "$venv/pip" install -q --disable-pip-version-check "$scratch"/wheels/ctxkit_core-*.whl
 
-step "python: the CLI the corpus tests compare with (the debug build scripts/test.sh's cargo test made)"
-cargo build --locked -p ctxkit
+step "python: the CLI the corpus tests compare with (the build scripts/test.sh's cargo test made)"
+cargo test --locked -p ctxkit --no-run
 export CTXKIT_CLI="$PWD/target/debug/ctxkit"
 
 step "python: mypy --strict on the examples"

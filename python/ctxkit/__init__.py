@@ -11,7 +11,7 @@ formats (``ctxkit``, ``openai``, ``anthropic``, ``responses``, ``gemini``, ``ai-
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import _ctxkit
 from ._ctxkit import (
@@ -33,6 +33,9 @@ from ._errors import (
     StoreError,
 )
 
+if TYPE_CHECKING:
+    from ._ctxkit import Format
+
 FORMATS = ("ctxkit", "openai", "anthropic", "responses", "gemini", "ai-sdk", "langchain")
 
 
@@ -43,7 +46,7 @@ class Engine(_ctxkit.Engine):
         self,
         session: str,
         *,
-        format: str = "openai",
+        format: Format = "openai",
         summarize: Optional[Callable[..., Any]] = None,
         timeout: Optional[float] = None,
         cached: bool = False,

@@ -86,7 +86,7 @@ def view_messages(engine: Engine, session: str, messages: Sequence[BaseMessage])
     return _Turns(engine, session, None, None, True).view(messages)
 
 
-class CtxkitMiddleware(_Base):  # type: ignore[misc,valid-type]
+class CtxkitMiddleware(_Base):
     """A LangChain v1 ``AgentMiddleware`` whose ``before_model`` puts ctxkit's view in the
     state (see the module doc). ``system_prompt=False`` leaves ctxkit's system prompt out, for
     an agent that sends its own."""
