@@ -52,4 +52,5 @@ echo "proptest seed of this run: PROPTEST_RNG_SEED=$PROPTEST_RNG_SEED (replay a 
 cargo test --workspace --locked
 
 ./scripts/test-pkg.sh
+./scripts/test-python.sh
 printf '\nall tests passed\n'

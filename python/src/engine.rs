@@ -1,0 +1,498 @@
+//! `ctxkit.Engine`: the native engine (many sessions over a SQLite file or a PostgreSQL
+//! database) with Python values in and out. Each method converts its arguments, calls one
+//! [`ctxkit::Engine`] method with the GIL released, and converts the result; nothing is decided
+//! here.
+//!
+//! Guarantees: the Rust engine sits behind a mutex taken only with the GIL released, so threads
+//! may share one `Engine` (their calls queue) and a `summarize` callable can run Python while a
+//! turn waits for it; a call that fails raises and leaves the store as it was; `close()` makes
+//! every later call raise `StoreError`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ctxkit::store::{MemoryFilter, MemoryQuery, NewMemory};
+use ctxkit::{Engine as NativeEngine, EngineConfig, TurnResult};
+use ctxkit_core::compaction::{fill_window_defaults, Budget, Policy};
+use ctxkit_core::{CoreError, ToolCall};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use serde_json::{json, Value};
+
+use crate::convert::{decode, read_or_default, serialize_to_py, to_json, to_py, type_name};
+use crate::errors::{core, core_in, native, raise, Kind};
+use crate::functions::{read_messages, wire_format};
+use crate::summarize::{PythonLlm, Slot, Summarizer};
+
+/// The default summarize timeout, in seconds.
+const DEFAULT_TIMEOUT: f64 = 60.0;
+
+/// See the module doc.
+#[pyclass(frozen, subclass, module = "ctxkit._ctxkit")]
+pub struct Engine {
+    engine: Mutex<Option<NativeEngine>>,
+    slot: Slot,
+    default_summarize: Option<Py<PyAny>>,
+    default_timeout: f64,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+/// The path or URL of the database: a `postgres://` URL as given, a path as given, `None` the
+/// default `<workdir>/.ctxkit/ctxkit.db`.
+fn database(db: Option<&Bound<'_, PyAny>>, workdir: &Path) -> PyResult<PathBuf> {
+    match db {
+        None => Ok(workdir.join(".ctxkit").join("ctxkit.db")),
+        Some(db) if db.is_none() => Ok(workdir.join(".ctxkit").join("ctxkit.db")),
+        Some(db) => db.extract::<PathBuf>().map_err(|_| {
+            core(CoreError::invalid(
+                "db",
+                format!(
+                    "expected a path or a postgres:// URL (str), found {}",
+                    type_name(db)
+                ),
+            ))
+        }),
+    }
+}
+
+fn config(
+    window: Option<u64>,
+    budget: Option<&Bound<'_, PyAny>>,
+    policy: Option<&Bound<'_, PyAny>>,
+    offload: bool,
+    prompt: Option<&Bound<'_, PyAny>>,
+    extract_memories: bool,
+) -> Result<EngineConfig, CoreError> {
+    let budget = match (budget.filter(|b| !b.is_none()), window) {
+        (Some(budget), _) => {
+            let mut json = to_json(budget, "budget")?;
+            if let (Some(window), Value::Object(fields)) = (window, &mut json) {
+                fields.entry("context_window").or_insert(json!(window));
+            }
+            fill_window_defaults(&mut json);
+            decode::<Budget>(json, "budget")?
+        }
+        (None, Some(window)) => Budget::for_window(window),
+        (None, None) => Budget::default(),
+    };
+    budget.validate()?;
+    let mut config = EngineConfig {
+        budget,
+        ..EngineConfig::default()
+    };
+    config.policy = read_or_default::<Policy>(policy, "policy")?;
+    if !offload {
+        config.offload = None;
+    }
+    if let Some(prompt) = prompt.filter(|p| !p.is_none()) {
+        let Value::Object(fields) = to_json(prompt, "prompt")? else {
+            return Err(CoreError::invalid("prompt", "expected a dict"));
+        };
+        for (key, value) in fields {
+            let at = format!("prompt.{key}");
+            let target = &mut config.prompt;
+            match key.as_str() {
+                "base" => target.base = decode(value, &at)?,
+                "todo_guidance" => target.todo_guidance = decode(value, &at)?,
+                "read_agents_md" => target.read_agents_md = decode(value, &at)?,
+                "agents_md_max_bytes" => target.agents_md_max_bytes = decode(value, &at)?,
+                "working_directory" => target.working_directory = decode(value, &at)?,
+                "history_guidance" => target.history_guidance = decode(value, &at)?,
+                "memory_in_prompt" => config.memory.in_prompt = decode(value, &at)?,
+                _ => return Err(CoreError::invalid(at, "unknown field (expected base, todo_guidance, read_agents_md, agents_md_max_bytes, working_directory, history_guidance or memory_in_prompt)")),
+            }
+        }
+    }
+    config.memory.extract_before_compaction = extract_memories;
+    config.memory.write_memory_file = false;
+    Ok(config)
+}
+
+fn closed() -> PyErr {
+    raise(Kind::Store, "this Engine was closed".to_owned())
+}
+
+fn timeout_of(timeout: Option<f64>, default: f64) -> PyResult<f64> {
+    let timeout = timeout.unwrap_or(default);
+    if timeout.is_finite() && timeout > 0.0 {
+        Ok(timeout)
+    } else {
+        Err(core(CoreError::invalid(
+            "timeout",
+            format!("expected a positive number of seconds, found {timeout}"),
+        )))
+    }
+}
+
+impl Engine {
+    /// Runs `f` on the Rust engine with the GIL released.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut NativeEngine) -> ctxkit::Result<T> + Send,
+    ) -> PyResult<T> {
+        let outcome = py.detach(|| {
+            let mut guard = self.engine.lock().map_err(|_| None)?;
+            let engine = guard.as_mut().ok_or(None)?;
+            f(engine).map_err(Some)
+        });
+        outcome.map_err(|error| error.map_or_else(closed, native))
+    }
+
+    fn turn<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        format: &str,
+        cached: bool,
+        turn: TurnResult,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let wire = wire_format(format, "format").map_err(core_in("prepare"))?;
+        let _ = session;
+        let rendered = py
+            .detach(|| {
+                if cached {
+                    turn.render_cached(wire)
+                } else {
+                    turn.render(wire)
+                }
+            })
+            .map_err(native)?;
+        let value = json!({
+            "session": turn.session,
+            "format": wire.as_str(),
+            "messages": rendered,
+            "system_prompt": turn.system_prompt(),
+            "stats": turn.stats,
+            "compacted": turn.compacted,
+            "events": turn.events,
+        });
+        to_py(py, &value)
+    }
+}
+
+#[pymethods]
+impl Engine {
+    /// Opens the store: `db` a SQLite path (default `<workdir>/.ctxkit/ctxkit.db`) or a
+    /// `postgres://` URL.
+    #[new]
+    #[pyo3(signature = (db = None, workdir = None, *, window = None, budget = None, policy = None, offload = true, prompt = None, summarize = None, timeout = DEFAULT_TIMEOUT, extract_memories = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        db: Option<&Bound<'_, PyAny>>,
+        workdir: Option<PathBuf>,
+        window: Option<u64>,
+        budget: Option<&Bound<'_, PyAny>>,
+        policy: Option<&Bound<'_, PyAny>>,
+        offload: bool,
+        prompt: Option<&Bound<'_, PyAny>>,
+        summarize: Option<Py<PyAny>>,
+        timeout: f64,
+        extract_memories: bool,
+    ) -> PyResult<Self> {
+        let workdir = workdir.unwrap_or_else(|| PathBuf::from("."));
+        let db = database(db, &workdir)?;
+        let config = config(window, budget, policy, offload, prompt, extract_memories)
+            .map_err(core_in("Engine"))?;
+        let timeout = timeout_of(Some(timeout), DEFAULT_TIMEOUT)?;
+        if let Some(callable) = &summarize {
+            if !callable.bind(py).is_callable() {
+                return Err(core(CoreError::invalid("summarize", "expected a callable")));
+            }
+        }
+        let slot: Slot = Arc::new(Mutex::new(None));
+        let llm = Box::new(PythonLlm { slot: slot.clone() });
+        let engine = py
+            .detach(|| NativeEngine::open(&db, &workdir, config).map(|engine| engine.with_llm(llm)))
+            .map_err(native)?;
+        Ok(Engine {
+            engine: Mutex::new(Some(engine)),
+            slot,
+            default_summarize: summarize,
+            default_timeout: timeout,
+        })
+    }
+
+    /// Closes the store; every later call raises `StoreError`.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            if let Ok(mut guard) = self.engine.lock() {
+                guard.take();
+            }
+        });
+    }
+
+    /// Creates an empty session.
+    fn create_session<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let info = self.with(py, |e| e.create_session(name))?;
+        serialize_to_py(py, &info)
+    }
+
+    /// Every session, most recently updated first.
+    fn sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let list = self.with(py, |e| e.list_sessions())?;
+        serialize_to_py(py, &list)
+    }
+
+    /// One session's numbers (messages, checkpoints, tokens...).
+    fn session_info<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let info = self.with(py, |e| e.session_info(name))?;
+        serialize_to_py(py, &info)
+    }
+
+    /// Creates a session holding `messages` (in `format`), stored in one transaction.
+    #[pyo3(signature = (name, messages, format = "ctxkit"))]
+    fn import_session<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        messages: &Bound<'py, PyAny>,
+        format: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let messages = read_messages(messages, format).map_err(core_in("import_session"))?;
+        let info = self.with(py, |e| e.import_session(name, messages))?;
+        serialize_to_py(py, &info)
+    }
+
+    /// Appends `messages` (in `format`) to the session's log in one transaction (each big tool
+    /// output offloaded to a file), creating the session if missing. Returns one
+    /// `{"seq", "tokens", "offload"}` per message.
+    #[pyo3(signature = (session, messages, format = "ctxkit"))]
+    fn append<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        messages: &Bound<'py, PyAny>,
+        format: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let messages = read_messages(messages, format).map_err(core_in("append"))?;
+        let outcome = self.with(py, |e| e.record_batch(session, messages, true))?;
+        let recorded: Vec<Value> = outcome
+            .recorded
+            .iter()
+            .map(|m| json!({"seq": m.seq, "tokens": m.tokens, "offload": m.offload}))
+            .collect();
+        to_py(py, &Value::Array(recorded))
+    }
+
+    /// Prepares the next turn and stores what it decided (a checkpoint, the nudge state).
+    /// Returns `{"messages" (the view in `format`), "system_prompt", "stats", "compacted",
+    /// "events"}`. A compaction asks `summarize(request) -> str` (sync or async; this call's,
+    /// else the Engine's), bounded by `timeout` seconds; without one, or when it raises, hangs
+    /// or returns junk, the extractive summary is used and a warning event says why.
+    #[pyo3(signature = (session, *, format = "openai", summarize = None, timeout = None, cached = false, event_loop = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn prepare<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        format: &str,
+        summarize: Option<Py<PyAny>>,
+        timeout: Option<f64>,
+        cached: bool,
+        event_loop: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        wire_format(format, "format").map_err(core_in("prepare"))?;
+        let timeout = timeout_of(timeout, self.default_timeout)?;
+        let callable = match summarize.filter(|s| !s.is_none(py)) {
+            Some(callable) if !callable.bind(py).is_callable() => {
+                return Err(core(CoreError::invalid("summarize", "expected a callable")))
+            }
+            Some(callable) => Some(callable),
+            None => self.default_summarize.as_ref().map(|c| c.clone_ref(py)),
+        };
+        let has_summarizer = callable.is_some();
+        if let Ok(mut slot) = self.slot.lock() {
+            *slot = callable.map(|callable| Summarizer {
+                callable,
+                timeout,
+                event_loop,
+            });
+        }
+        let result = self.with(py, |e| {
+            if has_summarizer {
+                e.prepare_turn(session)
+            } else {
+                prepare_offline(e, session)
+            }
+        });
+        if let Ok(mut slot) = self.slot.lock() {
+            slot.take();
+        }
+        self.turn(py, session, format, cached, result?)
+    }
+
+    /// The view the next turn would send, in `format`, storing nothing and calling nothing.
+    #[pyo3(signature = (session, *, format = "openai"))]
+    fn view<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        format: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let turn = self.with(py, |e| e.preview_turn(session))?;
+        let turn = self.turn(py, session, format, false, turn)?;
+        turn.get_item("messages")
+    }
+
+    /// Records the real input tokens the API reported for a prepared turn (`turn` is what
+    /// `prepare` returned, or its `stats`): the calibration anchor of the next turns.
+    fn record_usage<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        turn: &Bound<'py, PyAny>,
+        input_tokens: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let stats = match turn.cast::<PyDict>() {
+            Ok(dict) => dict.get_item("stats")?.unwrap_or_else(|| turn.clone()),
+            Err(_) => turn.clone(),
+        };
+        let stats = decode(to_json(&stats, "stats").map_err(core)?, "stats")
+            .map_err(core_in("record_usage"))?;
+        let event = self.with(py, |e| e.record_usage(session, &stats, input_tokens))?;
+        serialize_to_py(py, &event)
+    }
+
+    /// The history tools' definitions (`search_history`, `read_history`, `read_offload`):
+    /// `{"name", "description", "parameters"}` each.
+    fn history_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let tools = self.with(py, |e| Ok(e.history_tools()))?;
+        serialize_to_py(py, &tools)
+    }
+
+    /// Answers a history tool call (`{"id", "name", "arguments"}`, arguments a JSON str or a
+    /// dict) from the session's complete log: the tool message (ctxkit form).
+    fn execute_tool<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        call: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut json = to_json(call, "call").map_err(core_in("execute_tool"))?;
+        if let Some(arguments) = json.get_mut("arguments") {
+            if arguments.is_object() {
+                *arguments = Value::String(arguments.to_string());
+            }
+        }
+        let call: ToolCall = decode(json, "call").map_err(core_in("execute_tool"))?;
+        let message = self.with(py, |e| e.execute_tool(session, &call))?;
+        serialize_to_py(py, &message)
+    }
+
+    /// `limit` lines from line `offset` of the output offloaded from message `seq`:
+    /// `{"text", "offset", "lines", "more"}`.
+    #[pyo3(signature = (session, seq, offset = 0, limit = 200))]
+    fn read_offload<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        seq: u64,
+        offset: u64,
+        limit: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let page = self.with(py, |e| e.read_offload(session, seq, offset, limit))?;
+        to_py(
+            py,
+            &json!({"text": page.text, "offset": page.offset, "lines": page.lines, "more": page.more}),
+        )
+    }
+
+    /// The offloaded outputs of a session: `{"seq", "relative_path", "bytes", "lines"}` each.
+    fn offloads<'py>(&self, py: Python<'py>, session: &str) -> PyResult<Bound<'py, PyAny>> {
+        let records = self.with(py, |e| e.store().offloads(session))?;
+        serialize_to_py(py, &records)
+    }
+
+    /// The whole session: `{"family", "entries": [{"seq", "message", "tokens"}], "checkpoints", ...}`.
+    fn export<'py>(&self, py: Python<'py>, session: &str) -> PyResult<Bound<'py, PyAny>> {
+        let whole = self.with(py, |e| e.export_session(session))?;
+        serialize_to_py(py, &whole)
+    }
+
+    /// Adds a long-term memory (`{"title", "content", "category", "importance", "tags",
+    /// "scope", "source", "expires_at"}`); returns it (an existing one when a live memory says
+    /// the same).
+    fn add_memory<'py>(
+        &self,
+        py: Python<'py>,
+        memory: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let memory: NewMemory = decode(to_json(memory, "memory").map_err(core)?, "memory")
+            .map_err(core_in("add_memory"))?;
+        let added = self.with(py, |e| e.add_memory(&memory))?;
+        serialize_to_py(py, added.record())
+    }
+
+    /// The live memories, most important first.
+    #[pyo3(signature = (*, include_disabled = false, include_expired = false, limit = 1000))]
+    fn memories<'py>(
+        &self,
+        py: Python<'py>,
+        include_disabled: bool,
+        include_expired: bool,
+        limit: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = MemoryFilter {
+            include_disabled,
+            include_expired,
+            limit,
+        };
+        let list = self.with(py, |e| e.list_memories(&filter))?;
+        serialize_to_py(py, &list)
+    }
+
+    /// Memories matching `text` (full-text search), best first.
+    #[pyo3(signature = (text, limit = 20))]
+    fn search_memories<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        limit: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = text.to_cow().map_err(|_| {
+            core(CoreError::invalid(
+                "text",
+                "a str that is not valid Unicode text (a lone surrogate?)",
+            ))
+        })?;
+        let query = MemoryQuery {
+            text: text.into_owned(),
+            limit,
+        };
+        let list = self.with(py, |e| e.search_memories(&query))?;
+        serialize_to_py(py, &list)
+    }
+
+    /// Removes a memory; `False` when no live memory had that id.
+    fn remove_memory(&self, py: Python<'_>, id: i64) -> PyResult<bool> {
+        self.with(py, |e| e.remove_memory(id))
+    }
+
+    /// The memory precis the system prompt shows (MEMORY.md's text).
+    fn memory_precis(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |e| e.memory_precis())
+    }
+}
+
+/// A stored turn whose compaction, if due, is answered by the extractive summary (no
+/// summarizer was given): the engine's own fallback, without a "summarizer failed" warning.
+fn prepare_offline(engine: &mut NativeEngine, session: &str) -> ctxkit::Result<TurnResult> {
+    let mut turn = engine.prepare_turn(session)?;
+    turn.events.retain(|event| {
+        !matches!(
+            event,
+            ctxkit::Event::Warning {
+                kind: ctxkit::WarningKind::SummarizerFailed,
+                ..
+            }
+        )
+    });
+    Ok(turn)
+}

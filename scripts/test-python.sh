@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The Python package's tests, from a fresh clone: builds the wheel (maturin, abi3, release) into
+# a throwaway virtual environment that has the adapters' pinned packages
+# (python/requirements-test.txt: pydantic-ai, langchain, langgraph, openai-agents), builds the
+# CLI the corpus tests compare against, type-checks the examples with mypy --strict, and runs
+# pytest. With CI=true nothing may skip, and pytest finding no test (its exit code 5) fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+python=${PYTHON:-python3}
+
+step "python: a Python 3.9+ with venv"
+if ! "$python" -c 'import sys, venv, ensurepip; assert sys.version_info >= (3, 9)' 2>/dev/null; then
+    apt-get update -qq && apt-get install -y -qq python3 python3-venv python3-pip >/dev/null
+    python=python3
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+"$python" -m venv "$scratch/venv"
+venv="$scratch/venv/bin"
+
+step "python: the pinned test packages (python/requirements-test.txt)"
+"$venv/pip" install -q --disable-pip-version-check -r python/requirements-test.txt
+
+step "python: the wheel (maturin build --release), installed into the throwaway environment"
+(cd python && "$venv/maturin" build --release --quiet --out "$scratch/wheels")
+"$venv/pip" install -q --disable-pip-version-check "$scratch"/wheels/ctxkit_core-*.whl
+
+step "python: the CLI the corpus tests compare with (the build scripts/test.sh's cargo test made)"
+cargo test --locked -p ctxkit --no-run
+export CTXKIT_CLI="$PWD/target/debug/ctxkit"
+
+step "python: mypy --strict on the examples"
+(cd python && "$venv/mypy" --strict examples)
+
+step "python: pytest (the adapters with the real pydantic-ai, langchain, langgraph, openai-agents)"
+set +e
+(cd python && "$venv/python" -m pytest -q -p no:cacheprovider -rs tests | tee "$scratch/pytest.log")
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -eq 5 ]; then
+    echo "python: pytest collected no tests" >&2
+    exit 1
+fi
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+if [ "${CI:-}" = "true" ] && grep -qE '[0-9]+ skipped' "$scratch/pytest.log"; then
+    echo "python: tests were skipped with CI=true" >&2
+    exit 1
+fi
