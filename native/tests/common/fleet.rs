@@ -131,13 +131,22 @@ pub fn worker_main() {
     println!("retries {retries}");
 }
 
-/// Whether `text` is in `session`'s log already (a commit whose answer was lost); a failing
-/// search says no (the append then tells).
+/// Whether `text` is in `session`'s log already (a commit whose answer was lost). A search
+/// that fails retryably (the server is still coming back, or the pool handed out a connection
+/// that died with it) is asked again rather than taken as a no: a no sends the append again,
+/// and if the lost commit had landed the message would be stored twice.
 fn already_stored(engine: &Engine, session: &str, text: &str) -> bool {
     let Ok(request) = SearchRequest::new(text, Some(1)) else {
         return false;
     };
-    engine
-        .search_history(session, &request)
-        .is_ok_and(|found| found.hits.iter().any(|hit| hit.exact))
+    let started = Instant::now();
+    loop {
+        match engine.search_history(session, &request) {
+            Ok(found) => return found.hits.iter().any(|hit| hit.exact),
+            Err(error) if error.is_retryable() && started.elapsed() < PATIENCE => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(_) => return false,
+        }
+    }
 }

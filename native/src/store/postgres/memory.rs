@@ -249,7 +249,10 @@ impl MemoryStore for PostgresStore {
             .map(|term| like_pattern(&without_nul(term)))
             .collect();
         let what = || format!("searching memories for {:?}", query.text);
-        self.write(&what, |tx| {
+        // A store opened read-only (the read commands) searches without counting the use, as
+        // SQLite's does.
+        let counts_use = !self.pool.read_only;
+        let run = |tx: &mut Tx<'_>| {
             // One placeholder per term (at most MAX_QUERY_TERMS), so the trigram index
             // answers each; the SQL holds only placeholders, the patterns are bound.
             let mut sql =
@@ -276,6 +279,9 @@ impl MemoryStore for PostgresStore {
                 .iter()
                 .map(|row| memory_from_row(row, target))
                 .collect::<Result<Vec<_>>>()?;
+            if !counts_use {
+                return Ok(found);
+            }
             let ids: Vec<i64> = found.iter().map(|record| record.id).collect();
             tx.execute(
                 "UPDATE memories SET use_count = use_count + 1 WHERE id = ANY ($1)",
@@ -289,7 +295,12 @@ impl MemoryStore for PostgresStore {
                     ..record
                 })
                 .collect())
-        })
+        };
+        if counts_use {
+            self.write(&what, run)
+        } else {
+            self.read(&what, run)
+        }
     }
 
     fn list_memories(
