@@ -49,7 +49,7 @@ if ! [[ "$PROPTEST_RNG_SEED" =~ ^[0-9]+$ ]]; then
 fi
 export PROPTEST_RNG_SEED
 echo "proptest seed of this run: PROPTEST_RNG_SEED=$PROPTEST_RNG_SEED (replay a failure with it)"
-cargo test --workspace --locked
+cargo test --workspace --locked --no-fail-fast
 
 ./scripts/test-pkg.sh
 ./scripts/test-python.sh

@@ -194,11 +194,23 @@ fn unknown_block_types_are_kept_not_rejected() {
     let messages = from_anthropic(&json!([{"role": "user", "content": [block.clone()]}])).unwrap();
     let back = to_anthropic(&messages).unwrap();
     assert_eq!(back["messages"][0]["content"][0], block);
+    // Chat Completions refuses a part type it does not take, so one is read (kept in the log
+    // as it came) but written as a text part naming it: the view stays valid.
     let part = json!({"type": "brand_new_part", "payload": {}});
     let messages = from_openai(&json!([{"role": "user", "content": [part.clone()]}])).unwrap();
+    let written = ctxkit_core::wire::to_openai(&messages);
+    assert_eq!(written[0]["content"][0]["type"], "text");
+    assert!(written[0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("\"brand_new_part\""));
+    assert!(ctxkit_core::validate_openai(&written).is_empty());
+    let supported =
+        json!({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}});
+    let messages = from_openai(&json!([{"role": "user", "content": [supported.clone()]}])).unwrap();
     assert_eq!(
         ctxkit_core::wire::to_openai(&messages)[0]["content"][0],
-        part
+        supported
     );
 }
 
