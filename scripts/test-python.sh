@@ -37,7 +37,7 @@ step "python: mypy --strict on the examples"
 
 step "python: pytest (the adapters with the real pydantic-ai, langchain, langgraph, openai-agents)"
 set +e
-(cd python && "$venv/python" -m pytest -q -p no:cacheprovider -rs tests | tee "$scratch/pytest.log")
+(cd python && "$venv/pytest" -q -p no:cacheprovider -rs tests | tee "$scratch/pytest.log")
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -eq 5 ]; then
