@@ -21,6 +21,8 @@
 //! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:
 //!   OpenAI-compatible Chat Completions and the Anthropic Messages API, with timeouts, retries
 //!   and fallback (the extractive summary is the default, offline).
+//! - [`reports`]: a transcript replayed through an engine and measured (the fidelity report
+//!   the CLI prints and the Python package returns).
 //! - [`clock`]: the time, behind a trait. [`Error`]: the one error type.
 //!
 //! ## One turn
@@ -79,6 +81,7 @@ pub mod files;
 pub mod held_dir;
 pub mod llm;
 pub mod offload;
+pub mod reports;
 pub mod store;
 
 pub use engine::{

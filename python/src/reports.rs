@@ -6,19 +6,18 @@
 //! inputs recorded, the turn prepared, the reply recorded, in a store in memory with the
 //! extractive summarizer) and measures every checkpoint with the core's `checkpoint_fidelity`,
 //! a dropped fact "found again" when `search_history` finds it. Its offload files go to a
-//! temporary folder, removed after. The CLI's glue lives in its binary (`native/src/cli/`),
-//! so the few lines that walk the steps are repeated here; `python/tests/test_reports.py`
-//! checks both against the CLI's output on the corpus.
+//! temporary folder, removed after. The replay and the measure are the native library's
+//! (`ctxkit::reports`), the CLI's too; `python/tests/test_corpus.py` checks the rows against
+//! the CLI's output on the corpus.
 
+use ctxkit::reports::{measure_fidelity, play_steps, session_stem, split_steps};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
-use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
-use ctxkit_core::compaction::{Budget, FactKind};
+use ctxkit_core::compaction::Budget;
 use ctxkit_core::cost::{cost_report, CostOptions};
 use ctxkit_core::import::import_transcript;
-use ctxkit_core::recall::{fact_query, search_found};
 use ctxkit_core::tokens::ModelFamily;
-use ctxkit_core::{CoreError, Message, Role};
+use ctxkit_core::CoreError;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
@@ -67,57 +66,13 @@ fn within(path: &Option<std::path::PathBuf>, error: CoreError) -> PyErr {
     raise(core_kind(&error), format!("{place}: {error}"))
 }
 
-/// One step of a replay: what came before an assistant message, then its reply and results.
-struct Step {
-    inputs: Vec<Message>,
-    reply: Vec<Message>,
-}
-
-/// The CLI's split (`native/src/cli/replay.rs`, `split_steps`).
-fn split_steps(messages: Vec<Message>) -> Vec<Step> {
-    let mut steps = Vec::new();
-    let mut open: Option<Step> = None;
-    let mut pending = Vec::new();
-    for message in messages {
-        match (message.role, open.as_mut()) {
-            (Role::Assistant, _) => {
-                steps.extend(open.take());
-                open = Some(Step {
-                    inputs: std::mem::take(&mut pending),
-                    reply: vec![message],
-                });
-            }
-            (Role::Tool, Some(step)) if pending.is_empty() => step.reply.push(message),
-            _ => pending.push(message),
-        }
-    }
-    steps.extend(open);
-    if !pending.is_empty() {
-        steps.push(Step {
-            inputs: pending,
-            reply: Vec::new(),
-        });
-    }
-    steps
-}
-
-/// The CLI's session name: `fidelity-` and the file's stem, cut and cleaned as the CLI does.
+/// The CLI's session name: `fidelity-` and the file's stem (`text` for a transcript given as
+/// text).
 fn session_name(path: &Option<std::path::PathBuf>) -> String {
     let stem = path
         .as_ref()
-        .and_then(|p| p.file_stem())
-        .map_or_else(|| "text".to_owned(), |s| s.to_string_lossy().into_owned());
-    let stem: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
+        .filter(|p| p.file_stem().is_some())
+        .map_or_else(|| "text".to_owned(), |p| session_stem(p));
     format!("fidelity-{stem}")
 }
 
@@ -165,41 +120,10 @@ pub fn fidelity<'py>(
         engine
             .create_session(&session)
             .map_err(PyErrSource::Native)?;
-        for step in split_steps(conversation.messages) {
-            if !step.inputs.is_empty() {
-                engine
-                    .record(&session, step.inputs)
-                    .map_err(PyErrSource::Native)?;
-            }
-            engine.prepare_turn(&session).map_err(PyErrSource::Native)?;
-            if !step.reply.is_empty() {
-                engine
-                    .record(&session, step.reply)
-                    .map_err(PyErrSource::Native)?;
-            }
-        }
-        let whole = engine
-            .export_session(&session)
+        play_steps(&mut engine, &session, split_steps(conversation.messages))
             .map_err(PyErrSource::Native)?;
-        let mut failure = None;
-        let measured = checkpoint_fidelity(&whole.entries, &whole.checkpoints, |fact| {
-            let Some(request) = fact_query(fact) else {
-                return false;
-            };
-            match engine.search_history(&session, &request) {
-                Ok(outcome) => search_found(&outcome),
-                Err(error) => {
-                    failure.get_or_insert(error);
-                    false
-                }
-            }
-        });
-        if let Some(error) = failure {
-            return Err(PyErrSource::Native(error));
-        }
-        let mut rows: Vec<Value> = measured.iter().map(checkpoint_json).collect();
-        rows.push(totals_json(&measured, &session, window));
-        Ok(rows)
+        let report = measure_fidelity(&engine, &session).map_err(PyErrSource::Native)?;
+        Ok(report.json_rows(&session, window))
     });
     match rows {
         Ok(rows) => to_py(py, &Value::Array(rows)),
@@ -212,42 +136,4 @@ pub fn fidelity<'py>(
 enum PyErrSource {
     Core(CoreError),
     Native(ctxkit::Error),
-}
-
-fn checkpoint_json(checkpoint: &CheckpointFidelity) -> Value {
-    let kinds: serde_json::Map<String, Value> = checkpoint
-        .kinds
-        .iter()
-        .map(|(kind, counts)| (kind.as_str().to_owned(), json!(counts)))
-        .collect();
-    json!({
-        "through_seq": checkpoint.through_seq,
-        "method": checkpoint.method,
-        "summary_bytes": checkpoint.summary_bytes,
-        "kinds": kinds,
-    })
-}
-
-fn totals_json(measured: &[CheckpointFidelity], session: &str, window: u64) -> Value {
-    let mut kinds = serde_json::Map::new();
-    for kind in FactKind::ALL {
-        let (mut expected, mut kept, mut dropped, mut found) = (0, 0, 0, 0);
-        for counts in measured.iter().map(|c| c.of(kind)) {
-            expected += counts.expected;
-            kept += counts.kept;
-            dropped += counts.dropped;
-            found += counts.found_again;
-        }
-        kinds.insert(
-            kind.as_str().to_owned(),
-            json!({"expected": expected, "kept": kept, "dropped": dropped, "found_again": found}),
-        );
-    }
-    json!({
-        "session": session,
-        "window": window,
-        "checkpoints": measured.len(),
-        "max_summary_bytes": measured.iter().map(|c| c.summary_bytes).max().unwrap_or(0),
-        "kinds": kinds,
-    })
 }

@@ -10,21 +10,16 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use ctxkit::reports::{measure_fidelity, play_steps, FidelityReport};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
-use ctxkit_core::compaction::needed_next::{
-    checkpoint_summaries, needed_next, transcript_summaries, NeededNext,
-};
-use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
 use ctxkit_core::compaction::FactKind;
 use ctxkit_core::offload::session_folder;
-use ctxkit_core::recall::{fact_query, search_found};
 use ctxkit_core::Budget;
-use serde_json::json;
 
 use super::output::{line, text};
 use super::replay::{
-    load_steps, remove_offloads, summarizer_config, unused_name, ReplayArgs, Step, SummarizerArg,
+    load_steps, remove_offloads, summarizer_config, unused_name, ReplayArgs, SummarizerArg,
 };
 use super::report::{grid, thousands};
 use super::sessions::FormatArg;
@@ -91,58 +86,18 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
     })?;
     let made_folder = folder_of(&session).filter(|folder| !places.workdir.join(folder).exists());
     engine.create_session(&session)?;
-    let played = play(&mut engine, &session, steps);
-    let exported = played.and_then(|()| Ok(engine.export_session(&session)?));
+    let played = play_steps(&mut engine, &session, steps);
+    let report = played.and_then(|()| measure_fidelity(&engine, &session));
     remove_offloads(&engine, &session, made_folder.as_deref());
-    let whole = exported?;
-    // Found again means found by the agent's own tool: `search_history` over the store's
-    // index, with the query the core makes of the fact.
-    let mut search_failure = None;
-    let measured = checkpoint_fidelity(&whole.entries, &whole.checkpoints, |fact| {
-        let Some(request) = fact_query(fact) else {
-            return false;
-        };
-        match engine.search_history(&session, &request) {
-            Ok(outcome) => search_found(&outcome),
-            Err(error) => {
-                search_failure.get_or_insert(error);
-                false
-            }
-        }
-    });
-    if let Some(error) = search_failure {
-        return Err(error.into());
-    }
-    let next = needed_next(&whole.entries, &checkpoint_summaries(&whole.checkpoints));
-    let anchor = needed_next(&whole.entries, &transcript_summaries(&whole.entries));
+    let report = report?;
     if args.json {
-        for (checkpoint, next) in measured.iter().zip(&next) {
-            line(checkpoint_json(checkpoint, next))?;
+        for row in report.json_rows(&session, args.window) {
+            line(row)?;
         }
-        for next in &anchor {
-            line(
-                json!({"through_seq": next.through_seq, "method": "transcript", "needed_next": next_json(next)}),
-            )?;
-        }
-        let mut totals = totals_json(&measured, &session, args.window);
-        totals["needed_next"] = next_totals(&next);
-        totals["transcript_needed_next"] = next_totals(&anchor);
-        totals["transcript_compactions"] = json!(anchor.len());
-        line(totals)
+        Ok(())
     } else {
-        text(render(&measured, &next, &anchor, &args, &session))
+        text(render(&report, &args, &session))
     }
-}
-
-/// `held/needed` and what was not held.
-fn next_json(next: &NeededNext) -> serde_json::Value {
-    json!({"needed": next.needed, "held": next.held, "missed": next.missed})
-}
-
-fn next_totals(figures: &[NeededNext]) -> serde_json::Value {
-    let needed: usize = figures.iter().map(|n| n.needed).sum();
-    let held: usize = figures.iter().map(|n| n.held).sum();
-    json!({"needed": needed, "held": held})
 }
 
 fn next_cell(needed: usize, held: usize) -> String {
@@ -152,75 +107,8 @@ fn next_cell(needed: usize, held: usize) -> String {
     }
 }
 
-/// Plays `steps` into `session` as an agent loop would.
-fn play(engine: &mut Engine, session: &str, steps: Vec<Step>) -> Result<(), Failure> {
-    for step in steps {
-        if !step.inputs.is_empty() {
-            engine.record(session, step.inputs)?;
-        }
-        engine.prepare_turn(session)?;
-        if !step.reply.is_empty() {
-            engine.record(session, step.reply)?;
-        }
-    }
-    Ok(())
-}
-
-/// `kept/expected` for each kind, and the dropped facts found again.
-fn checkpoint_json(checkpoint: &CheckpointFidelity, next: &NeededNext) -> serde_json::Value {
-    let kinds: serde_json::Map<String, serde_json::Value> = checkpoint
-        .kinds
-        .iter()
-        .map(|(kind, counts)| (kind.as_str().to_owned(), json!(counts)))
-        .collect();
-    json!({
-        "through_seq": checkpoint.through_seq,
-        "method": checkpoint.method,
-        "summary_bytes": checkpoint.summary_bytes,
-        "kinds": kinds,
-        "needed_next": next_json(next),
-    })
-}
-
-fn totals_json(measured: &[CheckpointFidelity], session: &str, window: u64) -> serde_json::Value {
-    let mut kinds = serde_json::Map::new();
-    for kind in FactKind::ALL {
-        let (expected, kept, dropped, found) = sum(measured, kind);
-        kinds.insert(
-            kind.as_str().to_owned(),
-            json!({"expected": expected, "kept": kept, "dropped": dropped, "found_again": found}),
-        );
-    }
-    json!({
-        "session": session,
-        "window": window,
-        "checkpoints": measured.len(),
-        "max_summary_bytes": measured.iter().map(|c| c.summary_bytes).max().unwrap_or(0),
-        "kinds": kinds,
-    })
-}
-
-fn sum(measured: &[CheckpointFidelity], kind: FactKind) -> (usize, usize, usize, usize) {
-    measured
-        .iter()
-        .map(|c| c.of(kind))
-        .fold((0, 0, 0, 0), |t, c| {
-            (
-                t.0 + c.expected,
-                t.1 + c.kept,
-                t.2 + c.dropped,
-                t.3 + c.found_again,
-            )
-        })
-}
-
-fn render(
-    measured: &[CheckpointFidelity],
-    next: &[NeededNext],
-    anchor: &[NeededNext],
-    args: &FidelityArgs,
-    session: &str,
-) -> String {
+fn render(report: &FidelityReport, args: &FidelityArgs, session: &str) -> String {
+    let (measured, next, anchor) = (&report.checkpoints, &report.needed_next, &report.transcript);
     let mut out = format!(
         "fidelity of {} at a {}-token window ({} summarizer, session {session}): {} checkpoints\n\n",
         args.file.display(),
@@ -277,7 +165,7 @@ fn render(
     let mut total = vec!["all".to_owned(), String::new(), String::new()];
     let (mut dropped, mut found) = (0, 0);
     for kind in FactKind::ALL {
-        let (expected, kept, d, f) = sum(measured, kind);
+        let (expected, kept, d, f) = report.sum(kind);
         total.push(cell(kept, expected));
         dropped += d;
         found += f;

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use ctxkit::files::{open_folder_inside, remove_inside};
 use ctxkit::llm::{LlmEndpoint, SummarizerConfig};
+use ctxkit::reports::{session_stem, split_steps, Step};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::offload::session_folder;
-use ctxkit_core::{Message, Role};
 
 use super::demo_session::demo_session;
 use super::input::read_text;
@@ -63,13 +63,6 @@ pub enum SummarizerArg {
     Openai,
     /// The Anthropic Messages API.
     Anthropic,
-}
-
-/// One agent step to replay: what arrived since the last step, the model's reply, and the
-/// results of its tool calls.
-pub(super) struct Step {
-    pub(super) inputs: Vec<Message>,
-    pub(super) reply: Vec<Message>,
 }
 
 /// Runs `ctxkit replay`.
@@ -262,52 +255,7 @@ pub(super) fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failu
                 args.index
             ))
         })?;
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_owned());
-    let stem: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
-    Ok((stem, split_steps(session.messages)))
-}
-
-/// Splits a conversation at each assistant message: a step is what came before it (user
-/// messages and anything else not answering a call), then the reply and the tool results right
-/// after it. Trailing messages after the last reply make a step with no reply.
-fn split_steps(messages: Vec<Message>) -> Vec<Step> {
-    let mut steps = Vec::new();
-    let mut open: Option<Step> = None;
-    let mut pending = Vec::new();
-    for message in messages {
-        match (message.role, open.as_mut()) {
-            (Role::Assistant, _) => {
-                steps.extend(open.take());
-                open = Some(Step {
-                    inputs: std::mem::take(&mut pending),
-                    reply: vec![message],
-                });
-            }
-            (Role::Tool, Some(step)) if pending.is_empty() => step.reply.push(message),
-            _ => pending.push(message),
-        }
-    }
-    steps.extend(open);
-    if !pending.is_empty() {
-        steps.push(Step {
-            inputs: pending,
-            reply: Vec::new(),
-        });
-    }
-    steps
+    Ok((session_stem(file), split_steps(session.messages)))
 }
 
 /// The first of `base`, `base-2`, `base-3`... that names no session and whose offload
@@ -332,28 +280,4 @@ pub(super) fn unused_name(
     Err(Failure::runtime(format!(
         "no free session name starting with {base:?}"
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ctxkit_core::ToolCall;
-
-    #[test]
-    fn steps_split_at_each_assistant_message() {
-        let messages = vec![
-            Message::text(Role::System, "sys"),
-            Message::user("go"),
-            Message::assistant("", vec![ToolCall::new("a", "ls", "{}")]),
-            Message::tool_result("a", "x", false),
-            Message::user("more"),
-            Message::assistant("done", vec![]),
-        ];
-        let steps = split_steps(messages);
-        let shape: Vec<(usize, usize)> = steps
-            .iter()
-            .map(|s| (s.inputs.len(), s.reply.len()))
-            .collect();
-        assert_eq!(shape, vec![(2, 2), (1, 1)]);
-    }
 }

@@ -1,0 +1,17 @@
+//! Reports over a replayed transcript, shared by the `ctxkit` CLI and the Python package.
+//!
+//! A report replays a conversation turn by turn through an [`Engine`](crate::Engine), as an
+//! agent loop would (record what arrived, prepare the turn's view, record the reply and its tool
+//! results), then measures what the session got. The measures themselves are the core's; this
+//! module only walks the steps and gathers the figures, so the CLI's `--json` rows and Python's
+//! `ctxkit.fidelity(...)` are one computation, not two copies.
+//!
+//! - [`steps`]: a conversation split into the steps an agent loop would take.
+//! - [`fidelity`]: what each checkpoint kept of the pinned facts and of what the agent went on
+//!   to need (the `ctxkit fidelity` report).
+
+pub mod fidelity;
+pub mod steps;
+
+pub use fidelity::{measure_fidelity, FidelityReport};
+pub use steps::{play_steps, session_stem, split_steps, Step};
