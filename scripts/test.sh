@@ -52,8 +52,5 @@ echo "proptest seed of this run: PROPTEST_RNG_SEED=$PROPTEST_RNG_SEED (replay a 
 cargo test --workspace --locked --no-fail-fast
 
 ./scripts/test-pkg.sh
-# The Python package's tests (./scripts/test-python.sh) are not in the gate yet: its fidelity
-# report (python/src/reports.rs, a copy of the CLI's replay glue) lacks the needed-next rows the
-# CLI gained, so test_corpus.py's comparison with the CLI fails (8 of 72). Run it by hand until
-# that glue moves into the native library and the script is called here again.
+./scripts/test-python.sh
 printf '\nall tests passed\n'

@@ -34,7 +34,7 @@ def test_views_and_checkpoints_equal_the_clis(path: pathlib.Path, tmp_path: path
             # Every message comes back as it went in.
             stored = [e["message"] for e in engine.export(name)["entries"]]
             assert stored == ctxkit.parse(ctxkit.render(conversation["messages"], to="ctxkit"), format="ctxkit")
-            for fmt in ("openai", "anthropic", "responses", "gemini", "ctxkit"):
+            for fmt in ("ctxkit", "openai", "anthropic", "responses", "gemini", "ai-sdk", "langchain"):
                 ours = engine.view(name, format=fmt)
                 theirs = json.loads(run_cli("--db", str(db), "--workdir", str(tmp_path), "view", name, "--window", "32000", "--format", fmt, cwd=tmp_path))
                 assert ours == theirs, f"{path} {name} {fmt}"
@@ -58,4 +58,7 @@ def test_cost_and_fidelity_rows_equal_the_clis(path: pathlib.Path, tmp_path: pat
         assert str(error.value) in done.stderr
     fidelity = ctxkit.fidelity(path, window=32_000)
     assert fidelity == jsonl(run_cli("fidelity", str(path), "--window", "32000", "--json", cwd=tmp_path))
-    assert fidelity[-1]["checkpoints"] == len(fidelity) - 1
+    checkpoints = [row for row in fidelity[:-1] if row["method"] != "transcript"]
+    assert fidelity[-1]["checkpoints"] == len(checkpoints)
+    assert fidelity[-1]["transcript_compactions"] == len(fidelity) - 1 - len(checkpoints)
+    assert all("needed_next" in row for row in fidelity)

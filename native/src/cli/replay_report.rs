@@ -22,6 +22,8 @@ pub(super) struct TurnReport {
     nudges: Vec<String>,
     warnings: Vec<String>,
     cut: usize,
+    /// The turn's whole stats, as `--json` prints them (the Python tests compare them).
+    stats: Option<ctxkit_core::compaction::ViewStats>,
 }
 
 fn plural<'w>(count: usize, one: &'w str, many: &'w str) -> &'w str {
@@ -84,6 +86,7 @@ impl TurnReport {
 
     pub(super) fn view(&mut self, view: &ctxkit::TurnResult) {
         let stats = &view.stats;
+        self.stats = Some(stats.clone());
         self.tokens = stats.total_tokens;
         self.budget = stats.budget_tokens;
         self.messages = stats.messages;
@@ -201,6 +204,7 @@ impl TurnReport {
             "nudges": self.nudges,
             "cut_messages": self.cut,
             "warnings": self.warnings,
+            "stats": self.stats,
         })
     }
 }
