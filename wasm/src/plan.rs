@@ -371,7 +371,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
         checkpoints: checkpoint.into_iter().collect(),
         nudge_state,
         usage_anchor,
-        refused_usage: None,
+        ..Session::default()
     };
     let inputs = options.inputs();
     let mut turn = TurnDriver::start(&inputs)?;
