@@ -7,14 +7,11 @@
 // messages never reach another's prompt. The adapter only translates: what is kept, cut,
 // summarized or offloaded is the Engine's (the core's) decision.
 import { generateText, jsonSchema } from 'ai';
-import { Engine, memoryOffloadStore } from 'ctxkit';
-import { conversationRouter, memoryConversationStore } from './conversations.mjs';
+import { Engine } from 'ctxkit';
+import { adapterSetup, memoryConversationStore } from './conversations.mjs';
 
 export { memoryConversationStore };
 
-const OFFLOAD_PAGING = { paging_tool: 'read_offload', offset_param: 'offset', limit_param: 'limit' };
-const KNOWN = ['engine', 'family', 'budget', 'policy', 'system', 'todos', 'summarizeModel', 'summarize',
-  'summarize_timeout_ms', 'offload', 'session', 'writer', 'conversationId', 'onDivergence', 'store', 'onEvent'];
 const HEADER = 'x-ctxkit-conversation-id';
 
 /** The text of a system message's content (a string, or parts as a provider prompt has them). */
@@ -45,64 +42,28 @@ function checked(messages, field) {
 
 /** The adapter's shared state: the router, the summarizer and how a turn is prepared. */
 function adapter(options = {}) {
-  if (options === null || typeof options !== 'object') throw new Error('ctxkit/ai-sdk: options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) throw new Error(`ctxkit/ai-sdk: options.${key}: unknown option (expected one of ${KNOWN.join(', ')})`);
-  }
-  const makeEngine = (state) => {
-    const engine = state ? Engine.fromJSON(state) : new Engine({ family: options.family ?? 'openai' });
-    if (options.offload !== false) {
-      engine.setOffload({
-        session: options.session ?? 'ai-sdk',
-        writer: options.writer ?? memoryOffloadStore(),
-        policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
-      });
-    }
-    return engine;
-  };
-  const router = conversationRouter({
+  const setup = adapterSetup({
     adapter: 'ai-sdk',
-    store: options.store,
-    onDivergence: options.onDivergence,
-    engine: options.engine,
-    makeEngine,
+    options,
+    summarizeWith: (model) => async (request, { signal }) => {
+      const { text } = await generateText({
+        model,
+        system: request.system,
+        prompt: request.prompt,
+        maxOutputTokens: request.max_output_tokens,
+        abortSignal: signal,
+      });
+      return text;
+    },
   });
-  const summarize = options.summarize ?? (options.summarizeModel
-    ? async (request, { signal }) => {
-        const { text } = await generateText({
-          model: options.summarizeModel,
-          system: request.system,
-          prompt: request.prompt,
-          maxOutputTokens: request.max_output_tokens,
-          abortSignal: signal,
-        });
-        return text;
-      }
-    : undefined);
-  const shared = { router, last: null, lastEngine: options.engine ?? null, calls: new Map() };
-  /** The history tools' definitions, as a conversation's Engine gives them. */
-  shared.toolDefinitions = () => {
-    if (options.engine) return options.engine.historyTools();
-    const engine = makeEngine();
-    try {
-      return engine.historyTools();
-    } finally {
-      engine.free();
-    }
-  };
-  const emit = (event) => {
-    if (typeof options.onEvent === 'function') options.onEvent(event);
-  };
+  const shared = { router: setup.router, last: null, lastEngine: options?.engine ?? null, calls: new Map() };
+  shared.toolDefinitions = () => setup.toolDefinitions();
 
   /** The explicit conversation id of a call, if any (option, providerOptions, header). */
   shared.key = (params) => {
-    const fromOption = typeof options.conversationId === 'function' ? options.conversationId(params) : options.conversationId;
     const headers = params?.headers ?? {};
     const header = Object.entries(headers).find(([name]) => name.toLowerCase() === HEADER)?.[1];
-    const id = fromOption ?? params?.providerOptions?.ctxkit?.conversationId ?? header;
-    if (id === undefined || id === null) return undefined;
-    if (typeof id !== 'string' || id === '') throw new Error(`ctxkit/ai-sdk: conversationId: expected a non-empty string, got ${JSON.stringify(id)}`);
-    return id;
+    return setup.conversationKey(params, params?.providerOptions?.ctxkit?.conversationId ?? header);
   };
 
   /** Routes the SDK's messages to their conversation and prepares the view. */
@@ -112,26 +73,11 @@ function adapter(options = {}) {
       .map((message, index) => (message.role === 'system' ? systemText(message.content, index) : null))
       .filter((text) => text !== null).join('\n\n');
     const conversation = messages.filter((message) => message.role !== 'system');
-    return router.turn(key, conversation, 'ai-sdk', async (state) => {
-      const policy = {
-        ...options.policy,
-        nudges: { ...(toolNames ? { agent_tools: toolNames } : {}), ...options.policy?.nudges },
-      };
-      const view = await state.engine.prepare({
-        system,
-        format: 'ai-sdk',
-        ...(options.budget ? { budget: options.budget } : {}),
-        policy,
-        ...(options.todos ? { todos: options.todos } : {}),
-        ...(summarize ? { summarize } : {}),
-        ...(options.summarize_timeout_ms !== undefined ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
-        ...(signal ? { signal } : {}),
-      });
+    return shared.router.turn(key, conversation, 'ai-sdk', async (state) => {
+      const view = await setup.prepare(state.engine, key, { system, format: 'ai-sdk', toolNames, signal });
       shared.last = view;
       shared.lastEngine = state.engine;
-      emit({ type: 'view', conversationId: key ?? null, view });
-      if (view.summary?.fallback_reason) emit({ type: 'fallback', conversationId: key ?? null, reason: view.summary.fallback_reason });
-      return { engine: state.engine, view };
+      return { engine: state.engine, view, key };
     });
   };
 
@@ -144,8 +90,7 @@ function adapter(options = {}) {
     while (shared.calls.size > 10_000) shared.calls.delete(shared.calls.keys().next().value);
     // No usage reported (a provider without counts): nothing to calibrate with.
     if (usage?.inputTokens === undefined || usage.inputTokens === null) return;
-    const verdict = call.engine.recordUsage(call.view.stats, usage, 'ai-sdk');
-    if (verdict && verdict.accepted === false) emit({ type: 'usage_refused', reason: verdict.reason });
+    setup.recordUsage(call.engine, call.key, call.view.stats, usage, 'ai-sdk');
   };
   return shared;
 }
@@ -171,14 +116,14 @@ export function ctxkitMiddleware(options = {}) {
     historyToolDefinitions: () => shared.toolDefinitions(),
     async transformParams({ params }) {
       const toolNames = params.tools?.map((tool) => tool.name);
-      const { engine, view } = await shared.turn(shared.key(params), params.prompt, toolNames, params.abortSignal);
+      const { engine, view, key } = await shared.turn(shared.key(params), params.prompt, toolNames, params.abortSignal);
       // The provider prompt has the user's content as parts; the view's strings become parts.
       const prompt = view.messages.map((message) =>
         message.role !== 'system' && typeof message.content === 'string'
           ? { ...message, content: [{ type: 'text', text: message.content }] }
           : message);
       const transformed = { ...params, prompt };
-      calls.set(transformed, { engine, view });
+      calls.set(transformed, { engine, view, key });
       return transformed;
     },
     async wrapGenerate({ doGenerate, params }) {
@@ -211,8 +156,8 @@ export function ctxkitPrepareStep(options = {}) {
   const shared = adapter(options);
   let lastCall = null;
   const prepareStep = async (step) => {
-    const { engine, view } = await shared.turn(shared.key(step), step?.messages, undefined, undefined);
-    lastCall = { engine, view };
+    lastCall = await shared.turn(shared.key(step), step?.messages, undefined, undefined);
+    const { view } = lastCall;
     const [first, ...rest] = view.messages;
     return first?.role === 'system' ? { system: first.content, messages: rest } : { messages: view.messages };
   };

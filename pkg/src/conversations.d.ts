@@ -1,11 +1,11 @@
 // Types of the adapters' conversation router (ctxkit/ai-sdk and ctxkit/langchain re-export them).
-import type { Engine, EngineState, TurnResult } from 'ctxkit';
+import type { Engine, EngineState, FallbackKind, LlmCall, TurnResult } from 'ctxkit';
 
-/** What the adapters report besides their views. */
+/** What the adapters report besides their views: each view, each entry of its `stats.fallbacks`, each refused usage. */
 export type CtxkitAdapterEvent =
   | { type: 'view'; conversationId: string | null; view: TurnResult }
-  | { type: 'fallback'; conversationId: string | null; reason: string }
-  | { type: 'usage_refused'; conversationId?: string | null; reason: string | null };
+  | { type: 'fallback'; conversationId: string | null; call: LlmCall; kind: FallbackKind; reason: string }
+  | { type: 'usage_refused'; conversationId: string | null; reason: string | null };
 
 /** A conversation's Engine and the fingerprints of the messages it holds. */
 export interface Conversation {

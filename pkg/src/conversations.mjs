@@ -8,7 +8,9 @@
 // `onDivergence: 'new'`. The view is therefore always made of exactly the prompt's messages.
 // Conversations are keyed by an explicit id when there is one, else by their first message;
 // their Engines live in a bounded store (in memory by default, serializable with toJSON).
-import { Engine } from 'ctxkit';
+// `adapterSetup` is the rest of what both adapters share: their options checked, a
+// conversation's Engine made, a turn prepared, and what the turn did told to `onEvent`.
+import { Engine, memoryOffloadStore } from 'ctxkit';
 
 /**
  * The default conversation store: at most `maxConversations` Engines in memory, the least
@@ -153,6 +155,93 @@ export function conversationRouter({ adapter, store, onDivergence = 'refuse', en
         release();
         if (queues.get(lock) === tail) queues.delete(lock);
       }
+    },
+  };
+}
+
+const OFFLOAD_PAGING = { paging_tool: 'read_offload', offset_param: 'offset', limit_param: 'limit' };
+
+/** The options both adapters take (each adds its own). */
+export const ADAPTER_OPTIONS = ['engine', 'family', 'budget', 'policy', 'system', 'todos', 'summarize', 'summarizeModel',
+  'summarize_timeout_ms', 'offload', 'session', 'writer', 'conversationId', 'onDivergence', 'store', 'onEvent'];
+
+/**
+ * What ctxkit/ai-sdk and ctxkit/langchain share, made from the caller's `options`: `adapter`
+ * names the adapter in errors and is the default offload session, `extraOptions` are the
+ * adapter's own option names, `summarizeWith(model)` makes the default summarizer from
+ * `options.summarizeModel`. Returns the conversation router, the summarizer, the history tools'
+ * definitions, the check of a conversation id, `prepare` (one turn on a conversation's Engine,
+ * its view and its fallbacks told to `onEvent`) and `recordUsage`.
+ */
+export function adapterSetup({ adapter, options = {}, extraOptions = [], summarizeWith }) {
+  if (options === null || typeof options !== 'object') throw new Error(`ctxkit/${adapter}: options must be an object`);
+  const known = [...ADAPTER_OPTIONS, ...extraOptions];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new Error(`ctxkit/${adapter}: options.${key}: unknown option (expected one of ${known.join(', ')})`);
+  }
+  const makeEngine = (state) => {
+    const engine = state ? Engine.fromJSON(state) : new Engine({ family: options.family ?? 'openai' });
+    if (options.offload !== false) {
+      engine.setOffload({
+        session: options.session ?? adapter,
+        writer: options.writer ?? memoryOffloadStore(),
+        policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
+      });
+    }
+    return engine;
+  };
+  const router = conversationRouter({ adapter, store: options.store, onDivergence: options.onDivergence, engine: options.engine, makeEngine });
+  const summarize = options.summarize ?? (options.summarizeModel ? summarizeWith(options.summarizeModel) : undefined);
+  const emit = (event) => {
+    if (typeof options.onEvent === 'function') options.onEvent(event);
+  };
+  return {
+    router,
+    /** The history tools' definitions, as a conversation's Engine gives them. */
+    toolDefinitions() {
+      if (options.engine) return options.engine.historyTools();
+      const engine = makeEngine();
+      try {
+        return engine.historyTools();
+      } finally {
+        engine.free();
+      }
+    },
+    /** A call's explicit conversation id: `options.conversationId` (a value, or a function of `call`), else `fallback`. */
+    conversationKey(call, fallback) {
+      const fromOption = typeof options.conversationId === 'function' ? options.conversationId(call) : options.conversationId;
+      const id = fromOption ?? fallback;
+      if (id === undefined || id === null) return undefined;
+      if ((typeof id !== 'string' && !Number.isFinite(id)) || id === '') {
+        throw new Error(`ctxkit/${adapter}: conversationId: expected a non-empty string, got ${JSON.stringify(id)}`);
+      }
+      return String(id);
+    },
+    /**
+     * One turn on `engine` (`turn`: system, format, toolNames, signal): its view, told to
+     * `onEvent` with each of its fallbacks (stats.fallbacks: a summary or an extraction that
+     * failed, timed out, was refused, unusable or stale, or skipped by the circuit breaker).
+     */
+    async prepare(engine, key, { system, format, toolNames, signal }) {
+      const view = await engine.prepare({
+        system,
+        format,
+        ...(options.budget ? { budget: options.budget } : {}),
+        policy: { ...options.policy, nudges: { ...(toolNames ? { agent_tools: toolNames } : {}), ...options.policy?.nudges } },
+        ...(options.todos ? { todos: options.todos } : {}),
+        ...(summarize ? { summarize } : {}),
+        ...(options.summarize_timeout_ms !== undefined ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      const conversationId = key ?? null;
+      emit({ type: 'view', conversationId, view });
+      for (const { call, kind, reason } of view.stats.fallbacks ?? []) emit({ type: 'fallback', conversationId, call, kind, reason });
+      return view;
+    },
+    /** Records a call's usage on its Engine (`shape`: how to read `usage`); a refusal is told to `onEvent`. */
+    recordUsage(engine, key, stats, usage, shape) {
+      const verdict = engine.recordUsage(stats, usage, shape);
+      if (verdict && verdict.accepted === false) emit({ type: 'usage_refused', conversationId: key ?? null, reason: verdict.reason });
     },
   };
 }

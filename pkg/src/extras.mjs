@@ -36,26 +36,39 @@ export function guardEngine(Engine) {
   }
   // prepare's signal: a callback's answer is not waited for once it aborts (the turn falls
   // back, with the abort in the reason); the wasm side passes the signal to the callbacks.
+  // prepare always returns a promise: options that throw when read (a getter, a Proxy) are
+  // read again by the wasm side, whose rejection names the option.
   const prepare = proto.prepare;
   proto.prepare = function (options) {
-    const signal = options?.signal;
-    if (signal == null || typeof signal.addEventListener !== 'function') return prepare.call(this, options);
-    const abortable = (callback) =>
-      typeof callback !== 'function'
-        ? callback
-        : (request, context) =>
-            new Promise((resolve, reject) => {
-              const onAbort = () => reject(new Error(`aborted (${signal.reason?.message ?? signal.reason ?? 'options.signal'})`));
-              if (signal.aborted) return onAbort();
-              signal.addEventListener('abort', onAbort, { once: true });
-              Promise.resolve()
-                .then(() => callback(request, context))
-                .then(resolve, reject)
-                .finally(() => signal.removeEventListener('abort', onAbort));
-            });
-    return prepare.call(this, { ...options, summarize: abortable(options.summarize), extract: abortable(options.extract) });
+    let wrapped;
+    try {
+      wrapped = withAbortableCallbacks(options);
+    } catch {
+      return prepare.call(this, options);
+    }
+    return prepare.call(this, wrapped);
   };
   Object.defineProperty(proto, '__ctxkitGuarded', { value: true });
+}
+
+/** `options` with `summarize` and `extract` rejecting when `options.signal` aborts. */
+function withAbortableCallbacks(options) {
+  const signal = options?.signal;
+  if (signal == null || typeof signal.addEventListener !== 'function') return options;
+  const abortable = (callback) =>
+    typeof callback !== 'function'
+      ? callback
+      : (request, context) =>
+          new Promise((resolve, reject) => {
+            const onAbort = () => reject(new Error(`aborted (${signal.reason?.message ?? signal.reason ?? 'options.signal'})`));
+            if (signal.aborted) return onAbort();
+            signal.addEventListener('abort', onAbort, { once: true });
+            Promise.resolve()
+              .then(() => callback(request, context))
+              .then(resolve, reject)
+              .finally(() => signal.removeEventListener('abort', onAbort));
+          });
+  return { ...options, summarize: abortable(options.summarize), extract: abortable(options.extract) };
 }
 
 /**

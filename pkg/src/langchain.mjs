@@ -9,14 +9,10 @@
 // kept, cut, summarized or offloaded is the Engine's (the core's) decision.
 import { createMiddleware } from 'langchain';
 import { coerceMessageLikeToMessage } from '@langchain/core/messages';
-import { Engine, memoryOffloadStore } from 'ctxkit';
-import { conversationRouter, memoryConversationStore } from './conversations.mjs';
+import { Engine } from 'ctxkit';
+import { adapterSetup, memoryConversationStore } from './conversations.mjs';
 
 export { memoryConversationStore };
-
-const OFFLOAD_PAGING = { paging_tool: 'read_offload', offset_param: 'offset', limit_param: 'limit' };
-const KNOWN = ['engine', 'family', 'budget', 'policy', 'system', 'todos', 'summarize', 'summarizeModel',
-  'summarize_timeout_ms', 'offload', 'session', 'writer', 'name', 'conversationId', 'onDivergence', 'store', 'onEvent'];
 
 /** The text of a LangChain message's content. */
 function text(content) {
@@ -29,54 +25,25 @@ function text(content) {
  * stats) and `middleware.engine` the Engine of the last model call.
  */
 export function ctxkitMiddleware(options = {}) {
-  if (options === null || typeof options !== 'object') throw new Error('ctxkit/langchain: options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) throw new Error(`ctxkit/langchain: options.${key}: unknown option (expected one of ${KNOWN.join(', ')})`);
-  }
-  const makeEngine = (state) => {
-    const engine = state ? Engine.fromJSON(state) : new Engine({ family: options.family ?? 'openai' });
-    if (options.offload !== false) {
-      engine.setOffload({
-        session: options.session ?? 'langchain',
-        writer: options.writer ?? memoryOffloadStore(),
-        policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
-      });
-    }
-    return engine;
-  };
-  const router = conversationRouter({
+  const setup = adapterSetup({
     adapter: 'langchain',
-    store: options.store,
-    onDivergence: options.onDivergence,
-    engine: options.engine,
-    makeEngine,
+    options,
+    extraOptions: ['name'],
+    summarizeWith: (model) => async (request, { signal }) => {
+      const answer = await model.invoke(
+        [{ role: 'system', content: request.system }, { role: 'user', content: request.prompt }],
+        { signal, maxTokens: request.max_output_tokens },
+      );
+      return text(answer.content);
+    },
   });
-  const summarize = options.summarize ?? (options.summarizeModel
-    ? async (request, { signal }) => {
-        const answer = await options.summarizeModel.invoke(
-          [{ role: 'system', content: request.system }, { role: 'user', content: request.prompt }],
-          { signal, maxTokens: request.max_output_tokens },
-        );
-        return text(answer.content);
-      }
-    : undefined);
-  const emit = (event) => {
-    if (typeof options.onEvent === 'function') options.onEvent(event);
-  };
+  const router = setup.router;
   let last = null;
   let lastEngine = options.engine ?? null;
   const calls = new Map();
 
   /** The explicit conversation id of a call: the option, else the run's thread_id. */
-  const keyOf = (request) => {
-    const fromOption = typeof options.conversationId === 'function' ? options.conversationId(request) : options.conversationId;
-    const id = fromOption ?? request.runtime?.configurable?.thread_id;
-    if (id === undefined || id === null) return undefined;
-    if ((typeof id !== 'string' && typeof id !== 'number') || id === '') {
-      throw new Error(`ctxkit/langchain: conversationId: expected a non-empty string, got ${JSON.stringify(id)}`);
-    }
-    return String(id);
-  };
+  const keyOf = (request) => setup.conversationKey(request, request.runtime?.configurable?.thread_id);
 
   const middleware = createMiddleware({
     name: options.name ?? 'ctxkit',
@@ -95,20 +62,9 @@ export function ctxkitMiddleware(options = {}) {
       return router.turn(key, dicts, 'langchain', async (state) => {
         const toolNames = (request.tools ?? []).map((tool) => tool.name).filter((name) => typeof name === 'string');
         const system = options.system ?? request.systemPrompt ?? '';
-        const view = await state.engine.prepare({
-          system,
-          format: 'langchain',
-          ...(options.budget ? { budget: options.budget } : {}),
-          policy: { ...options.policy, nudges: { agent_tools: toolNames, ...options.policy?.nudges } },
-          ...(options.todos ? { todos: options.todos } : {}),
-          ...(summarize ? { summarize } : {}),
-          ...(options.summarize_timeout_ms !== undefined ? { summarize_timeout_ms: options.summarize_timeout_ms } : {}),
-          ...(request.runtime?.signal ? { signal: request.runtime.signal } : {}),
-        });
+        const view = await setup.prepare(state.engine, key, { system, format: 'langchain', toolNames, signal: request.runtime?.signal });
         last = view;
         lastEngine = state.engine;
-        emit({ type: 'view', conversationId: key ?? null, view });
-        if (view.summary?.fallback_reason) emit({ type: 'fallback', conversationId: key ?? null, reason: view.summary.fallback_reason });
         const [first, ...rest] = view.messages;
         const conversation = first?.type === 'system' ? rest : view.messages;
         const answer = await handler({
@@ -122,10 +78,7 @@ export function ctxkitMiddleware(options = {}) {
         while (calls.size > 10_000) calls.delete(calls.keys().next().value);
         // LangChain's input_tokens already include cached ones (input_token_details is a part).
         const input = answer?.usage_metadata?.input_tokens;
-        if (Number.isInteger(input) && input > 0) {
-          const verdict = state.engine.recordUsage(view.stats, input);
-          if (verdict && verdict.accepted === false) emit({ type: 'usage_refused', conversationId: key ?? null, reason: verdict.reason });
-        }
+        if (Number.isInteger(input) && input > 0) setup.recordUsage(state.engine, key, view.stats, input);
         return answer;
       });
     },
@@ -134,15 +87,7 @@ export function ctxkitMiddleware(options = {}) {
   Object.defineProperty(middleware, 'lastView', { get: () => last, enumerable: true });
   middleware.conversations = router.store;
   middleware.routeToolCall = (id) => calls.get(id);
-  middleware.historyToolDefinitions = () => {
-    if (options.engine) return options.engine.historyTools();
-    const engine = makeEngine();
-    try {
-      return engine.historyTools();
-    } finally {
-      engine.free();
-    }
-  };
+  middleware.historyToolDefinitions = () => setup.toolDefinitions();
   return middleware;
 }
 

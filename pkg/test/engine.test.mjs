@@ -163,7 +163,7 @@ test('two overlapping prepares: the second finds the checkpoint already made', a
   const late = await slow;
   assert.equal(fast.summary.method, 'llm');
   assert.equal(late.summary, null, 'a stale request is dropped');
-  assert.match(late.summary_dropped, /^the summarizer's answer arrived after another turn of this Engine/, 'and says so');
+  assert.match(late.summary_dropped, /^the summarizer's answer arrived after another turn of this session/, 'and says so');
   assert.equal(fast.summary_dropped, undefined);
   assert.equal(engine.toJSON().checkpoints.length, 1);
   assert.ok(engine.latestCheckpoint.summary.startsWith('## Goal\nfast\n\n## Pinned facts\n'));

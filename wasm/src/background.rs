@@ -102,8 +102,8 @@ pub(crate) fn after_turn(
     let (cell, session, options) = (Rc::clone(cell), Rc::clone(session), options.clone());
     let (timeout_ms, signal) = (summarizer.timeout_ms, summarizer.signal.clone());
     wasm_bindgen_futures::spawn_local(async move {
-        let (answer, _why) = ask(&summarize, &request, timeout_ms, &signal).await;
-        let ready = answer.and_then(|text| {
+        let answer = ask(&summarize, &request, timeout_ms, &signal).await;
+        let ready = answer.ok().and_then(|text| {
             let borrowed = session.try_borrow().ok()?;
             background_checkpoint(&request, Some(&text), &borrowed, &options.inputs()).ok()
         });

@@ -66,8 +66,37 @@ pub fn read_json(value: &JsValue, at: &str) -> Result<Value> {
     let Some(text) = JsValue::from(text).as_string() else {
         return Err(CoreError::invalid(at, "cannot be read as JSON"));
     };
-    serde_json::from_str(&text)
-        .map_err(|error| CoreError::invalid(at, format!("cannot be read as JSON: {error}")))
+    serde_json::from_str(&text).map_err(|error| match lone_surrogate(&text, &error) {
+        Some(problem) => CoreError::invalid(join(at, &path_at(&text, error.column())), problem),
+        None => CoreError::invalid(at, format!("cannot be read as JSON: {error}")),
+    })
+}
+
+/// The problem of a JS string with a lone surrogate, when that is why `error` stopped reading
+/// `text`. `JSON.stringify` writes a lone surrogate as a `\uXXXX` escape (valid JSON, not
+/// valid Unicode), which serde_json refuses at the escape; ctxkit keeps text as UTF-8, which
+/// cannot hold it. (The text is `JSON.stringify`'s, so its escapes are well formed: serde_json's
+/// two hex-escape errors come only from a surrogate.)
+fn lone_surrogate(text: &str, error: &serde_json::Error) -> Option<String> {
+    let message = error.to_string();
+    if !(message.starts_with("lone leading surrogate")
+        || message.starts_with("unexpected end of hex escape"))
+    {
+        return None;
+    }
+    // The escape is the last surrogate escape before where reading stopped.
+    let before = text.get(..error.column().min(text.len()))?;
+    let escape = before.rmatch_indices("\\u").find_map(|(at, _)| {
+        let hex = text.get(at + 2..at + 6)?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (0xD800..=0xDFFF)
+            .contains(&unit)
+            .then(|| format!(" (\\u{})", hex.to_ascii_lowercase()))
+    });
+    Some(format!(
+        "holds a lone surrogate{}, which is not valid Unicode text; remove it or pair it",
+        escape.unwrap_or_default()
+    ))
 }
 
 /// `value` read into `T`, with errors that give the path below `at`. `null` and a missing

@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::compaction::SummaryMethod;
+use ctxkit_core::compaction::{FallbackKind, LlmCall, SummaryMethod};
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{from_format, WireFormat};
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnResult, TurnStep};
@@ -36,7 +36,7 @@ use crate::convert::{
     decode, fail, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
 use crate::offload_store::{tool_names, OffloadConfig};
-use crate::prepare::{prepare_turn, read_prepare_options};
+use crate::prepare::{prepare_turn, read_prepare_options, Parts};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -65,13 +65,27 @@ export interface EngineState {
   nudge_state: NudgeState;
   usage_anchor: UsageAnchor | null;
   refused_usage?: RefusedUsage | null;
+  /** The summarizer's circuit breaker (absent when closed with no timeout counted). */
+  summarizer_breaker?: SummarizerBreaker;
+}
+
+/**
+ * The summarizer's circuit breaker: after 2 timeouts of `summarize` in a row, the next 3
+ * compactions (6, 12, up to 24 after each further timeout in a row) use the extractive summary
+ * without calling it; then it is called again. Any answer, or another failure, closes it.
+ */
+export interface SummarizerBreaker {
+  /** `summarize` calls in a row that timed out. */
+  consecutive_timeouts: number;
+  /** Compactions left that skip `summarize`. */
+  skip_compactions: number;
 }
 
 /** A checkpoint stored during a turn from a summary. */
 export interface SummaryOutcome {
   method: SummaryMethod;
   through_seq: number;
-  /** Why the summarizer's answer was not used (it threw, rejected, timed out, returned no string or one with a lone surrogate, or an empty or oversized summary). */
+  /** Why the summarizer's answer was not used (it threw, rejected, timed out, returned no string or one with a lone surrogate, an empty, oversized or untagged summary, or it was skipped by the circuit breaker): the reason of the summary's entry in `stats.fallbacks`. */
   fallback_reason: string | null;
 }
 
@@ -81,7 +95,7 @@ export type TurnResult = RenderedView & {
   summary: SummaryOutcome | null;
   /** What memory extraction gave: set by `prepare` with `extract` (`null` when the turn did not summarize, so nothing was asked). */
   extraction?: ExtractionResult | null;
-  /** Set by `prepare` when its summarizer answered but another turn had meanwhile stored a checkpoint over the same messages: why the answer was dropped. */
+  /** Set by `prepare` when its summarizer answered but another turn had meanwhile stored a checkpoint over the same messages: why the answer was dropped (also in `stats.fallbacks`, kind `"stale"`). */
   summary_dropped?: string;
   /** Set by `prepare` with `policy.background_percent`: `"started"` when it started `summarize` in the background (not awaited) for a later turn, `"used"` when this turn's checkpoint is one made that way. */
   background?: "started" | "used";
@@ -199,6 +213,8 @@ pub struct Engine {
     background: BackgroundCell,
     offload: RefCell<Option<OffloadConfig>>,
     offload_errors: RefCell<Vec<String>>,
+    /// Dropped with the engine (`free()`): a pending `prepare` holds it weakly to know.
+    alive: Rc<()>,
 }
 
 /// The options of `new Engine()` (TS `EngineOptions`).
@@ -325,7 +341,7 @@ impl Engine {
                 }
             };
             let (result, _) = turn.finish(&mut session)?;
-            finish(rendered, result, None)
+            finish(rendered, result)
         })()
         .map_err(fail("Engine.view"))
     }
@@ -341,14 +357,17 @@ impl Engine {
         #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions & { format?: \"ctxkit\" }")]
         options: JsValue,
     ) -> js_sys::Promise {
-        let session = Rc::clone(&self.session);
-        let cache = Rc::clone(&self.cache);
-        let background = Rc::clone(&self.background);
+        let parts = Parts {
+            session: Rc::clone(&self.session),
+            cache: Rc::clone(&self.cache),
+            background: Rc::clone(&self.background),
+            alive: Rc::downgrade(&self.alive),
+        };
         // Read now, so later changes to the caller's object do not leak into this turn.
-        let read = read_prepare_options(&options, &session);
+        let read = read_prepare_options(&options, &parts.session);
         wasm_bindgen_futures::future_to_promise(async move {
             let (options, summarizer) = read.map_err(|error| fail("Engine.prepare")(error))?;
-            prepare_turn(session, cache, background, options, summarizer)
+            prepare_turn(parts, options, summarizer)
                 .await
                 .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
         })
@@ -390,6 +409,7 @@ impl Engine {
             background: BackgroundCell::default(),
             offload: RefCell::new(None),
             offload_errors: RefCell::new(Vec::new()),
+            alive: Rc::new(()),
         }
     }
 
@@ -440,22 +460,23 @@ pub(crate) struct SummaryOutput {
     fallback_reason: Option<String>,
 }
 
-/// The rendered view with its stats and the summary the turn stored, as the JS result.
-pub(crate) fn finish(
-    rendered: JsValue,
-    result: TurnResult,
-    failure: Option<String>,
-) -> Result<JsValue> {
+/// The rendered view with its stats and the summary the turn stored, as the JS result. The
+/// summary's `fallback_reason` is the reason of the summary call's fallback in the stats.
+pub(crate) fn finish(rendered: JsValue, result: TurnResult) -> Result<JsValue> {
     set(&rendered, "stats", &to_js(&result.stats)?)?;
+    let fallback_reason = result
+        .stats
+        .fallbacks
+        .iter()
+        .rev()
+        .find(|fallback| fallback.call == LlmCall::Summary && fallback.kind != FallbackKind::Stale)
+        .map(|fallback| fallback.reason.clone());
     let summary = match result.summary {
         None => JsValue::NULL,
         Some(outcome) => to_js_sorted(&SummaryOutput {
             method: outcome.method,
             through_seq: outcome.through_seq,
-            fallback_reason: outcome
-                .fallback_reason
-                .map(|reason| reason.to_string())
-                .or(failure),
+            fallback_reason,
         })?,
     };
     set(&rendered, "summary", &summary)?;

@@ -263,6 +263,26 @@ export interface ViewStats {
   cache_breakpoints: CacheBreakpoint[];
   /** The last reported usage the calibration refused since it last took one (`recordUsage`). */
   refused_usage?: RefusedUsage | null;
+  /** The LLM calls of this turn answered by a fallback, and why (absent when none was). */
+  fallbacks?: Fallback[];
+}
+
+/** Which LLM call of a turn fell back: the summary (the extractive one was used) or the memory extraction (skipped). */
+export type LlmCall = "summary" | "extraction";
+
+/**
+ * Why: the call failed (`error`), did not settle in time (`timeout`), the model declined
+ * (`refused`), its answer was empty, oversized or without the request's tag (`unusable`), it
+ * came after another turn stored a checkpoint over the same messages (`stale`), or it was not
+ * made because the summarizer timed out too often in a row (`skipped`: the circuit breaker).
+ */
+export type FallbackKind = "error" | "timeout" | "refused" | "unusable" | "stale" | "skipped";
+
+/** An LLM call of a turn answered by a fallback, and why. */
+export interface Fallback {
+  call: LlmCall;
+  kind: FallbackKind;
+  reason: string;
 }
 
 /** Why a cache breakpoint is where it is. */
@@ -371,7 +391,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
         checkpoints: checkpoint.into_iter().collect(),
         nudge_state,
         usage_anchor,
-        refused_usage: None,
+        ..Session::default()
     };
     let inputs = options.inputs();
     let mut turn = TurnDriver::start(&inputs)?;

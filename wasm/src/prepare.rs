@@ -5,13 +5,16 @@
 //! core's memory extraction request, its answer checked by the core's rules, the accepted
 //! drafts in the result's `extraction`), and `signal` (an `AbortSignal` passed to both as
 //! `{ signal }`). Each is waited for at most `summarize_timeout_ms`; a callback that fails
-//! makes the turn fall back (the extractive summary; no memories) with the reason in the
-//! result. No borrow of the session is held across an await, so a callback may use the engine.
+//! makes the turn fall back (the extractive summary; no memories), which the core's driver
+//! lists in `stats.fallbacks` with its reason (and counts toward its circuit breaker when it
+//! timed out; while the breaker is open the turn compacts without calling `summarize`). No
+//! borrow of the session is held across an await, so a callback may use the engine; one that
+//! frees it makes `prepare` reject, keeping nothing.
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
-use ctxkit_core::compaction::SummaryRequest;
+use ctxkit_core::compaction::{FallbackKind, SummaryRequest};
 use ctxkit_core::memory::{ExtractionOutcome, ExtractionRequest};
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnInputs, TurnStep};
 use serde::Serialize;
@@ -21,7 +24,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::background::{self, BackgroundCell};
 use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
 use crate::engine::{busy, finish};
-use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout};
+use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout, Answer};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 pub(crate) fn read_prepare_options(
@@ -133,9 +136,6 @@ fn callback(options: &JsValue, name: &str, expected: &str) -> Result<Option<js_s
         })
 }
 
-/// Why a summarizer's answer was not used because another turn got there first.
-const STALE: &str = "the summarizer's answer arrived after another turn of this Engine (a view or prepare that ran while this prepare awaited summarize) stored a checkpoint covering the same messages; that checkpoint was kept and this answer dropped";
-
 /// What one step of an awaited turn left to do.
 enum Next {
     Extract(Box<ExtractionRequest>),
@@ -143,23 +143,34 @@ enum Next {
     Rendered(JsValue),
 }
 
+/// The engine's parts a `prepare` works on, and a handle that fails once the engine is freed.
+pub(crate) struct Parts {
+    pub(crate) session: Rc<RefCell<Session>>,
+    pub(crate) cache: Rc<RefCell<ViewCache>>,
+    pub(crate) background: BackgroundCell,
+    pub(crate) alive: Weak<()>,
+}
+
 pub(crate) async fn prepare_turn(
-    session: Rc<RefCell<Session>>,
-    cache: Rc<RefCell<ViewCache>>,
-    background: BackgroundCell,
+    parts: Parts,
     options: JsTurnInputs,
     summarizer: Summarizer,
 ) -> Result<JsValue> {
+    let Parts {
+        session,
+        cache,
+        background,
+        alive,
+    } = parts;
     let waiting = background::current(&background, &options, &summarizer);
     let inputs = TurnInputs {
         extract_memories: summarizer.extract.is_some(),
+        has_summarizer: summarizer.function.is_some(),
         background: background::slot(&waiting),
         ..options.inputs()
     };
     let mut turn = TurnDriver::start(&inputs)?;
-    let mut failure = None;
     let mut extract_failure = None;
-    let mut answered = false;
     loop {
         // The borrow of the session ends with each step: no borrow is held across the await,
         // so `summarize` may use the engine.
@@ -183,40 +194,50 @@ pub(crate) async fn prepare_turn(
         match next {
             Next::Extract(request) => {
                 let answer = match &summarizer.extract {
-                    Some(extract) => {
-                        let (answer, why) = call_with_deadline(
+                    Some(extract) => Some(
+                        call_with_deadline(
                             "extract",
                             extract,
                             &to_js(&*request)?,
                             summarizer.timeout_ms,
                             &summarizer.signal,
                         )
-                        .await;
-                        extract_failure = why;
-                        answer
-                    }
+                        .await,
+                    ),
                     None => None,
                 };
-                turn.answer_extraction(answer.as_deref())?;
+                still_alive(&alive, "extract")?;
+                match answer {
+                    Some(Ok(text)) => turn.answer_extraction(Some(&text))?,
+                    Some(Err(failure)) => {
+                        extract_failure = Some(failure.reason.clone());
+                        turn.extraction_failed(failure.kind, failure.reason)?;
+                    }
+                    None => turn.answer_extraction(None)?,
+                }
             }
             Next::Summarize(request) => {
-                let answer = match &summarizer.function {
-                    Some(summarize) => {
-                        let (answer, why) = ask(
+                let answer: Option<Answer> = match &summarizer.function {
+                    Some(summarize) => Some(
+                        ask(
                             summarize,
                             &request,
                             summarizer.timeout_ms,
                             &summarizer.signal,
                         )
-                        .await;
-                        failure = why;
-                        answer
-                    }
+                        .await,
+                    ),
                     None => None,
                 };
-                answered |= answer.is_some();
+                still_alive(&alive, "summarize")?;
                 let borrowed = session.try_borrow().map_err(|_| busy())?;
-                turn.answer_summary(&borrowed, answer.as_deref())?;
+                match answer {
+                    Some(Ok(text)) => turn.answer_summary(&borrowed, Some(&text))?,
+                    Some(Err(failure)) => {
+                        turn.summary_failed(&borrowed, failure.kind, failure.reason)?
+                    }
+                    None => turn.answer_summary(&borrowed, None)?,
+                }
             }
             Next::Rendered(rendered) => {
                 let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
@@ -226,24 +247,44 @@ pub(crate) async fn prepare_turn(
                     outcome: result.extraction.clone(),
                     failure: extract_failure,
                 };
-                let dropped = answered && result.summary.is_none();
+                let dropped = result
+                    .stats
+                    .fallbacks
+                    .iter()
+                    .find(|fallback| fallback.kind == FallbackKind::Stale)
+                    .map(|fallback| fallback.reason.clone());
                 let used = result.summary.as_ref().is_some_and(|s| s.background);
                 drop(borrowed);
                 let started = background::after_turn(&background, &session, &options, &summarizer);
-                let rendered = finish(rendered, result, failure)?;
+                let rendered = finish(rendered, result)?;
                 if used || started {
                     let note = if used { "used" } else { "started" };
                     set(&rendered, "background", &JsValue::from_str(note))?;
                 }
                 extraction.set_on(&rendered)?;
-                if dropped {
-                    // The driver dropped the answer as stale: say so, never silently.
-                    set(&rendered, "summary_dropped", &JsValue::from_str(STALE))?;
+                if let Some(reason) = dropped {
+                    // The driver dropped the answer as stale: said here too, as before.
+                    set(&rendered, "summary_dropped", &JsValue::from_str(&reason))?;
                 }
                 return Ok(rendered);
             }
         }
     }
+}
+
+/// Fails once the engine was freed while `callback` ran: the turn is not kept, and the caller
+/// learns why instead of getting a view of an engine it can no longer use.
+fn still_alive(alive: &Weak<()>, callback: &str) -> Result<()> {
+    if alive.upgrade().is_some() {
+        return Ok(());
+    }
+    Err(CoreError::invalid(
+        "engine",
+        format!(
+            "this Engine was freed (free() was called on it) while prepare awaited {callback}; \
+             the turn was not kept"
+        ),
+    ))
 }
 
 /// What a turn's memory extraction gave (TS `ExtractionResult`), when it was asked for.

@@ -2,9 +2,10 @@
 //!
 //! A `summarize` callback is user code: it may throw, reject, answer something that is not a
 //! string, answer a string that is not Unicode (a lone surrogate), or never settle at all. Each
-//! of these becomes a named reason, and the turn falls back to the extractive summary with that
-//! reason in `summary.fallback_reason`; the engine never waits forever and never stores a
-//! replacement character in place of what the summarizer wrote.
+//! of these becomes a [`Failure`]: a named reason and its kind (a timeout, or another error),
+//! which the core's driver turns into the turn's fallback (`stats.fallbacks`, and its circuit
+//! breaker counts the timeouts); the engine never waits forever and never stores a replacement
+//! character in place of what the summarizer wrote.
 //!
 //! The same call serves the memory extractor (`extract`), with its own name in the reasons.
 //! Each callback gets the caller's `AbortSignal` (`options.signal`) as `{ signal }`, to pass to
@@ -15,7 +16,7 @@
 //! browsers and workers without web-sys). The timer is cleared as soon as the race ends: a
 //! pending timer would keep a Node process alive for up to the whole timeout.
 
-use ctxkit_core::compaction::SummaryRequest;
+use ctxkit_core::compaction::{FallbackKind, SummaryRequest};
 use ctxkit_core::CoreError;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -60,6 +61,25 @@ pub fn take_timeout(options: &mut Value) -> Result<u32> {
     }
 }
 
+/// Why a callback gave no answer: its kind (the driver's [`FallbackKind`]) and the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// [`FallbackKind::Timeout`] when it did not settle in time, else [`FallbackKind::Error`].
+    pub kind: FallbackKind,
+    /// What happened, naming the callback.
+    pub reason: String,
+}
+
+/// What a callback came to.
+pub type Answer = std::result::Result<String, Failure>;
+
+fn failed(reason: String) -> Answer {
+    Err(Failure {
+        kind: FallbackKind::Error,
+        reason,
+    })
+}
+
 /// Calls the summarizer and waits at most `timeout_ms` for its answer; returns the answer, or
 /// why there is none.
 pub async fn ask(
@@ -67,12 +87,12 @@ pub async fn ask(
     request: &SummaryRequest,
     timeout_ms: u32,
     signal: &JsValue,
-) -> (Option<String>, Option<String>) {
+) -> Answer {
     match to_js(request) {
         Ok(argument) => {
             call_with_deadline("summarize", summarize, &argument, timeout_ms, signal).await
         }
-        Err(error) => (None, Some(error.to_string())),
+        Err(error) => failed(error.to_string()),
     }
 }
 
@@ -85,24 +105,16 @@ pub async fn call_with_deadline(
     argument: &JsValue,
     timeout_ms: u32,
     signal: &JsValue,
-) -> (Option<String>, Option<String>) {
+) -> Answer {
     let context: JsValue = js_sys::Object::new().into();
     if js_sys::Reflect::set(&context, &JsValue::from_str("signal"), signal).is_err() {
-        return (
-            None,
-            Some(format!(
-                "{name} was not called: its context could not be made"
-            )),
-        );
+        return failed(format!(
+            "{name} was not called: its context could not be made"
+        ));
     }
     let returned = match function.call2(&JsValue::UNDEFINED, argument, &context) {
         Ok(returned) => returned,
-        Err(thrown) => {
-            return (
-                None,
-                Some(format!("{name} threw: {}", js_error_message(&thrown))),
-            )
-        }
+        Err(thrown) => return failed(format!("{name} threw: {}", js_error_message(&thrown))),
     };
     let answer = js_sys::Promise::resolve(&returned);
     let settled = match Deadline::start(timeout_ms, name) {
@@ -112,35 +124,29 @@ pub async fn call_with_deadline(
             deadline.clear();
             match settled {
                 Ok(value) if value == deadline.sentinel => {
-                    return (
-                        None,
-                        Some(format!(
+                    return Err(Failure {
+                        kind: FallbackKind::Timeout,
+                        reason: format!(
                             "{name} did not settle within {timeout_ms} ms \
                              (options.summarize_timeout_ms)"
-                        )),
-                    )
+                        ),
+                    })
                 }
                 other => other,
             }
         }
-        Err(why) => return (None, Some(why)),
+        Err(why) => return failed(why),
     };
     match settled {
         Ok(value) => read_answer(name, &value),
-        Err(reason) => (
-            None,
-            Some(format!("{name} rejected: {}", js_error_message(&reason))),
-        ),
+        Err(reason) => failed(format!("{name} rejected: {}", js_error_message(&reason))),
     }
 }
 
 /// The callback's resolved value as its answer: a string that is valid UTF-16.
-fn read_answer(name: &str, value: &JsValue) -> (Option<String>, Option<String>) {
+fn read_answer(name: &str, value: &JsValue) -> Answer {
     let Some(text) = value.dyn_ref::<js_sys::JsString>() else {
-        return (
-            None,
-            Some(format!("{name} returned {}, not a string", js_kind(value))),
-        );
+        return failed(format!("{name} returned {}, not a string", js_kind(value)));
     };
     // Converting a lone surrogate to Rust gives U+FFFD: the stored summary would differ from
     // what the summarizer wrote, silently. Refuse it, saying where it is.
@@ -148,15 +154,12 @@ fn read_answer(name: &str, value: &JsValue) -> (Option<String>, Option<String>) 
         let at = char::decode_utf16(text.iter())
             .position(|unit| unit.is_err())
             .unwrap_or_default();
-        return (
-            None,
-            Some(format!(
-                "{name} returned a string with a lone surrogate (not valid Unicode) at \
-                 UTF-16 index {at}"
-            )),
-        );
+        return failed(format!(
+            "{name} returned a string with a lone surrogate (not valid Unicode) at \
+             UTF-16 index {at}"
+        ));
     }
-    (Some(String::from(text)), None)
+    Ok(String::from(text))
 }
 
 /// A timer promise that resolves to a value of its own (`sentinel`) after the timeout.

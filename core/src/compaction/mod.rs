@@ -16,6 +16,7 @@ pub(crate) mod cache_safe;
 pub(crate) mod checkpoint;
 pub(crate) mod clearing;
 pub(crate) mod extractive;
+pub mod fallback;
 pub mod needed_next;
 pub mod pinned;
 pub(crate) mod plan;
@@ -38,6 +39,7 @@ pub use extractive::{
     extractive_summary, extractive_summary_with, file_paths_in_arguments, ExtractiveLimits,
     SECTIONS,
 };
+pub use fallback::{Fallback, FallbackKind, LlmCall};
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy, SummaryMode};

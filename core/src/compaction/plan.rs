@@ -290,6 +290,7 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
             .unwrap_or_default(),
         cache_breakpoints,
         refused_usage: None,
+        fallbacks: Vec::new(),
     };
     Ok(Plan::Ready(Box::new(ReadyView {
         view: View {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::{DroppedFacts, SummaryMethod};
+use crate::compaction::{DroppedFacts, Fallback, SummaryMethod};
 use crate::cost::CacheBreakpoint;
 use crate::memory::NudgeKind;
 use crate::tokens::{RefusedUsage, UsageAnchor};
@@ -92,6 +92,11 @@ pub struct ViewStats {
     /// none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused_usage: Option<RefusedUsage>,
+    /// The LLM calls of this turn answered by a fallback, and why
+    /// ([`crate::compaction::fallback`]): a failed, timed-out or refused call, an unusable or
+    /// stale answer, a summarizer the circuit breaker skipped. Absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<Fallback>,
 }
 
 impl ViewStats {

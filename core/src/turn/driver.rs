@@ -30,12 +30,20 @@
 //!   answering (another turn on the same session), the answer is not used and the turn plans
 //!   again from what the session now holds; `finish` refuses a session that changed since the
 //!   ready view was made.
+//! - **Every fallback is said**: each LLM call answered by a fallback (it failed, timed out, was
+//!   refused, its answer was unusable or stale, or the summarizer's circuit breaker skipped it)
+//!   is listed in the ready view's [`ViewStats::fallbacks`] with its reason
+//!   ([`crate::compaction::Fallback`]); the shells report those, never their own.
+//! - **A hanging summarizer is skipped for a while**: the turn advances the session's
+//!   [`SummarizerBreaker`] from what its summary call came to, and while the breaker is open a
+//!   turn with a summarizer ([`TurnInputs::has_summarizer`]) compacts extractively without
+//!   asking ([`crate::turn::breaker`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::{
-    covered_entries, plan_turn, summary_checkpoint, Checkpoint, Plan, PlanInput, ReadyView,
-    SummaryMethod, SummaryRequest, ViewStats,
+    covered_entries, plan_turn, summary_checkpoint, Checkpoint, Fallback, FallbackKind, LlmCall,
+    Plan, PlanInput, ReadyView, SummaryMethod, SummaryRequest, ViewStats,
 };
 use crate::error::{CoreError, Result};
 use crate::memory::{
@@ -43,8 +51,13 @@ use crate::memory::{
     MemoryDraft, NudgeState,
 };
 use crate::model::{Message, View};
+use crate::turn::breaker::{CallOutcome, SummarizerBreaker};
+
+mod fallbacks;
+
 use crate::turn::rules::policy_for_session;
 use crate::turn::{BackgroundSlot, Session, TurnInputs};
+pub use fallbacks::STALE_ANSWER;
 
 /// What the turn needs next.
 // A step is made a few times per turn and matched at once: boxing the summary request to even
@@ -85,6 +98,8 @@ pub struct TurnResult {
     pub summary: Option<SummaryOutcome>,
     /// What memory extraction gave, if the turn asked for it and got an answer.
     pub extraction: Option<ExtractionOutcome>,
+    /// The summarizer's circuit breaker after this turn (`finish` keeps it in the session).
+    pub summarizer_breaker: SummarizerBreaker,
 }
 
 impl TurnResult {
@@ -137,6 +152,10 @@ pub struct TurnDriver<'x> {
     extraction: Option<ExtractionOutcome>,
     /// The caller's background checkpoint was considered (it is, at most once a turn).
     background_tried: bool,
+    /// The LLM calls of this turn that fell back, in order.
+    fallbacks: Vec<Fallback>,
+    /// The breaker as this turn left it, when it changed it.
+    breaker: Option<SummarizerBreaker>,
 }
 
 impl<'x> TurnDriver<'x> {
@@ -150,6 +169,8 @@ impl<'x> TurnDriver<'x> {
             summary: None,
             extraction: None,
             background_tried: false,
+            fallbacks: Vec::new(),
+            breaker: None,
         })
     }
 
@@ -168,6 +189,13 @@ impl<'x> TurnDriver<'x> {
             State::Planning | State::Ready(_) => {}
         }
         if self.pending_is_stale(session) {
+            if self
+                .summary
+                .as_ref()
+                .is_some_and(|s| s.method == SummaryMethod::Llm && !s.background)
+            {
+                self.fell_back(LlmCall::Summary, FallbackKind::Stale, STALE_ANSWER);
+            }
             self.pending = None;
             self.summary = None;
         }
@@ -197,6 +225,7 @@ impl<'x> TurnDriver<'x> {
                     new_checkpoint,
                 } = *ready;
                 stats.refused_usage = session.refused_usage;
+                stats.fallbacks = self.fallbacks.clone();
                 self.state = State::Ready(Box::new(Prepared {
                     stats,
                     next_nudge_state,
@@ -213,6 +242,11 @@ impl<'x> TurnDriver<'x> {
                 // dropped: the turn compacts as it would have without it.
                 self.pending = None;
                 self.summary = None;
+                let breaker = self.breaker(session);
+                if self.inputs.has_summarizer && breaker.is_open() {
+                    self.skip_summarizer(session, *request, breaker)?;
+                    return self.step(session);
+                }
                 if self.inputs.extract_memories {
                     let step = TurnStep::NeedExtraction(extraction_request(
                         session,
@@ -247,17 +281,25 @@ impl<'x> TurnDriver<'x> {
     /// Answers [`TurnStep::NeedSummary`] with the model's text (`None`: no LLM, or the call
     /// failed). An unusable answer (empty, oversized) falls back to the extractive summary, and
     /// the result's [`SummaryOutcome::fallback_reason`] says why. When a checkpoint reached the
-    /// session meanwhile, the answer is stale and dropped.
+    /// session meanwhile, the answer is stale and dropped. Both are listed in the ready view's
+    /// [`ViewStats::fallbacks`]. An answer closes the session's [`SummarizerBreaker`].
     pub fn answer_summary(&mut self, session: &Session, answer: Option<&str>) -> Result<()> {
         let State::Summarizing(request) = &self.state else {
             return Err(out_of_order("answer_summary", "no summary was asked for"));
         };
         let request = request.clone();
         self.state = State::Planning;
+        if answer.is_some() {
+            let after = self.breaker(session).after_call(CallOutcome::Answered);
+            self.set_breaker(session, after);
+        }
         let stale = session
             .latest_checkpoint()
             .is_some_and(|latest| latest.through_seq >= request.through_seq);
         if stale {
+            if answer.is_some() {
+                self.fell_back(LlmCall::Summary, FallbackKind::Stale, STALE_ANSWER);
+            }
             return Ok(());
         }
         let policy = policy_for_session(self.inputs.policy, session.family);
@@ -268,6 +310,13 @@ impl<'x> TurnDriver<'x> {
             &policy.extractive,
             session.family,
         )?;
+        if let Some(refused) = &fallback_reason {
+            self.fell_back(
+                LlmCall::Summary,
+                FallbackKind::Unusable,
+                refused.to_string(),
+            );
+        }
         self.summary = Some(SummaryOutcome {
             through_seq: checkpoint.through_seq,
             method: checkpoint.method,
@@ -297,6 +346,7 @@ impl<'x> TurnDriver<'x> {
             stats: prepared.stats.clone(),
             summary: self.summary.clone(),
             extraction: self.extraction.clone(),
+            summarizer_breaker: self.breaker.unwrap_or_default(),
         };
         let changes = TurnChanges {
             checkpoint: self.pending.clone().or_else(|| prepared.truncation.clone()),
@@ -324,6 +374,9 @@ impl<'x> TurnDriver<'x> {
             }
         }
         session.apply(&changes)?;
+        if let Some(breaker) = self.breaker {
+            session.summarizer_breaker = breaker;
+        }
         Ok((result, changes))
     }
 

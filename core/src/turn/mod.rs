@@ -6,7 +6,10 @@
 //! `Engine` with JS callbacks; [`Session::prepare_offline`] with the deterministic fallbacks.
 
 pub(crate) mod background;
+pub mod breaker;
 pub(crate) mod driver;
+#[cfg(test)]
+mod fallback_tests;
 pub(crate) mod rules;
 pub(crate) mod session;
 #[cfg(test)]
@@ -16,7 +19,8 @@ pub use background::{
     background_checkpoint, background_marks, background_request, BackgroundCheckpoint,
     BackgroundSlot,
 };
-pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep};
+pub use breaker::SummarizerBreaker;
+pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep, STALE_ANSWER};
 pub use rules::{
     cache_expired, check_requested_family, policy_for_session, tool_name_for_result,
     turn_tail_after, CALL_LOOKBACK, DEFAULT_CACHE_TTL_SECONDS,

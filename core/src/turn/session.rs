@@ -14,7 +14,7 @@ use crate::error::{CoreError, Result};
 use crate::memory::NudgeState;
 use crate::model::{Entry, Message};
 use crate::tokens::{check_usage, ModelFamily, RefusedUsage, UsageAnchor};
-use crate::turn::{BackgroundSlot, TurnChanges, TurnDriver, TurnStep};
+use crate::turn::{BackgroundSlot, SummarizerBreaker, TurnChanges, TurnDriver, TurnStep};
 
 /// One session's state, serializable as a whole (to keep it in IndexedDB, a file, a row).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -35,6 +35,10 @@ pub struct Session {
     /// estimate), kept until one is taken; every view's stats report it. Absent when none was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused_usage: Option<RefusedUsage>,
+    /// The summarizer's circuit breaker ([`crate::turn::breaker`]): timeouts in a row and the
+    /// compactions still to skip. Absent when closed with no timeout counted.
+    #[serde(skip_serializing_if = "SummarizerBreaker::is_closed_and_clear")]
+    pub summarizer_breaker: SummarizerBreaker,
 }
 
 /// A turn's inputs, besides the session itself.
@@ -62,6 +66,10 @@ pub struct TurnInputs<'x> {
     /// ([`crate::compaction::Policy::cold_trigger_percent`]). The caller knows when it last
     /// called the model; the core has no clock.
     pub cache_expired: bool,
+    /// The caller asks an LLM when the turn needs a summary: the session's
+    /// [`SummarizerBreaker`] applies (while open, the turn compacts without asking). A turn
+    /// without one (a view, a preview) neither reads nor changes the breaker.
+    pub has_summarizer: bool,
 }
 
 impl<'x> TurnInputs<'x> {
@@ -75,6 +83,7 @@ impl<'x> TurnInputs<'x> {
             extract_memories: false,
             background: BackgroundSlot::Idle,
             cache_expired: false,
+            has_summarizer: false,
         }
     }
 }
@@ -100,6 +109,7 @@ impl Session {
             nudge_state,
             usage_anchor,
             refused_usage,
+            summarizer_breaker,
         } = session;
         let mut checked = Session::new(family);
         checked.append_entries(entries)?;
@@ -116,6 +126,7 @@ impl Session {
         checked.nudge_state = nudge_state;
         checked.usage_anchor = usage_anchor;
         checked.refused_usage = refused_usage;
+        checked.summarizer_breaker = summarizer_breaker;
         Ok(checked)
     }
 

@@ -122,8 +122,15 @@ pub enum WarningKind {
     OffloadFailed,
     /// The LLM summarizer failed; the extractive summary was used.
     SummarizerFailed,
-    /// The LLM's summary was unusable (empty, too long); the extractive summary was used.
+    /// The LLM's summary was unusable (empty, too long, without the request's tag); the
+    /// extractive summary was used.
     SummaryRejected,
+    /// The LLM's summary came after another turn stored a checkpoint over the same messages;
+    /// that checkpoint was kept.
+    SummaryStale,
+    /// The summarizer was not asked: it timed out too many times in a row (the core's circuit
+    /// breaker); the extractive summary was used.
+    SummarizerSkipped,
     /// Memory extraction failed; compaction went on without it.
     ExtractionFailed,
     /// `MEMORY.md` could not be written; the memories are stored.

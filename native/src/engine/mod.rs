@@ -307,7 +307,11 @@ fn cached_session<'c>(
         .get(name)
         .is_some_and(|cached| cached.is_current(&head));
     if !current {
-        let session = store.load_for_turn(name)?;
+        let mut session = store.load_for_turn(name)?;
+        // The summarizer's circuit breaker is this process's, not the store's: a reload keeps it.
+        if let Some(cached) = cache.get(name) {
+            session.summarizer_breaker = cached.session.summarizer_breaker;
+        }
         cache.insert(
             name.to_owned(),
             CachedSession {

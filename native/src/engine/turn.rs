@@ -5,7 +5,11 @@
 //! without one, or when the call failed: the driver falls back to the extractive summary), and
 //! the ready view by rendering it. Then everything the turn changed (its checkpoint, the nudge
 //! state and the memories extraction found) is stored in one transaction, and the cached
-//! session is updated the same way. A failed LLM call only costs a warning. The memories
+//! session is updated the same way. A failed LLM call only costs a warning: the driver lists
+//! every fallback in the view's stats (`stats.fallbacks`, with the kind the call's error says:
+//! a timeout, a refusal, another error), and the engine reports each as one
+//! [`Event::Warning`], in the same words; the session's summarizer circuit breaker (the core's,
+//! kept with the cached session in this process) skips a summarizer that keeps timing out. The memories
 //! extracted this turn reach the system prompt from the next turn on (this turn's prompt was
 //! built before the plan asked for a summary).
 //!
@@ -16,7 +20,9 @@
 //! [`super::APPEND_ATTEMPTS`] times), so both return a valid view and one checkpoint is
 //! stored.
 
-use ctxkit_core::compaction::{Checkpoint, SummaryMethod, SummaryRequest, ViewStats};
+use ctxkit_core::compaction::{
+    Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest, ViewStats,
+};
 use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
 use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
@@ -24,7 +30,7 @@ use ctxkit_core::{Message, TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Result};
-use crate::llm::LlmRequest;
+use crate::llm::{LlmRequest, SummarizerError};
 use crate::store::{AddedMemory, NewMemory};
 
 /// One turn of one session, as the native engine returns it: the core's turn result with the
@@ -138,6 +144,7 @@ impl Engine {
             && self.config.memory.extract_before_compaction;
         let base = TurnInputs {
             extract_memories,
+            has_summarizer: answers == Answers::Llm && self.llm.is_some(),
             cache_expired: cache_expired(
                 self.last_turn_at.get(session).copied(),
                 now,
@@ -175,9 +182,12 @@ impl Engine {
             match step {
                 TurnStep::Ready(view) => break view.to_messages(),
                 TurnStep::NeedExtraction(request) => {
-                    let answer = self.ask_for_memories(session, &request, &mut events);
-                    turn.answer_extraction(answer.as_deref())
-                        .context(|| format!("session {session:?}: memory extraction"))?;
+                    match self.ask_for_memories(&request) {
+                        Answer::Text(answer) => turn.answer_extraction(Some(&answer)),
+                        Answer::None => turn.answer_extraction(None),
+                        Answer::Failed(kind, reason) => turn.extraction_failed(kind, reason),
+                    }
+                    .context(|| format!("session {session:?}: memory extraction"))?;
                 }
                 TurnStep::NeedSummary(request) => {
                     if !requested && answers == Answers::Llm {
@@ -185,12 +195,16 @@ impl Engine {
                         self.emit(&mut events, summary_requested(session, &request));
                     }
                     let answer = match answers {
-                        Answers::Llm => self.ask_for_summary(session, &request, &mut events),
-                        Answers::Offline => None,
+                        Answers::Llm => self.ask_for_summary(&request),
+                        Answers::Offline => Answer::None,
                     };
                     let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
-                    turn.answer_summary(cached, answer.as_deref())
-                        .context(|| format!("session {session:?}: completing the summary"))?;
+                    match answer {
+                        Answer::Text(answer) => turn.answer_summary(cached, Some(&answer)),
+                        Answer::None => turn.answer_summary(cached, None),
+                        Answer::Failed(kind, reason) => turn.summary_failed(cached, kind, reason),
+                    }
+                    .context(|| format!("session {session:?}: completing the summary"))?;
                 }
             }
         };
@@ -207,16 +221,9 @@ impl Engine {
                 events,
             })));
         }
-        if let Some(reason) = result
-            .summary
-            .as_ref()
-            .and_then(|s| s.fallback_reason.as_ref())
-        {
-            let warning = Event::warning(
-                Some(session),
-                WarningKind::SummaryRejected,
-                format!("the LLM's summary was not used ({reason}); extractive summary instead"),
-            );
+        for fallback in &result.stats.fallbacks {
+            let warning =
+                Event::warning(Some(session), warning_kind(fallback), fallback.describe());
             self.emit(&mut events, warning);
         }
         let stored = match self.commit(session, turn, &changes, now)? {
@@ -322,60 +329,72 @@ impl Engine {
         Ok(Committed::Stored(added))
     }
 
-    /// The LLM's memory drafts, or `None` (and a warning) when the call failed.
-    fn ask_for_memories(
-        &mut self,
-        session: &str,
-        request: &ExtractionRequest,
-        events: &mut Vec<Event>,
-    ) -> Option<String> {
-        let llm = self.llm.as_ref()?;
-        let result = llm.complete(&LlmRequest {
+    /// The LLM's memory drafts, or why there are none.
+    fn ask_for_memories(&self, request: &ExtractionRequest) -> Answer {
+        let Some(llm) = self.llm.as_ref() else {
+            return Answer::None;
+        };
+        Answer::of(llm.complete(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
             messages: &[],
             max_tokens: request.max_output_tokens,
-        });
-        match result {
-            Ok(answer) => Some(answer),
-            Err(error) => {
-                let warning = Event::warning(
-                    Some(session),
-                    WarningKind::ExtractionFailed,
-                    format!("memory extraction skipped: {error}"),
-                );
-                self.emit(events, warning);
-                None
-            }
-        }
+        }))
     }
 
-    /// The LLM's summary, or `None` (and a warning) when the call failed.
-    fn ask_for_summary(
-        &mut self,
-        session: &str,
-        request: &SummaryRequest,
-        events: &mut Vec<Event>,
-    ) -> Option<String> {
-        let llm = self.llm.as_ref()?;
-        let result = llm.complete(&LlmRequest {
+    /// The LLM's summary, or why there is none.
+    fn ask_for_summary(&self, request: &SummaryRequest) -> Answer {
+        let Some(llm) = self.llm.as_ref() else {
+            return Answer::None;
+        };
+        Answer::of(llm.complete(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
             messages: &request.cache_safe_messages,
             max_tokens: request.max_output_tokens,
-        });
+        }))
+    }
+}
+
+/// What an LLM call of a turn came to, as the driver is told.
+enum Answer {
+    /// The model's text.
+    Text(String),
+    /// No LLM to ask: the extractive summary (or no extraction) by design, not a fallback.
+    None,
+    /// The call failed: how, and the error in words.
+    Failed(FallbackKind, String),
+}
+
+impl Answer {
+    /// The answer of a call. A [`SummarizerError::NotConfigured`] from a call means there is no
+    /// summarizer for this turn (a Python engine given no `summarize`), not a failure.
+    fn of(result: std::result::Result<String, SummarizerError>) -> Answer {
         match result {
-            Ok(answer) => Some(answer),
-            Err(error) => {
-                let warning = Event::warning(
-                    Some(session),
-                    WarningKind::SummarizerFailed,
-                    format!("{error}; extractive summary instead"),
-                );
-                self.emit(events, warning);
-                None
-            }
+            Ok(text) => Answer::Text(text),
+            Err(SummarizerError::NotConfigured { .. }) => Answer::None,
+            Err(error) => Answer::Failed(fallback_kind(&error), error.to_string()),
         }
+    }
+}
+
+/// The fallback kind of a summarizer error.
+fn fallback_kind(error: &SummarizerError) -> FallbackKind {
+    match error {
+        SummarizerError::Timeout { .. } => FallbackKind::Timeout,
+        SummarizerError::Refused { .. } => FallbackKind::Refused,
+        _ => FallbackKind::Error,
+    }
+}
+
+/// The warning kind a fallback is reported as.
+fn warning_kind(fallback: &Fallback) -> WarningKind {
+    match (fallback.call, fallback.kind) {
+        (LlmCall::Extraction, _) => WarningKind::ExtractionFailed,
+        (LlmCall::Summary, FallbackKind::Unusable) => WarningKind::SummaryRejected,
+        (LlmCall::Summary, FallbackKind::Stale) => WarningKind::SummaryStale,
+        (LlmCall::Summary, FallbackKind::Skipped) => WarningKind::SummarizerSkipped,
+        (LlmCall::Summary, _) => WarningKind::SummarizerFailed,
     }
 }
 

@@ -84,6 +84,12 @@ fn answer_text(url: &str, response: &Value) -> Result<String, SummarizerError> {
             problem: format!("no content array: {}", quote(&response.to_string())),
         });
     };
+    if response.get("stop_reason").and_then(Value::as_str) == Some("refusal") {
+        return Err(SummarizerError::Refused {
+            url: url.to_owned(),
+            refusal: "stop_reason \"refusal\"".to_owned(),
+        });
+    }
     let text: String = blocks
         .iter()
         .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))

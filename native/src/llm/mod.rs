@@ -82,6 +82,14 @@ pub enum SummarizerError {
         /// The endpoint.
         url: String,
     },
+    /// The model declined to answer (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`).
+    #[error("{url}: the model refused: {refusal}")]
+    Refused {
+        /// The endpoint.
+        url: String,
+        /// The model's words, or what the API said.
+        refusal: String,
+    },
 }
 
 /// One completion to ask for.

@@ -82,6 +82,12 @@ fn answer_text(url: &str, response: &Value) -> Result<String, SummarizerError> {
         .and_then(|choices| choices.get(0))
         .and_then(|choice| choice.get("message"))
         .ok_or_else(|| malformed("no choices[0].message"))?;
+    if let Some(refusal) = message.get("refusal").and_then(Value::as_str) {
+        return Err(SummarizerError::Refused {
+            url: url.to_owned(),
+            refusal: quote(refusal),
+        });
+    }
     let text = match message.get("content") {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(parts)) => parts

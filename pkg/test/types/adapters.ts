@@ -2,7 +2,8 @@
 import { generateText, wrapLanguageModel, type LanguageModel } from 'ai';
 import { createAgent } from 'langchain';
 import { ctxkitMiddleware, ctxkitPrepareStep, historyTools } from 'ctxkit/ai-sdk';
-import { ctxkitMiddleware as langchainMiddleware } from 'ctxkit/langchain';
+import { ctxkitMiddleware as langchainMiddleware, type CtxkitAdapterEvent } from 'ctxkit/langchain';
+import type { Fallback, FallbackKind } from 'ctxkit';
 
 export async function aiSdk(model: Exclude<LanguageModel, string>): Promise<string> {
   const middleware = ctxkitMiddleware({ budget: { context_window: 32_000 }, summarizeModel: model });
@@ -13,5 +14,15 @@ export async function aiSdk(model: Exclude<LanguageModel, string>): Promise<stri
 }
 
 export function langchain(): unknown {
-  return createAgent({ model: 'openai:gpt-4.1', tools: [], middleware: [langchainMiddleware({ budget: { context_window: 32_000 } })] });
+  const kinds: FallbackKind[] = [];
+  const onEvent = (event: CtxkitAdapterEvent): void => {
+    if (event.type === 'fallback') kinds.push(event.kind);
+    if (event.type === 'view') {
+      const fallbacks: Fallback[] = event.view.stats.fallbacks ?? [];
+      // @ts-expect-error: a fallback's call is 'summary' or 'extraction'
+      const call: 'llm' = fallbacks[0].call;
+      void call;
+    }
+  };
+  return createAgent({ model: 'openai:gpt-4.1', tools: [], middleware: [langchainMiddleware({ budget: { context_window: 32_000 }, onEvent })] });
 }

@@ -13,8 +13,9 @@
 //! written for, and the row says why the other direction is still served.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, ClearPolicy, DroppedFacts, ExtractiveLimits, FactKind, PinnedFact, Policy,
-    Strategy, SummaryMethod, SummaryMode, SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
+    Budget, Checkpoint, ClearPolicy, DroppedFacts, ExtractiveLimits, FactKind, Fallback,
+    FallbackKind, LlmCall, PinnedFact, Policy, Strategy, SummaryMethod, SummaryMode,
+    SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
 };
 use ctxkit_core::cost::{BreakpointReason, CacheBreakpoint};
 use ctxkit_core::memory::{
@@ -26,6 +27,7 @@ use ctxkit_core::prompt::{OffloadGuidance, PromptParts, Skill};
 use ctxkit_core::recall::ToolDefinition;
 use ctxkit_core::text::TranscriptLimits;
 use ctxkit_core::tokens::{ModelFamily, RefusedUsage, UsageAnchor, UsageShape};
+use ctxkit_core::turn::SummarizerBreaker;
 use ctxkit_core::wire::{RepairReport, Violation, WireFormat};
 use ctxkit_core::{Entry, Message, Session};
 
@@ -125,6 +127,10 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<Session>("EngineState", "toJSON(); fromJSON() reads it back (where every field defaults)"),
         output::<crate::engine::SummaryOutput>("SummaryOutcome", "TurnResult.summary"),
         output::<RefusedUsage>("RefusedUsage", "ViewStats.refused_usage and EngineState.refused_usage (read back by fromJSON)"),
+        output::<SummarizerBreaker>("SummarizerBreaker", "EngineState.summarizer_breaker (read back by fromJSON)"),
+        output::<Fallback>("Fallback", "ViewStats.fallbacks; the adapters' fallback events carry its fields"),
+        both::<LlmCall>("LlmCall", "Fallback.call"),
+        both::<FallbackKind>("FallbackKind", "Fallback.kind"),
         output::<crate::usage::UsageVerdict>("UsageVerdict", "what recordUsage returns"),
         input::<UsageShape>("UsageShape", "recordUsage's shape argument"),
         exempt("TurnResult", "a RenderedView with `stats` (ViewStats) and `summary` (SummaryOutcome, or null) set on it by engine.rs finish, and `extraction` (ExtractionResult, or null) by prepare.rs; each is checked here"),

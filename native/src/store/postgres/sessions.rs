@@ -132,6 +132,7 @@ impl SessionStore for PostgresStore {
                 nudge_state,
                 usage_anchor: latest_anchor(tx, name, id)?,
                 refused_usage: None,
+                summarizer_breaker: Default::default(),
             })
         })
     }
@@ -158,6 +159,7 @@ impl SessionStore for PostgresStore {
                 nudge_state,
                 usage_anchor: latest_anchor(tx, name, id)?,
                 refused_usage: None,
+                summarizer_breaker: Default::default(),
             })
         })
     }

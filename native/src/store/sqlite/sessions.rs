@@ -157,6 +157,7 @@ impl SessionStore for SqliteStore {
                 nudge_state,
                 usage_anchor: latest_anchor(&self.connection, name, id)?,
                 refused_usage: None,
+                summarizer_breaker: Default::default(),
             })
         })();
         self.checked(result)
@@ -189,6 +190,7 @@ impl SessionStore for SqliteStore {
                 nudge_state,
                 usage_anchor: latest_anchor(&self.connection, name, id)?,
                 refused_usage: None,
+                summarizer_breaker: Default::default(),
             })
         })();
         self.checked(result)

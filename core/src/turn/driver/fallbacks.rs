@@ -1,0 +1,112 @@
+//! The turn's fallbacks and the summarizer's circuit breaker, as the driver records them: an
+//! LLM call the caller reports as failed ([`TurnDriver::summary_failed`],
+//! [`TurnDriver::extraction_failed`]), an answer the driver drops, and a compaction whose
+//! summarizer the breaker skips. Each becomes one [`Fallback`] of the ready view's stats.
+
+use crate::compaction::{Fallback, FallbackKind, LlmCall, SummaryRequest};
+use crate::error::Result;
+use crate::turn::breaker::{CallOutcome, SummarizerBreaker};
+use crate::turn::Session;
+
+use super::{out_of_order, State, TurnDriver};
+
+/// Why an answer was dropped as stale (the reason of a [`FallbackKind::Stale`]).
+pub const STALE_ANSWER: &str = "the summarizer's answer arrived after another turn of this session (a view or prepare that ran while it was awaited) stored a checkpoint covering the same messages; that checkpoint was kept and this answer dropped";
+
+impl TurnDriver<'_> {
+    /// Answers [`crate::TurnStep::NeedExtraction`] with the failure of the call (`kind`: how it
+    /// failed, usually [`FallbackKind::Error`], [`FallbackKind::Timeout`] or
+    /// [`FallbackKind::Refused`]; `reason`: the caller's words): the extraction is skipped and
+    /// the ready view's stats list the fallback.
+    pub fn extraction_failed(
+        &mut self,
+        kind: FallbackKind,
+        reason: impl Into<String>,
+    ) -> Result<()> {
+        if !matches!(self.state, State::Extracting(_)) {
+            return Err(out_of_order(
+                "extraction_failed",
+                "no extraction was asked for",
+            ));
+        }
+        self.fell_back(LlmCall::Extraction, kind, reason);
+        self.answer_extraction(None)
+    }
+
+    /// Answers [`crate::TurnStep::NeedSummary`] with the failure of the call (see
+    /// [`TurnDriver::extraction_failed`]): the extractive summary is used, the ready view's
+    /// stats list the fallback, and the session's [`SummarizerBreaker`] counts it (a timeout
+    /// one more in a row; any other failure ends the run).
+    pub fn summary_failed(
+        &mut self,
+        session: &Session,
+        kind: FallbackKind,
+        reason: impl Into<String>,
+    ) -> Result<()> {
+        if !matches!(self.state, State::Summarizing(_)) {
+            return Err(out_of_order("summary_failed", "no summary was asked for"));
+        }
+        let outcome = match kind {
+            FallbackKind::Timeout => CallOutcome::TimedOut,
+            _ => CallOutcome::Failed,
+        };
+        let after = self.breaker(session).after_call(outcome);
+        let mut reason = reason.into();
+        if after.is_open() {
+            reason.push_str(&format!(
+                " (the summarizer timed out {} times in a row: the next {} compactions use the extractive summary without asking it)",
+                after.consecutive_timeouts, after.skip_compactions
+            ));
+        }
+        self.set_breaker(session, after);
+        self.fell_back(LlmCall::Summary, kind, reason);
+        self.answer_summary(session, None)
+    }
+
+    /// The breaker as this turn stands: the session's, or what this turn made of it.
+    pub(super) fn breaker(&self, session: &Session) -> SummarizerBreaker {
+        self.breaker.unwrap_or(session.summarizer_breaker)
+    }
+
+    /// Keeps `next` as the breaker after this turn (nothing to keep when it is the session's).
+    pub(super) fn set_breaker(&mut self, session: &Session, next: SummarizerBreaker) {
+        self.breaker = (next != session.summarizer_breaker).then_some(next);
+    }
+
+    /// Records that `call` fell back.
+    pub(super) fn fell_back(
+        &mut self,
+        call: LlmCall,
+        kind: FallbackKind,
+        reason: impl Into<String>,
+    ) {
+        self.fallbacks.push(Fallback {
+            call,
+            kind,
+            reason: reason.into(),
+        });
+    }
+
+    /// Makes this compaction's summary extractively without asking, the breaker being open:
+    /// the skip (of the summary, and of the extraction the turn would have asked first) is
+    /// listed with the breaker's numbers, and the breaker counts one compaction down.
+    pub(super) fn skip_summarizer(
+        &mut self,
+        session: &Session,
+        request: SummaryRequest,
+        breaker: SummarizerBreaker,
+    ) -> Result<()> {
+        let reason = format!(
+            "not asked: the summarizer timed out {} times in a row, so the extractive summary is used for this compaction and {} more before it is asked again",
+            breaker.consecutive_timeouts,
+            breaker.skip_compactions.saturating_sub(1)
+        );
+        if self.inputs.extract_memories {
+            self.fell_back(LlmCall::Extraction, FallbackKind::Skipped, reason.clone());
+        }
+        self.fell_back(LlmCall::Summary, FallbackKind::Skipped, reason);
+        self.set_breaker(session, breaker.after_skip());
+        self.state = State::Summarizing(Box::new(request));
+        self.answer_summary(session, None)
+    }
+}
