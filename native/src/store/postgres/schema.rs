@@ -173,6 +173,9 @@ pub(super) fn migrate(client: &mut Client, target: &str, local_setup: Option<&st
             supported: i64::from(POSTGRES_SCHEMA_VERSION),
         });
     }
+    if version < POSTGRES_SCHEMA_VERSION {
+        ensure_trigram_extension(&mut tx, target)?;
+    }
     for (number, sql) in MIGRATIONS.iter().filter(|(n, _)| *n > version) {
         tx.batch_execute(sql)
             .map_err(failed(&format!("applying migration {number}")))?;
@@ -180,6 +183,23 @@ pub(super) fn migrate(client: &mut Client, target: &str, local_setup: Option<&st
             .map_err(failed("recording the schema version"))?;
     }
     tx.commit().map_err(failed("committing"))
+}
+
+/// Installs `pg_trgm` (the search indexes' operator class) when the database lacks it, as
+/// its own step, so that a server without the extension, or a role that may not install it,
+/// is told so by name (migration 1 installs it too, a no-op after this).
+fn ensure_trigram_extension(tx: &mut postgres::Transaction<'_>, target: &str) -> Result<()> {
+    let what = "installing the pg_trgm extension the search indexes need (or have the \
+                database's owner run CREATE EXTENSION pg_trgm)";
+    let failed = |e| Error::postgres(target, format!("migrating: {what}"), e);
+    let installed = tx
+        .query_opt("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'", &[])
+        .map_err(failed)?;
+    if installed.is_none() {
+        tx.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+            .map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// For a read-only open: fails unless the schema is at [`POSTGRES_SCHEMA_VERSION`] (a read-only
