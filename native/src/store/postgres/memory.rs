@@ -17,12 +17,18 @@ use ctxkit_core::memory::{MemoryScope, MemorySource};
 use postgres::Row;
 
 use crate::error::{Error, Result};
-use crate::store::columns::{provenance_name, scope_name, source_from_name};
+use crate::store::columns::{
+    judged, provenance_name, scope_from_name, scope_name, source_from_name, tags_from_json,
+    tags_json,
+};
 use crate::store::fts_query::{like_pattern, query_terms};
 use crate::store::memory_types::{
-    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
+    checked_content, result_limit, AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord,
+    MemoryUpdate, NewMemory,
 };
-use crate::store::postgres::{get, owned_without_nul, without_nul, PostgresStore, Tx};
+use crate::store::postgres::{
+    get, owned_without_nul, without_nul, Param, PostgresStore, Query, Tx,
+};
 use crate::store::MemoryStore;
 
 /// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
@@ -35,26 +41,19 @@ const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \
     AND (m.expires_at IS NULL OR m.expires_at > $1) \
     AND (m.project IS NULL OR m.project = $2)";
 
-/// The most results one search or listing returns.
-const MAX_LIMIT: usize = 10_000;
-
 fn memory_from_row(row: &Row, target: &str) -> Result<MemoryRecord> {
     let tags: String = get(row, 6, target)?;
     let scope: String = get(row, 7, target)?;
     let source: String = get(row, 8, target)?;
-    let mut record = MemoryRecord {
+    Ok(judged(MemoryRecord {
         id: get(row, 0, target)?,
         project: get(row, 1, target)?,
         title: get(row, 2, target)?,
         content: get(row, 3, target)?,
         category: get(row, 4, target)?,
         importance: get(row, 5, target)?,
-        tags: serde_json::from_str(&tags).unwrap_or_default(),
-        scope: if scope == "global" {
-            MemoryScope::Global
-        } else {
-            MemoryScope::Project
-        },
+        tags: tags_from_json(&tags),
+        scope: scope_from_name(&scope),
         source: source_from_name(&source),
         created_at: get(row, 9, target)?,
         updated_at: get(row, 10, target)?,
@@ -63,25 +62,7 @@ fn memory_from_row(row: &Row, target: &str) -> Result<MemoryRecord> {
         disabled_at: get(row, 13, target)?,
         approved_at: get(row, 14, target)?,
         quarantine: None,
-    };
-    // Judged on every read by the core, as in SQLite.
-    record.quarantine = ctxkit_core::memory::entry_quarantine(&record.to_entry());
-    Ok(record)
-}
-
-fn checked_content(field: &str, content: &str) -> Result<()> {
-    if content.trim().is_empty() {
-        return Err(Error::invalid(field, "empty: a memory needs content"));
-    }
-    Ok(())
-}
-
-fn tags_json(tags: &[String]) -> String {
-    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
-}
-
-fn limit_of(limit: usize) -> i64 {
-    i64::try_from(limit.clamp(1, MAX_LIMIT)).unwrap_or(20)
+    }))
 }
 
 fn memory_by_id(tx: &mut Tx<'_>, id: i64) -> Result<Option<MemoryRecord>> {
@@ -161,6 +142,30 @@ pub(super) fn add_memory_in(
         )?
         .ok_or(Error::NoSuchMemory(0))?;
     Ok(AddedMemory::Added(memory_from_row(&row, tx.target)?))
+}
+
+/// A memory search as one statement: the live memories visible in `project` holding every
+/// one of `terms`, best match first (the terms found in the title, then importance and
+/// recency), at most `limit`. One placeholder per term (at most [`crate::store::MAX_QUERY_TERMS`]),
+/// so the trigram index answers each; the SQL holds only placeholders.
+pub(super) fn search_query(project: &str, terms: &[&str], limit: usize, now: i64) -> Query {
+    let mut params: Vec<Param> = vec![
+        Box::new(now),
+        Box::new(project.to_owned()),
+        Box::new(result_limit(limit)),
+    ];
+    let mut sql = format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}");
+    let first = params.len() + 1;
+    for term in terms {
+        params.push(Box::new(like_pattern(&without_nul(term))));
+        sql.push_str(&format!(" AND m.search_text ILIKE ${}", params.len()));
+    }
+    sql.push_str(" ORDER BY (0");
+    for index in first..=params.len() {
+        sql.push_str(&format!(" + (m.title ILIKE ${index})::int"));
+    }
+    sql.push_str(") DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT $3");
+    Query { sql, params }
 }
 
 impl MemoryStore for PostgresStore {
@@ -243,37 +248,13 @@ impl MemoryStore for PostgresStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let limit = limit_of(query.limit);
-        let patterns: Vec<String> = terms
-            .iter()
-            .map(|term| like_pattern(&without_nul(term)))
-            .collect();
+        let search = search_query(project, &terms, query.limit, now);
         let what = || format!("searching memories for {:?}", query.text);
         // A store opened read-only (the read commands) searches without counting the use, as
         // SQLite's does.
         let counts_use = !self.pool.read_only;
         let run = |tx: &mut Tx<'_>| {
-            // One placeholder per term (at most MAX_QUERY_TERMS), so the trigram index
-            // answers each; the SQL holds only placeholders, the patterns are bound.
-            let mut sql =
-                format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}");
-            for index in 0..patterns.len() {
-                sql.push_str(&format!(" AND m.search_text ILIKE ${}", index + 4));
-            }
-            // Best match first: the terms found in the title, then importance and recency.
-            sql.push_str(" ORDER BY (0");
-            for index in 0..patterns.len() {
-                sql.push_str(&format!(" + (m.title ILIKE ${})::int", index + 4));
-            }
-            sql.push_str(") DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT $3");
-            let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                vec![&now, &project, &limit];
-            params.extend(
-                patterns
-                    .iter()
-                    .map(|p| p as &(dyn postgres::types::ToSql + Sync)),
-            );
-            let rows = tx.query_planned(&sql, &params, &what)?;
+            let rows = tx.query_planned(&search.sql, &search.params(), &what)?;
             let target = tx.target;
             let found = rows
                 .iter()
@@ -325,7 +306,7 @@ impl MemoryStore for PostgresStore {
                     &filter.include_disabled,
                     &filter.include_expired,
                     &now,
-                    &limit_of(filter.limit),
+                    &result_limit(filter.limit),
                 ],
                 &what,
             )?;

@@ -40,8 +40,10 @@
 
 mod history;
 mod memory;
+mod plans;
 mod pool;
 mod queries;
+mod reads;
 mod schema;
 mod sessions;
 mod tls;
@@ -173,6 +175,23 @@ impl Tx<'_> {
         self.tx
             .execute(&statement, params)
             .map_err(|e| Error::postgres(self.target, what(), e))
+    }
+}
+
+/// A bound parameter, owned, so a statement can be built before it runs.
+pub(super) type Param = Box<dyn postgres::types::ToSql + Sync>;
+
+/// A statement's SQL and its parameters, built by one function, so that running it and
+/// showing its plan ([`PostgresStore::explain_history_search`]) use the same text.
+pub(super) struct Query {
+    pub(super) sql: String,
+    pub(super) params: Vec<Param>,
+}
+
+impl Query {
+    /// The parameters as the client takes them.
+    pub(super) fn params(&self) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+        self.params.iter().map(|param| param.as_ref()).collect()
     }
 }
 

@@ -9,7 +9,7 @@
 //! written. Messages are inserted in batches through `unnest` (one statement per
 //! [`INSERT_BATCH`] messages), each with its searchable text.
 
-use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::recall::searchable_text;
@@ -17,10 +17,10 @@ use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use postgres::Row;
 
 use crate::error::{Error, Result};
-use crate::store::append_rule::check_append;
+use crate::store::append_rule::{check_append, check_checkpoint};
 use crate::store::columns::{
-    entry_from_parts, family_from_name, family_name, message_body, method_from_name,
-    CheckpointFacts,
+    checkpoint_from_columns, entry_from_parts, family_from_name, family_name, message_body,
+    CheckpointColumns, CheckpointFacts, CHECKPOINT_COLUMNS,
 };
 use crate::store::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
 use crate::store::{OffloadRecord, SessionImport};
@@ -28,36 +28,22 @@ use crate::store::{OffloadRecord, SessionImport};
 /// The most messages one insert statement carries.
 const INSERT_BATCH: usize = 2_000;
 
-/// The columns [`checkpoint_from_row`] reads, in order.
-pub(super) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
-
-/// The columns [`anchor_from_row`] reads, in order.
-const ANCHOR_COLUMNS: &str = "checkpoint_through, last_seq, input_tokens, estimated_tokens";
-
 /// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
 pub(super) fn checkpoint_from_row(name: &str, row: &Row, target: &str) -> Result<Checkpoint> {
-    let through_seq = unsigned(get(row, 0, target)?);
-    let method: String = get(row, 1, target)?;
-    let method: SummaryMethod = method_from_name(&method).ok_or_else(|| Error::CorruptRow {
-        session: name.to_owned(),
-        row: format!("checkpoint through seq {through_seq}"),
-        problem: format!("unknown summary method {method:?}"),
-    })?;
-    let facts: String = get(row, 6, target)?;
-    // Unreadable facts (a hand-edited row) leave the checkpoint without them, as in SQLite.
-    let facts: CheckpointFacts = serde_json::from_str(&facts).unwrap_or_default();
-    Ok(Checkpoint {
-        through_seq,
-        method,
+    let columns = CheckpointColumns {
+        through_seq: unsigned(get(row, 0, target)?),
+        method: get(row, 1, target)?,
         summary: get(row, 2, target)?,
         active_tasks: get(row, 3, target)?,
         tokens: unsigned(get(row, 4, target)?),
         made_at_turn: unsigned(get(row, 5, target)?),
-        pinned: facts.pinned,
-        dropped_facts: facts.dropped_facts,
-    })
+        facts: get(row, 6, target)?,
+    };
+    checkpoint_from_columns(name, columns)
 }
+
+/// The columns [`anchor_from_row`] reads, in order.
+const ANCHOR_COLUMNS: &str = "checkpoint_through, last_seq, input_tokens, estimated_tokens";
 
 fn anchor_from_row(row: &Row, target: &str) -> Result<UsageAnchor> {
     Ok(UsageAnchor {
@@ -182,16 +168,7 @@ pub(super) fn insert_checkpoint(
         None => None,
     };
     let through = checkpoint.through_seq;
-    if latest.is_some_and(|latest| through <= latest) || through > last_seq || through == 0 {
-        return Err(Error::invalid(
-            "checkpoint.through_seq",
-            format!(
-                "session {name:?}: {through} must be after the latest checkpoint ({}) and at \
-                 most the last logged seq ({last_seq})",
-                latest.map_or_else(|| "none".to_owned(), |l| l.to_string())
-            ),
-        ));
-    }
+    check_checkpoint(name, latest, last_seq, through)?;
     let what = || format!("session {name:?}: storing the checkpoint through seq {through}");
     tx.execute(
         "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \

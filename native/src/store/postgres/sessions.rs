@@ -7,16 +7,17 @@ use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
-use ctxkit_core::turn::{turn_tail_after, Session, TurnChanges};
+use ctxkit_core::turn::{Session, TurnChanges};
 
 use crate::error::{Error, Result};
+use crate::store::assembly::{turn_session, whole_session};
 use crate::store::columns::family_from_name;
 use crate::store::postgres::memory::add_memory_in;
 use crate::store::postgres::queries::{
-    append_in, checkpoint_from_row, entries_between, insert_checkpoint, insert_session,
-    insert_usage_anchor, insert_whole_session, latest_anchor, latest_checkpoint, session_row,
-    session_state, update_nudge_state, CHECKPOINT_COLUMNS,
+    append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
+    latest_anchor, latest_checkpoint, session_row, session_state, update_nudge_state,
 };
+use crate::store::postgres::reads::SessionRows;
 use crate::store::postgres::{get, unsigned, PostgresStore};
 use crate::store::{
     AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
@@ -119,46 +120,14 @@ impl SessionStore for PostgresStore {
     fn load_for_turn(&self, name: &str) -> Result<Session> {
         self.read(&|| format!("session {name:?}: loading it"), |tx| {
             let (id, _) = session_row(tx, name, false)?;
-            let (family, nudge_state) = session_state(tx, name, id)?;
-            let checkpoint = latest_checkpoint(tx, name, id)?;
-            // The core's turn-tail rule: after the checkpoint, or from where the previous turn
-            // stopped if that is earlier.
-            let after = turn_tail_after(checkpoint.as_ref().map(|c| c.through_seq), &nudge_state)
-                .unwrap_or(0);
-            Ok(Session {
-                family,
-                entries: entries_between(tx, name, id, after.saturating_add(1), u64::MAX)?,
-                checkpoints: checkpoint.into_iter().collect(),
-                nudge_state,
-                usage_anchor: latest_anchor(tx, name, id)?,
-                refused_usage: None,
-            })
+            turn_session(&mut SessionRows::new(tx, name, id))
         })
     }
 
     fn export_session(&self, name: &str) -> Result<Session> {
         self.read(&|| format!("session {name:?}: exporting it"), |tx| {
             let (id, _) = session_row(tx, name, false)?;
-            let (family, nudge_state) = session_state(tx, name, id)?;
-            let what = || format!("session {name:?}: reading its checkpoints");
-            let sql = format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = $1 \
-                 ORDER BY through_seq"
-            );
-            let rows = tx.query(&sql, &[&id], &what)?;
-            let target = tx.target;
-            let checkpoints = rows
-                .iter()
-                .map(|row| checkpoint_from_row(name, row, target))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Session {
-                family,
-                entries: entries_between(tx, name, id, 1, u64::MAX)?,
-                checkpoints,
-                nudge_state,
-                usage_anchor: latest_anchor(tx, name, id)?,
-                refused_usage: None,
-            })
+            whole_session(&mut SessionRows::new(tx, name, id))
         })
     }
 

@@ -15,10 +15,11 @@ use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
 use crate::error::{Context, Error, Result};
-use crate::store::columns::{provenance_name, scope_name, source_name};
+use crate::store::columns::{provenance_name, scope_name, source_name, tags_json};
 use crate::store::fts_query::{fts5_match_expression, like_pattern, query_terms};
 use crate::store::memory_types::{
-    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
+    checked_content, result_limit, AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord,
+    MemoryUpdate, NewMemory,
 };
 use crate::store::sqlite::rows::{memory_from_row, MEMORY_COLUMNS};
 use crate::store::sqlite::SqliteStore;
@@ -28,20 +29,6 @@ use crate::store::MemoryStore;
 const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \
     AND (m.expires_at IS NULL OR m.expires_at > :now) \
     AND (m.project IS NULL OR m.project = :project)";
-
-/// The most results one search or listing returns.
-const MAX_LIMIT: usize = 10_000;
-
-fn checked_content(field: &str, content: &str) -> Result<()> {
-    if content.trim().is_empty() {
-        return Err(Error::invalid(field, "empty: a memory needs content"));
-    }
-    Ok(())
-}
-
-fn tags_json(tags: &[String]) -> String {
-    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
-}
 
 fn memory_by_id(connection: &rusqlite::Connection, id: i64) -> Result<Option<MemoryRecord>> {
     let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1");
@@ -193,7 +180,7 @@ impl MemoryStore for SqliteStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let limit = i64::try_from(query.limit.clamp(1, MAX_LIMIT)).unwrap_or(20);
+        let limit = result_limit(query.limit);
         let what = || format!("searching memories for {:?}", query.text);
         // A read-only open (a command that only reads) searches without counting the use:
         // it writes nothing.
@@ -295,7 +282,7 @@ impl MemoryStore for SqliteStore {
              AND (:include_expired OR m.expires_at IS NULL OR m.expires_at > :now) \
              ORDER BY m.updated_at DESC, m.id DESC LIMIT :limit"
         );
-        let limit = i64::try_from(filter.limit.clamp(1, MAX_LIMIT)).unwrap_or(1_000);
+        let limit = result_limit(filter.limit);
         let result = self
             .connection
             .prepare_cached(&sql)
