@@ -15,8 +15,8 @@
 //!   (each worker on a session of its own), turn loads, history searches and memory searches,
 //!   in operations per second over a fixed time.
 //!
-//! PostgreSQL's tables are analyzed after loading (what autovacuum does within a minute of bulk
-//! inserts). Prints Markdown tables on standard output (docs/performance.md, "SQLite and
+//! PostgreSQL's tables are vacuumed and analyzed after loading (what autovacuum does within a
+//! minute of bulk inserts: statistics, and the trigram indexes' pending entries merged). Prints Markdown tables on standard output (docs/performance.md, "SQLite and
 //! PostgreSQL side by side"), progress on standard error.
 //!
 //! ```text
@@ -159,23 +159,6 @@ fn load(store: &mut dyn Store, log: &[Entry]) {
     store.import_sessions(&[], &memories(), PROJECT, 0).unwrap();
 }
 
-/// `measure` run on each backend in turn, its time said on standard error.
-fn on_each<T>(backends: &[Backend], what: &str, measure: impl Fn(&Backend) -> T) -> Vec<T> {
-    backends
-        .iter()
-        .map(|backend| {
-            let started = Instant::now();
-            let figures = measure(backend);
-            eprintln!(
-                "{}: {what} measured in {:?}",
-                backend.name,
-                started.elapsed()
-            );
-            figures
-        })
-        .collect()
-}
-
 fn var(names: &[&str]) -> Option<String> {
     names
         .iter()
@@ -240,12 +223,17 @@ fn main() {
         load(&mut *(backend.open)(), &log);
         eprintln!("{}: data stored in {:?}", backend.name, started.elapsed());
     }
+    // What autovacuum does within a minute of bulk inserts: the tables' statistics gathered
+    // and the trigram indexes' pending entries merged.
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client
-        .batch_execute(&format!(
-            "SET search_path TO \"{schema}\"; ANALYZE memories; ANALYZE messages"
-        ))
+        .batch_execute(&format!("SET search_path TO \"{schema}\""))
         .unwrap();
+    for table in ["memories", "messages"] {
+        client
+            .batch_execute(&format!("VACUUM ANALYZE {table}"))
+            .unwrap();
+    }
 
     let direct = PostgresStore::open_with(
         &url,
@@ -257,9 +245,13 @@ fn main() {
     .unwrap();
     let scanning = plans::check(&direct);
 
-    let figures = on_each(&backends, "latency", |b| latency::measure(b, &source));
+    let started = Instant::now();
+    let figures = latency::measure(&backends, &source);
+    eprintln!("latency measured in {:?}", started.elapsed());
     latency::print(&backends, &figures);
-    let throughput = on_each(&backends, "workers", |b| workers::measure(b, &source));
+    let started = Instant::now();
+    let throughput = workers::measure(&backends, &source);
+    eprintln!("workers measured in {:?}", started.elapsed());
     workers::print(&backends, &throughput);
 
     client

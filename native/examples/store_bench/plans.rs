@@ -2,7 +2,7 @@
 //! ([`PostgresStore::explain_history_search`], [`PostgresStore::explain_memory_search`]) is
 //! printed with whether it reads its table through an index; one that scans the table instead
 //! (its figures would grow with the table) makes the benchmark fail once it has printed its
-//! figures.
+//! figures, unless a term of it is shorter than a trigram (no index can serve it).
 
 use ctxkit::core::recall::SearchRequest;
 use ctxkit::store::{MemoryQuery, PostgresStore};
@@ -34,8 +34,14 @@ pub fn check(store: &PostgresStore) -> Vec<String> {
     for (name, text) in HISTORY_QUERIES {
         let request = SearchRequest::new(text, None).unwrap();
         let plans = store.explain_history_search(STEADY, &request).unwrap();
-        for (pass, plan) in ["exact", "every word"].iter().zip(&plans) {
-            let search = format!("history search, {name}, {pass} pass");
+        let passes = [
+            "exact pass, newest messages",
+            "exact pass, older messages",
+            "every-word pass, newest messages",
+            "every-word pass, older messages",
+        ];
+        for (pass, plan) in passes.iter().zip(&plans) {
+            let search = format!("history search, {name}, {pass}");
             failed.extend(check_plan(search, plan, "messages"));
         }
     }
@@ -46,7 +52,11 @@ pub fn check(store: &PostgresStore) -> Vec<String> {
         };
         for plan in store.explain_memory_search(PROJECT, &query, 1).unwrap() {
             let search = format!("memory search, {name}");
-            failed.extend(check_plan(search, &plan, "memories"));
+            let failure = check_plan(search, &plan, "memories");
+            // A term shorter than a trigram has no index to use, in either store (SQLite scans
+            // too): its plan is shown, not held to one.
+            let short = text.split_whitespace().any(|term| term.chars().count() < 3);
+            failed.extend(failure.filter(|_| !short));
         }
     }
     println!();

@@ -23,8 +23,8 @@ const OPERATIONS: [&str; 4] = [
     "memory search, 10k memories (`deploy`)",
 ];
 
-/// Operations per second, by operation, then by worker count.
-pub struct Figures(Vec<Vec<f64>>);
+/// Operations per second, by operation, then by worker count, then by backend.
+pub struct Figures(Vec<Vec<Vec<f64>>>);
 
 /// The `count`-th operation of kind `operation` (an index of [`OPERATIONS`]) by a worker
 /// whose own session is `session`.
@@ -83,20 +83,27 @@ fn rate(backend: &Backend, operation: usize, workers: usize, source: &[Entry]) -
     done as f64 / started.elapsed().as_secs_f64()
 }
 
-pub fn measure(backend: &Backend, source: &[Entry]) -> Figures {
+/// Every cell of the table; the backends of one cell are measured back to back, so they share
+/// the machine's load.
+pub fn measure(backends: &[Backend], source: &[Entry]) -> Figures {
     Figures(
         (0..OPERATIONS.len())
             .map(|operation| {
                 WORKER_COUNTS
                     .iter()
-                    .map(|&workers| rate(backend, operation, workers, source))
+                    .map(|&workers| {
+                        backends
+                            .iter()
+                            .map(|backend| rate(backend, operation, workers, source))
+                            .collect()
+                    })
                     .collect()
             })
             .collect(),
     )
 }
 
-pub fn print(backends: &[Backend], figures: &[Figures]) {
+pub fn print(backends: &[Backend], figures: &Figures) {
     let names: Vec<&str> = backends.iter().map(|b| b.name).collect();
     println!(
         "| operations per second, all workers together | workers | {} |",
@@ -105,9 +112,9 @@ pub fn print(backends: &[Backend], figures: &[Figures]) {
     println!("|---|---|{}", "---|".repeat(names.len()));
     for (operation, name) in OPERATIONS.iter().enumerate() {
         for (column, workers) in WORKER_COUNTS.iter().enumerate() {
-            let cells: Vec<String> = figures
+            let cells: Vec<String> = figures.0[operation][column]
                 .iter()
-                .map(|f| format!("{:.0}", f.0[operation][column]))
+                .map(|rate| format!("{rate:.0}"))
                 .collect();
             println!("| {name} | {workers} | {} |", cells.join(" | "));
         }

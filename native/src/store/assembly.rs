@@ -43,8 +43,14 @@ pub(crate) trait SessionReads {
     /// fold (the core's [`ctxkit_core::recall::contains_folded`]), newest first, at most
     /// `wanted`.
     fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>>;
-    /// At most `count` assistant messages before `seq`, newest first, as their seq and body.
-    fn assistant_bodies_before(&mut self, seq: u64, count: u64) -> Result<Vec<(u64, String)>>;
+    /// Of the `count` assistant messages before `seq`, the ones whose body holds `holding`,
+    /// newest first, as their seq and body.
+    fn assistant_bodies_before(
+        &mut self,
+        seq: u64,
+        count: u64,
+        holding: &str,
+    ) -> Result<Vec<(u64, String)>>;
 }
 
 /// What a turn needs: the latest checkpoint, the entries after it (or after the nudge state's
@@ -143,8 +149,9 @@ fn own_tool_name(message: &Message) -> Option<String> {
 }
 
 /// For a tool result without a name: the name of the call it answers, among the last
-/// [`CALL_LOOKBACK_MESSAGES`] assistant messages before it (newest first, parsed one at a time
-/// until the call is found).
+/// [`CALL_LOOKBACK_MESSAGES`] assistant messages before it, newest first. Only those whose body
+/// holds the call id as JSON writes it are read (a body is the message's serde JSON, so the
+/// call's message is one of them), and parsed one at a time until the call is found.
 fn calling_tool(
     reads: &mut impl SessionReads,
     seq: u64,
@@ -156,7 +163,8 @@ fn calling_tool(
     if message.role != Role::Tool {
         return Ok(None);
     }
-    for (call_seq, body) in reads.assistant_bodies_before(seq, CALL_LOOKBACK_MESSAGES)? {
+    let quoted = serde_json::Value::from(call_id).to_string();
+    for (call_seq, body) in reads.assistant_bodies_before(seq, CALL_LOOKBACK_MESSAGES, &quoted)? {
         let entry = entry_from_parts(reads.name(), call_seq, &body, 0)?;
         if let Some(call) = entry.message.tool_calls.iter().find(|c| c.id == call_id) {
             return Ok(Some(call.name.clone()));

@@ -16,16 +16,16 @@ impl HistoryStore for PostgresStore {
     fn search_history(&self, name: &str, request: &SearchRequest) -> Result<SearchOutcome> {
         let what = || format!("session {name:?}: searching its history");
         self.read(&what, |tx| {
-            let (id, _) = session_row(tx, name, false)?;
-            search_history(&mut SessionRows::new(tx, name, id), request)
+            let row = session_row(tx, name, false)?;
+            search_history(&mut SessionRows::new(tx, name, row), request)
         })
     }
 
     fn read_history(&self, name: &str, request: &ReadRequest) -> Result<HistoryRead> {
         let what = || format!("session {name:?}: reading its history");
         self.read(&what, |tx| {
-            let (id, last_seq) = session_row(tx, name, false)?;
-            read_history(&mut SessionRows::new(tx, name, id), request, last_seq)
+            let row = session_row(tx, name, false)?;
+            read_history(&mut SessionRows::new(tx, name, row), request, row.1)
         })
     }
 }

@@ -11,13 +11,16 @@ use crate::store::fts_query::query_terms;
 use crate::store::memory_types::MemoryQuery;
 use crate::store::postgres::memory::search_query;
 use crate::store::postgres::queries::session_row;
-use crate::store::postgres::reads::matching_query;
-use crate::store::postgres::{get, PostgresStore, Query, Tx};
+use crate::store::postgres::query::Query;
+use crate::store::postgres::reads::{matching_query, Span, RECENT_MESSAGES};
+use crate::store::postgres::text::search_key;
+use crate::store::postgres::{get, PostgresStore, Tx};
 
 impl PostgresStore {
-    /// The plans of a history search of session `name` for `request`: the exact pass's, then
-    /// the every-word pass's when the request has one. Fails as the search would (no such
-    /// session).
+    /// The plans of a history search of session `name` for `request`: for the exact pass, then
+    /// the every-word pass when the request has one, the plan over the newest messages and the
+    /// plan over the older ones (a pass runs the second only when the first found too few).
+    /// Fails as the search would (no such session).
     pub fn explain_history_search(
         &self,
         name: &str,
@@ -25,16 +28,19 @@ impl PostgresStore {
     ) -> Result<Vec<String>> {
         let what = || format!("session {name:?}: planning its history search");
         self.read(&what, |tx| {
-            let (id, _) = session_row(tx, name, false)?;
+            let (id, last_seq) = session_row(tx, name, false)?;
             let wanted = request.limit.saturating_add(1);
-            let mut plans = vec![plan(
-                tx,
-                &matching_query(id, &[request.query.as_str()], wanted),
-                &what,
-            )?];
+            let floor = last_seq.saturating_sub(RECENT_MESSAGES);
+            let mut passes = vec![vec![request.query.as_str()]];
             if request.has_word_pass() {
-                let terms: Vec<&str> = request.terms.iter().map(String::as_str).collect();
-                plans.push(plan(tx, &matching_query(id, &terms, wanted), &what)?);
+                passes.push(request.terms.iter().map(String::as_str).collect());
+            }
+            let mut plans = Vec::new();
+            for needles in passes {
+                let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
+                for span in [Span::Recent(floor), Span::Older(floor)] {
+                    plans.push(plan(tx, &matching_query(id, &keys, wanted, span), &what)?);
+                }
             }
             Ok(plans)
         })
@@ -54,19 +60,16 @@ impl PostgresStore {
         }
         let what = || format!("planning the memory search for {:?}", query.text);
         self.read(&what, |tx| {
-            Ok(vec![plan(
-                tx,
-                &search_query(project, &terms, query.limit, now),
-                &what,
-            )?])
+            let count_use = !self.pool.read_only;
+            let search = search_query(project, &terms, query.limit, now, count_use);
+            Ok(vec![plan(tx, &search, &what)?])
         })
     }
 }
 
 /// `EXPLAIN` of `query`, one line of the plan per line.
 fn plan(tx: &mut Tx<'_>, query: &Query, what: &dyn Fn() -> String) -> Result<String> {
-    let sql = format!("EXPLAIN {}", query.sql);
-    let rows = tx.query_planned(&sql, &query.params(), what)?;
+    let rows = query.run_with(tx, "EXPLAIN ", what)?;
     let lines = rows
         .iter()
         .map(|row| get::<String>(row, 0, tx.target))

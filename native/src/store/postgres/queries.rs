@@ -22,7 +22,8 @@ use crate::store::columns::{
     checkpoint_from_columns, entry_from_parts, family_from_name, family_name, message_body,
     CheckpointColumns, CheckpointFacts, CHECKPOINT_COLUMNS,
 };
-use crate::store::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
+use crate::store::postgres::text::{from_column, owned_column, search_key, to_column};
+use crate::store::postgres::{big, get, unsigned, Tx};
 use crate::store::{OffloadRecord, SessionImport};
 
 /// The most messages one insert statement carries.
@@ -33,8 +34,8 @@ pub(super) fn checkpoint_from_row(name: &str, row: &Row, target: &str) -> Result
     let columns = CheckpointColumns {
         through_seq: unsigned(get(row, 0, target)?),
         method: get(row, 1, target)?,
-        summary: get(row, 2, target)?,
-        active_tasks: get(row, 3, target)?,
+        summary: from_column(get(row, 2, target)?),
+        active_tasks: get::<Option<String>>(row, 3, target)?.map(from_column),
         tokens: unsigned(get(row, 4, target)?),
         made_at_turn: unsigned(get(row, 5, target)?),
         facts: get(row, 6, target)?,
@@ -64,7 +65,7 @@ pub(super) fn session_row(tx: &mut Tx<'_>, name: &str, lock: bool) -> Result<(i6
     };
     let what = || format!("session {name:?}: reading it");
     let row = tx
-        .query_opt(sql, &[&name], &what)?
+        .query_opt(sql, &[&to_column(name)], &what)?
         .ok_or_else(|| Error::NoSuchSession(name.to_owned()))?;
     Ok((get(&row, 0, tx.target)?, unsigned(get(&row, 1, tx.target)?)))
 }
@@ -177,8 +178,8 @@ pub(super) fn insert_checkpoint(
             &id,
             &big(through),
             &checkpoint.method.as_str(),
-            &without_nul(&checkpoint.summary),
-            &checkpoint.active_tasks.as_deref().map(owned_without_nul),
+            &to_column(&checkpoint.summary),
+            &checkpoint.active_tasks.as_deref().map(owned_column),
             &big(checkpoint.tokens),
             &big(checkpoint.made_at_turn),
             &now,
@@ -204,7 +205,7 @@ pub(super) fn insert_session(
     let created = tx.query_opt(
         "INSERT INTO sessions (name, family, created_at, updated_at) VALUES ($1, $2, $3, $3) \
          ON CONFLICT (name) DO NOTHING RETURNING id",
-        &[&name, &family_name(family), &now],
+        &[&to_column(name), &family_name(family), &now],
         &what,
     )?;
     if created.is_none() {
@@ -239,7 +240,7 @@ pub(super) fn append_in(
                     &big(entry.tokens),
                     &entry.message.is_error,
                     // In the same transaction: a committed message is always findable.
-                    &owned_without_nul(&searchable_text(&entry.message)),
+                    &search_key(&searchable_text(&entry.message)),
                     &now,
                 ],
                 &what,
@@ -258,7 +259,7 @@ pub(super) fn append_in(
             bodies.push(message_body(name, entry)?);
             tokens.push(big(entry.tokens));
             errors.push(entry.message.is_error);
-            texts.push(owned_without_nul(&searchable_text(&entry.message)));
+            texts.push(search_key(&searchable_text(&entry.message)));
         }
         tx.execute(
             "INSERT INTO messages (session_id, seq, role, body, tokens, is_error, \
@@ -282,12 +283,12 @@ pub(super) fn append_in(
             &[
                 &id,
                 &big(offload.seq),
-                &offload.tool_call_id,
-                &offload.relative_path,
+                &offload.tool_call_id.as_deref().map(owned_column),
+                &to_column(&offload.relative_path),
                 &big(offload.bytes),
                 &big(offload.lines),
                 &offload.is_error,
-                &offload.content.as_deref().map(owned_without_nul),
+                &offload.content.as_deref().map(owned_column),
                 &now,
             ],
             &what,

@@ -1,18 +1,21 @@
 //! [`SessionReads`] for PostgreSQL: one session's reads inside one transaction (a read-only
 //! snapshot), for the shared assembly of [`crate::store::assembly`], and the statements only
-//! they use: the history search's passes, over each message's `search_text` (the core's
-//! [`ctxkit_core::recall::searchable_text`], written by the append in its transaction, so a
-//! committed message is always findable) under a trigram GIN index, and the assistant messages
-//! a tool result's call is looked for in.
+//! they use: the history search's passes over each message's search key (`search_text`, see
+//! [`super::text`]: written by the append in its transaction, so a committed message is always
+//! findable), and the assistant messages a tool result's call is looked for in.
 //!
-//! Every needle is a case-insensitive substring (`ILIKE`, the needle escaped by
-//! [`like_pattern`] and bound as a parameter): no character of it is syntax, and CJK
-//! substrings are found.
+//! A pass looks first among the session's newest [`RECENT_MESSAGES`], newest first by its key
+//! (`strpos`: the needle's key in the message's, stopping at the hits it wants), as SQLite's
+//! scan does: a word in many messages is found there at once. Only when those hold too few
+//! does it look at the older messages, through the trigram GIN index (`LIKE`, the needle's key
+//! escaped by [`like_pattern`]), so a rare word or a miss costs its matches, not the session's
+//! length. Every needle is bound as a parameter; no character of it is syntax.
 
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use postgres::types::Type;
 
 use crate::error::Result;
 use crate::store::assembly::SessionReads;
@@ -21,19 +24,45 @@ use crate::store::fts_query::like_pattern;
 use crate::store::postgres::queries::{
     checkpoint_from_row, entries_between, latest_anchor, latest_checkpoint, session_state,
 };
-use crate::store::postgres::{big, get, unsigned, without_nul, Param, Query, Tx};
+use crate::store::postgres::query::Query;
+use crate::store::postgres::text::search_key;
+use crate::store::postgres::{big, get, unsigned, Tx};
+
+/// How many of the newest messages a pass scans before it turns to the index.
+pub(super) const RECENT_MESSAGES: u64 = 1_000;
 
 /// One session's rows, read inside a transaction.
 pub(super) struct SessionRows<'t, 'a> {
     tx: &'t mut Tx<'a>,
     name: &'t str,
     id: i64,
+    last_seq: u64,
 }
 
 impl<'t, 'a> SessionRows<'t, 'a> {
-    /// The session `name`, whose row id is `id`.
-    pub(super) fn new(tx: &'t mut Tx<'a>, name: &'t str, id: i64) -> Self {
-        SessionRows { tx, name, id }
+    /// The session `name`, whose row id is `id` and whose log ends at `last_seq`.
+    pub(super) fn new(tx: &'t mut Tx<'a>, name: &'t str, (id, last_seq): (i64, u64)) -> Self {
+        SessionRows {
+            tx,
+            name,
+            id,
+            last_seq,
+        }
+    }
+
+    /// The entries `query` selects (seq and body).
+    fn entries(&mut self, query: &Query) -> Result<Vec<Entry>> {
+        let name = self.name;
+        let what = || format!("session {name:?}: searching its history");
+        let rows = query.run(self.tx, &what)?;
+        let target = self.tx.target;
+        rows.iter()
+            .map(|row| {
+                let seq = unsigned(get(row, 0, target)?);
+                let body: &str = get(row, 1, target)?;
+                entry_from_parts(name, seq, body, 0)
+            })
+            .collect()
     }
 }
 
@@ -73,27 +102,35 @@ impl SessionReads for SessionRows<'_, '_> {
     }
 
     fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>> {
-        let query = matching_query(self.id, needles, wanted);
-        let name = self.name;
-        let what = || format!("session {name:?}: searching its history");
-        let rows = self.tx.query_planned(&query.sql, &query.params(), &what)?;
-        let target = self.tx.target;
-        rows.iter()
-            .map(|row| {
-                let seq = unsigned(get(row, 0, target)?);
-                let body: &str = get(row, 1, target)?;
-                entry_from_parts(name, seq, body, 0)
-            })
-            .collect()
+        let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
+        let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
+        let mut found =
+            self.entries(&matching_query(self.id, &keys, wanted, Span::Recent(floor)))?;
+        if found.len() < wanted && floor > 0 {
+            let rest = wanted - found.len();
+            found.extend(self.entries(&matching_query(
+                self.id,
+                &keys,
+                rest,
+                Span::Older(floor),
+            ))?);
+        }
+        Ok(found)
     }
 
-    fn assistant_bodies_before(&mut self, seq: u64, count: u64) -> Result<Vec<(u64, String)>> {
+    fn assistant_bodies_before(
+        &mut self,
+        seq: u64,
+        count: u64,
+        holding: &str,
+    ) -> Result<Vec<(u64, String)>> {
         let name = self.name;
         let what = || format!("session {name:?}: finding the call of seq {seq}");
         let rows = self.tx.query(
-            "SELECT seq, body FROM messages WHERE session_id = $1 AND seq < $2 \
-             AND role = 'assistant' ORDER BY seq DESC LIMIT $3",
-            &[&self.id, &big(seq), &big(count)],
+            "SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = $1 \
+             AND seq < $2 AND role = 'assistant' ORDER BY seq DESC LIMIT $3) AS recent \
+             WHERE strpos(body, $4) > 0 ORDER BY seq DESC",
+            &[&self.id, &big(seq), &big(count), &holding],
             &what,
         )?;
         let target = self.tx.target;
@@ -103,18 +140,40 @@ impl SessionReads for SessionRows<'_, '_> {
     }
 }
 
-/// A history pass as one statement: the session's messages holding every one of `needles`,
-/// newest first, at most `wanted`; its SQL holds only placeholders ([`SessionRows`] runs it,
-/// [`crate::store::PostgresStore::explain_history_search`] shows its plan).
-pub(super) fn matching_query(id: i64, needles: &[&str], wanted: usize) -> Query {
-    let wanted = i64::try_from(wanted).unwrap_or(i64::MAX);
-    let mut sql =
-        "SELECT seq, body FROM messages WHERE session_id = $1 AND search_text <> ''".to_owned();
-    let mut params: Vec<Param> = vec![Box::new(id), Box::new(wanted)];
-    for needle in needles {
-        params.push(Box::new(like_pattern(&without_nul(needle))));
-        sql.push_str(&format!(" AND search_text ILIKE ${}", params.len()));
+/// Which of a session's messages a pass looks at: the ones after seq `floor` (the newest, by
+/// their keys), or the ones up to it (the older, through the index).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Span {
+    Recent(u64),
+    Older(u64),
+}
+
+/// A history pass over `span` as one statement: the session's messages whose key holds every
+/// one of `keys` (the needles' search keys), newest first, at most `wanted` ([`SessionRows`]
+/// runs it, [`crate::store::PostgresStore::explain_history_search`] shows its plan).
+pub(super) fn matching_query(id: i64, keys: &[String], wanted: usize, span: Span) -> Query {
+    let mut query = Query::new("SELECT seq, body FROM messages WHERE session_id = ");
+    let id = query.bind(id, Type::INT8);
+    query.push(&id);
+    let (floor, recent) = match span {
+        Span::Recent(floor) => (floor, true),
+        Span::Older(floor) => (floor, false),
+    };
+    let floor = query.bind(big(floor), Type::INT8);
+    query.push(&format!(
+        " AND seq {} {floor}",
+        if recent { ">" } else { "<=" }
+    ));
+    for key in keys {
+        if recent {
+            let key = query.bind(key.clone(), Type::TEXT);
+            query.push(&format!(" AND strpos(search_text, {key}) > 0"));
+        } else {
+            let pattern = query.bind(like_pattern(key), Type::TEXT);
+            query.push(&format!(" AND search_text LIKE {pattern}"));
+        }
     }
-    sql.push_str(" ORDER BY seq DESC LIMIT $2");
-    Query { sql, params }
+    let wanted = query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
+    query.push(&format!(" ORDER BY seq DESC LIMIT {wanted}"));
+    query
 }

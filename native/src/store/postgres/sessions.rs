@@ -18,6 +18,7 @@ use crate::store::postgres::queries::{
     latest_anchor, latest_checkpoint, session_row, session_state, update_nudge_state,
 };
 use crate::store::postgres::reads::SessionRows;
+use crate::store::postgres::text::{from_column, to_column};
 use crate::store::postgres::{get, unsigned, PostgresStore};
 use crate::store::{
     AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
@@ -74,7 +75,7 @@ impl SessionStore for PostgresStore {
             )?;
             let names = rows
                 .iter()
-                .map(|row| get::<String>(row, 0, tx.target))
+                .map(|row| get::<String>(row, 0, tx.target).map(from_column))
                 .collect::<Result<Vec<_>>>()?;
             names.iter().map(|name| self.info_in(tx, name)).collect()
         })
@@ -96,7 +97,7 @@ impl SessionStore for PostgresStore {
                      (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
                      (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
                      FROM sessions s WHERE name = $1",
-                    &[&name],
+                    &[&to_column(name)],
                     &what,
                 )?
                 .ok_or_else(|| Error::NoSuchSession(name.to_owned()))?;
@@ -119,15 +120,15 @@ impl SessionStore for PostgresStore {
 
     fn load_for_turn(&self, name: &str) -> Result<Session> {
         self.read(&|| format!("session {name:?}: loading it"), |tx| {
-            let (id, _) = session_row(tx, name, false)?;
-            turn_session(&mut SessionRows::new(tx, name, id))
+            let row = session_row(tx, name, false)?;
+            turn_session(&mut SessionRows::new(tx, name, row))
         })
     }
 
     fn export_session(&self, name: &str) -> Result<Session> {
         self.read(&|| format!("session {name:?}: exporting it"), |tx| {
-            let (id, _) = session_row(tx, name, false)?;
-            whole_session(&mut SessionRows::new(tx, name, id))
+            let row = session_row(tx, name, false)?;
+            whole_session(&mut SessionRows::new(tx, name, row))
         })
     }
 
@@ -233,8 +234,8 @@ impl SessionStore for PostgresStore {
                 .map(|row| {
                     Ok(OffloadRecord {
                         seq: unsigned(get(row, 0, target)?),
-                        tool_call_id: get(row, 1, target)?,
-                        relative_path: get(row, 2, target)?,
+                        tool_call_id: get::<Option<String>>(row, 1, target)?.map(from_column),
+                        relative_path: from_column(get(row, 2, target)?),
                         bytes: unsigned(get(row, 3, target)?),
                         lines: unsigned(get(row, 4, target)?),
                         is_error: get(row, 5, target)?,
@@ -252,10 +253,11 @@ impl SessionStore for PostgresStore {
             let row = tx.query_opt(
                 "SELECT content FROM offloads WHERE session_id = $1 AND relative_path = $2 \
                  AND content IS NOT NULL ORDER BY seq LIMIT 1",
-                &[&id, &relative_path],
+                &[&id, &to_column(relative_path)],
                 &what,
             )?;
-            row.map(|row| get(&row, 0, tx.target)).transpose()
+            row.map(|row| get(&row, 0, tx.target).map(from_column))
+                .transpose()
         })
     }
 

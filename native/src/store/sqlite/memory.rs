@@ -12,11 +12,12 @@
 
 use ctxkit_core::memory::MemoryScope;
 use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
+use ctxkit_core::recall::fold_for_search;
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
 use crate::error::{Context, Error, Result};
 use crate::store::columns::{provenance_name, scope_name, source_name, tags_json};
-use crate::store::fts_query::{fts5_match_expression, like_pattern, query_terms};
+use crate::store::fts_query::{fts5_match_expression, query_terms};
 use crate::store::memory_types::{
     checked_content, result_limit, AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord,
     MemoryUpdate, NewMemory,
@@ -219,8 +220,9 @@ impl MemoryStore for SqliteStore {
                     .context(what)?
             }
             None => {
-                // Terms too short for trigrams: every term must appear in some field. The SQL
-                // holds only numbered placeholders; the terms are bound.
+                // Terms too short for trigrams, or holding NUL: every term must appear in some
+                // field, under the core's case fold. The SQL holds only numbered placeholders;
+                // the terms are bound.
                 let mut sql = format!(
                     "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.disabled_at IS NULL \
                      AND (m.expires_at IS NULL OR m.expires_at > ?1) \
@@ -229,14 +231,14 @@ impl MemoryStore for SqliteStore {
                 for index in 0..terms.len() {
                     let p = index + 4;
                     sql.push_str(&format!(
-                        " AND (m.title LIKE ?{p} ESCAPE '\\' OR m.content LIKE ?{p} ESCAPE '\\' \
-                         OR m.category LIKE ?{p} ESCAPE '\\' OR m.tags LIKE ?{p} ESCAPE '\\')"
+                        " AND (ctxkit_contains(m.title, ?{p}) OR ctxkit_contains(m.content, ?{p}) \
+                         OR ctxkit_contains(m.category, ?{p}) OR ctxkit_contains(m.tags, ?{p}))"
                     ));
                 }
                 sql.push_str(" ORDER BY m.importance DESC, m.updated_at DESC, m.id LIMIT ?3");
                 let mut values: Vec<rusqlite::types::Value> =
                     vec![now.into(), project.to_owned().into(), limit.into()];
-                values.extend(terms.iter().map(|term| like_pattern(term).into()));
+                values.extend(terms.iter().map(|term| fold_for_search(term).into()));
                 transaction
                     .prepare(&sql)
                     .and_then(|mut statement| {

@@ -367,24 +367,26 @@ pub(super) fn insert_whole_session(
     Ok(())
 }
 
-/// At most `count` assistant messages of the session before `seq`, newest first, as their seq
-/// and body (where a tool result's call is looked for).
+/// Of the `count` assistant messages of the session before `seq`, the ones whose body holds
+/// `holding`, newest first, as their seq and body (where a tool result's call is looked for).
 pub(super) fn assistant_bodies_before(
     connection: &Connection,
     name: &str,
     id: i64,
     seq: u64,
     count: u64,
+    holding: &str,
 ) -> Result<Vec<(u64, String)>> {
     let what = || format!("session {name:?}: finding the call of seq {seq}");
     connection
         .prepare_cached(
-            "SELECT seq, body FROM messages WHERE session_id = ?1 AND seq < ?2 \
-             AND role = 'assistant' ORDER BY seq DESC LIMIT ?3",
+            "SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = ?1 \
+             AND seq < ?2 AND role = 'assistant' ORDER BY seq DESC LIMIT ?3) \
+             WHERE instr(body, ?4) > 0 ORDER BY seq DESC",
         )
         .and_then(|mut statement| {
             statement
-                .query_map(params![id, seq, count], |row| {
+                .query_map(params![id, seq, count, holding], |row| {
                     Ok((row.get(0)?, row.get(1)?))
                 })?
                 .collect()

@@ -63,7 +63,12 @@ impl SessionReads for SessionRows<'_> {
         matching(self.connection, self.name, self.id, needles, wanted)
     }
 
-    fn assistant_bodies_before(&mut self, seq: u64, count: u64) -> Result<Vec<(u64, String)>> {
-        assistant_bodies_before(self.connection, self.name, self.id, seq, count)
+    fn assistant_bodies_before(
+        &mut self,
+        seq: u64,
+        count: u64,
+        holding: &str,
+    ) -> Result<Vec<(u64, String)>> {
+        assistant_bodies_before(self.connection, self.name, self.id, seq, count, holding)
     }
 }
