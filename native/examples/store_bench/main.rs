@@ -1,5 +1,5 @@
 //! The stores side by side: SQLite (a file in a temporary folder), PostgreSQL directly (the
-//! server at `CTXKIT_BENCH_POSTGRES_URL`, or `CTXKIT_TEST_POSTGRES_URL`, in a fresh schema) and
+//! server at `CTXKIT_BENCH_POSTGRES_URL`, or `CTXKIT_TEST_POSTGRES_URL`, in a fresh database) and
 //! the same PostgreSQL database through PgBouncer in transaction mode
 //! (`CTXKIT_BENCH_PGBOUNCER_URL`, or `CTXKIT_TEST_PGBOUNCER_URL`), each store with its defaults
 //! (PostgreSQL: every commit durable).
@@ -35,7 +35,7 @@ use ctxkit::core::memory::{MemoryScope, NudgeState};
 use ctxkit::core::model::Entry;
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::TurnChanges;
-use ctxkit::store::{NewMemory, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, Store};
+use ctxkit::store::{NewMemory, PostgresStore, SqliteOptions, SqliteStore, Store};
 use ctxkit_tests::corpus_log::{repeated_log, session_messages, steady_checkpoint};
 
 const FAMILY: ModelFamily = ModelFamily::Claude;
@@ -192,16 +192,21 @@ fn main() {
         };
         Box::new(SqliteStore::open_with(&path, options).unwrap())
     });
-    let schema = format!("bench_{}", std::process::id());
-    let postgres_at = |url: String, schema: String| -> Open {
-        Box::new(move || {
-            let options = PostgresOptions {
-                schema: Some(schema.clone()),
-                ..PostgresOptions::default()
-            };
-            Box::new(PostgresStore::open_with(&url, options).unwrap())
-        })
+    // A fresh database, opened with the store's defaults (the public schema, durable
+    // commits), directly and through the pooler.
+    let database = format!("ctxkit_bench_{}", std::process::id());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE \"{database}\""))
+        .unwrap();
+    let in_database = |url: &str| -> String {
+        let (base, rest) = url.rsplit_once('/').unwrap();
+        let query = rest.split_once('?').map(|(_, q)| format!("?{q}"));
+        format!("{base}/{database}{}", query.unwrap_or_default())
     };
+    let (direct_url, pooled_url) = (in_database(&url), in_database(&pooled));
+    let postgres_at =
+        |url: String| -> Open { Box::new(move || Box::new(PostgresStore::open(&url).unwrap())) };
     let backends = [
         Backend {
             name: "SQLite",
@@ -209,11 +214,11 @@ fn main() {
         },
         Backend {
             name: "PostgreSQL",
-            open: postgres_at(url.clone(), schema.clone()),
+            open: postgres_at(direct_url.clone()),
         },
         Backend {
             name: "PostgreSQL through PgBouncer",
-            open: postgres_at(pooled, schema.clone()),
+            open: postgres_at(pooled_url),
         },
     ];
 
@@ -225,25 +230,14 @@ fn main() {
     }
     // What autovacuum does within a minute of bulk inserts: the tables' statistics gathered
     // and the trigram indexes' pending entries merged.
-    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client
-        .batch_execute(&format!("SET search_path TO \"{schema}\""))
-        .unwrap();
+    let mut client = postgres::Client::connect(&direct_url, postgres::NoTls).unwrap();
     for table in ["memories", "messages"] {
         client
             .batch_execute(&format!("VACUUM ANALYZE {table}"))
             .unwrap();
     }
 
-    let direct = PostgresStore::open_with(
-        &url,
-        PostgresOptions {
-            schema: Some(schema.clone()),
-            ..PostgresOptions::default()
-        },
-    )
-    .unwrap();
-    let scanning = plans::check(&direct);
+    let scanning = plans::check(&PostgresStore::open(&direct_url).unwrap());
 
     let started = Instant::now();
     let figures = latency::measure(&backends, &source);
@@ -254,8 +248,9 @@ fn main() {
     eprintln!("workers measured in {:?}", started.elapsed());
     workers::print(&backends, &throughput);
 
-    client
-        .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
+    drop((client, backends));
+    admin
+        .batch_execute(&format!("DROP DATABASE \"{database}\" WITH (FORCE)"))
         .unwrap();
     assert!(
         scanning.is_empty(),

@@ -43,14 +43,15 @@ pub(crate) trait SessionReads {
     /// fold (the core's [`ctxkit_core::recall::contains_folded`]), newest first, at most
     /// `wanted`.
     fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>>;
-    /// Of the `count` assistant messages before `seq`, the ones whose body holds `holding`,
-    /// newest first, as their seq and body.
-    fn assistant_bodies_before(
+    /// Where the calls of tool results may be: for each of `results` (a tool result's seq and
+    /// the call id it answers, quoted as JSON writes it), those of the `count` assistant
+    /// messages before it whose body holds the quoted id, newest first; as the result's seq, the
+    /// assistant message's seq and its body, in `results`' order. One read for all of them.
+    fn call_candidates(
         &mut self,
-        seq: u64,
+        results: &[(u64, String)],
         count: u64,
-        holding: &str,
-    ) -> Result<Vec<(u64, String)>>;
+    ) -> Result<Vec<(u64, u64, String)>>;
 }
 
 /// What a turn needs: the latest checkpoint, the entries after it (or after the nudge state's
@@ -114,11 +115,7 @@ pub(crate) fn search_history(
             .collect()
     };
     let mut outcome = SearchOutcome::from_passes(request, hits(exact, true), hits(words, false));
-    for hit in &mut outcome.hits {
-        if hit.item.tool_name.is_none() {
-            hit.item.tool_name = calling_tool(reads, hit.item.seq, &hit.item.message)?;
-        }
-    }
+    name_calling_tools(reads, outcome.hits.iter_mut().map(|hit| &mut hit.item))?;
     Ok(outcome)
 }
 
@@ -131,11 +128,7 @@ pub(crate) fn read_history(
 ) -> Result<HistoryRead> {
     let entries = reads.entries_between(request.from, request.to)?;
     let mut messages = read_entries(&entries, request);
-    for item in &mut messages {
-        if item.tool_name.is_none() {
-            item.tool_name = calling_tool(reads, item.seq, &item.message)?;
-        }
-    }
+    name_calling_tools(reads, messages.iter_mut())?;
     Ok(HistoryRead { messages, last_seq })
 }
 
@@ -148,27 +141,42 @@ fn own_tool_name(message: &Message) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// For a tool result without a name: the name of the call it answers, among the last
-/// [`CALL_LOOKBACK_MESSAGES`] assistant messages before it, newest first. Only those whose body
-/// holds the call id as JSON writes it are read (a body is the message's serde JSON, so the
-/// call's message is one of them), and parsed one at a time until the call is found.
-fn calling_tool(
+/// For each tool result of `items` without a tool name: the name of the call it answers, among
+/// the last [`CALL_LOOKBACK_MESSAGES`] assistant messages before it, newest first. Only those
+/// whose body holds the call id as JSON writes it are read (a body is the message's serde
+/// JSON, so the call's message is one of them), all results' at once, and parsed one at a time
+/// until the call is found.
+fn name_calling_tools<'m>(
     reads: &mut impl SessionReads,
-    seq: u64,
-    message: &Message,
-) -> Result<Option<String>> {
-    let Some(call_id) = message.tool_call_id.as_deref() else {
-        return Ok(None);
-    };
-    if message.role != Role::Tool {
-        return Ok(None);
+    items: impl Iterator<Item = &'m mut HistoryMessage>,
+) -> Result<()> {
+    let unnamed: Vec<&mut HistoryMessage> = items
+        .filter(|item| {
+            item.tool_name.is_none()
+                && item.message.role == Role::Tool
+                && item.message.tool_call_id.is_some()
+        })
+        .collect();
+    if unnamed.is_empty() {
+        return Ok(());
     }
-    let quoted = serde_json::Value::from(call_id).to_string();
-    for (call_seq, body) in reads.assistant_bodies_before(seq, CALL_LOOKBACK_MESSAGES, &quoted)? {
-        let entry = entry_from_parts(reads.name(), call_seq, &body, 0)?;
-        if let Some(call) = entry.message.tool_calls.iter().find(|c| c.id == call_id) {
-            return Ok(Some(call.name.clone()));
+    let results: Vec<(u64, String)> = unnamed
+        .iter()
+        .map(|item| {
+            let id = item.message.tool_call_id.as_deref().unwrap_or_default();
+            (item.seq, serde_json::Value::from(id).to_string())
+        })
+        .collect();
+    let candidates = reads.call_candidates(&results, CALL_LOOKBACK_MESSAGES)?;
+    for item in unnamed {
+        let call_id = item.message.tool_call_id.as_deref().unwrap_or_default();
+        for (_, call_seq, body) in candidates.iter().filter(|(seq, _, _)| *seq == item.seq) {
+            let entry = entry_from_parts(reads.name(), *call_seq, body, 0)?;
+            if let Some(call) = entry.message.tool_calls.iter().find(|c| c.id == call_id) {
+                item.tool_name = Some(call.name.clone());
+                break;
+            }
         }
     }
-    Ok(None)
+    Ok(())
 }

@@ -14,6 +14,7 @@ use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::recall::searchable_text;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use postgres::types::Type;
 use postgres::Row;
 
 use crate::error::{Error, Result};
@@ -64,10 +65,12 @@ pub(super) fn session_row(tx: &mut Tx<'_>, name: &str, lock: bool) -> Result<(i6
         "SELECT id, last_seq FROM sessions WHERE name = $1"
     };
     let what = || format!("session {name:?}: reading it");
-    let row = tx
-        .query_opt(sql, &[&to_column(name)], &what)?
+    let name_column = to_column(name);
+    let rows = tx.query_typed(sql, &[(&name_column, Type::TEXT)], &what)?;
+    let row = rows
+        .first()
         .ok_or_else(|| Error::NoSuchSession(name.to_owned()))?;
-    Ok((get(&row, 0, tx.target)?, unsigned(get(&row, 1, tx.target)?)))
+    Ok((get(row, 0, tx.target)?, unsigned(get(row, 1, tx.target)?)))
 }
 
 /// The session's family and nudge state.
@@ -77,10 +80,10 @@ pub(super) fn session_state(
     id: i64,
 ) -> Result<(ModelFamily, NudgeState)> {
     let what = || format!("session {name:?}: reading its state");
-    let rows = tx.query(
+    let rows = tx.query_typed(
         "SELECT family, nudge_turn, nudge_last_seq, nudge_turns_without_progress \
          FROM sessions WHERE id = $1",
-        &[&id],
+        &[(&id, Type::INT8)],
         &what,
     )?;
     let row = rows
@@ -106,9 +109,10 @@ pub(super) fn latest_checkpoint(
         "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = $1 \
          ORDER BY through_seq DESC LIMIT 1"
     );
-    let row = tx.query_opt(&sql, &[&id], &what)?;
+    let rows = tx.query_typed(&sql, &[(&id, Type::INT8)], &what)?;
     let target = tx.target;
-    row.map(|row| checkpoint_from_row(name, &row, target))
+    rows.first()
+        .map(|row| checkpoint_from_row(name, row, target))
         .transpose()
 }
 
@@ -119,9 +123,11 @@ pub(super) fn latest_anchor(tx: &mut Tx<'_>, name: &str, id: i64) -> Result<Opti
         "SELECT {ANCHOR_COLUMNS} FROM usage_anchors WHERE session_id = $1 \
          ORDER BY id DESC LIMIT 1"
     );
-    let row = tx.query_opt(&sql, &[&id], &what)?;
+    let rows = tx.query_typed(&sql, &[(&id, Type::INT8)], &what)?;
     let target = tx.target;
-    row.map(|row| anchor_from_row(&row, target)).transpose()
+    rows.first()
+        .map(|row| anchor_from_row(row, target))
+        .transpose()
 }
 
 /// The entries with `from <= seq <= to`, in order.
@@ -133,10 +139,11 @@ pub(super) fn entries_between(
     to: u64,
 ) -> Result<Vec<Entry>> {
     let what = || format!("session {name:?}: reading its log");
-    let rows = tx.query(
+    let (from, to) = (big(from), big(to));
+    let rows = tx.query_typed(
         "SELECT seq, body, tokens FROM messages WHERE session_id = $1 AND seq >= $2 \
          AND seq <= $3 ORDER BY seq",
-        &[&id, &big(from), &big(to)],
+        &[(&id, Type::INT8), (&from, Type::INT8), (&to, Type::INT8)],
         &what,
     )?;
     let target = tx.target;

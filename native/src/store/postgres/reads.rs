@@ -118,24 +118,41 @@ impl SessionReads for SessionRows<'_, '_> {
         Ok(found)
     }
 
-    fn assistant_bodies_before(
+    fn call_candidates(
         &mut self,
-        seq: u64,
+        results: &[(u64, String)],
         count: u64,
-        holding: &str,
-    ) -> Result<Vec<(u64, String)>> {
+    ) -> Result<Vec<(u64, u64, String)>> {
         let name = self.name;
-        let what = || format!("session {name:?}: finding the call of seq {seq}");
-        let rows = self.tx.query(
-            "SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = $1 \
-             AND seq < $2 AND role = 'assistant' ORDER BY seq DESC LIMIT $3) AS recent \
-             WHERE strpos(body, $4) > 0 ORDER BY seq DESC",
-            &[&self.id, &big(seq), &big(count), &holding],
+        let what = || format!("session {name:?}: finding the calls of tool results");
+        let seqs: Vec<i64> = results.iter().map(|(seq, _)| big(*seq)).collect();
+        let quoted: Vec<&str> = results.iter().map(|(_, id)| id.as_str()).collect();
+        let count = big(count);
+        // For each result, its candidates among the assistant messages before it (the
+        // partial index messages_assistant), in one statement.
+        let rows = self.tx.query_typed(
+            "SELECT r.seq, a.seq, a.body FROM unnest($2::bigint[], $3::text[]) \
+             WITH ORDINALITY AS r (seq, quoted, place) CROSS JOIN LATERAL \
+             (SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = $1 \
+             AND seq < r.seq AND role = 'assistant' ORDER BY seq DESC LIMIT $4) AS recent \
+             WHERE strpos(body, r.quoted) > 0) AS a ORDER BY r.place, a.seq DESC",
+            &[
+                (&self.id, Type::INT8),
+                (&seqs, Type::INT8_ARRAY),
+                (&quoted, Type::TEXT_ARRAY),
+                (&count, Type::INT8),
+            ],
             &what,
         )?;
         let target = self.tx.target;
         rows.iter()
-            .map(|row| Ok((unsigned(get(row, 0, target)?), get(row, 1, target)?)))
+            .map(|row| {
+                Ok((
+                    unsigned(get(row, 0, target)?),
+                    unsigned(get(row, 1, target)?),
+                    get(row, 2, target)?,
+                ))
+            })
             .collect()
     }
 }
@@ -144,7 +161,9 @@ impl SessionReads for SessionRows<'_, '_> {
 /// their keys), or the ones up to it (the older, through the index).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Span {
+    /// The messages after this seq: scanned newest first by their keys.
     Recent(u64),
+    /// The messages up to this seq: found through the trigram index.
     Older(u64),
 }
 

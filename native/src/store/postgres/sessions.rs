@@ -9,6 +9,8 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{Session, TurnChanges};
 
+use postgres::types::Type;
+
 use crate::error::{Error, Result};
 use crate::store::assembly::{turn_session, whole_session};
 use crate::store::columns::family_from_name;
@@ -90,30 +92,32 @@ impl SessionStore for PostgresStore {
     fn session_head(&self, name: &str) -> Result<SessionHead> {
         let what = || format!("session {name:?}: reading its head");
         self.read(&what, |tx| {
-            let row = tx
-                .query_opt(
-                    "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
-                     nudge_turns_without_progress, \
-                     (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
-                     (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
-                     FROM sessions s WHERE name = $1",
-                    &[&to_column(name)],
-                    &what,
-                )?
+            let name_column = to_column(name);
+            let rows = tx.query_typed(
+                "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
+                 nudge_turns_without_progress, \
+                 (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
+                 (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
+                 FROM sessions s WHERE name = $1",
+                &[(&name_column, Type::TEXT)],
+                &what,
+            )?;
+            let row = rows
+                .first()
                 .ok_or_else(|| Error::NoSuchSession(name.to_owned()))?;
             let target = tx.target;
-            let family: String = get(&row, 0, target)?;
+            let family: String = get(row, 0, target)?;
             Ok(SessionHead {
                 family: family_from_name(name, &family)?,
-                last_seq: unsigned(get(&row, 1, target)?),
-                checkpoint_through: get::<Option<i64>>(&row, 5, target)?.map(unsigned),
+                last_seq: unsigned(get(row, 1, target)?),
+                checkpoint_through: get::<Option<i64>>(row, 5, target)?.map(unsigned),
                 nudge_state: NudgeState {
-                    turn: unsigned(get(&row, 2, target)?),
-                    last_seq: get::<Option<i64>>(&row, 3, target)?.map(unsigned),
-                    turns_without_progress: u32::try_from(get::<i64>(&row, 4, target)?)
+                    turn: unsigned(get(row, 2, target)?),
+                    last_seq: get::<Option<i64>>(row, 3, target)?.map(unsigned),
+                    turns_without_progress: u32::try_from(get::<i64>(row, 4, target)?)
                         .unwrap_or(u32::MAX),
                 },
-                usage_version: get(&row, 6, target)?,
+                usage_version: get(row, 6, target)?,
             })
         })
     }

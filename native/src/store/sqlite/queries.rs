@@ -367,29 +367,33 @@ pub(super) fn insert_whole_session(
     Ok(())
 }
 
-/// Of the `count` assistant messages of the session before `seq`, the ones whose body holds
-/// `holding`, newest first, as their seq and body (where a tool result's call is looked for).
-pub(super) fn assistant_bodies_before(
+/// Where the calls of tool results may be (see
+/// [`crate::store::assembly::SessionReads::call_candidates`]): for each result, the assistant
+/// messages among the `count` before it whose body holds its quoted call id.
+pub(super) fn call_candidates(
     connection: &Connection,
     name: &str,
     id: i64,
-    seq: u64,
+    results: &[(u64, String)],
     count: u64,
-    holding: &str,
-) -> Result<Vec<(u64, String)>> {
-    let what = || format!("session {name:?}: finding the call of seq {seq}");
-    connection
+) -> Result<Vec<(u64, u64, String)>> {
+    let what = || format!("session {name:?}: finding the calls of tool results");
+    let mut statement = connection
         .prepare_cached(
             "SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = ?1 \
              AND seq < ?2 AND role = 'assistant' ORDER BY seq DESC LIMIT ?3) \
              WHERE instr(body, ?4) > 0 ORDER BY seq DESC",
         )
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![id, seq, count, holding], |row| {
-                    Ok((row.get(0)?, row.get(1)?))
-                })?
-                .collect()
-        })
-        .context(what)
+        .context(what)?;
+    let mut found = Vec::new();
+    for (seq, quoted) in results {
+        let rows = statement
+            .query_map(params![id, seq, count, quoted], |row| {
+                Ok((*seq, row.get(0)?, row.get(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .context(what)?;
+        found.extend(rows);
+    }
+    Ok(found)
 }

@@ -11,8 +11,7 @@ use rusqlite::Connection;
 use crate::error::Result;
 use crate::store::assembly::SessionReads;
 use crate::store::sqlite::queries::{
-    assistant_bodies_before, checkpoints, entries_between, latest_anchor, latest_checkpoint,
-    session_state,
+    call_candidates, checkpoints, entries_between, latest_anchor, latest_checkpoint, session_state,
 };
 use crate::store::sqlite::search_index::matching;
 
@@ -63,12 +62,11 @@ impl SessionReads for SessionRows<'_> {
         matching(self.connection, self.name, self.id, needles, wanted)
     }
 
-    fn assistant_bodies_before(
+    fn call_candidates(
         &mut self,
-        seq: u64,
+        results: &[(u64, String)],
         count: u64,
-        holding: &str,
-    ) -> Result<Vec<(u64, String)>> {
-        assistant_bodies_before(self.connection, self.name, self.id, seq, count, holding)
+    ) -> Result<Vec<(u64, u64, String)>> {
+        call_candidates(self.connection, self.name, self.id, results, count)
     }
 }
