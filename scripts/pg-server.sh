@@ -9,7 +9,8 @@
 #     `localhost` is a wrong host under verify-full) and a second CA that signed nothing;
 #   - starts the server with ssl=on on 127.0.0.1 on a free port, its socket in that folder,
 #     and creates the database ctxkit_test with the pg_trgm extension; the role ctxkit_tls may
-#     only connect over TLS (a plain connection is refused);
+#     only connect over TLS (a plain connection is refused), the role ctxkit_password only with
+#     its password, "right-password" (SCRAM), for the tests of a wrong or missing password;
 #   - starts PgBouncer (transaction pooling) in front of it on another free loopback port;
 #   - stops both and removes the folder when the shell that sourced it exits.
 #
@@ -184,8 +185,10 @@ pg_server_start() {
     return 1
   }
   pg_server_certificates || { pg_server_stop; return 1; }
-  # First match wins: ctxkit_tls over TLS only, everyone else as initdb wrote.
+  # First match wins: ctxkit_tls over TLS only, ctxkit_password with its password, everyone
+  # else as initdb wrote.
   { printf 'hostssl all ctxkit_tls 127.0.0.1/32 trust\nhostnossl all ctxkit_tls 127.0.0.1/32 reject\n'
+    printf 'host all ctxkit_password 127.0.0.1/32 scram-sha-256\n'
     cat "$CTXKIT_TEST_POSTGRES_DATA/pg_hba.conf"; } >"$PG_SERVER_ROOT/pg_hba.conf" \
     && cat "$PG_SERVER_ROOT/pg_hba.conf" >"$CTXKIT_TEST_POSTGRES_DATA/pg_hba.conf"
 
@@ -208,7 +211,8 @@ EOF
     return 1
   }
   "$bin/psql" -q -h 127.0.0.1 -p "$port" -U ctxkit -d postgres -v ON_ERROR_STOP=1 \
-    -c 'CREATE DATABASE ctxkit_test' -c 'CREATE ROLE ctxkit_tls LOGIN SUPERUSER' >&2 \
+    -c 'CREATE DATABASE ctxkit_test' -c 'CREATE ROLE ctxkit_tls LOGIN SUPERUSER' \
+    -c "CREATE ROLE ctxkit_password LOGIN SUPERUSER PASSWORD 'right-password'" >&2 \
     || { pg_server_stop; return 1; }
   "$bin/psql" -q -h 127.0.0.1 -p "$port" -U ctxkit -d ctxkit_test -v ON_ERROR_STOP=1 \
     -c 'CREATE EXTENSION IF NOT EXISTS pg_trgm' >&2 || { pg_server_stop; return 1; }

@@ -151,45 +151,150 @@ fn sqlite_message(error: &rusqlite::Error) -> String {
     }
 }
 
-/// PostgreSQL's message for `error`: the server's message, detail and SQLSTATE, or what
-/// happened to the connection.
-fn postgres_message(error: &postgres::Error) -> String {
-    if let Some(db) = error.as_db_error() {
-        let mut message = format!("{} (SQLSTATE {})", db.message(), db.code().code());
-        if let Some(detail) = db.detail() {
-            message.push_str(&format!("; {detail}"));
-        }
-        if connection_lost(error) {
-            message.push_str(
-                "; the server is restarting or shutting down: retry, the next call connects again",
-            );
-        }
-        return message;
-    }
-    let mut message = error.to_string();
-    if let Some(cause) = std::error::Error::source(error) {
-        let cause = cause.to_string();
-        if !message.contains(&cause) {
-            message.push_str(&format!(": {cause}"));
-        }
-    }
-    if error.is_closed() || connection_lost(error) {
-        message.push_str("; the connection was lost (the server may be restarting): retry, the next call connects again");
-    }
-    message
+/// What a PostgreSQL failure is: it decides the advice its message ends with and whether
+/// [`Error::is_retryable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PostgresFailure {
+    /// An open connection broke, or the server is going away: the next call connects again.
+    Lost,
+    /// No connection could be made (nothing answered, the server is starting, it has no free
+    /// connection slot): a later call may connect.
+    Unreachable,
+    /// The setup is wrong and stays wrong, however often the call is tried: credentials, the
+    /// database, TLS, a missing extension. The text says what to check.
+    Setup(&'static str),
+    /// The server refused a statement (a retryable one only for a serialization failure or a
+    /// deadlock).
+    Statement,
 }
 
-/// Whether `error` is the connection failing rather than the server refusing a statement.
-fn connection_lost(error: &postgres::Error) -> bool {
+/// The Display texts of tokio-postgres's error kinds that mean the connection's setup is wrong
+/// (the kinds themselves are private; these texts are pinned with the crate by Cargo.lock and
+/// checked by native/tests/pg_errors.rs), with what to check.
+const SETUP_KINDS: [(&str, &str); 3] = [
+    (
+        "invalid configuration",
+        "the URL leaves out what the server asks for (a password?)",
+    ),
+    (
+        "authentication error",
+        "the server refused the credentials: check the URL's user and password",
+    ),
+    (
+        "invalid connection string",
+        "the URL cannot be read: check its syntax",
+    ),
+];
+
+/// The advice for a refused TLS handshake.
+const TLS_ADVICE: &str =
+    "TLS was refused: check sslmode, sslrootcert and the URL's host against the server's certificate";
+
+/// What kind of failure `error` is (see [`PostgresFailure`]).
+fn postgres_failure(error: &postgres::Error) -> PostgresFailure {
     if error.is_closed() {
-        return true;
+        return PostgresFailure::Lost;
     }
-    match error.as_db_error() {
-        // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going away or
-        // not back yet.
-        Some(db) => matches!(db.code().code(), "57P01" | "57P02" | "57P03"),
-        None => true,
+    if let Some(db) = error.as_db_error() {
+        return match db.code().code() {
+            // admin_shutdown, crash_shutdown: the server is going away.
+            "57P01" | "57P02" => PostgresFailure::Lost,
+            // cannot_connect_now (starting up), too_many_connections.
+            "57P03" | "53300" => PostgresFailure::Unreachable,
+            // invalid_authorization_specification (no such role, pg_hba.conf refuses it),
+            // invalid_password.
+            "28000" | "28P01" => PostgresFailure::Setup(
+                "the server refused this user: check the URL's user, password and sslmode",
+            ),
+            // invalid_catalog_name.
+            "3D000" => PostgresFailure::Setup(
+                "no such database: create it, or correct the URL's database name",
+            ),
+            // undefined_file: an extension the server does not have (pg_trgm is in
+            // PostgreSQL's contrib package).
+            "58P01" => PostgresFailure::Setup(
+                "the server lacks an extension ctxkit needs: install PostgreSQL's contrib \
+                 package (pg_trgm) on the server",
+            ),
+            _ => PostgresFailure::Statement,
+        };
     }
+    let text = error.to_string();
+    if text.starts_with("error performing TLS handshake") {
+        // A handshake cut by the network or a restarting server is not the setup's fault.
+        return if cut_off(error) {
+            PostgresFailure::Lost
+        } else {
+            PostgresFailure::Setup(TLS_ADVICE)
+        };
+    }
+    if let Some((_, advice)) = SETUP_KINDS.iter().find(|(kind, _)| text.starts_with(kind)) {
+        return PostgresFailure::Setup(advice);
+    }
+    if text.starts_with("error connecting to server") || text.starts_with("timeout waiting") {
+        return PostgresFailure::Unreachable;
+    }
+    PostgresFailure::Lost
+}
+
+/// Whether an I/O error in `error`'s causes says the connection was cut (reset, closed early)
+/// rather than refused by TLS itself.
+fn cut_off(error: &postgres::Error) -> bool {
+    let mut cause = std::error::Error::source(error);
+    while let Some(current) = cause {
+        if let Some(io) = current.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            ) {
+                return true;
+            }
+        }
+        cause = current.source();
+    }
+    false
+}
+
+/// PostgreSQL's message for `error`, on one line: the server's message, detail, hint and
+/// SQLSTATE, or what happened to the connection; then what it means (see
+/// [`PostgresFailure`]).
+fn postgres_message(error: &postgres::Error) -> String {
+    let mut message = match error.as_db_error() {
+        Some(db) => {
+            let mut message = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+            for extra in [db.detail(), db.hint()].into_iter().flatten() {
+                message.push_str(&format!("; {extra}"));
+            }
+            message
+        }
+        None => {
+            let mut message = error.to_string();
+            if let Some(cause) = std::error::Error::source(error) {
+                let cause = cause.to_string();
+                if !message.contains(&cause) {
+                    message.push_str(&format!(": {cause}"));
+                }
+            }
+            message
+        }
+    };
+    match postgres_failure(error) {
+        PostgresFailure::Lost => message.push_str(
+            "; the connection was lost (the server may be restarting): retry, the next call \
+             connects again",
+        ),
+        PostgresFailure::Unreachable => message.push_str(
+            "; no connection could be made (the server may be down, starting or full): retry later",
+        ),
+        PostgresFailure::Setup(advice) => {
+            message.push_str(&format!("; {advice} (retrying cannot help)"))
+        }
+        PostgresFailure::Statement => {}
+    }
+    message.replace(['\r', '\n'], " ")
 }
 
 /// Shorthand for results of the native shell.
@@ -220,12 +325,13 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::SeqConflict { .. } => true,
-            Error::Postgres { source, .. } => {
-                connection_lost(source)
-                    || source
-                        .as_db_error()
-                        .is_some_and(|db| matches!(db.code().code(), "40001" | "40P01"))
-            }
+            Error::Postgres { source, .. } => match postgres_failure(source) {
+                PostgresFailure::Lost | PostgresFailure::Unreachable => true,
+                PostgresFailure::Setup(_) => false,
+                PostgresFailure::Statement => source
+                    .as_db_error()
+                    .is_some_and(|db| matches!(db.code().code(), "40001" | "40P01")),
+            },
             _ => false,
         }
     }

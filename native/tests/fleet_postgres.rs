@@ -8,14 +8,11 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use common::backends::{fresh_database, postgres_url};
 use common::fleet::{self, message_text, Orders};
-use ctxkit::core::Message;
 use ctxkit::store::{PostgresStore, SessionStore};
-use ctxkit::Engine;
 
 const WORKERS: usize = 8;
 const PER_WORKER: usize = 400;
@@ -125,57 +122,7 @@ fn two_workers_preparing_one_turn_store_one_checkpoint_and_both_views_are_valid(
     };
     let url = fresh_database(&server, "fleet_turns");
     for round in 0..4 {
-        let session = format!("turn{round}");
-        let workdir = tempfile::tempdir().unwrap();
-        let mut setup = Engine::open(&url, workdir.path(), common::small_window_config()).unwrap();
-        setup.create_session(&session).unwrap();
-        for turn in 0..40 {
-            setup.record(&session, common::turn_messages(turn)).unwrap();
-        }
-        let barrier = Arc::new(Barrier::new(2));
-        let workers: Vec<_> = (0..2)
-            .map(|_| {
-                let (url, session, barrier) = (url.clone(), session.clone(), barrier.clone());
-                std::thread::spawn(move || {
-                    let workdir = tempfile::tempdir().unwrap();
-                    let mut engine =
-                        Engine::open(&url, workdir.path(), common::small_window_config()).unwrap();
-                    // Both read the session first, then plan and store at once.
-                    engine.session_info(&session).unwrap();
-                    barrier.wait();
-                    engine.prepare_turn(&session).unwrap()
-                })
-            })
-            .collect();
-        let views: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
-        let store = PostgresStore::open(&url).unwrap();
-        let exported = store.export_session(&session).unwrap();
-        assert_eq!(
-            exported.checkpoints.len(),
-            1,
-            "round {round}: one checkpoint"
-        );
-        let summary = &exported.checkpoints[0].summary;
-        for view in &views {
-            assert!(view.stats.fits, "round {round}");
-            // The view starts from the stored checkpoint and ends with the last message.
-            let text: Vec<String> = view
-                .messages
-                .iter()
-                .map(|m| m.text_content().into_owned())
-                .collect();
-            assert!(
-                text.iter()
-                    .any(|t| t.contains(summary.lines().nth(1).unwrap_or(""))),
-                "round {round}: the view carries the stored checkpoint's summary"
-            );
-            assert_eq!(
-                view.messages.last().map(Message::text_content),
-                exported.entries.last().map(|e| e.message.text_content())
-            );
-            let violations = ctxkit::core::wire::validate_openai(&view.to_openai());
-            assert!(violations.is_empty(), "round {round}: {violations:?}");
-        }
+        fleet::race_one_turn(&url, &url, &format!("turn{round}"), &|| {});
     }
 }
 

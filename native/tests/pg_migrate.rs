@@ -2,14 +2,22 @@
 //! the server 8 clients) open one empty database at the same moment, directly and through
 //! PgBouncer in transaction mode; the schema is migrated once (under the transaction-scoped
 //! advisory lock) and all proceed. A schema newer than this build is refused with a message
-//! naming the versions, and left as it was. With CI=true a missing server or pooler fails.
+//! naming the versions, and left as it was. A database version 1 wrote (NUL stored as U+FFFD,
+//! searches over unfolded text) is brought to version 2: every text reads back as it was
+//! stored, and the searches look in keys made again from each message's body (which kept its
+//! NUL), so a NUL is found as a NUL. With CI=true a missing server or pooler fails.
 
 mod common;
 
 use std::sync::{Arc, Barrier};
 
 use common::backends::{fresh_database, postgres_url};
-use ctxkit::store::{PostgresStore, POSTGRES_SCHEMA_VERSION};
+use ctxkit::core::memory::memory_content_hash;
+use ctxkit::core::recall::{searchable_text, SearchRequest};
+use ctxkit::core::Message;
+use ctxkit::store::{
+    HistoryStore, MemoryQuery, MemoryStore, PostgresStore, SessionStore, POSTGRES_SCHEMA_VERSION,
+};
 
 /// The database `direct` names (a URL of the server), through the pooler.
 fn pooled(direct: &str) -> String {
@@ -69,4 +77,129 @@ fn eight_stores_opening_an_empty_database_at_once_migrate_it_once() {
             .get(0);
         assert_eq!(version, POSTGRES_SCHEMA_VERSION + 1, "left as it was");
     }
+}
+
+/// Turns a database this build made into the layout version 1 wrote (migration 1 of
+/// native/src/store/postgres/schema.rs, never edited since): the memories' search text
+/// generated from their fields, no title key, the version row at 1.
+const BACK_TO_VERSION_1: &str = "
+    DROP INDEX messages_search;
+    DROP INDEX memories_search;
+    ALTER TABLE memories DROP COLUMN search_text, DROP COLUMN search_title;
+    ALTER TABLE memories ADD COLUMN search_text TEXT GENERATED ALWAYS AS
+        (title || E'\\n' || content || E'\\n' || category || E'\\n' || tags) STORED;
+    CREATE INDEX messages_search ON messages USING gin (search_text gin_trgm_ops);
+    CREATE INDEX memories_search ON memories USING gin (search_text gin_trgm_ops);
+    UPDATE ctxkit_schema SET version = 1;
+";
+
+#[test]
+fn a_version_1_database_reads_back_as_stored_and_searches_nul_as_nul() {
+    let Some(server) = postgres_url("pg_migrate_text") else {
+        return;
+    };
+    let url = fresh_database(&server, "migrate_text");
+    drop(PostgresStore::open(&url).unwrap());
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute(BACK_TO_VERSION_1).unwrap();
+    // Rows as version 1 wrote them: a NUL in stored text became U+FFFD; a message's body kept
+    // it (JSON escapes it), its search text did not.
+    let session = "old \u{FFFD}";
+    let id: i64 = client
+        .query_one(
+            "INSERT INTO sessions (name, family, created_at, updated_at, last_seq, \
+             message_count) VALUES ($1, 'openai', 1, 1, 2, 2) RETURNING id",
+            &[&session],
+        )
+        .unwrap()
+        .get(0);
+    for (seq, text) in [(1i64, "find a\0b here"), (2, "find a\u{FFFD}b there")] {
+        let message = Message::user(text);
+        let old_search_text = searchable_text(&message).replace('\0', "\u{FFFD}");
+        client
+            .execute(
+                "INSERT INTO messages (session_id, seq, role, body, tokens, search_text, \
+                 created_at) VALUES ($1, $2, 'user', $3, 3, $4, 1)",
+                &[
+                    &id,
+                    &seq,
+                    &serde_json::to_string(&message).unwrap(),
+                    &old_search_text,
+                ],
+            )
+            .unwrap();
+    }
+    client
+        .execute(
+            "INSERT INTO checkpoints (session_id, through_seq, method, summary, tokens, \
+             made_at_turn, created_at) VALUES ($1, 1, 'extractive', $2, 3, 1, 1)",
+            &[&id, &"sum\u{FFFD}mary"],
+        )
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO offloads (session_id, seq, tool_call_id, relative_path, bytes, lines, \
+             is_error, content, created_at) VALUES ($1, 2, 'c\u{FFFD}', 'p.txt', 7, 1, false, \
+             $2, 1)",
+            &[&id, &"out\u{FFFD}put"],
+        )
+        .unwrap();
+    let content = "Deploy\u{FFFD} with the staging key";
+    client
+        .execute(
+            "INSERT INTO memories (project, scope, source, title, content, importance, \
+             content_hash, created_at, updated_at) VALUES ('/p', 'project', 'user', $1, $2, 5, \
+             $3, 1, 1)",
+            &[&"Staging \u{FFFD}", &content, &memory_content_hash(content)],
+        )
+        .unwrap();
+
+    let mut store = PostgresStore::open(&url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), POSTGRES_SCHEMA_VERSION);
+    let names: Vec<String> = store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|info| info.name)
+        .collect();
+    assert_eq!(names, [session]);
+    let exported = store.export_session(session).unwrap();
+    assert_eq!(exported.entries[0].message.text_content(), "find a\0b here");
+    assert_eq!(exported.checkpoints[0].summary, "sum\u{FFFD}mary");
+    let offloads = store.offloads(session).unwrap();
+    assert_eq!(offloads[0].tool_call_id.as_deref(), Some("c\u{FFFD}"));
+    assert_eq!(
+        store.offload_text(session, "p.txt").unwrap().as_deref(),
+        Some("out\u{FFFD}put")
+    );
+    let search = |store: &PostgresStore, query: &str| -> Vec<u64> {
+        let request = SearchRequest::new(query, None).unwrap();
+        let found = store.search_history(session, &request).unwrap();
+        found.hits.iter().map(|hit| hit.item.seq).collect()
+    };
+    assert_eq!(
+        search(&store, "A\0B"),
+        [1],
+        "the key was made again from the body"
+    );
+    assert_eq!(search(&store, "a\u{FFFD}b"), [2]);
+    assert_eq!(search(&store, "FIND"), [2, 1]);
+    let query = MemoryQuery {
+        text: "staging DEPLOY\u{FFFD}".to_owned(),
+        limit: 5,
+    };
+    let found = store.search_memories("/p", &query, 2).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].title, "Staging \u{FFFD}");
+    assert_eq!(found[0].content, content);
+    // Written after the migration: a NUL is kept.
+    store
+        .append(
+            session,
+            &ctxkit::core::model::Entry::number([Message::user("new\0one")], 3, exported.family),
+            &[],
+            3,
+        )
+        .unwrap();
+    assert_eq!(search(&store, "NEW\0"), [3]);
 }

@@ -3,7 +3,9 @@
 //! through the trigram index (FTS5, `pg_trgm`): substrings of text, tool calls and tool
 //! results, CJK, queries of one or two characters (answered by LIKE), search syntax and quotes
 //! taken as text, the exact pass before the every-word pass, sessions kept apart, imports
-//! indexed in their transaction, and reads by seq with tools' names.
+//! indexed in their transaction, reads by seq with tools' names, and hits on both sides of the
+//! newest thousand messages (which PostgreSQL scans before it turns to its index) in one
+//! newest-first order, a tool result among the older messages still named.
 
 mod common;
 
@@ -215,5 +217,42 @@ fn another_sessions_long_run_of_one_character_is_not_searched() {
         let whole = SearchRequest::new(&"a".repeat(1_000), None).unwrap();
         let found = store.search_history("runs", &whole).unwrap();
         assert_eq!(found.hits.len(), 1, "{}", backend.name());
+    }
+}
+
+#[test]
+fn hits_among_the_newest_and_the_older_messages_come_in_one_order() {
+    // 1,300 messages: the oldest 300 lie beyond the newest thousand.
+    let messages: Vec<Message> = (1..=1_300u64)
+        .map(|seq| match seq {
+            1 => Message::assistant("", vec![ToolCall::new("far", "grep", "{}")]),
+            2 => Message::tool_result("far", "rare needle in a result", false),
+            3..=20 | 1_291..=1_295 => Message::user(format!("common needle {seq}")),
+            _ => Message::user(format!("filler {seq}")),
+        })
+        .collect();
+    for backend in Backend::all("history_older_messages") {
+        let mut store = backend.open();
+        store
+            .import_session("s", FAMILY, &Entry::number(messages.clone(), 1, FAMILY), 1)
+            .unwrap();
+        let request = SearchRequest::new("common NEEDLE", Some(10)).unwrap();
+        let found = store.search_history("s", &request).unwrap();
+        let seqs: Vec<u64> = found.hits.iter().map(|hit| hit.item.seq).collect();
+        assert_eq!(
+            seqs,
+            [1_295, 1_294, 1_293, 1_292, 1_291, 20, 19, 18, 17, 16],
+            "{}",
+            backend.name()
+        );
+        assert!(found.more, "{}", backend.name());
+        let request = SearchRequest::new("rare needle", None).unwrap();
+        let found = store.search_history("s", &request).unwrap();
+        assert_eq!(found.hits.len(), 1, "{}", backend.name());
+        assert_eq!(found.hits[0].item.seq, 2);
+        assert_eq!(found.hits[0].item.tool_name.as_deref(), Some("grep"));
+        let request = SearchRequest::new("needle 1293 absent", None).unwrap();
+        let found = store.search_history("s", &request).unwrap();
+        assert!(found.hits.is_empty(), "{}", backend.name());
     }
 }

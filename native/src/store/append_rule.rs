@@ -1,7 +1,8 @@
-//! The rule every store checks before an append writes anything, kept once for both backends:
-//! the batch starts right after the log's last `seq` (else another writer got there first: a
+//! The rules every store checks before a write, kept once for both backends. An append: the
+//! batch starts right after the log's last `seq` (else another writer got there first: a
 //! retryable [`Error::SeqConflict`]), its `seq`s have no gaps, and every offload record belongs
-//! to one of the appended messages.
+//! to one of the appended messages. A checkpoint: it moves forward and covers only logged
+//! messages.
 
 use ctxkit_core::model::Entry;
 
@@ -42,4 +43,26 @@ pub(super) fn check_append(
         }
     }
     Ok(expected.saturating_sub(1))
+}
+
+/// Checks a checkpoint through `through` for session `name`, whose latest checkpoint is
+/// through `latest` and whose log ends at `last_seq`: it must move forward and cover only
+/// logged messages.
+pub(super) fn check_checkpoint(
+    name: &str,
+    latest: Option<u64>,
+    last_seq: u64,
+    through: u64,
+) -> Result<()> {
+    if latest.is_some_and(|latest| through <= latest) || through > last_seq || through == 0 {
+        return Err(Error::invalid(
+            "checkpoint.through_seq",
+            format!(
+                "session {name:?}: {through} must be after the latest checkpoint ({}) and at \
+                 most the last logged seq ({last_seq})",
+                latest.map_or_else(|| "none".to_owned(), |l| l.to_string())
+            ),
+        ));
+    }
+    Ok(())
 }

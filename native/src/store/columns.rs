@@ -5,13 +5,14 @@
 //! [`crate::Error::CorruptRow`] naming the row.
 
 use ctxkit_core::compaction::{Checkpoint, DroppedFacts, PinnedFact, SummaryMethod};
-use ctxkit_core::memory::{MemoryScope, MemorySource};
+use ctxkit_core::memory::{entry_quarantine, MemoryScope, MemorySource};
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::store::memory_types::MemoryRecord;
 
 /// The stored name of a family.
 pub(crate) fn family_name(family: ModelFamily) -> &'static str {
@@ -60,19 +61,47 @@ impl CheckpointFacts {
     }
 }
 
-/// Checks the method read by [`checkpoint_of_row`].
-pub(crate) fn checked_checkpoint(
+/// The columns a checkpoint is read from, in the order [`CheckpointColumns`] lists them.
+pub(crate) const CHECKPOINT_COLUMNS: &str =
+    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
+
+/// A checkpoint's columns as a backend read them (its stored text decoded).
+#[derive(Debug)]
+pub(crate) struct CheckpointColumns {
+    pub through_seq: u64,
+    pub method: String,
+    pub summary: String,
+    pub active_tasks: Option<String>,
+    pub tokens: u64,
+    pub made_at_turn: u64,
+    pub facts: String,
+}
+
+/// The checkpoint `columns` hold. An unknown method (which the schema's CHECK prevents short
+/// of editing the database by hand) is a [`Error::CorruptRow`]; unreadable facts (a hand-edited
+/// row) leave the checkpoint without them: the next one then reads what its summary lists.
+pub(crate) fn checkpoint_from_columns(
     session: &str,
-    (checkpoint, method): (Checkpoint, String),
+    columns: CheckpointColumns,
 ) -> Result<Checkpoint> {
-    if method_from_name(&method).is_none() {
+    let Some(method) = method_from_name(&columns.method) else {
         return Err(Error::CorruptRow {
             session: session.to_owned(),
-            row: format!("checkpoint through seq {}", checkpoint.through_seq),
-            problem: format!("unknown summary method {method:?}"),
+            row: format!("checkpoint through seq {}", columns.through_seq),
+            problem: format!("unknown summary method {:?}", columns.method),
         });
-    }
-    Ok(checkpoint)
+    };
+    let facts: CheckpointFacts = serde_json::from_str(&columns.facts).unwrap_or_default();
+    Ok(Checkpoint {
+        through_seq: columns.through_seq,
+        method,
+        summary: columns.summary,
+        active_tasks: columns.active_tasks,
+        tokens: columns.tokens,
+        made_at_turn: columns.made_at_turn,
+        pinned: facts.pinned,
+        dropped_facts: facts.dropped_facts,
+    })
 }
 
 /// An entry from its seq, JSON body and cached estimate.
@@ -97,6 +126,36 @@ pub(crate) fn message_body(session: &str, entry: &Entry) -> Result<String> {
             format!("cannot be serialized: {error}"),
         )
     })
+}
+
+/// A memory's `tags` column: a JSON array of strings.
+pub(crate) fn tags_json(tags: &[String]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// The tags a `tags` column holds (unreadable JSON, which only a hand edit makes, reads as
+/// none rather than failing a whole listing).
+pub(crate) fn tags_from_json(json: &str) -> Vec<String> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// The scope a stored name stands for (anything but `global` reads as a project's).
+pub(crate) fn scope_from_name(name: &str) -> MemoryScope {
+    if name == "global" {
+        MemoryScope::Global
+    } else {
+        MemoryScope::Project
+    }
+}
+
+/// `record` as a store returns it: its quarantine judged by the core on every read, so a
+/// memory is held back by the rules of this build (never stored).
+pub(crate) fn judged(record: MemoryRecord) -> MemoryRecord {
+    let quarantine = entry_quarantine(&record.to_entry());
+    MemoryRecord {
+        quarantine,
+        ..record
+    }
 }
 
 /// The stored name of a scope.

@@ -5,9 +5,11 @@
 //! error. Each whitespace-separated term becomes an FTS5 string (`"..."`, embedded quotes
 //! doubled), and the strings are juxtaposed, which FTS5 reads as AND.
 //!
-//! The trigram tokenizer cannot match a term shorter than three characters, so a query with
-//! such a term is answered by `LIKE` instead ([`like_pattern`]: `%` and `_` escaped with `\`).
-//! Both are passed to SQLite as bound parameters, never spliced into SQL.
+//! The trigram tokenizer cannot match a term shorter than three characters, and an FTS5 string
+//! cannot hold NUL, so a query with such a term is answered by a scan of the memories instead,
+//! each field checked with the core's case fold (SQLite's `ctxkit_contains`). Both are passed to
+//! SQLite as bound parameters, never spliced into SQL. [`like_pattern`] makes the PostgreSQL
+//! store's `LIKE` patterns (`%` and `_` escaped with `\`).
 //!
 //! A query is bounded ([`query_terms`]): at most [`MAX_QUERY_CHARS`] characters and
 //! [`MAX_QUERY_TERMS`] terms, repeated terms searched once. The work of a trigram search grows
@@ -83,13 +85,14 @@ pub fn query_terms(text: &str) -> Result<Vec<&str>> {
 /// );
 /// assert_eq!(fts5_match_expression("db setup"), None);
 /// assert_eq!(fts5_match_expression("   "), None);
+/// assert_eq!(fts5_match_expression("nul\0inside"), None);
 /// ```
 pub fn fts5_match_expression(text: &str) -> Option<String> {
     let terms: Vec<&str> = text.split_whitespace().collect();
     if terms.is_empty()
         || terms
             .iter()
-            .any(|term| term.chars().count() < MIN_TRIGRAM_CHARS)
+            .any(|term| term.chars().count() < MIN_TRIGRAM_CHARS || term.contains('\0'))
     {
         return None;
     }

@@ -210,3 +210,22 @@ impl Default for MemoryFilter {
         }
     }
 }
+
+/// The most memories one search or listing returns (a larger limit is cut to it).
+pub(crate) const MAX_RESULTS: usize = 10_000;
+
+/// `limit` as a query's `LIMIT`: at least 1, at most [`MAX_RESULTS`].
+pub(crate) fn result_limit(limit: usize) -> i64 {
+    i64::try_from(limit.clamp(1, MAX_RESULTS)).unwrap_or(1)
+}
+
+/// Fails when `content` (the value of `field`) is blank: a memory needs content.
+pub(crate) fn checked_content(field: &str, content: &str) -> crate::error::Result<()> {
+    if content.trim().is_empty() {
+        return Err(crate::error::Error::invalid(
+            field,
+            "empty: a memory needs content",
+        ));
+    }
+    Ok(())
+}

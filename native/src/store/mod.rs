@@ -24,6 +24,7 @@
 //!   the transaction of each append and import, so a committed message is always findable.
 
 mod append_rule;
+mod assembly;
 mod columns;
 mod fts_query;
 mod memory_types;

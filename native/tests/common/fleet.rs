@@ -7,15 +7,21 @@
 //! Every message is `[wW iI]`, unique in the fleet. After an error that may have committed
 //! (a connection lost during the commit), the worker looks for its message before appending
 //! it again, so a retry never stores it twice.
+//!
+//! Also [`race_one_turn`]: two workers preparing one session's turn at once.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
 use ctxkit::core::recall::SearchRequest;
 use ctxkit::core::Message;
-use ctxkit::{Engine, EngineConfig, Error};
+use ctxkit::store::{PostgresStore, SessionStore};
+use ctxkit::{Engine, EngineConfig, Error, Result, TurnResult};
 
 const URL: &str = "CTXKIT_FLEET_URL";
 const WORKER: &str = "CTXKIT_FLEET_WORKER";
@@ -148,5 +154,83 @@ fn already_stored(engine: &Engine, session: &str, text: &str) -> bool {
             }
             Err(_) => return false,
         }
+    }
+}
+
+/// How many calls [`retrying`] retried, in this process.
+pub static RETRIED: AtomicUsize = AtomicUsize::new(0);
+
+/// `call` again while it fails with an error a retry may cure ([`Error::is_retryable`]: a lost
+/// connection, a pooler restarting), for at most [`PATIENCE`].
+pub fn retrying<T>(mut call: impl FnMut() -> Result<T>) -> T {
+    let started = Instant::now();
+    loop {
+        match call() {
+            Ok(value) => return value,
+            Err(error) if error.is_retryable() && started.elapsed() < PATIENCE => {
+                RETRIED.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(error) => panic!("{error}"),
+        }
+    }
+}
+
+/// Two workers preparing one session's turn at once, through `url`: `setup` (a URL that stays
+/// up) creates `session` and logs 40 turns on a tiny window, so a compaction is due; then two
+/// threads, each with an engine of its own on `url`, read the session and, at a barrier,
+/// prepare its turn together (retrying what a retry may cure), while this thread runs
+/// `at_start` (a pooler restarted under the racing turns, say). The race is resolved: one
+/// checkpoint is stored and none is lost, both views fit, carry the stored checkpoint's
+/// summary, end with the last message, and are valid for OpenAI.
+pub fn race_one_turn(setup: &str, url: &str, session: &str, at_start: &dyn Fn()) {
+    let workdir = tempfile::tempdir().unwrap();
+    let mut engine = Engine::open(setup, workdir.path(), super::small_window_config()).unwrap();
+    engine.create_session(session).unwrap();
+    for turn in 0..40 {
+        engine.record(session, super::turn_messages(turn)).unwrap();
+    }
+    let barrier = Arc::new(Barrier::new(3));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (url, session, barrier) = (url.to_owned(), session.to_owned(), barrier.clone());
+            std::thread::spawn(move || -> TurnResult {
+                let workdir = tempfile::tempdir().unwrap();
+                let config = super::small_window_config;
+                let mut engine = retrying(|| Engine::open(&url, workdir.path(), config()));
+                // Both read the session first, then plan and store at once.
+                retrying(|| engine.session_info(&session));
+                barrier.wait();
+                retrying(|| engine.prepare_turn(&session))
+            })
+        })
+        .collect();
+    barrier.wait();
+    at_start();
+    let views: Vec<TurnResult> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let exported = PostgresStore::open(setup)
+        .unwrap()
+        .export_session(session)
+        .unwrap();
+    assert_eq!(exported.checkpoints.len(), 1, "{session}: one checkpoint");
+    let summary = &exported.checkpoints[0].summary;
+    for view in &views {
+        assert!(view.stats.fits, "{session}");
+        let text: Vec<String> = view
+            .messages
+            .iter()
+            .map(|m| m.text_content().into_owned())
+            .collect();
+        assert!(
+            text.iter()
+                .any(|t| t.contains(summary.lines().nth(1).unwrap_or(""))),
+            "{session}: the view carries the stored checkpoint's summary"
+        );
+        assert_eq!(
+            view.messages.last().map(Message::text_content),
+            exported.entries.last().map(|e| e.message.text_content())
+        );
+        let violations = ctxkit::core::wire::validate_openai(&view.to_openai());
+        assert!(violations.is_empty(), "{session}: {violations:?}");
     }
 }

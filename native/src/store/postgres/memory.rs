@@ -4,25 +4,35 @@
 //! *Live* and *visible* mean what they mean in SQLite (`sqlite_memory`). A search takes the
 //! same bounded terms ([`query_terms`]: at most [`crate::store::MAX_QUERY_CHARS`] characters and
 //! [`crate::store::MAX_QUERY_TERMS`] terms) and finds memories holding every term as a
-//! case-insensitive substring of one field (`ILIKE`, the terms escaped by [`like_pattern`] and
-//! bound as parameters), so CJK substrings are found as SQLite's trigram FTS5 finds them; best
-//! match first (the terms found in the title), then importance and recency. A search is
-//! planned for its patterns (not kept prepared), so the trigram index serves the terms it can. Duplicates are
-//! found through the indexed content hash and confirmed by the core's normalized comparison,
-//! under a transaction-scoped advisory lock on the hash, so two workers adding the same memory
-//! at once store it once.
+//! case-insensitive substring of one field: each term's search key (the core's case fold,
+//! [`super::text::search_key`]) in the memory's `search_text`, the fields' keys written with
+//! the memory (`LIKE`, the key escaped by [`like_pattern`] and bound as a parameter), so CJK
+//! substrings are found as SQLite's trigram FTS5 finds them; best match first (the terms found
+//! in the title's key), then importance and recency. A search is one statement planned for its
+//! patterns (not kept prepared), so the trigram index serves the terms it can, and counts the
+//! uses of what it found in the same statement, its commit not waiting for the WAL flush. Duplicates are found through the indexed content
+//! hash and confirmed by the core's normalized comparison, under a transaction-scoped advisory
+//! lock on the hash, so two workers adding the same memory at once store it once. Every text is
+//! stored and read back byte for byte ([`super::text`]).
 
 use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
 use ctxkit_core::memory::{MemoryScope, MemorySource};
+use postgres::types::Type;
 use postgres::Row;
 
 use crate::error::{Error, Result};
-use crate::store::columns::{provenance_name, scope_name, source_from_name};
+use crate::store::columns::{
+    judged, provenance_name, scope_from_name, scope_name, source_from_name, tags_from_json,
+    tags_json,
+};
 use crate::store::fts_query::{like_pattern, query_terms};
 use crate::store::memory_types::{
-    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
+    checked_content, result_limit, AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord,
+    MemoryUpdate, NewMemory,
 };
-use crate::store::postgres::{get, owned_without_nul, without_nul, PostgresStore, Tx};
+use crate::store::postgres::query::Query;
+use crate::store::postgres::text::{from_column, owned_column, search_key, to_column};
+use crate::store::postgres::{get, PostgresStore, Tx};
 use crate::store::MemoryStore;
 
 /// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
@@ -35,26 +45,19 @@ const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \
     AND (m.expires_at IS NULL OR m.expires_at > $1) \
     AND (m.project IS NULL OR m.project = $2)";
 
-/// The most results one search or listing returns.
-const MAX_LIMIT: usize = 10_000;
-
 fn memory_from_row(row: &Row, target: &str) -> Result<MemoryRecord> {
     let tags: String = get(row, 6, target)?;
     let scope: String = get(row, 7, target)?;
     let source: String = get(row, 8, target)?;
-    let mut record = MemoryRecord {
+    Ok(judged(MemoryRecord {
         id: get(row, 0, target)?,
-        project: get(row, 1, target)?,
-        title: get(row, 2, target)?,
-        content: get(row, 3, target)?,
-        category: get(row, 4, target)?,
+        project: get::<Option<String>>(row, 1, target)?.map(from_column),
+        title: from_column(get(row, 2, target)?),
+        content: from_column(get(row, 3, target)?),
+        category: from_column(get(row, 4, target)?),
         importance: get(row, 5, target)?,
-        tags: serde_json::from_str(&tags).unwrap_or_default(),
-        scope: if scope == "global" {
-            MemoryScope::Global
-        } else {
-            MemoryScope::Project
-        },
+        tags: tags_from_json(&tags),
+        scope: scope_from_name(&scope),
         source: source_from_name(&source),
         created_at: get(row, 9, target)?,
         updated_at: get(row, 10, target)?,
@@ -63,25 +66,26 @@ fn memory_from_row(row: &Row, target: &str) -> Result<MemoryRecord> {
         disabled_at: get(row, 13, target)?,
         approved_at: get(row, 14, target)?,
         quarantine: None,
-    };
-    // Judged on every read by the core, as in SQLite.
-    record.quarantine = ctxkit_core::memory::entry_quarantine(&record.to_entry());
-    Ok(record)
+    }))
 }
 
-fn checked_content(field: &str, content: &str) -> Result<()> {
-    if content.trim().is_empty() {
-        return Err(Error::invalid(field, "empty: a memory needs content"));
-    }
-    Ok(())
-}
-
-fn tags_json(tags: &[String]) -> String {
-    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
-}
-
-fn limit_of(limit: usize) -> i64 {
-    i64::try_from(limit.clamp(1, MAX_LIMIT)).unwrap_or(20)
+/// What a memory's search columns hold for these fields: `search_text`, every field's search
+/// key, one per line (a term has no whitespace, so it matches within one field), and
+/// `search_title`, the title's key (what ranks a hit).
+pub(super) fn search_columns(
+    title: &str,
+    content: &str,
+    category: &str,
+    tags: &[String],
+) -> [String; 2] {
+    let title = search_key(title);
+    let text = format!(
+        "{title}\n{}\n{}\n{}",
+        search_key(content),
+        search_key(category),
+        search_key(&tags_json(tags))
+    );
+    [text, title]
 }
 
 fn memory_by_id(tx: &mut Tx<'_>, id: i64) -> Result<Option<MemoryRecord>> {
@@ -100,17 +104,6 @@ pub(super) fn add_memory_in(
     now: i64,
 ) -> Result<AddedMemory> {
     checked_content("memory.content", &memory.content)?;
-    let memory = &NewMemory {
-        title: owned_without_nul(&memory.title),
-        content: owned_without_nul(&memory.content),
-        category: owned_without_nul(&memory.category),
-        tags: memory
-            .tags
-            .iter()
-            .map(|tag| owned_without_nul(tag))
-            .collect(),
-        ..memory.clone()
-    };
     let hash = memory_content_hash(&memory.content);
     let what = || "adding a memory".to_owned();
     // Held to the end of the transaction: another worker adding the same text waits, then
@@ -124,7 +117,7 @@ pub(super) fn add_memory_in(
         "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.content_hash = $3 \
          AND {LIVE_AND_VISIBLE} ORDER BY m.id"
     );
-    let rows = tx.query(&sql, &[&now, &project, &hash], &what)?;
+    let rows = tx.query(&sql, &[&now, &to_column(project), &hash], &what)?;
     for row in &rows {
         let candidate = memory_from_row(row, tx.target)?;
         if is_duplicate_content(&candidate.content, &memory.content) {
@@ -132,14 +125,21 @@ pub(super) fn add_memory_in(
         }
     }
     let project_column = match memory.scope {
-        MemoryScope::Project => Some(project),
+        MemoryScope::Project => Some(to_column(project)),
         MemoryScope::Global => None,
     };
     let source: MemorySource = memory.source;
+    let [search_text, search_title] = search_columns(
+        &memory.title,
+        &memory.content,
+        &memory.category,
+        &memory.tags,
+    );
     let sql = format!(
         "INSERT INTO memories AS m (project, scope, source, title, content, category, tags, \
-         importance, content_hash, created_at, updated_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11) RETURNING {MEMORY_COLUMNS}"
+         importance, content_hash, created_at, updated_at, expires_at, search_text, \
+         search_title) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13) \
+         RETURNING {MEMORY_COLUMNS}"
     );
     let row = tx
         .query_opt(
@@ -148,19 +148,64 @@ pub(super) fn add_memory_in(
                 &project_column,
                 &scope_name(memory.scope),
                 &provenance_name(source),
-                &memory.title,
-                &memory.content,
-                &memory.category,
+                &to_column(&memory.title),
+                &to_column(&memory.content),
+                &to_column(&memory.category),
                 &tags_json(&memory.tags),
                 &clamp_importance(memory.importance),
                 &hash,
                 &now,
                 &memory.expires_at,
+                &search_text,
+                &search_title,
             ],
             &what,
         )?
         .ok_or(Error::NoSuchMemory(0))?;
     Ok(AddedMemory::Added(memory_from_row(&row, tx.target)?))
+}
+
+/// A memory search as one statement: the live memories visible in `project` holding every
+/// one of `terms` (each term's key in the memory's `search_text`), best match first (the terms
+/// in the title's key, then importance and recency), at most `limit`; with `count_use`, the same
+/// statement counts a use of each memory it returns (and returns it counted). One placeholder
+/// per term (at most [`crate::store::MAX_QUERY_TERMS`]), so the trigram index answers each.
+pub(super) fn search_query(
+    project: &str,
+    terms: &[&str],
+    limit: usize,
+    now: i64,
+    count_use: bool,
+) -> Query {
+    let mut query = Query::new("");
+    // $1, $2 and $3, as LIVE_AND_VISIBLE and the LIMIT name them.
+    query.bind(now, Type::INT8);
+    query.bind(owned_column(project), Type::TEXT);
+    query.bind(result_limit(limit), Type::INT8);
+    let mut matches = String::new();
+    let mut title_hits = String::from("0");
+    for term in terms {
+        let pattern = query.bind(like_pattern(&search_key(term)), Type::TEXT);
+        matches.push_str(&format!(" AND m.search_text LIKE {pattern}"));
+        title_hits.push_str(&format!(" + (m.search_title LIKE {pattern})::int"));
+    }
+    let order = "m.importance DESC, m.updated_at DESC, m.id";
+    if count_use {
+        query.push(&format!(
+            "WITH found AS (SELECT m.id, ({title_hits}) AS hits, m.importance, m.updated_at \
+             FROM memories m WHERE {LIVE_AND_VISIBLE}{matches} ORDER BY hits DESC, {order} \
+             LIMIT $3), counted AS (UPDATE memories m SET use_count = m.use_count + 1 \
+             FROM found WHERE m.id = found.id RETURNING m.*) \
+             SELECT {MEMORY_COLUMNS} FROM counted m JOIN found ON found.id = m.id \
+             ORDER BY found.hits DESC, {order}"
+        ));
+    } else {
+        query.push(&format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}{matches} \
+             ORDER BY ({title_hits}) DESC, {order} LIMIT $3"
+        ));
+    }
+    query
 }
 
 impl MemoryStore for PostgresStore {
@@ -175,16 +220,6 @@ impl MemoryStore for PostgresStore {
         if let Some(content) = &update.content {
             checked_content("update.content", content)?;
         }
-        let update = &MemoryUpdate {
-            title: update.title.as_deref().map(owned_without_nul),
-            content: update.content.as_deref().map(owned_without_nul),
-            category: update.category.as_deref().map(owned_without_nul),
-            tags: update
-                .tags
-                .as_ref()
-                .map(|tags| tags.iter().map(|tag| owned_without_nul(tag)).collect()),
-            ..update.clone()
-        };
         let what = || format!("updating memory {id}");
         self.write(&what, |tx| {
             tx.execute(
@@ -203,23 +238,27 @@ impl MemoryStore for PostgresStore {
                 || *title != current.title
                 || *category != current.category;
             let approved_at = if rewritten { None } else { current.approved_at };
+            let tags = update.tags.as_ref().unwrap_or(&current.tags);
+            let [search_text, search_title] = search_columns(title, content, category, tags);
             tx.execute(
                 "UPDATE memories SET title = $2, content = $3, category = $4, importance = $5, \
                  tags = $6, expires_at = $7, content_hash = $8, updated_at = $9, \
-                 approved_at = $10 WHERE id = $1",
+                 approved_at = $10, search_text = $11, search_title = $12 WHERE id = $1",
                 &[
                     &id,
-                    title,
-                    content,
-                    category,
+                    &to_column(title),
+                    &to_column(content),
+                    &to_column(category),
                     &update
                         .importance
                         .map_or(current.importance, clamp_importance),
-                    &tags_json(update.tags.as_ref().unwrap_or(&current.tags)),
+                    &tags_json(tags),
                     &update.expires_at.unwrap_or(current.expires_at),
                     &memory_content_hash(content),
                     &now,
                     &approved_at,
+                    &search_text,
+                    &search_title,
                 ],
                 &what,
             )?;
@@ -243,61 +282,21 @@ impl MemoryStore for PostgresStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let limit = limit_of(query.limit);
-        let patterns: Vec<String> = terms
-            .iter()
-            .map(|term| like_pattern(&without_nul(term)))
-            .collect();
-        let what = || format!("searching memories for {:?}", query.text);
         // A store opened read-only (the read commands) searches without counting the use, as
-        // SQLite's does.
-        let counts_use = !self.pool.read_only;
+        // SQLite's does. A use count is a statistic: its commit does not wait for the WAL
+        // flush (a server crash may lose the last counts, never a memory).
+        let count_use = !self.pool.read_only;
+        let search = search_query(project, &terms, query.limit, now, count_use);
+        let what = || format!("searching memories for {:?}", query.text);
         let run = |tx: &mut Tx<'_>| {
-            // One placeholder per term (at most MAX_QUERY_TERMS), so the trigram index
-            // answers each; the SQL holds only placeholders, the patterns are bound.
-            let mut sql =
-                format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}");
-            for index in 0..patterns.len() {
-                sql.push_str(&format!(" AND m.search_text ILIKE ${}", index + 4));
-            }
-            // Best match first: the terms found in the title, then importance and recency.
-            sql.push_str(" ORDER BY (0");
-            for index in 0..patterns.len() {
-                sql.push_str(&format!(" + (m.title ILIKE ${})::int", index + 4));
-            }
-            sql.push_str(") DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT $3");
-            let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                vec![&now, &project, &limit];
-            params.extend(
-                patterns
-                    .iter()
-                    .map(|p| p as &(dyn postgres::types::ToSql + Sync)),
-            );
-            let rows = tx.query_planned(&sql, &params, &what)?;
+            let rows = search.run(tx, &what)?;
             let target = tx.target;
-            let found = rows
-                .iter()
+            rows.iter()
                 .map(|row| memory_from_row(row, target))
-                .collect::<Result<Vec<_>>>()?;
-            if !counts_use {
-                return Ok(found);
-            }
-            let ids: Vec<i64> = found.iter().map(|record| record.id).collect();
-            tx.execute(
-                "UPDATE memories SET use_count = use_count + 1 WHERE id = ANY ($1)",
-                &[&ids],
-                &what,
-            )?;
-            Ok(found
-                .into_iter()
-                .map(|record| MemoryRecord {
-                    use_count: record.use_count + 1,
-                    ..record
-                })
-                .collect())
+                .collect::<Result<Vec<_>>>()
         };
-        if counts_use {
-            self.write(&what, run)
+        if count_use {
+            self.write_unflushed(&what, run)
         } else {
             self.read(&what, run)
         }
@@ -321,11 +320,11 @@ impl MemoryStore for PostgresStore {
             let rows = tx.query(
                 &sql,
                 &[
-                    &project,
+                    &to_column(project),
                     &filter.include_disabled,
                     &filter.include_expired,
                     &now,
-                    &limit_of(filter.limit),
+                    &result_limit(filter.limit),
                 ],
                 &what,
             )?;

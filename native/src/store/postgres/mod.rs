@@ -33,17 +33,21 @@
 //! SQL is static text with bound parameters; the only name spliced into SQL is the
 //! schema ([`PostgresOptions::schema`]), checked to be a plain identifier and quoted.
 //!
-//! PostgreSQL text cannot hold the NUL character (U+0000). Messages are stored as JSON, where
-//! it is escaped, so the log is kept exactly; in the text stored as it is (memories, a
-//! checkpoint's summary and tasks, an offloaded output's copy, the search index) and in search
-//! terms, NUL reads as U+FFFD ([`without_nul`]), the same on both sides, so searches agree.
+//! Every text comes back byte for byte, NUL and every control character included, though
+//! PostgreSQL `text` cannot hold NUL: free text is written through a reversible escape and
+//! searched through a folded search key ([`text`]).
 
 mod history;
 mod memory;
+mod plans;
 mod pool;
 mod queries;
+mod query;
+mod reads;
 mod schema;
+mod search_keys;
 mod sessions;
+mod text;
 mod tls;
 pub mod url;
 
@@ -136,16 +140,17 @@ impl Tx<'_> {
             .map_err(|e| Error::postgres(self.target, what(), e))
     }
 
-    /// Runs `sql` without keeping it prepared: PostgreSQL plans it for these parameters (a
-    /// search's patterns decide whether an index helps; a plan kept for any pattern would not).
-    pub(super) fn query_planned(
+    /// Runs `sql` in one round trip, unprepared (parsed, planned for these parameters and run
+    /// at once, the parameters' types given): for [`query::Query`]'s statements, whose patterns
+    /// decide whether an index helps, so a plan kept for any pattern would not do.
+    pub(super) fn query_typed(
         &mut self,
         sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
+        params: &[(&(dyn postgres::types::ToSql + Sync), postgres::types::Type)],
         what: &dyn Fn() -> String,
     ) -> Result<Vec<postgres::Row>> {
         self.tx
-            .query(sql, params)
+            .query_typed(sql, params)
             .map_err(|e| Error::postgres(self.target, what(), e))
     }
 
@@ -174,6 +179,17 @@ impl Tx<'_> {
             .execute(&statement, params)
             .map_err(|e| Error::postgres(self.target, what(), e))
     }
+}
+
+/// What a transaction may do, and when its commit is acknowledged.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// Read only, one snapshot.
+    Read,
+    /// Writes, committed as the store's durability says.
+    Write,
+    /// Writes whose commit does not wait for the WAL flush.
+    WriteUnflushed,
 }
 
 /// Whether `name` may be spliced into SQL as a schema name: a plain identifier.
@@ -244,6 +260,14 @@ impl PostgresStore {
                 }
                 Some(sql).filter(|sql| !sql.is_empty())
             },
+            unflushed_setup: {
+                let mut sql = String::new();
+                if let Some(schema) = &setup {
+                    sql.push_str(&format!("SET LOCAL search_path TO \"{schema}\", public;"));
+                }
+                sql.push_str("SET LOCAL synchronous_commit TO off;");
+                sql
+            },
             size: options.pool_size.max(1),
             wait: options.connect_timeout,
             read_only: options.read_only,
@@ -309,7 +333,7 @@ impl PostgresStore {
             return Ok(());
         }
         let what = || "making the commits durable".to_owned();
-        self.transaction(&what, false, |tx| {
+        self.transaction(&what, Mode::Write, |tx| {
             tx.execute("SET LOCAL synchronous_commit TO on", &[], &what)?;
             tx.query("SELECT txid_current()", &[], &what)?;
             Ok(())
@@ -322,7 +346,7 @@ impl PostgresStore {
         what: &dyn Fn() -> String,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
-        self.transaction(what, true, f)
+        self.transaction(what, Mode::Read, f)
     }
 
     /// Runs `f` in one write transaction, committed when it succeeds, rolled back when not.
@@ -337,13 +361,26 @@ impl PostgresStore {
                 format!("{}: opened read-only; {} writes", self.pool.target, what()),
             ));
         }
-        self.transaction(what, false, f)
+        self.transaction(what, Mode::Write, f)
+    }
+
+    /// Runs `f` in one write transaction whose commit does not wait for the WAL flush: for
+    /// writes a server crash may lose at no cost (a memory's use count), never for the log.
+    pub(super) fn write_unflushed<T>(
+        &self,
+        what: &dyn Fn() -> String,
+        f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        if self.pool.read_only {
+            return self.write(what, f);
+        }
+        self.transaction(what, Mode::WriteUnflushed, f)
     }
 
     fn transaction<T>(
         &self,
         what: &dyn Fn() -> String,
-        read_only: bool,
+        mode: Mode,
         f: impl FnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
         let target = self.pool.target.as_str();
@@ -351,20 +388,21 @@ impl PostgresStore {
         let result = (|| {
             let Connection { client } = &mut connection;
             let mut builder = client.build_transaction();
-            builder = if read_only {
-                builder
+            builder = match mode {
+                Mode::Read => builder
                     .isolation_level(IsolationLevel::RepeatableRead)
-                    .read_only(true)
-            } else {
-                builder.isolation_level(IsolationLevel::ReadCommitted)
+                    .read_only(true),
+                Mode::Write | Mode::WriteUnflushed => {
+                    builder.isolation_level(IsolationLevel::ReadCommitted)
+                }
             };
             let mut tx = builder
                 .start()
                 .map_err(|e| Error::postgres(target, what(), e))?;
-            let setup = if read_only {
-                &self.pool.local_setup
-            } else {
-                &self.pool.write_setup
+            let setup = match mode {
+                Mode::Read => self.pool.local_setup.as_deref(),
+                Mode::Write => self.pool.write_setup.as_deref(),
+                Mode::WriteUnflushed => Some(self.pool.unflushed_setup.as_str()),
             };
             if let Some(setup) = setup {
                 tx.batch_execute(setup)
@@ -386,20 +424,6 @@ impl PostgresStore {
         self.pool.give_back(connection);
         result
     }
-}
-
-/// `text` with every NUL (U+0000, which PostgreSQL text cannot hold) replaced by U+FFFD.
-pub(super) fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') {
-        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-/// `text` as [`without_nul`] gives it, owned.
-pub(super) fn owned_without_nul(text: &str) -> String {
-    without_nul(text).into_owned()
 }
 
 /// Column `index` of `row`.

@@ -34,6 +34,8 @@ pub(super) struct Pool {
     pub(super) local_setup: Option<String>,
     /// [`Pool::local_setup`] for writes (with `synchronous_commit` off in the turn mode).
     pub(super) write_setup: Option<String>,
+    /// [`Pool::local_setup`] with `synchronous_commit` off, for writes a crash may lose.
+    pub(super) unflushed_setup: String,
     pub(super) size: usize,
     pub(super) wait: Duration,
     pub(super) read_only: bool,

@@ -9,55 +9,43 @@
 //! written. Messages are inserted in batches through `unnest` (one statement per
 //! [`INSERT_BATCH`] messages), each with its searchable text.
 
-use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
+use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::recall::searchable_text;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
+use postgres::types::Type;
 use postgres::Row;
 
 use crate::error::{Error, Result};
-use crate::store::append_rule::check_append;
+use crate::store::append_rule::{check_append, check_checkpoint};
 use crate::store::columns::{
-    entry_from_parts, family_from_name, family_name, message_body, method_from_name,
-    CheckpointFacts,
+    checkpoint_from_columns, entry_from_parts, family_from_name, family_name, message_body,
+    CheckpointColumns, CheckpointFacts, CHECKPOINT_COLUMNS,
 };
-use crate::store::postgres::{big, get, owned_without_nul, unsigned, without_nul, Tx};
+use crate::store::postgres::text::{from_column, owned_column, search_key, to_column};
+use crate::store::postgres::{big, get, unsigned, Tx};
 use crate::store::{OffloadRecord, SessionImport};
 
 /// The most messages one insert statement carries.
 const INSERT_BATCH: usize = 2_000;
 
-/// The columns [`checkpoint_from_row`] reads, in order.
-pub(super) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
+/// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
+pub(super) fn checkpoint_from_row(name: &str, row: &Row, target: &str) -> Result<Checkpoint> {
+    let columns = CheckpointColumns {
+        through_seq: unsigned(get(row, 0, target)?),
+        method: get(row, 1, target)?,
+        summary: from_column(get(row, 2, target)?),
+        active_tasks: get::<Option<String>>(row, 3, target)?.map(from_column),
+        tokens: unsigned(get(row, 4, target)?),
+        made_at_turn: unsigned(get(row, 5, target)?),
+        facts: get(row, 6, target)?,
+    };
+    checkpoint_from_columns(name, columns)
+}
 
 /// The columns [`anchor_from_row`] reads, in order.
 const ANCHOR_COLUMNS: &str = "checkpoint_through, last_seq, input_tokens, estimated_tokens";
-
-/// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
-pub(super) fn checkpoint_from_row(name: &str, row: &Row, target: &str) -> Result<Checkpoint> {
-    let through_seq = unsigned(get(row, 0, target)?);
-    let method: String = get(row, 1, target)?;
-    let method: SummaryMethod = method_from_name(&method).ok_or_else(|| Error::CorruptRow {
-        session: name.to_owned(),
-        row: format!("checkpoint through seq {through_seq}"),
-        problem: format!("unknown summary method {method:?}"),
-    })?;
-    let facts: String = get(row, 6, target)?;
-    // Unreadable facts (a hand-edited row) leave the checkpoint without them, as in SQLite.
-    let facts: CheckpointFacts = serde_json::from_str(&facts).unwrap_or_default();
-    Ok(Checkpoint {
-        through_seq,
-        method,
-        summary: get(row, 2, target)?,
-        active_tasks: get(row, 3, target)?,
-        tokens: unsigned(get(row, 4, target)?),
-        made_at_turn: unsigned(get(row, 5, target)?),
-        pinned: facts.pinned,
-        dropped_facts: facts.dropped_facts,
-    })
-}
 
 fn anchor_from_row(row: &Row, target: &str) -> Result<UsageAnchor> {
     Ok(UsageAnchor {
@@ -77,10 +65,12 @@ pub(super) fn session_row(tx: &mut Tx<'_>, name: &str, lock: bool) -> Result<(i6
         "SELECT id, last_seq FROM sessions WHERE name = $1"
     };
     let what = || format!("session {name:?}: reading it");
-    let row = tx
-        .query_opt(sql, &[&name], &what)?
+    let name_column = to_column(name);
+    let rows = tx.query_typed(sql, &[(&name_column, Type::TEXT)], &what)?;
+    let row = rows
+        .first()
         .ok_or_else(|| Error::NoSuchSession(name.to_owned()))?;
-    Ok((get(&row, 0, tx.target)?, unsigned(get(&row, 1, tx.target)?)))
+    Ok((get(row, 0, tx.target)?, unsigned(get(row, 1, tx.target)?)))
 }
 
 /// The session's family and nudge state.
@@ -90,10 +80,10 @@ pub(super) fn session_state(
     id: i64,
 ) -> Result<(ModelFamily, NudgeState)> {
     let what = || format!("session {name:?}: reading its state");
-    let rows = tx.query(
+    let rows = tx.query_typed(
         "SELECT family, nudge_turn, nudge_last_seq, nudge_turns_without_progress \
          FROM sessions WHERE id = $1",
-        &[&id],
+        &[(&id, Type::INT8)],
         &what,
     )?;
     let row = rows
@@ -119,9 +109,10 @@ pub(super) fn latest_checkpoint(
         "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = $1 \
          ORDER BY through_seq DESC LIMIT 1"
     );
-    let row = tx.query_opt(&sql, &[&id], &what)?;
+    let rows = tx.query_typed(&sql, &[(&id, Type::INT8)], &what)?;
     let target = tx.target;
-    row.map(|row| checkpoint_from_row(name, &row, target))
+    rows.first()
+        .map(|row| checkpoint_from_row(name, row, target))
         .transpose()
 }
 
@@ -132,9 +123,11 @@ pub(super) fn latest_anchor(tx: &mut Tx<'_>, name: &str, id: i64) -> Result<Opti
         "SELECT {ANCHOR_COLUMNS} FROM usage_anchors WHERE session_id = $1 \
          ORDER BY id DESC LIMIT 1"
     );
-    let row = tx.query_opt(&sql, &[&id], &what)?;
+    let rows = tx.query_typed(&sql, &[(&id, Type::INT8)], &what)?;
     let target = tx.target;
-    row.map(|row| anchor_from_row(&row, target)).transpose()
+    rows.first()
+        .map(|row| anchor_from_row(row, target))
+        .transpose()
 }
 
 /// The entries with `from <= seq <= to`, in order.
@@ -146,10 +139,11 @@ pub(super) fn entries_between(
     to: u64,
 ) -> Result<Vec<Entry>> {
     let what = || format!("session {name:?}: reading its log");
-    let rows = tx.query(
+    let (from, to) = (big(from), big(to));
+    let rows = tx.query_typed(
         "SELECT seq, body, tokens FROM messages WHERE session_id = $1 AND seq >= $2 \
          AND seq <= $3 ORDER BY seq",
-        &[&id, &big(from), &big(to)],
+        &[(&id, Type::INT8), (&from, Type::INT8), (&to, Type::INT8)],
         &what,
     )?;
     let target = tx.target;
@@ -182,16 +176,7 @@ pub(super) fn insert_checkpoint(
         None => None,
     };
     let through = checkpoint.through_seq;
-    if latest.is_some_and(|latest| through <= latest) || through > last_seq || through == 0 {
-        return Err(Error::invalid(
-            "checkpoint.through_seq",
-            format!(
-                "session {name:?}: {through} must be after the latest checkpoint ({}) and at \
-                 most the last logged seq ({last_seq})",
-                latest.map_or_else(|| "none".to_owned(), |l| l.to_string())
-            ),
-        ));
-    }
+    check_checkpoint(name, latest, last_seq, through)?;
     let what = || format!("session {name:?}: storing the checkpoint through seq {through}");
     tx.execute(
         "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
@@ -200,8 +185,8 @@ pub(super) fn insert_checkpoint(
             &id,
             &big(through),
             &checkpoint.method.as_str(),
-            &without_nul(&checkpoint.summary),
-            &checkpoint.active_tasks.as_deref().map(owned_without_nul),
+            &to_column(&checkpoint.summary),
+            &checkpoint.active_tasks.as_deref().map(owned_column),
             &big(checkpoint.tokens),
             &big(checkpoint.made_at_turn),
             &now,
@@ -227,7 +212,7 @@ pub(super) fn insert_session(
     let created = tx.query_opt(
         "INSERT INTO sessions (name, family, created_at, updated_at) VALUES ($1, $2, $3, $3) \
          ON CONFLICT (name) DO NOTHING RETURNING id",
-        &[&name, &family_name(family), &now],
+        &[&to_column(name), &family_name(family), &now],
         &what,
     )?;
     if created.is_none() {
@@ -262,7 +247,7 @@ pub(super) fn append_in(
                     &big(entry.tokens),
                     &entry.message.is_error,
                     // In the same transaction: a committed message is always findable.
-                    &owned_without_nul(&searchable_text(&entry.message)),
+                    &search_key(&searchable_text(&entry.message)),
                     &now,
                 ],
                 &what,
@@ -281,7 +266,7 @@ pub(super) fn append_in(
             bodies.push(message_body(name, entry)?);
             tokens.push(big(entry.tokens));
             errors.push(entry.message.is_error);
-            texts.push(owned_without_nul(&searchable_text(&entry.message)));
+            texts.push(search_key(&searchable_text(&entry.message)));
         }
         tx.execute(
             "INSERT INTO messages (session_id, seq, role, body, tokens, is_error, \
@@ -305,12 +290,12 @@ pub(super) fn append_in(
             &[
                 &id,
                 &big(offload.seq),
-                &offload.tool_call_id,
-                &offload.relative_path,
+                &offload.tool_call_id.as_deref().map(owned_column),
+                &to_column(&offload.relative_path),
                 &big(offload.bytes),
                 &big(offload.lines),
                 &offload.is_error,
-                &offload.content.as_deref().map(owned_without_nul),
+                &offload.content.as_deref().map(owned_column),
                 &now,
             ],
             &what,

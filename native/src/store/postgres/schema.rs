@@ -7,23 +7,30 @@
 //! this build is refused ([`crate::Error::SchemaTooNew`]), never written. Migrations are only
 //! ever added to [`MIGRATIONS`]; a released one is never edited.
 //!
-//! The tables are SQLite's ([`crate::store::sqlite`]'s schema) in PostgreSQL's types, with what a fleet needs
-//! besides: each message's searchable text (the core's
-//! [`ctxkit_core::recall::searchable_text`], written by the append) and each memory's text
-//! under trigram GIN indexes (`pg_trgm`), and each offloaded output's full text, so that any
-//! worker can page an output another one wrote.
+//! The tables are SQLite's ([`crate::store::sqlite`]'s schema) in PostgreSQL's types, with what
+//! a fleet needs besides: each message's search key (of the core's
+//! [`ctxkit_core::recall::searchable_text`], written by the append) and each memory's under
+//! trigram GIN indexes (`pg_trgm`), and each offloaded output's full text, so that any worker
+//! can page an output another one wrote. Free text is stored through the reversible escape of
+//! [`super::text`] (migration 2).
 
-use postgres::Client;
+use postgres::{Client, Transaction};
 
 use crate::error::{Error, Result};
+use crate::store::postgres::search_keys::fill_search_keys;
 
 /// The advisory lock key migrations hold (an arbitrary constant: "ctxkit" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0000_6374_786b_6974;
 
-/// Every migration, in number order.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    r#"
+/// A step of a migration that SQL cannot take (the core's rules, in Rust), run after its SQL
+/// in the same transaction; `&str` is the server, for messages.
+type Step = fn(&mut Transaction<'_>, &str) -> Result<()>;
+
+/// Every migration, in number order: its number, its SQL, and a step of ctxkit's own after it.
+const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
+    (
+        1,
+        r#"
     -- In public, where every schema's search path finds it (see PostgresOptions::schema).
     CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
 
@@ -131,10 +138,50 @@ const MIGRATIONS: &[(i32, &str)] = &[(
     CREATE INDEX memories_by_project ON memories (project, updated_at);
     CREATE INDEX memories_search ON memories USING gin (search_text gin_trgm_ops);
     "#,
-)];
+        None,
+    ),
+    (
+        2,
+        r#"
+    -- No character lost (issue 23): free text is written through a reversible escape
+    -- (postgres/text.rs: U+FFFD doubled, NUL as U+FFFD then '0'), since text cannot hold NUL.
+    -- Rows written before hold no NUL (it was stored as a lone U+FFFD, and stays one): doubling
+    -- their U+FFFD makes each read back as it was stored.
+    UPDATE sessions SET name = replace(name, U&'\FFFD', U&'\FFFD\FFFD')
+        WHERE strpos(name, U&'\FFFD') > 0;
+    UPDATE checkpoints SET summary = replace(summary, U&'\FFFD', U&'\FFFD\FFFD'),
+            active_tasks = replace(active_tasks, U&'\FFFD', U&'\FFFD\FFFD')
+        WHERE strpos(summary, U&'\FFFD') > 0 OR strpos(active_tasks, U&'\FFFD') > 0;
+    UPDATE offloads SET tool_call_id = replace(tool_call_id, U&'\FFFD', U&'\FFFD\FFFD'),
+            relative_path = replace(relative_path, U&'\FFFD', U&'\FFFD\FFFD'),
+            content = replace(content, U&'\FFFD', U&'\FFFD\FFFD')
+        WHERE strpos(tool_call_id, U&'\FFFD') > 0 OR strpos(relative_path, U&'\FFFD') > 0
+            OR strpos(content, U&'\FFFD') > 0;
+    UPDATE memories SET project = replace(project, U&'\FFFD', U&'\FFFD\FFFD'),
+            title = replace(title, U&'\FFFD', U&'\FFFD\FFFD'),
+            content = replace(content, U&'\FFFD', U&'\FFFD\FFFD'),
+            category = replace(category, U&'\FFFD', U&'\FFFD\FFFD')
+        WHERE strpos(project, U&'\FFFD') > 0 OR strpos(title, U&'\FFFD') > 0
+            OR strpos(content, U&'\FFFD') > 0 OR strpos(category, U&'\FFFD') > 0;
+
+    -- Searches look in search keys (the core's case fold, NUL as N), matched with LIKE:
+    -- messages.search_text and memories.search_text hold keys from now on, and
+    -- memories.search_title the title's (what ranks a hit), written by ctxkit, so the memory's
+    -- column is no longer generated. The step after this fills them, then indexes them.
+    DROP INDEX messages_search;
+    DROP INDEX memories_search;
+    ALTER TABLE memories ALTER COLUMN search_text DROP EXPRESSION;
+    ALTER TABLE memories ADD COLUMN search_title TEXT NOT NULL DEFAULT '';
+    -- Room on each page for a memory's next row version (a search counting a use), so the
+    -- update stays on its page and touches no index (a HOT update), as SQLite's in place.
+    ALTER TABLE memories SET (fillfactor = 70);
+    "#,
+        Some(fill_search_keys),
+    ),
+];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 1;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 2;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.
@@ -173,13 +220,36 @@ pub(super) fn migrate(client: &mut Client, target: &str, local_setup: Option<&st
             supported: i64::from(POSTGRES_SCHEMA_VERSION),
         });
     }
-    for (number, sql) in MIGRATIONS.iter().filter(|(n, _)| *n > version) {
+    if version < POSTGRES_SCHEMA_VERSION {
+        ensure_trigram_extension(&mut tx, target)?;
+    }
+    for (number, sql, step) in MIGRATIONS.iter().filter(|(n, _, _)| *n > version) {
         tx.batch_execute(sql)
             .map_err(failed(&format!("applying migration {number}")))?;
+        if let Some(step) = step {
+            step(&mut tx, target)?;
+        }
         tx.execute("UPDATE ctxkit_schema SET version = $1", &[number])
             .map_err(failed("recording the schema version"))?;
     }
     tx.commit().map_err(failed("committing"))
+}
+
+/// Installs `pg_trgm` (the search indexes' operator class) when the database lacks it, as
+/// its own step, so that a server without the extension, or a role that may not install it,
+/// is told so by name (migration 1 installs it too, a no-op after this).
+fn ensure_trigram_extension(tx: &mut Transaction<'_>, target: &str) -> Result<()> {
+    let what = "installing the pg_trgm extension the search indexes need (or have the \
+                database's owner run CREATE EXTENSION pg_trgm)";
+    let failed = |e| Error::postgres(target, format!("migrating: {what}"), e);
+    let installed = tx
+        .query_opt("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'", &[])
+        .map_err(failed)?;
+    if installed.is_none() {
+        tx.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+            .map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// For a read-only open: fails unless the schema is at [`POSTGRES_SCHEMA_VERSION`] (a read-only

@@ -7,16 +7,20 @@ use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
-use ctxkit_core::turn::{turn_tail_after, Session, TurnChanges};
+use ctxkit_core::turn::{Session, TurnChanges};
+
+use postgres::types::Type;
 
 use crate::error::{Error, Result};
+use crate::store::assembly::{turn_session, whole_session};
 use crate::store::columns::family_from_name;
 use crate::store::postgres::memory::add_memory_in;
 use crate::store::postgres::queries::{
-    append_in, checkpoint_from_row, entries_between, insert_checkpoint, insert_session,
-    insert_usage_anchor, insert_whole_session, latest_anchor, latest_checkpoint, session_row,
-    session_state, update_nudge_state, CHECKPOINT_COLUMNS,
+    append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
+    latest_anchor, latest_checkpoint, session_row, session_state, update_nudge_state,
 };
+use crate::store::postgres::reads::SessionRows;
+use crate::store::postgres::text::{from_column, to_column};
 use crate::store::postgres::{get, unsigned, PostgresStore};
 use crate::store::{
     AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
@@ -73,7 +77,7 @@ impl SessionStore for PostgresStore {
             )?;
             let names = rows
                 .iter()
-                .map(|row| get::<String>(row, 0, tx.target))
+                .map(|row| get::<String>(row, 0, tx.target).map(from_column))
                 .collect::<Result<Vec<_>>>()?;
             names.iter().map(|name| self.info_in(tx, name)).collect()
         })
@@ -88,79 +92,47 @@ impl SessionStore for PostgresStore {
     fn session_head(&self, name: &str) -> Result<SessionHead> {
         let what = || format!("session {name:?}: reading its head");
         self.read(&what, |tx| {
-            let row = tx
-                .query_opt(
-                    "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
-                     nudge_turns_without_progress, \
-                     (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
-                     (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
-                     FROM sessions s WHERE name = $1",
-                    &[&name],
-                    &what,
-                )?
+            let name_column = to_column(name);
+            let rows = tx.query_typed(
+                "SELECT family, last_seq, nudge_turn, nudge_last_seq, \
+                 nudge_turns_without_progress, \
+                 (SELECT max(through_seq) FROM checkpoints WHERE session_id = s.id), \
+                 (SELECT coalesce(max(id), 0) FROM usage_anchors WHERE session_id = s.id) \
+                 FROM sessions s WHERE name = $1",
+                &[(&name_column, Type::TEXT)],
+                &what,
+            )?;
+            let row = rows
+                .first()
                 .ok_or_else(|| Error::NoSuchSession(name.to_owned()))?;
             let target = tx.target;
-            let family: String = get(&row, 0, target)?;
+            let family: String = get(row, 0, target)?;
             Ok(SessionHead {
                 family: family_from_name(name, &family)?,
-                last_seq: unsigned(get(&row, 1, target)?),
-                checkpoint_through: get::<Option<i64>>(&row, 5, target)?.map(unsigned),
+                last_seq: unsigned(get(row, 1, target)?),
+                checkpoint_through: get::<Option<i64>>(row, 5, target)?.map(unsigned),
                 nudge_state: NudgeState {
-                    turn: unsigned(get(&row, 2, target)?),
-                    last_seq: get::<Option<i64>>(&row, 3, target)?.map(unsigned),
-                    turns_without_progress: u32::try_from(get::<i64>(&row, 4, target)?)
+                    turn: unsigned(get(row, 2, target)?),
+                    last_seq: get::<Option<i64>>(row, 3, target)?.map(unsigned),
+                    turns_without_progress: u32::try_from(get::<i64>(row, 4, target)?)
                         .unwrap_or(u32::MAX),
                 },
-                usage_version: get(&row, 6, target)?,
+                usage_version: get(row, 6, target)?,
             })
         })
     }
 
     fn load_for_turn(&self, name: &str) -> Result<Session> {
         self.read(&|| format!("session {name:?}: loading it"), |tx| {
-            let (id, _) = session_row(tx, name, false)?;
-            let (family, nudge_state) = session_state(tx, name, id)?;
-            let checkpoint = latest_checkpoint(tx, name, id)?;
-            // The core's turn-tail rule: after the checkpoint, or from where the previous turn
-            // stopped if that is earlier.
-            let after = turn_tail_after(checkpoint.as_ref().map(|c| c.through_seq), &nudge_state)
-                .unwrap_or(0);
-            Ok(Session {
-                family,
-                entries: entries_between(tx, name, id, after.saturating_add(1), u64::MAX)?,
-                checkpoints: checkpoint.into_iter().collect(),
-                nudge_state,
-                usage_anchor: latest_anchor(tx, name, id)?,
-                refused_usage: None,
-                summarizer_breaker: Default::default(),
-            })
+            let row = session_row(tx, name, false)?;
+            turn_session(&mut SessionRows::new(tx, name, row))
         })
     }
 
     fn export_session(&self, name: &str) -> Result<Session> {
         self.read(&|| format!("session {name:?}: exporting it"), |tx| {
-            let (id, _) = session_row(tx, name, false)?;
-            let (family, nudge_state) = session_state(tx, name, id)?;
-            let what = || format!("session {name:?}: reading its checkpoints");
-            let sql = format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = $1 \
-                 ORDER BY through_seq"
-            );
-            let rows = tx.query(&sql, &[&id], &what)?;
-            let target = tx.target;
-            let checkpoints = rows
-                .iter()
-                .map(|row| checkpoint_from_row(name, row, target))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Session {
-                family,
-                entries: entries_between(tx, name, id, 1, u64::MAX)?,
-                checkpoints,
-                nudge_state,
-                usage_anchor: latest_anchor(tx, name, id)?,
-                refused_usage: None,
-                summarizer_breaker: Default::default(),
-            })
+            let row = session_row(tx, name, false)?;
+            whole_session(&mut SessionRows::new(tx, name, row))
         })
     }
 
@@ -266,8 +238,8 @@ impl SessionStore for PostgresStore {
                 .map(|row| {
                     Ok(OffloadRecord {
                         seq: unsigned(get(row, 0, target)?),
-                        tool_call_id: get(row, 1, target)?,
-                        relative_path: get(row, 2, target)?,
+                        tool_call_id: get::<Option<String>>(row, 1, target)?.map(from_column),
+                        relative_path: from_column(get(row, 2, target)?),
                         bytes: unsigned(get(row, 3, target)?),
                         lines: unsigned(get(row, 4, target)?),
                         is_error: get(row, 5, target)?,
@@ -285,10 +257,11 @@ impl SessionStore for PostgresStore {
             let row = tx.query_opt(
                 "SELECT content FROM offloads WHERE session_id = $1 AND relative_path = $2 \
                  AND content IS NOT NULL ORDER BY seq LIMIT 1",
-                &[&id, &relative_path],
+                &[&id, &to_column(relative_path)],
                 &what,
             )?;
-            row.map(|row| get(&row, 0, tx.target)).transpose()
+            row.map(|row| get(&row, 0, tx.target).map(from_column))
+                .transpose()
         })
     }
 

@@ -22,12 +22,17 @@ use crate::store::postgres::url::{SslMode, UrlSettings};
 /// The connector for `settings`, `None` for `sslmode=disable`.
 pub(super) fn connector(settings: &UrlSettings) -> Result<Option<MakeRustlsConnect>> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier: Arc<dyn ServerCertVerifier> = match settings.ssl_mode {
+    let (chain, check_host) = match settings.ssl_mode {
         SslMode::Disable => return Ok(None),
-        SslMode::Prefer | SslMode::Require => Arc::new(Unchecked(provider.clone())),
-        SslMode::VerifyCa => Arc::new(AnyHost(webpki(settings, &provider)?)),
-        SslMode::VerifyFull => webpki(settings, &provider)?,
+        SslMode::Prefer | SslMode::Require => (None, false),
+        SslMode::VerifyCa => (Some(webpki(settings, &provider)?), false),
+        SslMode::VerifyFull => (Some(webpki(settings, &provider)?), true),
     };
+    let verifier = Arc::new(Verifier {
+        chain,
+        check_host,
+        provider: provider.clone(),
+    });
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::invalid("database", format!("TLS: {e}")))?
@@ -46,21 +51,18 @@ fn webpki(
     match &settings.root_cert {
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
         Some(path) => {
-            let shown = path.display();
-            let certs = CertificateDer::pem_file_iter(path)
-                .map_err(|e| Error::invalid("database", format!("sslrootcert {shown}: {e}")))?;
+            let unreadable = |e: String| {
+                let shown = path.display();
+                Error::invalid("database", format!("sslrootcert {shown}: {e}"))
+            };
+            let certs =
+                CertificateDer::pem_file_iter(path).map_err(|e| unreadable(e.to_string()))?;
             for cert in certs {
-                let cert = cert
-                    .map_err(|e| Error::invalid("database", format!("sslrootcert {shown}: {e}")))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| Error::invalid("database", format!("sslrootcert {shown}: {e}")))?;
+                let cert = cert.map_err(|e| unreadable(e.to_string()))?;
+                roots.add(cert).map_err(|e| unreadable(e.to_string()))?;
             }
             if roots.is_empty() {
-                return Err(Error::invalid(
-                    "database",
-                    format!("sslrootcert {shown}: no PEM certificate in it"),
-                ));
+                return Err(unreadable("no PEM certificate in it".to_owned()));
             }
         }
     }
@@ -69,11 +71,20 @@ fn webpki(
         .map_err(|e| Error::invalid("database", format!("TLS: {e}")))
 }
 
-/// `verify-ca`: the chain checked, the host name not.
+/// The server's certificate checked as `sslmode` says. The handshake's signatures are always
+/// checked (with the provider's algorithms, as rustls's own verifier does), so the session key
+/// belongs to the certificate shown, whatever is checked of the certificate itself.
 #[derive(Debug)]
-struct AnyHost(Arc<WebPkiServerVerifier>);
+struct Verifier {
+    /// The chain's verifier (`verify-ca`, `verify-full`); `None`: the certificate is not
+    /// checked (`prefer`, `require`, libpq's meaning).
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    /// Whether the certificate must name the host connected to (`verify-full`).
+    check_host: bool,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for AnyHost {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -82,55 +93,15 @@ impl ServerCertVerifier for AnyHost {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.check_host => Ok(ServerCertVerified::assertion()),
             other => other,
         }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `prefer` and `require`: encrypted, the certificate not checked (libpq's meaning; the
-/// handshake's signatures still are, so the session key belongs to the certificate shown).
-#[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
@@ -143,7 +114,7 @@ impl ServerCertVerifier for Unchecked {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
@@ -157,11 +128,13 @@ impl ServerCertVerifier for Unchecked {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }

@@ -12,13 +12,15 @@
 
 use ctxkit_core::memory::MemoryScope;
 use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
+use ctxkit_core::recall::fold_for_search;
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
 use crate::error::{Context, Error, Result};
-use crate::store::columns::{provenance_name, scope_name, source_name};
-use crate::store::fts_query::{fts5_match_expression, like_pattern, query_terms};
+use crate::store::columns::{provenance_name, scope_name, source_name, tags_json};
+use crate::store::fts_query::{fts5_match_expression, query_terms};
 use crate::store::memory_types::{
-    AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, MemoryUpdate, NewMemory,
+    checked_content, result_limit, AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord,
+    MemoryUpdate, NewMemory,
 };
 use crate::store::sqlite::rows::{memory_from_row, MEMORY_COLUMNS};
 use crate::store::sqlite::SqliteStore;
@@ -28,20 +30,6 @@ use crate::store::MemoryStore;
 const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \
     AND (m.expires_at IS NULL OR m.expires_at > :now) \
     AND (m.project IS NULL OR m.project = :project)";
-
-/// The most results one search or listing returns.
-const MAX_LIMIT: usize = 10_000;
-
-fn checked_content(field: &str, content: &str) -> Result<()> {
-    if content.trim().is_empty() {
-        return Err(Error::invalid(field, "empty: a memory needs content"));
-    }
-    Ok(())
-}
-
-fn tags_json(tags: &[String]) -> String {
-    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
-}
 
 fn memory_by_id(connection: &rusqlite::Connection, id: i64) -> Result<Option<MemoryRecord>> {
     let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1");
@@ -193,7 +181,7 @@ impl MemoryStore for SqliteStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let limit = i64::try_from(query.limit.clamp(1, MAX_LIMIT)).unwrap_or(20);
+        let limit = result_limit(query.limit);
         let what = || format!("searching memories for {:?}", query.text);
         // A read-only open (a command that only reads) searches without counting the use:
         // it writes nothing.
@@ -232,8 +220,9 @@ impl MemoryStore for SqliteStore {
                     .context(what)?
             }
             None => {
-                // Terms too short for trigrams: every term must appear in some field. The SQL
-                // holds only numbered placeholders; the terms are bound.
+                // Terms too short for trigrams, or holding NUL: every term must appear in some
+                // field, under the core's case fold. The SQL holds only numbered placeholders;
+                // the terms are bound.
                 let mut sql = format!(
                     "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.disabled_at IS NULL \
                      AND (m.expires_at IS NULL OR m.expires_at > ?1) \
@@ -242,14 +231,14 @@ impl MemoryStore for SqliteStore {
                 for index in 0..terms.len() {
                     let p = index + 4;
                     sql.push_str(&format!(
-                        " AND (m.title LIKE ?{p} ESCAPE '\\' OR m.content LIKE ?{p} ESCAPE '\\' \
-                         OR m.category LIKE ?{p} ESCAPE '\\' OR m.tags LIKE ?{p} ESCAPE '\\')"
+                        " AND (ctxkit_contains(m.title, ?{p}) OR ctxkit_contains(m.content, ?{p}) \
+                         OR ctxkit_contains(m.category, ?{p}) OR ctxkit_contains(m.tags, ?{p}))"
                     ));
                 }
                 sql.push_str(" ORDER BY m.importance DESC, m.updated_at DESC, m.id LIMIT ?3");
                 let mut values: Vec<rusqlite::types::Value> =
                     vec![now.into(), project.to_owned().into(), limit.into()];
-                values.extend(terms.iter().map(|term| like_pattern(term).into()));
+                values.extend(terms.iter().map(|term| fold_for_search(term).into()));
                 transaction
                     .prepare(&sql)
                     .and_then(|mut statement| {
@@ -295,7 +284,7 @@ impl MemoryStore for SqliteStore {
              AND (:include_expired OR m.expires_at IS NULL OR m.expires_at > :now) \
              ORDER BY m.updated_at DESC, m.id DESC LIMIT :limit"
         );
-        let limit = i64::try_from(filter.limit.clamp(1, MAX_LIMIT)).unwrap_or(1_000);
+        let limit = result_limit(filter.limit);
         let result = self
             .connection
             .prepare_cached(&sql)

@@ -28,6 +28,7 @@ mod history;
 mod memory;
 mod queries;
 mod read_only;
+mod reads;
 mod rows;
 mod schema;
 mod search_index;
@@ -45,8 +46,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
 use file_stamp::FileStamp;
-use history::register_search_function;
 use schema::migrate;
+use search_index::register_search_function;
 
 /// How to open a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

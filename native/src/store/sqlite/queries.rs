@@ -9,14 +9,12 @@ use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::error::{Context, Error, Result};
-use crate::store::append_rule::check_append;
+use crate::store::append_rule::{check_append, check_checkpoint};
 use crate::store::columns::{
-    checked_checkpoint, entry_from_parts, family_from_name, family_name, message_body,
-    CheckpointFacts,
+    checkpoint_from_columns, entry_from_parts, family_from_name, family_name, message_body,
+    CheckpointFacts, CHECKPOINT_COLUMNS,
 };
-use crate::store::sqlite::rows::{
-    anchor_from_row, checkpoint_of_row, ANCHOR_COLUMNS, CHECKPOINT_COLUMNS,
-};
+use crate::store::sqlite::rows::{anchor_from_row, checkpoint_of_row, ANCHOR_COLUMNS};
 use crate::store::sqlite::search_index::index_message;
 use crate::store::{OffloadRecord, SessionImport};
 
@@ -47,7 +45,26 @@ pub(super) fn latest_checkpoint(
         .prepare_cached(&sql)
         .and_then(|mut statement| statement.query_row([id], checkpoint_of_row).optional())
         .context(|| format!("session {name:?}: reading its latest checkpoint"))?;
-    row.map(|row| checked_checkpoint(name, row)).transpose()
+    row.map(|row| checkpoint_from_columns(name, row))
+        .transpose()
+}
+
+/// Every checkpoint of a session, in order.
+pub(super) fn checkpoints(connection: &Connection, name: &str, id: i64) -> Result<Vec<Checkpoint>> {
+    let sql = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = ?1 ORDER BY through_seq"
+    );
+    let rows = connection
+        .prepare_cached(&sql)
+        .and_then(|mut statement| {
+            statement
+                .query_map([id], checkpoint_of_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .context(|| format!("session {name:?}: reading its checkpoints"))?;
+    rows.into_iter()
+        .map(|row| checkpoint_from_columns(name, row))
+        .collect()
 }
 
 /// The latest usage anchor of a session.
@@ -93,30 +110,27 @@ pub(super) fn session_state(
     Ok((family_from_name(name, &family)?, nudge))
 }
 
-/// The entries with `seq > after`, in order.
-pub(super) fn entries_after(
+/// The entries with `from <= seq <= to`, in order.
+pub(super) fn entries_between(
     connection: &Connection,
     name: &str,
     id: i64,
-    after: u64,
+    from: u64,
+    to: u64,
 ) -> Result<Vec<Entry>> {
+    let what = || format!("session {name:?}: reading seq {from} to {to}");
     let mut statement = connection
         .prepare_cached(
-            "SELECT seq, body, tokens FROM messages WHERE session_id = ?1 AND seq > ?2 \
-             ORDER BY seq",
+            "SELECT seq, body, tokens FROM messages WHERE session_id = ?1 AND seq >= ?2 \
+             AND seq <= ?3 ORDER BY seq",
         )
-        .context(|| format!("session {name:?}: reading its log"))?;
-    let mut rows = statement
-        .query(params![id, after])
-        .context(|| format!("session {name:?}: reading its log"))?;
+        .context(what)?;
+    // Past i64::MAX (the log's end, to SQLite) no seq goes.
+    let to = i64::try_from(to).unwrap_or(i64::MAX);
+    let mut rows = statement.query(params![id, from, to]).context(what)?;
     let mut entries = Vec::new();
-    while let Some(row) = rows
-        .next()
-        .context(|| format!("session {name:?}: reading its log"))?
-    {
-        let seq: u64 = row
-            .get(0)
-            .context(|| format!("session {name:?}: reading a seq"))?;
+    while let Some(row) = rows.next().context(what)? {
+        let seq: u64 = row.get(0).context(what)?;
         // Borrowed from SQLite's buffer: no copy of the body before parsing it.
         let body = row
             .get_ref(1)
@@ -147,16 +161,7 @@ pub(super) fn insert_checkpoint(
         )
         .context(|| format!("session {name:?}: reading its checkpoints"))?;
     let through = checkpoint.through_seq;
-    if latest.is_some_and(|latest| through <= latest) || through > last_seq || through == 0 {
-        return Err(Error::invalid(
-            "checkpoint.through_seq",
-            format!(
-                "session {name:?}: {through} must be after the latest checkpoint ({}) and at \
-                 most the last logged seq ({last_seq})",
-                latest.map_or_else(|| "none".to_owned(), |l| l.to_string())
-            ),
-        ));
-    }
+    check_checkpoint(name, latest, last_seq, through)?;
     transaction
         .prepare_cached(
             "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
@@ -360,4 +365,35 @@ pub(super) fn insert_whole_session(
         insert_usage_anchor(transaction, name, id, anchor, now)?;
     }
     Ok(())
+}
+
+/// Where the calls of tool results may be (see
+/// [`crate::store::assembly::SessionReads::call_candidates`]): for each result, the assistant
+/// messages among the `count` before it whose body holds its quoted call id.
+pub(super) fn call_candidates(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+    results: &[(u64, String)],
+    count: u64,
+) -> Result<Vec<(u64, u64, String)>> {
+    let what = || format!("session {name:?}: finding the calls of tool results");
+    let mut statement = connection
+        .prepare_cached(
+            "SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = ?1 \
+             AND seq < ?2 AND role = 'assistant' ORDER BY seq DESC LIMIT ?3) \
+             WHERE instr(body, ?4) > 0 ORDER BY seq DESC",
+        )
+        .context(what)?;
+    let mut found = Vec::new();
+    for (seq, quoted) in results {
+        let rows = statement
+            .query_map(params![id, seq, count, quoted], |row| {
+                Ok((*seq, row.get(0)?, row.get(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .context(what)?;
+        found.extend(rows);
+    }
+    Ok(found)
 }

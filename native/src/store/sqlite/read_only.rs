@@ -26,8 +26,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Context, Error, Result};
 use crate::store::sqlite::file_stamp::{wal_path, FileStamp};
-use crate::store::sqlite::history::register_search_function;
 use crate::store::sqlite::schema::{check_version, needs_migration, SCHEMA_VERSION};
+use crate::store::sqlite::search_index::register_search_function;
 use crate::store::sqlite::{existing_database, SqliteOptions, SqliteStore};
 
 /// Whether `path` exists (a dangling symlink counts: it is there).

@@ -1,43 +1,26 @@
 //! Conversions from SQLite rows to the core's types, kept in one place so every query reads a
 //! column the same way (the column encodings themselves are [`crate::store::columns`]).
 
-use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
-use ctxkit_core::memory::{entry_quarantine, MemoryScope};
 use ctxkit_core::tokens::UsageAnchor;
 use rusqlite::Row;
 
-use crate::store::columns::{method_from_name, source_from_name, CheckpointFacts};
+use crate::store::columns::{
+    judged, scope_from_name, source_from_name, tags_from_json, CheckpointColumns,
+};
 use crate::store::memory_types::MemoryRecord;
 
-/// The columns [`checkpoint_of_row`] reads, in order.
-pub(crate) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
-
-/// A checkpoint from a row of [`CHECKPOINT_COLUMNS`].
-pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
-    let method: String = row.get(1)?;
-    let checkpoint = Checkpoint {
+/// A checkpoint's columns from a row of [`crate::store::columns::CHECKPOINT_COLUMNS`] (made a
+/// checkpoint by [`crate::store::columns::checkpoint_from_columns`]).
+pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<CheckpointColumns> {
+    Ok(CheckpointColumns {
         through_seq: row.get(0)?,
-        // Checked by the caller (with the session's name in the error): the CHECK constraint
-        // makes an unknown method impossible short of editing the file by hand.
-        method: method_from_name(&method).unwrap_or(SummaryMethod::Truncation),
+        method: row.get(1)?,
         summary: row.get(2)?,
         active_tasks: row.get(3)?,
         tokens: row.get(4)?,
         made_at_turn: row.get(5)?,
-        pinned: Vec::new(),
-        dropped_facts: Default::default(),
-    };
-    let facts: String = row.get(6)?;
-    // Unreadable facts (a hand-edited row) leave the checkpoint without them: the next one
-    // then reads what its summary text lists.
-    let facts: CheckpointFacts = serde_json::from_str(&facts).unwrap_or_default();
-    let checkpoint = Checkpoint {
-        pinned: facts.pinned,
-        dropped_facts: facts.dropped_facts,
-        ..checkpoint
-    };
-    Ok((checkpoint, method))
+        facts: row.get(6)?,
+    })
 }
 
 /// The columns [`anchor_from_row`] reads, in order.
@@ -68,19 +51,15 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     let source: String = row.get(8)?;
     // Rows older than migration 4 have no provenance: their `source` says it.
     let provenance: Option<String> = row.get(14)?;
-    let mut record = MemoryRecord {
+    Ok(judged(MemoryRecord {
         id: row.get(0)?,
         project: row.get(1)?,
         title: row.get(2)?,
         content: row.get(3)?,
         category: row.get(4)?,
         importance: row.get(5)?,
-        tags: serde_json::from_str(&tags).unwrap_or_default(),
-        scope: if scope == "global" {
-            MemoryScope::Global
-        } else {
-            MemoryScope::Project
-        },
+        tags: tags_from_json(&tags),
+        scope: scope_from_name(&scope),
         source: source_from_name(provenance.as_deref().unwrap_or(&source)),
         created_at: row.get(9)?,
         updated_at: row.get(10)?,
@@ -89,8 +68,5 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
         disabled_at: row.get(13)?,
         approved_at: row.get(15)?,
         quarantine: None,
-    };
-    // Judged on every read by the core, so a memory is held back by the rules of this build.
-    record.quarantine = entry_quarantine(&record.to_entry());
-    Ok(record)
+    }))
 }

@@ -2,15 +2,20 @@
 //! message, its rowid the message's `messages.id`, holding the core's [`searchable_text`]):
 //! [`index_message`] writes a row in the transaction of each append and import;
 //! [`index_existing_messages`] fills the table for a database created before it (a
-//! migration).
-//! A leaf of the backend: it imports nothing of it, so the schema and the queries can both
-//! use it ([`super::history`] reads the index).
+//! migration); [`matching`] scans a session's indexed text for the history search, with the
+//! core's case fold ([`register_search_function`]).
+//! A leaf of the backend: it imports nothing of it, so the schema, the queries and the reads
+//! can all use it.
 
-use ctxkit_core::recall::searchable_text;
+use ctxkit_core::model::Entry;
+use ctxkit_core::recall::{contains_folded, fold_for_search, searchable_text};
 use ctxkit_core::Message;
-use rusqlite::{params, Transaction};
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, Connection, Transaction};
 
 use crate::error::{Context, Result};
+use crate::store::columns::entry_from_parts;
 
 /// Indexes `message` (stored as row `row_id`, seq `seq`) inside a write transaction.
 pub(super) fn index_message(
@@ -65,4 +70,54 @@ pub(super) fn index_existing_messages(
         }
     }
     Ok(())
+}
+
+/// The session's messages (at most `wanted`, newest first) whose indexed text holds every one
+/// of `needles` under the search's case fold.
+pub(super) fn matching(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+    needles: &[&str],
+    wanted: usize,
+) -> Result<Vec<Entry>> {
+    let mut values: Vec<Value> = vec![id.into(), i64::try_from(wanted).unwrap_or(i64::MAX).into()];
+    let mut sql = "SELECT m.seq, m.body FROM messages m JOIN messages_fts f ON f.rowid = m.id \
+                   WHERE m.session_id = ?1"
+        .to_owned();
+    for needle in needles {
+        values.push(fold_for_search(needle).into());
+        sql.push_str(&format!(" AND ctxkit_contains(f.text, ?{})", values.len()));
+    }
+    sql.push_str(" ORDER BY m.seq DESC LIMIT ?2");
+    let what = || format!("session {name:?}: searching its history");
+    let rows: Vec<(u64, String)> = connection
+        .prepare_cached(&sql)
+        .and_then(|mut statement| {
+            statement
+                .query_map(params_from_iter(values), |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })?
+                .collect()
+        })
+        .context(what)?;
+    rows.into_iter()
+        .map(|(seq, body)| entry_from_parts(name, seq, &body, 0))
+        .collect()
+}
+
+/// Registers `ctxkit_contains(text, folded_needle)` on `connection`: 1 when `text` holds the
+/// needle (folded by [`fold_for_search`]) under the core's case fold ([`contains_folded`]),
+/// else 0; NULL text is 0. Deterministic and pure, so SQLite may use it anywhere.
+pub(crate) fn register_search_function(connection: &Connection) -> rusqlite::Result<()> {
+    connection.create_scalar_function(
+        "ctxkit_contains",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |context| {
+            let text: Option<String> = context.get(0)?;
+            let needle: String = context.get(1)?;
+            Ok(text.is_some_and(|text| contains_folded(&text, &needle)))
+        },
+    )
 }

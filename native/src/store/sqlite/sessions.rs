@@ -7,22 +7,31 @@ use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
-use ctxkit_core::turn::{turn_tail_after, Session, TurnChanges};
+use ctxkit_core::turn::{Session, TurnChanges};
 use rusqlite::{params, OptionalExtension};
 
 use crate::error::{Context, Error, Result};
-use crate::store::columns::{checked_checkpoint, family_from_name};
+use crate::store::assembly::{turn_session, whole_session};
+use crate::store::columns::family_from_name;
 use crate::store::sqlite::memory::add_memory_in;
 use crate::store::sqlite::queries::{
-    append_in, entries_after, insert_checkpoint, insert_session, insert_usage_anchor,
-    insert_whole_session, latest_anchor, latest_checkpoint, session_row, session_state,
-    update_nudge_state,
+    append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
+    latest_anchor, latest_checkpoint, session_row, session_state, update_nudge_state,
 };
-use crate::store::sqlite::rows::{checkpoint_of_row, CHECKPOINT_COLUMNS};
+use crate::store::sqlite::reads::SessionRows;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{
     AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
 };
+
+/// The rows of session `name` (read through `connection`).
+fn session_rows<'c>(
+    connection: &'c rusqlite::Connection,
+    name: &'c str,
+) -> Result<SessionRows<'c>> {
+    let (id, _) = session_row(connection, name)?;
+    Ok(SessionRows::new(connection, name, id))
+}
 
 impl SessionStore for SqliteStore {
     fn create_session(&mut self, name: &str, family: ModelFamily, now: i64) -> Result<()> {
@@ -142,57 +151,14 @@ impl SessionStore for SqliteStore {
     }
 
     fn load_for_turn(&self, name: &str) -> Result<Session> {
-        let result = (|| -> Result<Session> {
-            let (id, _) = session_row(&self.connection, name)?;
-            let (family, nudge_state) = session_state(&self.connection, name, id)?;
-            let checkpoint = latest_checkpoint(&self.connection, name, id)?;
-            // The core's turn-tail rule: after the checkpoint, or from where the previous turn
-            // stopped if that is earlier (nudges count every message since then).
-            let after = turn_tail_after(checkpoint.as_ref().map(|c| c.through_seq), &nudge_state)
-                .unwrap_or(0);
-            Ok(Session {
-                family,
-                entries: entries_after(&self.connection, name, id, after)?,
-                checkpoints: checkpoint.into_iter().collect(),
-                nudge_state,
-                usage_anchor: latest_anchor(&self.connection, name, id)?,
-                refused_usage: None,
-                summarizer_breaker: Default::default(),
-            })
-        })();
+        let result =
+            session_rows(&self.connection, name).and_then(|mut rows| turn_session(&mut rows));
         self.checked(result)
     }
 
     fn export_session(&self, name: &str) -> Result<Session> {
-        let result = (|| -> Result<Session> {
-            let (id, _) = session_row(&self.connection, name)?;
-            let (family, nudge_state) = session_state(&self.connection, name, id)?;
-            let sql = format!(
-            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE session_id = ?1 ORDER BY through_seq"
-        );
-            let rows = self
-                .connection
-                .prepare_cached(&sql)
-                .and_then(|mut statement| {
-                    statement
-                        .query_map([id], checkpoint_of_row)?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                })
-                .context(|| format!("session {name:?}: reading its checkpoints"))?;
-            let checkpoints = rows
-                .into_iter()
-                .map(|row| checked_checkpoint(name, row))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Session {
-                family,
-                entries: entries_after(&self.connection, name, id, 0)?,
-                checkpoints,
-                nudge_state,
-                usage_anchor: latest_anchor(&self.connection, name, id)?,
-                refused_usage: None,
-                summarizer_breaker: Default::default(),
-            })
-        })();
+        let result =
+            session_rows(&self.connection, name).and_then(|mut rows| whole_session(&mut rows));
         self.checked(result)
     }
 

@@ -1,0 +1,60 @@
+//! [`Query`]: a statement built with its parameters and their types by one function, so the
+//! search that runs it and the plan an operator reads of it ([`super::plans`]) are of the same
+//! text, and sent in one round trip (parsed, planned for these very parameters and run at
+//! once). The SQL holds only placeholders; every value is bound.
+
+use postgres::types::{ToSql, Type};
+
+use crate::error::Result;
+use crate::store::postgres::Tx;
+
+/// A statement and its parameters.
+pub(super) struct Query {
+    sql: String,
+    params: Vec<(Box<dyn ToSql + Sync>, Type)>,
+}
+
+impl Query {
+    /// A statement starting with `sql`.
+    pub(super) fn new(sql: impl Into<String>) -> Query {
+        Query {
+            sql: sql.into(),
+            params: Vec::new(),
+        }
+    }
+
+    /// Binds `value` (of PostgreSQL type `ty`) as the next parameter; returns its placeholder.
+    pub(super) fn bind(&mut self, value: impl ToSql + Sync + 'static, ty: Type) -> String {
+        self.params.push((Box::new(value), ty));
+        format!("${}", self.params.len())
+    }
+
+    /// Appends `sql` to the statement.
+    pub(super) fn push(&mut self, sql: &str) {
+        self.sql.push_str(sql);
+    }
+
+    /// Runs the statement with `prefix` before it (`EXPLAIN `, or nothing) inside `tx`.
+    pub(super) fn run_with(
+        &self,
+        tx: &mut Tx<'_>,
+        prefix: &str,
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<postgres::Row>> {
+        let params: Vec<(&(dyn ToSql + Sync), Type)> = self
+            .params
+            .iter()
+            .map(|(value, ty)| (value.as_ref(), ty.clone()))
+            .collect();
+        tx.query_typed(&format!("{prefix}{}", self.sql), &params, what)
+    }
+
+    /// Runs the statement inside `tx`.
+    pub(super) fn run(
+        &self,
+        tx: &mut Tx<'_>,
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<postgres::Row>> {
+        self.run_with(tx, "", what)
+    }
+}
