@@ -1,7 +1,6 @@
-//! Migrations many workers start at once: 8 stores (threads, each its own connections, so to
-//! the server 8 clients) open one empty database at the same moment, directly and through
-//! PgBouncer in transaction mode; the schema is migrated once (under the transaction-scoped
-//! advisory lock) and all proceed. A schema newer than this build is refused with a message
+//! Migrations many workers start at once: 8 `ctxkit` processes (and 8 stores in threads) open
+//! one empty database at the same moment, directly and through PgBouncer in transaction mode;
+//! the schema is migrated once (under the transaction-scoped advisory lock) and all proceed. A schema newer than this build is refused with a message
 //! naming the versions, and left as it was. A database version 1 wrote (NUL stored as U+FFFD,
 //! searches over unfolded text) is brought to version 2: every text reads back as it was
 //! stored, and the searches look in keys made again from each message's body (which kept its
@@ -9,7 +8,9 @@
 
 mod common;
 
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
 
 use common::backends::{fresh_database, postgres_url};
 use ctxkit::core::memory::memory_content_hash;
@@ -76,6 +77,101 @@ fn eight_stores_opening_an_empty_database_at_once_migrate_it_once() {
             .unwrap()
             .get(0);
         assert_eq!(version, POSTGRES_SCHEMA_VERSION + 1, "left as it was");
+    }
+}
+
+/// The key of the transaction-scoped advisory lock a migration takes
+/// (native/src/store/postgres/schema.rs: "ctxkit" in ASCII). Should the two part, no process
+/// would wait on the test's lock and the test fails waiting for them.
+const MIGRATION_LOCK: i64 = 0x0000_6374_786b_6974;
+
+/// How many sessions of the database's server wait for an advisory lock right now.
+fn advisory_waiters(client: &mut postgres::Client) -> i64 {
+    client
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn eight_processes_starting_on_an_empty_database_at_once_migrate_it_once() {
+    const WORKERS: usize = 8;
+    let Some(server) = postgres_url("pg_migrate_processes") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let first = work.path().join("first.json");
+    std::fs::write(&first, br#"[{"role":"user","content":"start"}]"#).unwrap();
+    for pooler in [false, true] {
+        let direct = fresh_database(&server, "migrate_processes");
+        let url = if pooler {
+            pooled(&direct)
+        } else {
+            direct.clone()
+        };
+        // The barrier: the test holds the migration lock, so every worker's migration waits
+        // on it; once all 8 wait, it lets go and they race for it as a new release's workers
+        // starting together do.
+        let mut holder = postgres::Client::connect(&direct, postgres::NoTls).unwrap();
+        let mut watcher = postgres::Client::connect(&direct, postgres::NoTls).unwrap();
+        let mut barrier = holder.transaction().unwrap();
+        barrier
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .unwrap();
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|worker| {
+                let folder = work.path().join(format!("w{pooler}{worker}"));
+                std::fs::create_dir(&folder).unwrap();
+                let session = format!("worker-{worker}");
+                Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+                    .args(["--db", &url, "append", &session])
+                    .arg(&first)
+                    .arg("--create")
+                    .current_dir(&folder)
+                    .env_remove("CTXKIT_DATABASE_URL")
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut waiting = advisory_waiters(&mut watcher);
+        while waiting < WORKERS as i64 {
+            assert!(
+                Instant::now() < deadline,
+                "pooler {pooler}: {waiting} of {WORKERS} workers reached the migration lock in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            waiting = advisory_waiters(&mut watcher);
+        }
+        barrier.commit().unwrap();
+        for (worker, child) in workers.into_iter().enumerate() {
+            let output = child.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "pooler {pooler}: worker {worker} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let versions = watcher
+            .query("SELECT version FROM ctxkit_schema", &[])
+            .unwrap();
+        assert_eq!(versions.len(), 1, "pooler {pooler}: one version row");
+        assert_eq!(versions[0].get::<_, i32>(0), POSTGRES_SCHEMA_VERSION);
+        let store = PostgresStore::open(&direct).unwrap();
+        for worker in 0..WORKERS {
+            let log = store.export_session(&format!("worker-{worker}")).unwrap();
+            assert_eq!(
+                log.entries.len(),
+                1,
+                "pooler {pooler}: worker {worker}'s append"
+            );
+        }
     }
 }
 
