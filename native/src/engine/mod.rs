@@ -53,7 +53,8 @@ use crate::files::prepare_database_inside;
 use crate::llm::{Llm, SummarizerConfig};
 use crate::offload::{offload_page_of_text, read_offload_page, OffloadPage};
 use crate::store::{
-    is_postgres_url, PostgresOptions, PostgresStore, SessionHead, SessionInfo, SqliteStore, Store,
+    is_postgres_url, PostgresOptions, PostgresStore, SessionHead, SessionInfo, SqliteOptions,
+    SqliteStore, Store,
 };
 
 /// A session's tail kept between calls, with the usage version it was read at.
@@ -138,8 +139,13 @@ impl Engine {
         // Under the working directory the database's folders are opened through held handles
         // first, refusing links: a linked `.ctxkit` must not get the database made where it
         // leads.
-        prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)?;
-        let store = SqliteStore::open(db_path)?;
+        // SQLite opens it through that held folder, and the files it opened are checked to be
+        // the folder's before anything is written (a `.ctxkit` swapped for a link meanwhile:
+        // `Error::FolderChanged`).
+        let store = match prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)? {
+            Some(folder) => SqliteStore::open_in(folder, SqliteOptions::default())?,
+            None => SqliteStore::open(db_path)?,
+        };
         Engine::with_store(Box::new(store), workdir, config)
     }
 
@@ -163,8 +169,10 @@ impl Engine {
             let store = PostgresStore::open_with(url, options)?;
             return Engine::with_store(Box::new(store), workdir, config);
         }
-        prepare_database_inside(workdir.as_ref(), db_path.as_ref(), false)?;
-        let store = SqliteStore::open_read_only(db_path)?;
+        let store = match prepare_database_inside(workdir.as_ref(), db_path.as_ref(), false)? {
+            Some(folder) => SqliteStore::open_read_only_in(folder, SqliteOptions::default())?,
+            None => SqliteStore::open_read_only(db_path)?,
+        };
         Engine::with_store(Box::new(store), workdir, config)
     }
 
