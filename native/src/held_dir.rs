@@ -23,6 +23,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -234,6 +235,31 @@ impl HeldDir {
         rustix::fs::openat(&self.fd, name, flags, Mode::empty())
             .map(drop)
             .map_err(|error| self.refusal(name, error, "open for writing"))
+    }
+
+    /// Gives the file `from` here a second name, `to`, in this folder (a hard link): never
+    /// over an existing file (`to` taken is an `AlreadyExists` error naming it), never
+    /// through a link.
+    pub fn link_new(&self, from: &OsStr, to: &OsStr) -> Result<()> {
+        plain(from, "file_name")?;
+        plain(to, "file_name")?;
+        rustix::fs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty())
+            .map_err(|e| Error::io("create", &self.path.join(to), e.into()))
+    }
+
+    /// The names in this folder (`.` and `..` left out).
+    pub fn names(&self) -> Result<Vec<std::ffi::OsString>> {
+        let error = |e: Errno| Error::io("list", &self.path, e.into());
+        let mut dir = rustix::fs::Dir::read_from(&self.fd).map_err(error)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(error)?;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name != "." && name != ".." {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
     }
 
     /// Replaces `name` with `content` atomically: a temporary file in this folder (0600),
