@@ -25,7 +25,14 @@
 //!
 //! What that leaves: SQLite may still *create* an empty `-wal` or `-shm` in the other folder
 //! in the microseconds it is led there; nothing of the database is written there and the open
-//! is refused. The files open in the process are listed from `/proc/self/fd` (Linux) or
+//! is refused. And the first read, which opens the `-wal` and `-shm`, runs before the check:
+//! a connection led to another folder's `-wal` while it got the real `-shm` as the only
+//! connection rebuilds that `-shm` for the wrong `-wal` before it is refused, and a writer that
+//! then trusted it could restart the real `-wal` over frames not yet checkpointed into the
+//! database. So a store opened this way checkpoints through its connection before it closes
+//! (`impl Drop for SqliteStore`): SQLite's own checkpoint at close looks at the database by
+//! its path first and skips when that leads elsewhere, which left such frames behind; with
+//! it, a `-wal` holds frames only while a connection that uses it is open (or after a kill). The files open in the process are listed from `/proc/self/fd` (Linux) or
 //! `/dev/fd`; where neither can be read the check cannot be made and is skipped. In a process
 //! holding other connections to the same database, another connection's file could pass for
 //! this one's; the command line opens one.

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, MAIN_DB};
 
 use crate::db_folder::{DatabaseFolder, OpenFiles};
 use crate::error::{Context, Error, Result};
@@ -92,6 +92,27 @@ pub struct SqliteStore {
     /// were checked to be that folder's ([`crate::db_folder`]), and the read-only checks
     /// look at them through it.
     pub(super) folder: Option<DatabaseFolder>,
+}
+
+impl Drop for SqliteStore {
+    /// A database under the working directory is checkpointed through the connection before
+    /// it closes: SQLite's own checkpoint at close first looks at the database by its path and
+    /// skips the checkpoint when that path leads to another file (a `.ctxkit` swapped for a
+    /// link at that moment), which would leave committed frames only in the `-wal` (see
+    /// [`crate::db_folder`] for why that matters). This one goes through the open files.
+    fn drop(&mut self) {
+        let writable = self
+            .connection
+            .is_readonly(MAIN_DB)
+            .is_ok_and(|read_only| !read_only);
+        if self.folder.is_some() && writable {
+            let _ = self
+                .connection
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+                    row.get::<_, i64>(0)
+                });
+        }
+    }
 }
 
 /// Closes a connection whose files were not the checked folder's without writing anything:
