@@ -61,6 +61,15 @@ pub enum Error {
         /// The link.
         path: PathBuf,
     },
+    /// The folder of a database under the working directory was not the one ctxkit held open
+    /// when SQLite opened the database, its `-wal` or its `-shm` (a `.ctxkit` swapped for a
+    /// link meanwhile, see [`crate::db_folder`]): the open is refused before anything is
+    /// written, and nothing is checkpointed or removed when the connection closes.
+    #[error("{}: the database's folder changed while SQLite opened its files (the database, its -wal or -shm is not the one in the folder ctxkit checked: was the folder swapped for a link?); nothing was written", path.display())]
+    FolderChanged {
+        /// The database file, as its folder was named when it was checked.
+        path: PathBuf,
+    },
     /// No session has this name.
     #[error("no session named {0:?}")]
     NoSuchSession(String),

@@ -19,6 +19,9 @@
 //! - [`create_new_inside`] writes a new file only where the given relative path really leads
 //!   and never over an existing file; [`open_inside`] and [`remove_inside`] read and remove
 //!   the same way.
+//! - [`prepare_database_inside`] hands the database's held folder to the SQLite store, which
+//!   opens the database through it and checks that the files SQLite opened are that folder's
+//!   ([`crate::db_folder`]).
 //!
 //! Outside the working directory (a `--db` elsewhere) [`create_private_dir`] and
 //! [`create_private_file`] make folders and files by path, with the same modes: that path is
@@ -29,6 +32,7 @@ use std::fs::{DirBuilder, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
+use crate::db_folder::DatabaseFolder;
 use crate::error::{Error, Result};
 use crate::held_dir::HeldDir;
 
@@ -207,42 +211,46 @@ pub fn remove_inside(root: &Path, relative_path: &Path) -> Result<()> {
 /// (0700, `.ctxkit` with its `.gitignore`) and the database file made (0600, `O_EXCL`) if
 /// missing. A symbolic link on the way or at the file is [`Error::Symlink`], before anything is
 /// made where it leads. Without `create` nothing is made (a missing folder is fine: the
-/// database is missing too). A database elsewhere is the caller's choice, links included:
-/// nothing is done here.
+/// database is missing too, and `None` is returned). A database elsewhere is the caller's
+/// choice, links included: nothing is done here, and the answer is `None`.
 ///
-/// SQLite then opens the file by its path; the folders were just checked, so only a link
-/// swapped in between this call and that open could still lead it elsewhere.
-pub fn prepare_database_inside(workdir: &Path, db: &Path, create: bool) -> Result<()> {
+/// Returns the database's folder, held open, for SQLite's open to go through and be checked
+/// against ([`DatabaseFolder`]): a folder swapped for a link after this call cannot lead the
+/// database, its `-wal` or `-shm` elsewhere unnoticed.
+pub fn prepare_database_inside(
+    workdir: &Path,
+    db: &Path,
+    create: bool,
+) -> Result<Option<DatabaseFolder>> {
     let (Ok(workdir), Ok(absolute_db)) = (std::path::absolute(workdir), std::path::absolute(db))
     else {
-        return Ok(());
+        return Ok(None);
     };
     let Ok(relative) = absolute_db.strip_prefix(&workdir) else {
-        return Ok(());
+        return Ok(None);
     };
     let (folder, name) = split_file(relative)?;
     if plain_components(folder).is_err() {
         // A `..` on the way: not lexically under the working directory.
-        return Ok(());
+        return Ok(None);
     }
     let held = match open_folder_inside(&workdir, folder, create) {
         Ok(held) => held,
         Err(Error::Io { source, .. })
             if !create && source.kind() == std::io::ErrorKind::NotFound =>
         {
-            return Ok(())
+            return Ok(None)
         }
         Err(error) => return Err(error),
     };
-    if held.exists_not_link(name)? || !create {
-        return Ok(());
-    }
-    match held.create_new(name) {
-        Ok(_) => Ok(()),
-        // Another process made it meanwhile: it is theirs to have set up.
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::AlreadyExists => {
-            Ok(())
+    if create && !held.exists_not_link(name)? {
+        match held.create_new(name) {
+            Ok(_) => {}
+            // Another process made it meanwhile: it is theirs to have set up.
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::AlreadyExists => {
+            }
+            Err(error) => return Err(error),
         }
-        Err(error) => Err(error),
     }
+    Ok(Some(DatabaseFolder::new(held, name)))
 }

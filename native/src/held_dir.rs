@@ -22,7 +22,8 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -43,6 +44,12 @@ const TEMPORARY_ATTEMPTS: u32 = 64;
 pub struct HeldDir {
     fd: OwnedFd,
     path: PathBuf,
+}
+
+impl AsFd for HeldDir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
 }
 
 /// One plain path component (no `/`, not `.` or `..`, not empty), or an error naming it.
@@ -133,6 +140,41 @@ impl HeldDir {
         }
     }
 
+    /// The device and inode of the regular file `name` here, never following it: `Ok(None)`
+    /// when missing, [`Error::Symlink`] for a link, an error naming it for anything else that
+    /// is not a regular file.
+    // `stat`'s field types differ between systems (the casts are no-ops on Linux).
+    #[allow(clippy::unnecessary_cast)]
+    pub fn file_identity(&self, name: &OsStr) -> Result<Option<(u64, u64)>> {
+        plain(name, "file_name")?;
+        let path = self.path.join(name);
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
+                FileType::RegularFile => Ok(Some((stat.st_dev as u64, stat.st_ino as u64))),
+                FileType::Symlink => Err(Error::Symlink { path }),
+                _ => {
+                    let error = std::io::Error::other("not a regular file");
+                    Err(Error::io("open", &path, error))
+                }
+            },
+            Err(Errno::NOENT) => Ok(None),
+            Err(error) => Err(Error::io("inspect", &path, error.into())),
+        }
+    }
+
+    /// A path that leads to this very folder through its handle, whatever happened to its name
+    /// since it was opened: `/proc/self/fd/<n>` on Linux, when `/proc` is there and that path
+    /// is this folder. `None` elsewhere (other systems have no such path to a folder).
+    pub fn handle_path(&self) -> Option<PathBuf> {
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
+        let path = PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()));
+        let held = rustix::fs::fstat(&self.fd).ok()?;
+        let there = rustix::fs::stat(&path).ok()?;
+        (held.st_dev == there.st_dev && held.st_ino == there.st_ino).then_some(path)
+    }
+
     /// Makes the new file `name` (never over an existing one, never through a link), mode
     /// exactly 0600, writes `content` and syncs it. A failed write removes the file, so no
     /// partial file stays to be read as whole. Returns the file's path.
@@ -183,6 +225,41 @@ impl HeldDir {
             return Err(Error::io("open", &path, error));
         }
         Ok(File::from(fd))
+    }
+
+    /// Checks that this user may write the regular file `name` (opened for appending, never
+    /// through a link, and closed again: nothing is written).
+    pub fn check_writable(&self, name: &OsStr) -> Result<()> {
+        plain(name, "file_name")?;
+        let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        rustix::fs::openat(&self.fd, name, flags, Mode::empty())
+            .map(drop)
+            .map_err(|error| self.refusal(name, error, "open for writing"))
+    }
+
+    /// Gives the file `from` here a second name, `to`, in this folder (a hard link): never
+    /// over an existing file (`to` taken is an `AlreadyExists` error naming it), never
+    /// through a link.
+    pub fn link_new(&self, from: &OsStr, to: &OsStr) -> Result<()> {
+        plain(from, "file_name")?;
+        plain(to, "file_name")?;
+        rustix::fs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty())
+            .map_err(|e| Error::io("create", &self.path.join(to), e.into()))
+    }
+
+    /// The names in this folder (`.` and `..` left out).
+    pub fn names(&self) -> Result<Vec<std::ffi::OsString>> {
+        let error = |e: Errno| Error::io("list", &self.path, e.into());
+        let mut dir = rustix::fs::Dir::read_from(&self.fd).map_err(error)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(error)?;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name != "." && name != ".." {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
     }
 
     /// Replaces `name` with `content` atomically: a temporary file in this folder (0600),

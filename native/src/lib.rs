@@ -16,7 +16,7 @@
 //!   per append, migrations, trigram full-text search over memories and over the log) and
 //!   [`store::PostgresStore`], the same guarantees on a PostgreSQL database a fleet of workers
 //!   on many machines shares (`Engine::open` with a `postgres://` URL).
-//! - [`offload`], [`files`], [`held_dir`]: big tool outputs and `MEMORY.md` under
+//! - [`offload`], [`files`], [`held_dir`], [`db_folder`]: big tool outputs, `MEMORY.md` and the database under
 //!   `<workdir>/.ctxkit/`, opened through held folders that refuse symbolic links.
 //! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:
 //!   OpenAI-compatible Chat Completions and the Anthropic Messages API, with timeouts, retries
@@ -75,6 +75,7 @@
 pub use ctxkit_core as core;
 
 pub mod clock;
+pub mod db_folder;
 mod engine;
 pub mod error;
 pub mod files;

@@ -116,6 +116,9 @@ impl SessionStore for RacingStore {
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>> {
         self.inner.offloads(name)
     }
+    fn offload_recorded(&self, relative_path: &str) -> Result<bool> {
+        self.inner.offload_recorded(relative_path)
+    }
     fn sync(&mut self) -> Result<()> {
         self.inner.sync()
     }

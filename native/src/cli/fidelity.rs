@@ -80,7 +80,10 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
             .and_then(|policy| session_folder(session, &policy.folder).ok())
     };
     let store = SqliteStore::open_in_memory()?;
-    let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?;
+    // Its offload files stay pending (their marks in place) until removed below, so a report
+    // killed before that leaves nothing the next open does not remove.
+    let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?
+        .keep_offloads_pending();
     let session = unused_name(&engine, &format!("fidelity-{name}"), |name| {
         folder_of(name).is_some_and(|folder| places.workdir.join(folder).exists())
     })?;

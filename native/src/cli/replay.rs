@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use ctxkit::files::{open_folder_inside, remove_inside};
+use ctxkit::files::open_folder_inside;
 use ctxkit::llm::{LlmEndpoint, SummarizerConfig};
+use ctxkit::offload::discard_offload;
 use ctxkit::reports::{session_stem, split_steps, Step};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
@@ -72,8 +73,9 @@ pub enum SummarizerArg {
 /// checkpoints, nudge state, offload records and extracted memories). So a replay that does
 /// not finish (its output closed, an error) leaves no half-made session: the database is as it
 /// was and the offload files it wrote are removed. A replay killed outright (SIGKILL, Ctrl-C)
-/// stores nothing either; it can only leave offload files that nothing refers to, and the
-/// next replay then picks another name, so as not to write over them.
+/// stores nothing either: its offload files are still pending (their marks in place until
+/// the session is adopted), and the next open removes them; until then the next replay picks
+/// another name, so as not to write over them.
 pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
     let (name, steps) = load_steps(&args)?;
     let base = format!("replay-{name}");
@@ -115,7 +117,10 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
     // MEMORY.md is the project's: it is rewritten from the database once the replay is stored.
     scratch_config.memory.write_memory_file = false;
     let scratch_store = SqliteStore::open_in_memory()?;
-    let mut scratch = Engine::with_store(Box::new(scratch_store), &places.workdir, scratch_config)?;
+    // Its offload files stay pending until the session is adopted into the database: if
+    // this process is killed first, the next open removes them.
+    let mut scratch = Engine::with_store(Box::new(scratch_store), &places.workdir, scratch_config)?
+        .keep_offloads_pending();
     scratch.create_session(&session)?;
     let style = Style::detect();
     let played = play(&mut scratch, &session, (name, steps), &args, style)
@@ -195,7 +200,7 @@ fn play(
 pub(super) fn remove_offloads(scratch: &Engine, session: &str, made_folder: Option<&str>) {
     if let Ok(records) = scratch.store().offloads(session) {
         for record in records {
-            let _ = remove_inside(scratch.workdir(), Path::new(&record.relative_path));
+            discard_offload(scratch.workdir(), &record.relative_path);
         }
     }
     let folder = made_folder.map(Path::new);

@@ -12,6 +12,7 @@ use ctxkit_core::Message;
 
 use super::Engine;
 use crate::error::Result;
+use crate::offload::commit_offload;
 use crate::store::{AddedMemory, MemoryFilter, NewMemory, SessionImport, SessionInfo};
 
 impl Engine {
@@ -96,6 +97,11 @@ impl Engine {
         let added = self
             .store
             .import_sessions(&[import], &memories, &self.project, now)?;
+        // The rows are stored: the files `from` wrote (kept pending, in this process) are
+        // theirs alone now.
+        for record in &offloads {
+            commit_offload(&self.workdir, &record.relative_path);
+        }
         if added
             .iter()
             .any(|memory| matches!(memory, AddedMemory::Added(_)))

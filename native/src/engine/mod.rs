@@ -51,9 +51,12 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::files::prepare_database_inside;
 use crate::llm::{Llm, SummarizerConfig};
-use crate::offload::{offload_page_of_text, read_offload_page, OffloadPage};
+use crate::offload::{
+    offload_page_of_text, read_offload_page, remove_orphaned_offloads, OffloadPage,
+};
 use crate::store::{
-    is_postgres_url, PostgresOptions, PostgresStore, SessionHead, SessionInfo, SqliteStore, Store,
+    is_postgres_url, PostgresOptions, PostgresStore, SessionHead, SessionInfo, SqliteOptions,
+    SqliteStore, Store,
 };
 
 /// A session's tail kept between calls, with the usage version it was read at.
@@ -107,6 +110,9 @@ pub struct Engine {
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
+    /// Offload files stay pending after this engine's store commits their rows (a replay's
+    /// scratch engine: the rows reach the database only when the session is adopted).
+    offloads_pending: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -133,14 +139,27 @@ impl Engine {
     ) -> Result<Self> {
         if let Some(url) = postgres_url(db_path.as_ref()) {
             let store = PostgresStore::open(url)?;
-            return Engine::with_store(Box::new(store), workdir, config);
+            return Engine::with_store(Box::new(store), workdir, config).map(Engine::after_open);
         }
         // Under the working directory the database's folders are opened through held handles
         // first, refusing links: a linked `.ctxkit` must not get the database made where it
         // leads.
-        prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)?;
-        let store = SqliteStore::open(db_path)?;
-        Engine::with_store(Box::new(store), workdir, config)
+        // SQLite opens it through that held folder, and the files it opened are checked to be
+        // the folder's before anything is written (a `.ctxkit` swapped for a link meanwhile:
+        // `Error::FolderChanged`).
+        let store = match prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)? {
+            Some(folder) => SqliteStore::open_in(folder, SqliteOptions::default())?,
+            None => SqliteStore::open(db_path)?,
+        };
+        Engine::with_store(Box::new(store), workdir, config).map(Engine::after_open)
+    }
+
+    /// What an open that may write does first: offload files that killed writers left without
+    /// a row are removed. Best effort: an open never fails for it (the files stay, and the
+    /// next open tries again).
+    fn after_open(self) -> Engine {
+        let _ = self.remove_orphaned_offloads();
+        self
     }
 
     /// Opens the existing SQLite database at `db_path` read-only
@@ -163,8 +182,10 @@ impl Engine {
             let store = PostgresStore::open_with(url, options)?;
             return Engine::with_store(Box::new(store), workdir, config);
         }
-        prepare_database_inside(workdir.as_ref(), db_path.as_ref(), false)?;
-        let store = SqliteStore::open_read_only(db_path)?;
+        let store = match prepare_database_inside(workdir.as_ref(), db_path.as_ref(), false)? {
+            Some(folder) => SqliteStore::open_read_only_in(folder, SqliteOptions::default())?,
+            None => SqliteStore::open_read_only(db_path)?,
+        };
         Engine::with_store(Box::new(store), workdir, config)
     }
 
@@ -193,6 +214,30 @@ impl Engine {
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,
+            offloads_pending: false,
+        })
+    }
+
+    /// Keeps the offload files this engine writes pending (their marks in place) after its
+    /// store commits their rows: for an engine over a scratch store whose session another
+    /// engine adopts ([`Engine::adopt_session`] drops the marks once the rows are in its
+    /// store). If this process dies first, the next open removes the files.
+    pub fn keep_offloads_pending(mut self) -> Self {
+        self.offloads_pending = true;
+        self
+    }
+
+    /// Resolves what killed writers left in the offload folder
+    /// ([`crate::offload::remove_orphaned_offloads`]: a file whose writer died keeps its name
+    /// when a committed row names it, else is removed); returns how many files were removed.
+    /// [`Engine::open`] calls it; files of running processes are never touched.
+    pub fn remove_orphaned_offloads(&self) -> Result<usize> {
+        let Some(policy) = &self.config.offload else {
+            return Ok(0);
+        };
+        let store = self.store.as_ref();
+        remove_orphaned_offloads(&self.workdir, &policy.folder, |path| {
+            store.offload_recorded(path)
         })
     }
 

@@ -28,8 +28,7 @@ use ctxkit_core::turn::Session;
 
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Error, Result};
-use crate::files::remove_inside;
-use crate::offload::{offload_tool_output, OffloadOutcome};
+use crate::offload::{offload_tool_output, OffloadOutcome, PendingOffload};
 use crate::store::{OffloadRecord, SessionImport};
 
 /// How many times [`Engine::record_batch`] tries to append a batch that keeps losing the race
@@ -39,8 +38,10 @@ pub const APPEND_ATTEMPTS: usize = 16;
 /// A batch offloaded and numbered, ready to append.
 struct PreparedBatch {
     entries: Vec<Entry>,
-    /// The files written (to remove if the append fails).
+    /// The offload records to store.
     records: Vec<OffloadRecord>,
+    /// Their files, still pending (to commit once stored, to discard if the append fails).
+    pending: Vec<PendingOffload>,
     /// Outputs that could not be offloaded (kept in the log).
     warnings: Vec<String>,
 }
@@ -138,15 +139,16 @@ impl Engine {
                 .map(|_| ())
         };
         if let Err(error) = stored {
-            for record in &batch.records {
-                // Nothing refers to the file: remove it (through held folders, so a folder
-                // swapped for a link meanwhile cannot lead the removal elsewhere), so a retry
-                // can write it anew.
-                let _ = remove_inside(&self.workdir, Path::new(&record.relative_path));
+            for pending in batch.pending {
+                // Nothing refers to the file: remove it (in the folder held since it was
+                // written, so a folder swapped for a link meanwhile cannot lead the removal
+                // elsewhere), so a retry can write it anew.
+                pending.discard();
             }
             self.sessions.remove(session);
             return Err(error);
         }
+        self.commit_offloads(batch.pending);
         if let Some(cached) = self.sessions.get_mut(session) {
             if cached
                 .session
@@ -202,6 +204,7 @@ impl Engine {
         let mut batch = PreparedBatch {
             entries: Vec::with_capacity(messages.len()),
             records: Vec::new(),
+            pending: Vec::new(),
             warnings: Vec::new(),
         };
         let tail: &[Entry] = match self.sessions.get(session) {
@@ -223,6 +226,7 @@ impl Engine {
                 tool_name.as_deref(),
             );
             batch.records.extend(outcome.record);
+            batch.pending.extend(outcome.pending);
             batch.warnings.extend(outcome.warning);
             batch.entries.push(Entry::new(seq, outcome.message, family));
         }
@@ -255,7 +259,7 @@ impl Engine {
         let OffloadOutcome {
             message,
             record,
-            path: _,
+            pending,
             warning,
         } = offloaded;
         if let Some(warning) = warning {
@@ -268,13 +272,14 @@ impl Engine {
             .store
             .append(session, std::slice::from_ref(&entry), &records, now)
         {
-            if let Some(record) = &record {
+            if let Some(pending) = pending {
                 // Nothing refers to the file: remove it, so a retry can write it anew.
-                let _ = remove_inside(&self.workdir, Path::new(&record.relative_path));
+                pending.discard();
             }
             self.sessions.remove(session);
             return Err(error);
         }
+        self.commit_offloads(pending);
         let recorded = RecordedMessage {
             seq,
             tokens: entry.tokens,
@@ -295,6 +300,19 @@ impl Engine {
             self.emit(events, event);
         }
         Ok(recorded)
+    }
+
+    /// After the transaction that recorded their rows committed: the `pending` files are the
+    /// rows' alone (each pending mark dropped, [`PendingOffload::commit`]), unless this engine
+    /// keeps them pending until another store holds the rows
+    /// ([`Engine::keep_offloads_pending`]).
+    fn commit_offloads(&self, pending: impl IntoIterator<Item = PendingOffload>) {
+        if self.offloads_pending {
+            return;
+        }
+        for file in pending {
+            file.commit();
+        }
     }
 
     /// Records the real input tokens the API reported for `view`: the calibration anchor of
@@ -396,7 +414,7 @@ fn offload_if_due(
         _ => OffloadOutcome {
             message,
             record: None,
-            path: None,
+            pending: None,
             warning: None,
         },
     }

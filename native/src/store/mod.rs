@@ -219,6 +219,11 @@ pub trait SessionStore {
         Ok(None)
     }
 
+    /// Whether any session's offload record names `relative_path` (a committed row: how an
+    /// open tells a killed writer's offload file that reached the store from one that did
+    /// not, see [`crate::offload::remove_orphaned_offloads`]).
+    fn offload_recorded(&self, relative_path: &str) -> Result<bool>;
+
     /// Makes every commit so far durable against power loss, not only against a crash of the
     /// process (SQLite: a WAL checkpoint). Cheap to call when there is nothing new.
     fn sync(&mut self) -> Result<()>;

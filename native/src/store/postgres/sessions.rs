@@ -265,6 +265,18 @@ impl SessionStore for PostgresStore {
         })
     }
 
+    fn offload_recorded(&self, relative_path: &str) -> Result<bool> {
+        let what = || format!("looking for the offload record of {relative_path}");
+        self.read(&what, |tx| {
+            let row = tx.query_opt(
+                "SELECT 1 FROM offloads WHERE relative_path = $1 LIMIT 1",
+                &[&to_column(relative_path)],
+                &what,
+            )?;
+            Ok(row.is_some())
+        })
+    }
+
     fn sync(&mut self) -> Result<()> {
         self.flush()
     }

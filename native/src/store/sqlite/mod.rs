@@ -6,7 +6,9 @@
 //! ([`schema`]). The file is created with mode 0600 (its folders 0700), whatever the
 //! umask: it holds conversations and memories. `path` must be a regular file or not exist yet.
 //! [`SqliteStore::open_read_only`] (in [`read_only`]) is the open for commands that only
-//! read.
+//! read. A database under the working directory is opened through its held folder instead
+//! ([`SqliteStore::open_in`], [`SqliteStore::open_read_only_in`]): its database, `-wal` and
+//! `-shm` are checked to be that folder's before anything is written ([`crate::db_folder`]).
 //!
 //! Durability: every write is one transaction (`BEGIN IMMEDIATE`, so two writers queue instead
 //! of failing halfway). In WAL mode with `synchronous = NORMAL` a commit is atomic and
@@ -41,8 +43,10 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, MAIN_DB};
 
+use crate::db_folder::{DatabaseFolder, OpenFiles};
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
 use file_stamp::FileStamp;
@@ -84,6 +88,39 @@ pub struct SqliteStore {
     /// Set when the database is read without locks (a read-only open of a database at rest):
     /// what the file looked like before the open.
     pub(super) snapshot: Option<FileStamp>,
+    /// The database's folder, held open, when it lies under the working directory: its files
+    /// were checked to be that folder's ([`crate::db_folder`]), and the read-only checks
+    /// look at them through it.
+    pub(super) folder: Option<DatabaseFolder>,
+}
+
+impl Drop for SqliteStore {
+    /// A database under the working directory is checkpointed through the connection before
+    /// it closes: SQLite's own checkpoint at close first looks at the database by its path and
+    /// skips the checkpoint when that path leads to another file (a `.ctxkit` swapped for a
+    /// link at that moment), which would leave committed frames only in the `-wal` (see
+    /// [`crate::db_folder`] for why that matters). This one goes through the open files.
+    fn drop(&mut self) {
+        let writable = self
+            .connection
+            .is_readonly(MAIN_DB)
+            .is_ok_and(|read_only| !read_only);
+        if self.folder.is_some() && writable {
+            let _ = self
+                .connection
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+                    row.get::<_, i64>(0)
+                });
+        }
+    }
+}
+
+/// Closes a connection whose files were not the checked folder's without writing anything:
+/// no checkpoint, so nothing of another folder's `-wal` reaches the database and no `-wal` or
+/// `-shm` is removed by its path (which may lead elsewhere again by then).
+pub(super) fn abandon(connection: Connection) {
+    let _ = connection.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+    drop(connection);
 }
 
 /// Whether `path` holds a database to open: `false` when nothing is there yet, `true` for a
@@ -156,7 +193,31 @@ impl SqliteStore {
         }
         let connection =
             Connection::open(&path).context(|| format!("opening {}", path.display()))?;
-        SqliteStore::configure(connection, path, options)
+        SqliteStore::configure(connection, path, options, None)
+    }
+
+    /// Opens the database `folder` names (under the working directory, already made there by
+    /// [`crate::files::prepare_database_inside`]) through its held folder, with `options`:
+    /// SQLite is given the path through the folder's handle, creates nothing, and the
+    /// database, `-wal` and `-shm` it opened are checked to be that folder's before anything
+    /// is written ([`crate::db_folder`]); if they are not, [`Error::FolderChanged`].
+    pub fn open_in(folder: DatabaseFolder, options: SqliteOptions) -> Result<Self> {
+        let path = folder.path();
+        let name = folder.file_name("");
+        if folder.folder().file_identity(&name)?.is_none() {
+            let error = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(Error::io("open", &path, error));
+        }
+        // Named here rather than as a failed transaction later (see `open_with`).
+        folder.folder().check_writable(&name)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection = Connection::open_with_flags(folder.sqlite_path(), flags)
+            .context(|| format!("opening {}", path.display()))?;
+        if let Err(error) = folder.check_open(OpenFiles::Database) {
+            abandon(connection);
+            return Err(error);
+        }
+        SqliteStore::configure(connection, path, options, Some(folder))
     }
 
     /// A store over `connection` as it is (no settings, no migrations).
@@ -164,11 +225,13 @@ impl SqliteStore {
         connection: Connection,
         path: PathBuf,
         snapshot: Option<FileStamp>,
+        folder: Option<DatabaseFolder>,
     ) -> SqliteStore {
         SqliteStore {
             connection,
             path,
             snapshot,
+            folder,
         }
     }
 
@@ -180,21 +243,51 @@ impl SqliteStore {
             connection,
             PathBuf::from(":memory:"),
             SqliteOptions::default(),
+            None,
         )
     }
 
+    /// Applies the settings and migrations. With `folder`, the database, `-wal` and `-shm` the
+    /// first read opened are checked to be that folder's before anything else is done.
     fn configure(
         mut connection: Connection,
         path: PathBuf,
         options: SqliteOptions,
+        folder: Option<DatabaseFolder>,
     ) -> Result<Self> {
         let at = path.display().to_string();
         connection
             .busy_timeout(options.busy_timeout)
             .context(|| format!("{at}: setting the busy timeout"))?;
-        let _mode: String = connection
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .context(|| format!("{at}: switching to WAL"))?;
+        let switched = connection
+            .query_row("PRAGMA journal_mode = WAL", [], |row| {
+                row.get::<_, String>(0)
+            })
+            .context(|| format!("{at}: switching to WAL"));
+        if let Some(folder) = &folder {
+            // A read opens the -wal and -shm (a database already in WAL mode may not have
+            // needed them for the pragma); then all three are checked, before any write. On
+            // any failure until then the connection is abandoned: its files may be another
+            // folder's, so closing must neither checkpoint nor remove anything.
+            let checked = switched.and_then(|mode| {
+                connection
+                    .query_row("SELECT count(*) FROM sqlite_master", [], |row| {
+                        row.get::<_, i64>(0)
+                    })
+                    .context(|| format!("{at}: reading its schema"))?;
+                folder.check_open(if mode.eq_ignore_ascii_case("wal") {
+                    OpenFiles::WithWal
+                } else {
+                    OpenFiles::Database
+                })
+            });
+            if let Err(error) = checked {
+                abandon(connection);
+                return Err(error);
+            }
+        } else {
+            switched?;
+        }
         let synchronous = if options.full_sync { "FULL" } else { "NORMAL" };
         connection
             .pragma_update(None, "synchronous", synchronous)
@@ -215,7 +308,7 @@ impl SqliteStore {
         register_search_function(&connection)
             .context(|| format!("{at}: registering the search function"))?;
         migrate(&mut connection, &path)?;
-        Ok(SqliteStore::from_parts(connection, path, None))
+        Ok(SqliteStore::from_parts(connection, path, None, folder))
     }
 
     /// The database file.

@@ -20,15 +20,16 @@
 //! files, which already exist.
 
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::db_folder::{DatabaseFolder, OpenFiles};
 use crate::error::{Context, Error, Result};
 use crate::store::sqlite::file_stamp::{wal_path, FileStamp};
 use crate::store::sqlite::schema::{check_version, needs_migration, SCHEMA_VERSION};
 use crate::store::sqlite::search_index::register_search_function;
-use crate::store::sqlite::{existing_database, SqliteOptions, SqliteStore};
+use crate::store::sqlite::{abandon, existing_database, SqliteOptions, SqliteStore};
 
 /// Whether `path` exists (a dangling symlink counts: it is there).
 fn exists(path: &Path) -> bool {
@@ -78,18 +79,59 @@ impl SqliteStore {
         // Taken before the open: a change between the two is caught like one during a read.
         let stamp = FileStamp::of(&path)?;
         let at_rest = !exists(&wal_path(&path));
+        SqliteStore::open_read_only_at(path.clone(), &path, (stamp, at_rest), None, options)
+    }
+
+    /// [`SqliteStore::open_read_only_with`] for the database `folder` names (under the working
+    /// directory): read through its held folder (SQLite is given the path through the folder's
+    /// handle; the stamp and the `-wal` looked at there), and the database SQLite opened is
+    /// checked to be that folder's before anything is read ([`crate::db_folder`]; else
+    /// [`Error::FolderChanged`]).
+    pub fn open_read_only_in(folder: DatabaseFolder, options: SqliteOptions) -> Result<Self> {
+        let path = folder.path();
+        let name = folder.file_name("");
+        if folder.folder().file_identity(&name)?.is_none() {
+            let error = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(Error::io("open", &path, error));
+        }
+        let stamp = FileStamp::at(folder.folder(), &name)?;
+        let at_rest = folder
+            .folder()
+            .file_identity(&folder.file_name("-wal"))?
+            .is_none();
+        let sqlite_path = folder.sqlite_path();
+        SqliteStore::open_read_only_at(path, &sqlite_path, (stamp, at_rest), Some(folder), options)
+    }
+
+    /// The read-only open of the database SQLite finds at `sqlite_path` (absolute), named
+    /// `path` in messages, whose file looked like `stamp` and had no `-wal` beside it when
+    /// `at_rest`.
+    fn open_read_only_at(
+        path: PathBuf,
+        sqlite_path: &Path,
+        (stamp, at_rest): (FileStamp, bool),
+        folder: Option<DatabaseFolder>,
+        options: SqliteOptions,
+    ) -> Result<Self> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let at = path.display().to_string();
-        let connection = Connection::open_with_flags(file_uri(&path, at_rest), flags)
+        let connection = Connection::open_with_flags(file_uri(sqlite_path, at_rest), flags)
             .context(|| format!("opening {at} read-only"))?;
+        if let Some(folder) = &folder {
+            // Before the first read: the database SQLite opened is the held folder's.
+            if let Err(error) = folder.check_open(OpenFiles::Database) {
+                abandon(connection);
+                return Err(error);
+            }
+        }
         connection
             .busy_timeout(options.busy_timeout)
             .context(|| format!("{at}: setting the busy timeout"))?;
         register_search_function(&connection)
             .context(|| format!("{at}: registering the search function"))?;
-        let store = SqliteStore::from_parts(connection, path, at_rest.then_some(stamp));
+        let store = SqliteStore::from_parts(connection, path, at_rest.then_some(stamp), folder);
         let version: i64 = store
             .connection
             .query_row("PRAGMA user_version", [], |row| row.get(0))
@@ -122,7 +164,17 @@ impl SqliteStore {
         let Some(stamp) = &self.snapshot else {
             return Ok(());
         };
-        if exists(&wal_path(self.path())) || FileStamp::of(self.path())? != *stamp {
+        let (wal, now) = match &self.folder {
+            Some(folder) => (
+                folder
+                    .folder()
+                    .file_identity(&folder.file_name("-wal"))?
+                    .is_some(),
+                FileStamp::at(folder.folder(), &folder.file_name(""))?,
+            ),
+            None => (exists(&wal_path(self.path())), FileStamp::of(self.path())?),
+        };
+        if wal || now != *stamp {
             return Err(Error::DatabaseChanged {
                 path: self.path().to_path_buf(),
             });

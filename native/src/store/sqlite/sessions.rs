@@ -286,6 +286,18 @@ impl SessionStore for SqliteStore {
         self.checked(result)
     }
 
+    fn offload_recorded(&self, relative_path: &str) -> Result<bool> {
+        let result = self
+            .connection
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM offloads WHERE relative_path = ?1)",
+                [relative_path],
+                |row| row.get(0),
+            )
+            .context(|| format!("looking for the offload record of {relative_path}"));
+        self.checked(result)
+    }
+
     fn sync(&mut self) -> Result<()> {
         // PASSIVE: copies what it can without waiting for readers; a later sync finishes.
         let path = self.path().display().to_string();
