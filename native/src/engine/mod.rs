@@ -139,7 +139,9 @@ impl Engine {
         // first, refusing links: a linked `.ctxkit` must not get the database made where it
         // leads.
         prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)?;
-        let store = SqliteStore::open(db_path)?;
+        let mut store = SqliteStore::open(db_path)?;
+        // Outputs offloaded before the store kept their text (schema 5) become searchable.
+        store.index_offload_files(workdir.as_ref())?;
         Engine::with_store(Box::new(store), workdir, config)
     }
 
