@@ -124,10 +124,6 @@ pub fn search_entries_with(
     let terms: Vec<String> = request.terms.iter().map(|term| fold(term)).collect();
     let word_pass = request.has_word_pass();
     let wanted = request.limit.saturating_add(1);
-    let by_seq: std::collections::BTreeMap<u64, &OffloadedText<'_>> = offloads
-        .iter()
-        .map(|offload| (offload.seq, offload))
-        .collect();
     let mut exact = Vec::new();
     let mut words = Vec::new();
     let mut scanned = 0usize;
@@ -137,7 +133,7 @@ pub fn search_entries_with(
             break;
         }
         let text = searchable_text(&entry.message);
-        let offloaded = by_seq.get(&entry.seq).copied();
+        let offloaded = offloads.iter().find(|offload| offload.seq == entry.seq);
         let size = text
             .len()
             .saturating_add(offloaded.map_or(0, |offload| offload.text.len()));
