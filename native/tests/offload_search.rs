@@ -6,7 +6,8 @@
 //! search` shows the hit, whose `read_offload` call pages to the line. A SQLite database from
 //! before the store kept the outputs' text (schema 4) gains it for its existing offloads, read
 //! from their files when an engine opens it; a PostgreSQL database at schema 2 gains keys made
-//! from the outputs it stored.
+//! from the outputs it stored. A replayed session (played on a scratch store, then adopted)
+//! keeps its outputs searchable.
 
 mod common;
 
@@ -244,4 +245,19 @@ fn a_postgres_database_at_schema_2_gains_keys_for_its_offloads() {
         [(3, true, at_line.clone())]
     );
     assert_eq!(hits(&store, "failed\0 here"), [(3, true, at_line)], "NUL");
+}
+
+#[test]
+fn a_replayed_sessions_offloaded_outputs_are_searchable() {
+    // The replay plays on a scratch store, then adopts the session: each output's text goes
+    // with its record.
+    let project = Project::new();
+    assert_ok(&project.run(&["replay"]), "replay");
+    let search = project.run(&["history", "search", "replay-demo", "case_08_adds_toggles"]);
+    assert_ok(&search, "history search");
+    let text = stdout(&search);
+    assert!(
+        text.contains(", in its offloaded output at line "),
+        "{text}"
+    );
 }
