@@ -326,6 +326,25 @@ pub fn read_offload_page(
     page_of(reader, offset, limit).map_err(|e| Error::io("read", &workdir.join(path), e))
 }
 
+/// The text of the offloaded output at `relative_path` (relative to `workdir`), read through
+/// held folders like [`read_offload_page`]: at most
+/// [`ctxkit_core::recall::OFFLOAD_READ_MAX_BYTES`] of it, invalid UTF-8 as U+FFFD. For the
+/// history search's copy of an output whose text the store does not hold yet.
+pub fn read_offload_text(workdir: &Path, relative_path: &str) -> Result<String> {
+    let path = Path::new(relative_path);
+    let file = open_inside(workdir, path)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, ctxkit_core::recall::OFFLOAD_READ_MAX_BYTES),
+        &mut bytes,
+    )
+    .map_err(|e| Error::io("read", &workdir.join(path), e))?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    })
+}
+
 /// The page [`read_offload_page`] reads, from an offloaded output's text held in memory (a
 /// store's copy, [`crate::store::SessionStore::offload_text`]).
 pub fn offload_page_of_text(text: &str, offset: u64, limit: u64) -> OffloadPage {

@@ -6,18 +6,22 @@
 //! and the bounded text the model reads. This file reads the JS values, runs the in-memory
 //! search over the engine's complete log, and, for `read_offload`, asks the caller's
 //! `read_file` callback for the file (the engine keeps no files) after the core checked the
-//! path.
+//! path. A search also looks in the offloaded outputs the engine can read back: through its
+//! `setOffload` writer's `read` (or `executeTool`'s `read_file` with its `session`), each at the
+//! path the core gives its reference's seq and call id.
 //!
 //! Guarantees: nothing changes the engine (the caller appends the result like any tool
 //! result); a call the model got wrong is a tool message with `is_error: true`, a call of
 //! another tool or a malformed call object throws; no borrow of the session is held while
 //! `read_file` runs.
 
-use ctxkit_core::offload::OffloadPolicy;
+use ctxkit_core::offload::{
+    is_offload_reference, offload_file_name, session_folder, OffloadPolicy,
+};
 use ctxkit_core::recall::{
     check_offload_path, history_tools, parse_history_call, read_entries, render_offload_page,
-    render_read, render_search, search_entries, HistoryRequest, OffloadPageRequest, ReadRequest,
-    SearchRequest, ToolDefinition, READ_OFFLOAD,
+    render_read, render_search, search_entries_with, HistoryRequest, OffloadPageRequest,
+    OffloadedText, ReadRequest, SearchRequest, ToolDefinition, READ_OFFLOAD, SEARCH_SCAN_MAX_BYTES,
 };
 use ctxkit_core::wire::WireFormat;
 use ctxkit_core::{CoreError, Message, Session, ToolCall};
@@ -97,8 +101,9 @@ impl Engine {
     }
 
     /// What `search_history` answers for `query` (at most `limit` hits, default 10, at most
-    /// 25): the hits with their seq and a snippet, exact matches first. Throws on a blank or
-    /// too long query.
+    /// 25): the hits with their seq and a snippet, exact matches first, in the log and in the
+    /// outputs the `setOffload` writer reads back (a hit there gives the `read_offload` call
+    /// that pages to its line). Throws on a blank or too long query.
     #[wasm_bindgen(js_name = searchHistory)]
     pub fn search_history(
         &self,
@@ -109,11 +114,8 @@ impl Engine {
             let query: String = read(&query, "query")?;
             let limit: Option<i64> = read_or_default(&limit, "limit")?;
             let request = SearchRequest::new(&query, limit.map(i128::from))?;
-            let session = self.session_ref()?;
-            Ok(render_search(
-                &request,
-                &search_entries(&session.entries, &request),
-            ))
+            let offloads = self.offload_reader()?;
+            self.search_text(&request, offloads.as_ref())
         })()
         .map_err(fail("Engine.searchHistory"))
     }
@@ -175,11 +177,19 @@ impl Engine {
             };
             let answer = match &request {
                 HistoryRequest::Search(search) => {
-                    let session = self.session_ref()?;
-                    Ok(render_search(
-                        search,
-                        &search_entries(&session.entries, search),
-                    ))
+                    let reader = read_file.as_ref().and_then(|read| {
+                        let session = options.session.clone()?;
+                        let folder = options
+                            .offload_folder
+                            .clone()
+                            .unwrap_or_else(|| OffloadPolicy::default().folder);
+                        Some(OffloadReader {
+                            read: read.clone(),
+                            session,
+                            folder,
+                        })
+                    });
+                    Ok(self.search_text(search, reader.as_ref())?)
                 }
                 HistoryRequest::Read(range) => {
                     let session = self.session_ref()?;
@@ -202,6 +212,101 @@ impl Engine {
     fn session_ref(&self) -> Result<std::cell::Ref<'_, Session>> {
         self.session_cell().try_borrow().map_err(|_| busy())
     }
+
+    /// The reader of the engine's own offload writer (`setOffload`), if it has one.
+    fn offload_reader(&self) -> Result<Option<OffloadReader>> {
+        let config = self.offload_cell().try_borrow().map_err(|_| busy())?;
+        Ok(config.as_ref().map(|config| OffloadReader {
+            read: config.read_function(),
+            session: config.session.clone(),
+            folder: config.policy.folder.clone(),
+        }))
+    }
+
+    /// `search_history`'s answer to `request`: the log, and the offloaded outputs `offloads`
+    /// can read, searched by the core. No borrow of the session is held while the reader runs.
+    fn search_text(
+        &self,
+        request: &SearchRequest,
+        offloads: Option<&OffloadReader>,
+    ) -> Result<String> {
+        let wanted: Vec<(u64, String)> = match offloads {
+            Some(reader) => {
+                let session = self.session_ref()?;
+                offloaded_paths(&session, reader)
+            }
+            None => Vec::new(),
+        };
+        let texts = offloads.map_or_else(Vec::new, |reader| reader.texts(&wanted));
+        let found: Vec<OffloadedText<'_>> = texts
+            .iter()
+            .map(|(seq, path, text)| OffloadedText {
+                seq: *seq,
+                path,
+                text,
+            })
+            .collect();
+        let session = self.session_ref()?;
+        Ok(render_search(
+            request,
+            &search_entries_with(&session.entries, &found, request),
+        ))
+    }
+}
+
+/// Reads offloaded outputs for the search: a `read(path)` function, and the session and
+/// folder the outputs were offloaded under (their paths are the core's, from each reference's
+/// seq and call id, never read out of the reference's text).
+struct OffloadReader {
+    read: js_sys::Function,
+    session: String,
+    folder: String,
+}
+
+impl OffloadReader {
+    /// The texts of `paths` (seq and path, newest first) the reader gives, at most
+    /// [`SEARCH_SCAN_MAX_BYTES`] together; a path it cannot read (it throws, or gives no
+    /// string) is left out.
+    fn texts(&self, paths: &[(u64, String)]) -> Vec<(u64, String, String)> {
+        let mut texts = Vec::new();
+        let mut read_bytes = 0usize;
+        for (seq, path) in paths {
+            if read_bytes >= SEARCH_SCAN_MAX_BYTES {
+                break;
+            }
+            let text = self
+                .read
+                .call1(&JsValue::UNDEFINED, &JsValue::from_str(path))
+                .ok()
+                .and_then(|value| value.as_string());
+            if let Some(text) = text {
+                read_bytes = read_bytes.saturating_add(text.len());
+                texts.push((*seq, path.clone(), text));
+            }
+        }
+        texts
+    }
+}
+
+/// The paths of the outputs offloaded from `session`'s log (its offload references), newest
+/// first, as the core names them under `reader`'s session and folder.
+fn offloaded_paths(session: &Session, reader: &OffloadReader) -> Vec<(u64, String)> {
+    let Ok(folder) = session_folder(&reader.session, &reader.folder) else {
+        return Vec::new();
+    };
+    session
+        .entries
+        .iter()
+        .rev()
+        .filter(|entry| is_offload_reference(&entry.message))
+        .map(|entry| {
+            let id = entry.message.tool_call_id.as_deref().unwrap_or_default();
+            (
+                entry.seq,
+                format!("{folder}/{}", offload_file_name(entry.seq, id)),
+            )
+        })
+        .collect()
 }
 
 /// Each tool in a provider's shape.

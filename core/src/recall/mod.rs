@@ -2,7 +2,8 @@
 //!
 //! Three tools, offered to the model like any other and executed by the shell over its log:
 //! - `search_history` (query, limit): messages holding a piece of text, case-insensitively,
-//!   exact matches first, each hit a bounded snippet with its `seq`;
+//!   exact matches first, each hit a bounded snippet with its `seq`; offloaded outputs are
+//!   searched too, a hit there naming the `read_offload` call that pages to its line;
 //! - `read_history` (from, to): a range of the log by `seq`, rendered like the summary
 //!   transcript, bounded per message and in total, saying where to continue;
 //! - `read_offload` (path, offset, limit): a page of lines of an offloaded output, for agents
@@ -17,6 +18,8 @@
 //! - `matching`: the case fold both searches share;
 //! - `search`: the two passes (exact, then every word) over a log in memory
 //!   ([`search_entries`], for the wasm shell), and how both shells order and cut hits;
+//! - `offload_hits`: hits in offloaded outputs' full text ([`offload_match`], [`merge_hits`]),
+//!   which point to `read_offload` at the match's line;
 //! - `render_search`, `render_read`: the tool results the model reads;
 //! - `offload_page`: the paths `read_offload` may read and a page of one;
 //! - `fact_search`: a pinned fact looked up the way the agent would ([`finds_fact`]), which the
@@ -32,6 +35,7 @@ pub(crate) mod fact_search;
 pub(crate) mod guidance;
 pub(crate) mod limits;
 pub(crate) mod matching;
+pub(crate) mod offload_hits;
 pub(crate) mod offload_page;
 pub(crate) mod render_read;
 pub(crate) mod render_search;
@@ -50,13 +54,16 @@ pub use limits::{
     SNIPPET_CONTEXT_BYTES, SNIPPET_MATCH_MAX_BYTES,
 };
 pub use matching::{contains_folded, fold_for_search};
+pub use offload_hits::{merge_hits, offload_match, OffloadMatch, OffloadedText};
 pub use offload_page::{check_offload_path, render_offload_page, OffloadPath, OFFLOAD_PAGE_HEADER};
 pub use render_read::render_read;
 pub use render_search::render_search;
 pub use request::{
     parse_history_call, HistoryRequest, OffloadPageRequest, ReadRequest, SearchRequest,
 };
-pub use search::{read_entries, search_entries, HistoryHit, HistoryMessage, SearchOutcome};
+pub use search::{
+    read_entries, search_entries, search_entries_with, HistoryHit, HistoryMessage, SearchOutcome,
+};
 pub use searchable::{searchable_text, HISTORY_READ_HEADER, HISTORY_SEARCH_HEADER};
 pub use tools::{
     history_tools, is_history_tool, ToolDefinition, READ_HISTORY, READ_OFFLOAD, SEARCH_HISTORY,

@@ -14,7 +14,10 @@
 //! every-word hit says `(every word)`), then a snippet of the searched text around the match,
 //! every line indented by two spaces so no snippet can pass for a hit of its own. A snippet is
 //! the match (at most [`SNIPPET_MATCH_MAX_BYTES`]) with up to [`SNIPPET_CONTEXT_BYTES`] on each
-//! side, cut on character boundaries, `…` marking where the text goes on.
+//! side, cut on character boundaries, `…` marking where the text goes on. A hit in an offloaded
+//! output ([`super::OffloadMatch`]) says so on its line, with the `read_offload` call that
+//! pages to it (`, in its offloaded output at line 4310: read_offload {"path": "…", "offset":
+//! 4310}`), and its snippet is of the output, not of the reference the log holds.
 //!
 //! Guarantees: the result starts with [`HISTORY_SEARCH_HEADER`] (so later searches skip it),
 //! stays within about [`SEARCH_RESULT_MAX_BYTES`] (hits past it are left out, and counted), and
@@ -25,7 +28,7 @@ use super::matching::{find_folded, fold};
 use super::request::SearchRequest;
 use super::search::{HistoryHit, SearchOutcome};
 use super::searchable::{searchable_text, HISTORY_SEARCH_HEADER};
-use super::tools::READ_HISTORY;
+use super::tools::{READ_HISTORY, READ_OFFLOAD};
 use crate::model::{Message, Role};
 use crate::text::transcript::{normalize_line_breaks, push_indented_line, short_name};
 use crate::text::{head_bytes, tail_bytes};
@@ -81,8 +84,17 @@ pub fn render_search(request: &SearchRequest, outcome: &SearchOutcome) -> String
     if words > 0 {
         counts.push(format!("{words} with every word"));
     }
+    let offloaded = hits.iter().filter(|hit| hit.offload.is_some()).count();
+    let paging = if offloaded > 0 {
+        format!(
+            "; {} in offloaded outputs: page them with {READ_OFFLOAD} (path, offset)",
+            plural(offloaded, "hit")
+        )
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "{}, newest first: {}. Read whole messages with {READ_HISTORY} (from, to).\n",
+        "{}, newest first: {}. Read whole messages with {READ_HISTORY} (from, to){paging}.\n",
         plural(hits.len(), "hit"),
         counts.join(", ")
     ));
@@ -107,7 +119,8 @@ pub fn render_search(request: &SearchRequest, outcome: &SearchOutcome) -> String
     out.trim_end().to_owned()
 }
 
-/// `#<seq> <label>:` and the indented snippet.
+/// `#<seq> <label>:` and the indented snippet; for a hit in an offloaded output, where to
+/// page it (`read_offload` with the path and the match's line).
 fn hit_block(request: &SearchRequest, hit: &HistoryHit) -> String {
     let item = &hit.item;
     let mut block = format!(
@@ -118,12 +131,20 @@ fn hit_block(request: &SearchRequest, hit: &HistoryHit) -> String {
     if !hit.exact {
         block.push_str(" (every word)");
     }
+    let text = match &hit.offload {
+        Some(found) => {
+            let path = serde_json::to_string(&found.path).unwrap_or_default();
+            block.push_str(&format!(
+                ", in its offloaded output at line {line}: {READ_OFFLOAD} \
+                 {{\"path\": {path}, \"offset\": {line}}}",
+                line = found.line
+            ));
+            found.snippet.clone()
+        }
+        None => snippet(&searchable_text(&item.message), request, hit.exact),
+    };
     block.push(':');
-    let snippet = normalize_line_breaks(&snippet(
-        &searchable_text(&item.message),
-        request,
-        hit.exact,
-    ));
+    let snippet = normalize_line_breaks(&text);
     for line in snippet.trim_end().split('\n') {
         push_indented_line(&mut block, line);
     }
@@ -146,6 +167,13 @@ pub(crate) fn label(message: &Message, tool_name: Option<&str>) -> String {
 
 /// The text around the match of the query (exact hits) or of its longest word.
 fn snippet(text: &str, request: &SearchRequest, exact: bool) -> String {
+    // The index and this fold may disagree on a rare character: then the text's head is shown.
+    let (start, end) = locate(text, request, exact).unwrap_or((0, 0));
+    snippet_at(text, start, end)
+}
+
+/// Where in `text` the query (exact hits) or its longest word matches, as a byte range.
+pub(crate) fn locate(text: &str, request: &SearchRequest, exact: bool) -> Option<(usize, usize)> {
     let needle = if exact {
         request.query.as_str()
     } else {
@@ -155,8 +183,13 @@ fn snippet(text: &str, request: &SearchRequest, exact: bool) -> String {
             .max_by_key(|term| term.len())
             .map_or(request.query.as_str(), String::as_str)
     };
-    // The index and this fold may disagree on a rare character: then the text's head is shown.
-    let (start, end) = find_folded(text, &fold(text), &fold(needle)).unwrap_or((0, 0));
+    find_folded(text, &fold(text), &fold(needle))
+}
+
+/// The text around `text[start..end]` (at most [`SNIPPET_MATCH_MAX_BYTES`] of it, with up to
+/// [`SNIPPET_CONTEXT_BYTES`] each side), `…` where the text goes on; an empty range at 0
+/// shows the text's head.
+pub(crate) fn snippet_at(text: &str, start: usize, end: usize) -> String {
     let before = tail_bytes(text.get(..start).unwrap_or_default(), SNIPPET_CONTEXT_BYTES);
     let matched = text.get(start..end).unwrap_or_default();
     let shown_match = head_bytes(matched, SNIPPET_MATCH_MAX_BYTES);
@@ -244,6 +277,68 @@ mod tests {
             ),
         ];
         insta::assert_snapshot!(rendered.join("\n\n=====\n\n"));
+    }
+
+    #[test]
+    fn a_hit_in_an_offloaded_output_points_to_read_offload_at_its_line() {
+        use crate::recall::{search_entries_with, OffloadedText};
+        let path = ".ctxkit/tool_results/s1/0000000003-c1.txt";
+        let output = format!(
+            "{}thread 'main' panicked at src/zebrafish.rs:7\n{}",
+            "ok\n".repeat(99),
+            "done\n".repeat(50)
+        );
+        let offloads = [OffloadedText {
+            seq: 3,
+            path,
+            text: &output,
+        }];
+        let log = Entry::number(
+            [
+                Message::user("run the tests"),
+                Message::assistant("", vec![ToolCall::new("c1", "bash", "{}")]),
+                Message::tool_result(
+                    "c1",
+                    format!("[ctxkit: tool output offloaded]\n{path}"),
+                    false,
+                ),
+                Message::user("zebrafish?"),
+            ],
+            1,
+            ModelFamily::OpenAi,
+        );
+        let request = SearchRequest::new("PANICKED at src/zebrafish", None).unwrap();
+        assert!(
+            search_entries(&log, &request).hits.is_empty(),
+            "not in the log"
+        );
+        let found = search_entries_with(&log, &offloads, &request);
+        assert_eq!(found.hits.len(), 1);
+        let rendered = render_search(&request, &found);
+        assert!(
+            rendered.contains(&format!(
+                "#3 tool (bash), in its offloaded output at line 100: read_offload \
+                 {{\"path\": \"{path}\", \"offset\": 100}}:\n  …"
+            )),
+            "{rendered}"
+        );
+        assert!(rendered.contains("  thread 'main' panicked at src/zebrafish.rs:7"));
+        assert!(rendered.contains("1 hit in offloaded outputs: page them with read_offload"));
+        // Every word: the message holds one, the output both; the output's hit is kept.
+        let words = SearchRequest::new("zebrafish done", None).unwrap();
+        let found = search_entries_with(&log, &offloads, &words);
+        let hits: Vec<(u64, bool, Option<u64>)> = found
+            .hits
+            .iter()
+            .map(|hit| {
+                (
+                    hit.item.seq,
+                    hit.exact,
+                    hit.offload.as_ref().map(|o| o.line),
+                )
+            })
+            .collect();
+        assert_eq!(hits, [(3, false, Some(100))]);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::limits::SEARCH_SCAN_MAX_BYTES;
 use super::matching::fold;
+use super::offload_hits::{offload_match, OffloadMatch, OffloadedText};
 use super::request::{ReadRequest, SearchRequest};
 use super::searchable::searchable_text;
 use crate::model::{Entry, Message};
@@ -43,6 +44,10 @@ pub struct HistoryHit {
     pub item: HistoryMessage,
     /// True when it holds the whole query, false when it holds every word of it.
     pub exact: bool,
+    /// When the match is in the message's offloaded output (the log holds its reference):
+    /// where, for `read_offload`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload: Option<OffloadMatch>,
 }
 
 /// What a search found.
@@ -102,6 +107,19 @@ impl SearchOutcome {
 /// assert_eq!(found.hits[0].item.tool_name.as_deref(), Some("bash"));
 /// ```
 pub fn search_entries(entries: &[Entry], request: &SearchRequest) -> SearchOutcome {
+    search_entries_with(entries, &[], request)
+}
+
+/// [`search_entries`] that also looks in `offloads`, the full text of outputs offloaded from
+/// messages of `entries` (any order): a message's output is read with it, counts toward the
+/// scan's bound, and a match there is a hit pointing to `read_offload` (the rules of
+/// `offload_hits`: the output's exact match, then the message's, then the output's every-word
+/// match, then the message's).
+pub fn search_entries_with(
+    entries: &[Entry],
+    offloads: &[OffloadedText<'_>],
+    request: &SearchRequest,
+) -> SearchOutcome {
     let query = fold(&request.query);
     let terms: Vec<String> = request.terms.iter().map(|term| fold(term)).collect();
     let word_pass = request.has_word_pass();
@@ -115,22 +133,52 @@ pub fn search_entries(entries: &[Entry], request: &SearchRequest) -> SearchOutco
             break;
         }
         let text = searchable_text(&entry.message);
-        if text.is_empty() {
+        let offloaded = offloads.iter().find(|offload| offload.seq == entry.seq);
+        let size = text
+            .len()
+            .saturating_add(offloaded.map_or(0, |offload| offload.text.len()));
+        if size == 0 {
             continue;
         }
-        if scanned > 0 && scanned.saturating_add(text.len()) > SEARCH_SCAN_MAX_BYTES {
+        if scanned > 0 && scanned.saturating_add(size) > SEARCH_SCAN_MAX_BYTES {
             unsearched_through = Some(entry.seq);
             break;
         }
-        scanned = scanned.saturating_add(text.len());
+        scanned = scanned.saturating_add(size);
+        let holds = |folded: &str, exact: bool| {
+            if exact {
+                folded.contains(query.as_str())
+            } else {
+                word_pass
+                    && words.len() < wanted
+                    && terms.iter().all(|term| folded.contains(term.as_str()))
+            }
+        };
+        let folded_output = offloaded.map(|offload| fold(offload.text));
         let folded = fold(&text);
-        if folded.contains(query.as_str()) {
-            exact.push(hit(entries, index, true));
-        } else if word_pass
-            && words.len() < wanted
-            && terms.iter().all(|term| folded.contains(term.as_str()))
-        {
-            words.push(hit(entries, index, false));
+        let output_holds = |exact: bool| folded_output.as_deref().is_some_and(|f| holds(f, exact));
+        let found = if output_holds(true) {
+            Some((true, offloaded))
+        } else if holds(&folded, true) {
+            Some((true, None))
+        } else if output_holds(false) {
+            Some((false, offloaded))
+        } else if holds(&folded, false) {
+            Some((false, None))
+        } else {
+            None
+        };
+        let Some((is_exact, output)) = found else {
+            continue;
+        };
+        let mut found = hit(entries, index, is_exact);
+        if let (Some(found), Some(output)) = (found.as_mut(), output) {
+            found.offload = offload_match(output.path, output.text, request, is_exact);
+        }
+        if is_exact {
+            exact.push(found);
+        } else {
+            words.push(found);
         }
     }
     let exact: Vec<HistoryHit> = exact.into_iter().flatten().collect();
@@ -152,7 +200,11 @@ pub fn read_entries(entries: &[Entry], request: &ReadRequest) -> Vec<HistoryMess
 }
 
 fn hit(entries: &[Entry], index: usize, exact: bool) -> Option<HistoryHit> {
-    history_message(entries, index).map(|item| HistoryHit { item, exact })
+    history_message(entries, index).map(|item| HistoryHit {
+        item,
+        exact,
+        offload: None,
+    })
 }
 
 /// The entry at `index` with its tool's name, looked for in the entries before it.

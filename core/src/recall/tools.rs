@@ -93,10 +93,12 @@ fn search_history_tool() -> ToolDefinition {
         description: "Search the full log of this conversation, including the parts that were \
             replaced by a summary, for a piece of text you need exactly: a file path, an error \
             message, an identifier, a command, words the user wrote. The match is a \
-            case-insensitive substring (it finds text inside longer words and in tool calls and \
-            tool results). Messages holding the exact text come first, then messages holding \
-            every word of it, newest first. Each hit shows the message's seq (#N), who wrote it \
-            and the text around the match; read whole messages with read_history."
+            case-insensitive substring (it finds text inside longer words, in tool calls and \
+            tool results, and in the full text of offloaded outputs). Messages holding the exact \
+            text come first, then messages holding every word of it, newest first. Each hit \
+            shows the message's seq (#N), who wrote it and the text around the match; read \
+            whole messages with read_history, and page a hit in an offloaded output with the \
+            read_offload call it gives (its path and line)."
             .to_owned(),
         parameters: json!({
             "type": "object",

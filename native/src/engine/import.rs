@@ -12,7 +12,7 @@ use ctxkit_core::Message;
 
 use super::Engine;
 use crate::error::Result;
-use crate::offload::commit_offload;
+use crate::offload::{commit_offload, read_offload_text};
 use crate::store::{AddedMemory, MemoryFilter, NewMemory, SessionImport, SessionInfo};
 
 impl Engine {
@@ -69,7 +69,17 @@ impl Engine {
     pub fn adopt_session(&mut self, from: &Engine, name: &str) -> Result<SessionInfo> {
         let now = self.clock.now_unix();
         let session = from.store.export_session(name)?;
-        let offloads = from.store.offloads(name)?;
+        // Each output's text goes with its record (a store that keeps it, PostgreSQL, stores
+        // it; both index it for the history search): from `from`'s copy, else the file.
+        let mut offloads = from.store.offloads(name)?;
+        for record in &mut offloads {
+            if record.content.is_none() {
+                record.content = match from.store.offload_text(name, &record.relative_path)? {
+                    Some(text) => Some(text),
+                    None => read_offload_text(&self.workdir, &record.relative_path).ok(),
+                };
+            }
+        }
         let filter = MemoryFilter {
             limit: usize::MAX,
             ..MemoryFilter::default()

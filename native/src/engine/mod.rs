@@ -147,10 +147,12 @@ impl Engine {
         // SQLite opens it through that held folder, and the files it opened are checked to be
         // the folder's before anything is written (a `.ctxkit` swapped for a link meanwhile:
         // `Error::FolderChanged`).
-        let store = match prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)? {
+        let mut store = match prepare_database_inside(workdir.as_ref(), db_path.as_ref(), true)? {
             Some(folder) => SqliteStore::open_in(folder, SqliteOptions::default())?,
             None => SqliteStore::open(db_path)?,
         };
+        // Outputs offloaded before the store kept their text (schema 5) become searchable.
+        store.index_offload_files(workdir.as_ref())?;
         Engine::with_store(Box::new(store), workdir, config).map(Engine::after_open)
     }
 

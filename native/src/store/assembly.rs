@@ -11,7 +11,8 @@ use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
 use ctxkit_core::recall::{
-    read_entries, HistoryHit, HistoryMessage, ReadRequest, SearchOutcome, SearchRequest,
+    merge_hits, offload_match, read_entries, HistoryHit, HistoryMessage, ReadRequest,
+    SearchOutcome, SearchRequest,
 };
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{turn_tail_after, Session};
@@ -43,6 +44,10 @@ pub(crate) trait SessionReads {
     /// fold (the core's [`ctxkit_core::recall::contains_folded`]), newest first, at most
     /// `wanted`.
     fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>>;
+    /// The same for the session's offloaded outputs: those whose full text holds every one of
+    /// `needles`, newest first, at most `wanted`, each as the message it was offloaded from
+    /// (its reference), the output's path and its full text.
+    fn matching_offloads(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<OffloadFound>>;
     /// Where the calls of tool results may be: for each of `results` (a tool result's seq and
     /// the call id it answers, quoted as JSON writes it), those of the `count` assistant
     /// messages before it whose body holds the quoted id, newest first; as the result's seq, the
@@ -53,6 +58,10 @@ pub(crate) trait SessionReads {
         count: u64,
     ) -> Result<Vec<(u64, u64, String)>>;
 }
+
+/// An offloaded output a pass found: the log's entry (its reference), the output's path and
+/// its full text.
+pub(crate) type OffloadFound = (Entry, String, String);
 
 /// What a turn needs: the latest checkpoint, the entries after it (or after the nudge state's
 /// `last_seq`, if earlier: the core's [`turn_tail_after`]), the nudge state and the latest
@@ -89,36 +98,75 @@ pub(crate) fn whole_session(reads: &mut impl SessionReads) -> Result<Session> {
 }
 
 /// A history search: the core's two passes (the whole query, then, when that found too few,
-/// every word of it), each at most `limit + 1` newest hits, cut by
-/// [`SearchOutcome::from_passes`]; the tools' names looked up for the hits it keeps.
+/// every word of it), each over the messages and over the offloaded outputs (the core's
+/// [`merge_hits`]: a message's hit in its output is kept over its reference's), each at most
+/// `limit + 1` newest hits, cut by [`SearchOutcome::from_passes`]; the tools' names looked up
+/// for the hits it keeps.
 pub(crate) fn search_history(
     reads: &mut impl SessionReads,
     request: &SearchRequest,
 ) -> Result<SearchOutcome> {
     let wanted = request.limit.saturating_add(1);
-    let exact = reads.matching(&[request.query.as_str()], wanted)?;
+    let exact = pass(reads, request, &[request.query.as_str()], wanted, true)?;
     let words = if exact.len() < wanted && request.has_word_pass() {
         let terms: Vec<&str> = request.terms.iter().map(String::as_str).collect();
-        reads.matching(&terms, wanted.saturating_add(exact.len()))?
+        pass(
+            reads,
+            request,
+            &terms,
+            wanted.saturating_add(exact.len()),
+            false,
+        )?
     } else {
         Vec::new()
     };
-    let hits = |entries: Vec<Entry>, exact: bool| -> Vec<HistoryHit> {
-        entries
-            .into_iter()
-            .map(|entry| HistoryHit {
-                item: HistoryMessage {
-                    seq: entry.seq,
-                    tool_name: own_tool_name(&entry.message),
-                    message: entry.message,
-                },
-                exact,
-            })
-            .collect()
-    };
-    let mut outcome = SearchOutcome::from_passes(request, hits(exact, true), hits(words, false));
+    let mut outcome = SearchOutcome::from_passes(request, exact, words);
     name_calling_tools(reads, outcome.hits.iter_mut().map(|hit| &mut hit.item))?;
     Ok(outcome)
+}
+
+/// One pass (`exact`: the whole query; else every word): the messages and the offloaded
+/// outputs holding every one of `needles`, merged newest first, at most `wanted`.
+fn pass(
+    reads: &mut impl SessionReads,
+    request: &SearchRequest,
+    needles: &[&str],
+    wanted: usize,
+    exact: bool,
+) -> Result<Vec<HistoryHit>> {
+    let messages = message_hits(reads.matching(needles, wanted)?, exact);
+    let offloads = reads
+        .matching_offloads(needles, wanted)?
+        .into_iter()
+        .map(|(entry, path, text)| HistoryHit {
+            offload: offload_match(&path, &text, request, exact),
+            ..message_hit(entry, exact)
+        })
+        .collect();
+    let mut hits = merge_hits(messages, offloads);
+    hits.truncate(wanted);
+    Ok(hits)
+}
+
+/// `entry` as a hit of a pass (`exact` or every word), in its own text.
+fn message_hit(entry: Entry, exact: bool) -> HistoryHit {
+    HistoryHit {
+        item: HistoryMessage {
+            seq: entry.seq,
+            tool_name: own_tool_name(&entry.message),
+            message: entry.message,
+        },
+        exact,
+        offload: None,
+    }
+}
+
+/// `entries` as hits of a pass.
+fn message_hits(entries: Vec<Entry>, exact: bool) -> Vec<HistoryHit> {
+    entries
+        .into_iter()
+        .map(|entry| message_hit(entry, exact))
+        .collect()
 }
 
 /// A read of the log in `request`'s range, the tools' names looked up; `last_seq` is where the

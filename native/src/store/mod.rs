@@ -20,8 +20,9 @@
 //!   everything committed survive a power loss too (the engine calls it once per turn).
 //! - Failed calls change nothing.
 //! - **The log is searchable as it is written**: [`HistoryStore`] finds messages by their
-//!   text (the core's [`ctxkit_core::recall::searchable_text`]); whatever indexes them is kept in
-//!   the transaction of each append and import, so a committed message is always findable.
+//!   text (the core's [`ctxkit_core::recall::searchable_text`]) and by their offloaded outputs'
+//!   full text; whatever indexes them is kept in the transaction of each append and import, so
+//!   a committed message (and an offload recorded with its text) is always findable.
 
 mod append_rule;
 mod assembly;
@@ -112,10 +113,11 @@ pub struct OffloadRecord {
     pub lines: u64,
     /// Whether the tool reported a failure.
     pub is_error: bool,
-    /// The output's full text (the file's contents), when the writer passes it: a store that
-    /// keeps offloaded outputs ([`PostgresStore`]) stores it, so a worker on another machine
-    /// can page it ([`SessionStore::offload_text`]); the SQLite store ignores it. Never read
-    /// back by [`SessionStore::offloads`], never serialized.
+    /// The output's full text (the file's contents), when the writer passes it: every store
+    /// indexes it for the history search, in the append's transaction; a store that keeps
+    /// offloaded outputs ([`PostgresStore`]) also stores it, so a worker on another machine can
+    /// page it ([`SessionStore::offload_text`]). Never read back by
+    /// [`SessionStore::offloads`], never serialized.
     #[serde(skip)]
     pub content: Option<String>,
 }
@@ -281,8 +283,10 @@ pub struct HistoryRead {
 /// The history tools' reads of a session's complete log.
 pub trait HistoryStore {
     /// The messages of `name` matching `request`, by the core's two passes (the whole query,
-    /// then every word of it; case-insensitive substrings of the searchable text), newest
-    /// first, with their tools' names. Query text is data, never search syntax.
+    /// then every word of it; case-insensitive substrings of the searchable text, and of the
+    /// full text of the outputs offloaded from them: such a hit carries its
+    /// [`ctxkit_core::recall::OffloadMatch`]), newest first, with their tools' names. Query text
+    /// is data, never search syntax.
     fn search_history(&self, name: &str, request: &SearchRequest) -> Result<SearchOutcome>;
 
     /// The messages of `name` in `request`'s range, with their tools' names.

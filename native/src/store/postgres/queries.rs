@@ -286,7 +286,8 @@ pub(super) fn append_in(
         };
         tx.execute(
             "INSERT INTO offloads (session_id, seq, tool_call_id, relative_path, bytes, \
-             lines, is_error, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             lines, is_error, content, created_at, search_text) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
                 &id,
                 &big(offload.seq),
@@ -297,6 +298,13 @@ pub(super) fn append_in(
                 &offload.is_error,
                 &offload.content.as_deref().map(owned_column),
                 &now,
+                // The output's search key, in this transaction: a committed offload is
+                // findable by the history search.
+                &offload
+                    .content
+                    .as_deref()
+                    .map(search_key)
+                    .unwrap_or_default(),
             ],
             &what,
         )?;

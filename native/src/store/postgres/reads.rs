@@ -9,7 +9,9 @@
 //! scan does: a word in many messages is found there at once. Only when those hold too few
 //! does it look at the older messages, through the trigram GIN index (`LIKE`, the needle's key
 //! escaped by [`like_pattern`]), so a rare word or a miss costs its matches, not the session's
-//! length. Every needle is bound as a parameter; no character of it is syntax.
+//! length. The offloaded outputs' keys (`offloads.search_text`, written with each offload's
+//! row) are searched the same way, over the same spans of seqs. Every needle is bound as a
+//! parameter; no character of it is syntax.
 
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
@@ -18,14 +20,14 @@ use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use postgres::types::Type;
 
 use crate::error::Result;
-use crate::store::assembly::SessionReads;
+use crate::store::assembly::{OffloadFound, SessionReads};
 use crate::store::columns::{entry_from_parts, CHECKPOINT_COLUMNS};
 use crate::store::fts_query::like_pattern;
 use crate::store::postgres::queries::{
     checkpoint_from_row, entries_between, latest_anchor, latest_checkpoint, session_state,
 };
 use crate::store::postgres::query::Query;
-use crate::store::postgres::text::search_key;
+use crate::store::postgres::text::{from_column, search_key};
 use crate::store::postgres::{big, get, unsigned, Tx};
 
 /// How many of the newest messages a pass scans before it turns to the index.
@@ -48,6 +50,27 @@ impl<'t, 'a> SessionRows<'t, 'a> {
             id,
             last_seq,
         }
+    }
+
+    /// A pass's statements over what `searched` names, in order: the newest rows (after the
+    /// floor, scanned by their keys), then the older ones (through the trigram index), each
+    /// built for the hits still wanted; the older only when the session has any.
+    fn passes(&self, searched: Searched, needles: &[&str]) -> Vec<Box<dyn Fn(usize) -> Query>> {
+        let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
+        let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
+        let id = self.id;
+        let mut spans = vec![Span::Recent(floor)];
+        if floor > 0 {
+            spans.push(Span::Older(floor));
+        }
+        spans
+            .into_iter()
+            .map(|span| {
+                let keys = keys.clone();
+                Box::new(move |rest| searched_query(searched, id, &keys, rest, span))
+                    as Box<dyn Fn(usize) -> Query>
+            })
+            .collect()
     }
 
     /// The entries `query` selects (seq and body).
@@ -102,18 +125,39 @@ impl SessionReads for SessionRows<'_, '_> {
     }
 
     fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>> {
-        let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
-        let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
-        let mut found =
-            self.entries(&matching_query(self.id, &keys, wanted, Span::Recent(floor)))?;
-        if found.len() < wanted && floor > 0 {
-            let rest = wanted - found.len();
-            found.extend(self.entries(&matching_query(
-                self.id,
-                &keys,
-                rest,
-                Span::Older(floor),
-            ))?);
+        let mut found = Vec::new();
+        for query in self.passes(Searched::Messages, needles) {
+            let rest = wanted.saturating_sub(found.len());
+            if rest == 0 {
+                break;
+            }
+            found.extend(self.entries(&query(rest))?);
+        }
+        Ok(found)
+    }
+
+    fn matching_offloads(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<OffloadFound>> {
+        let name = self.name;
+        let what = || format!("session {name:?}: searching its offloaded outputs");
+        let mut found = Vec::new();
+        for query in self.passes(Searched::Offloads, needles) {
+            let rest = wanted.saturating_sub(found.len());
+            if rest == 0 {
+                break;
+            }
+            let rows = query(rest).run(self.tx, &what)?;
+            let target = self.tx.target;
+            for row in &rows {
+                let seq = unsigned(get(row, 0, target)?);
+                let body: &str = get(row, 1, target)?;
+                let path: String = get(row, 2, target)?;
+                let text: Option<String> = get(row, 3, target)?;
+                found.push((
+                    entry_from_parts(name, seq, body, 0)?,
+                    from_column(path),
+                    from_column(text.unwrap_or_default()),
+                ));
+            }
         }
         Ok(found)
     }
@@ -171,7 +215,37 @@ pub(super) enum Span {
 /// one of `keys` (the needles' search keys), newest first, at most `wanted` ([`SessionRows`]
 /// runs it, [`crate::store::PostgresStore::explain_history_search`] shows its plan).
 pub(super) fn matching_query(id: i64, keys: &[String], wanted: usize, span: Span) -> Query {
-    let mut query = Query::new("SELECT seq, body FROM messages WHERE session_id = ");
+    searched_query(Searched::Messages, id, keys, wanted, span)
+}
+
+/// What a pass looks in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Searched {
+    /// The messages' keys; rows are (seq, body).
+    Messages,
+    /// The offloaded outputs' keys (`offloads.search_text`); rows are (seq, the reference's
+    /// body, the output's path, its text as stored).
+    Offloads,
+}
+
+/// A pass over `span` of what `searched` names, as one statement (see [`matching_query`]).
+pub(super) fn searched_query(
+    searched: Searched,
+    id: i64,
+    keys: &[String],
+    wanted: usize,
+    span: Span,
+) -> Query {
+    let (select, table) = match searched {
+        Searched::Messages => ("SELECT seq, body FROM messages WHERE session_id = ", ""),
+        Searched::Offloads => (
+            "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
+             JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
+             WHERE o.session_id = ",
+            "o.",
+        ),
+    };
+    let mut query = Query::new(select);
     let id = query.bind(id, Type::INT8);
     query.push(&id);
     let (floor, recent) = match span {
@@ -180,19 +254,19 @@ pub(super) fn matching_query(id: i64, keys: &[String], wanted: usize, span: Span
     };
     let floor = query.bind(big(floor), Type::INT8);
     query.push(&format!(
-        " AND seq {} {floor}",
+        " AND {table}seq {} {floor}",
         if recent { ">" } else { "<=" }
     ));
     for key in keys {
         if recent {
             let key = query.bind(key.clone(), Type::TEXT);
-            query.push(&format!(" AND strpos(search_text, {key}) > 0"));
+            query.push(&format!(" AND strpos({table}search_text, {key}) > 0"));
         } else {
             let pattern = query.bind(like_pattern(key), Type::TEXT);
-            query.push(&format!(" AND search_text LIKE {pattern}"));
+            query.push(&format!(" AND {table}search_text LIKE {pattern}"));
         }
     }
     let wanted = query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
-    query.push(&format!(" ORDER BY seq DESC LIMIT {wanted}"));
+    query.push(&format!(" ORDER BY {table}seq DESC LIMIT {wanted}"));
     query
 }

@@ -11,13 +11,14 @@
 //! a fleet needs besides: each message's search key (of the core's
 //! [`ctxkit_core::recall::searchable_text`], written by the append) and each memory's under
 //! trigram GIN indexes (`pg_trgm`), and each offloaded output's full text, so that any worker
-//! can page an output another one wrote. Free text is stored through the reversible escape of
-//! [`super::text`] (migration 2).
+//! can page an output another one wrote, with its search key under a trigram index too
+//! (migration 3), so the history search finds text only an offloaded output holds. Free text is
+//! stored through the reversible escape of [`super::text`] (migration 2).
 
 use postgres::{Client, Transaction};
 
 use crate::error::{Error, Result};
-use crate::store::postgres::search_keys::fill_search_keys;
+use crate::store::postgres::search_keys::{fill_offload_keys, fill_search_keys};
 
 /// The advisory lock key migrations hold (an arbitrary constant: "ctxkit" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0000_6374_786b_6974;
@@ -178,10 +179,21 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     "#,
         Some(fill_search_keys),
     ),
+    (
+        3,
+        r#"
+    -- The history search looks in offloaded outputs too (issue 25): each output's search key
+    -- (the core's case fold of its text, NUL as N, as the messages'), written by the append
+    -- with the offload's row. The step after this fills the rows before it from their stored
+    -- text, then indexes the keys.
+    ALTER TABLE offloads ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
+    "#,
+        Some(fill_offload_keys),
+    ),
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 2;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 3;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.

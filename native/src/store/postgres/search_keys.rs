@@ -1,10 +1,12 @@
-//! Migration 2's own step: the search keys ([`super::text::search_key`]) of the rows written
+//! The migrations' own steps. Migration 2's: the search keys ([`super::text::search_key`]) of the rows written
 //! before it, then their trigram indexes. A message's key is made again from its body (JSON,
 //! which kept every character, NUL included), so it is exact; a body that is not a message (a
 //! hand edit) keeps its old searchable text, folded. A memory's keys are made from its fields as
 //! stored (a NUL written before migration 2 was stored as U+FFFD, and stays one). Rows are read
 //! and written in batches, in the migration's transaction, so a database of any size migrates
-//! in bounded memory and all at once or not at all.
+//! in bounded memory and all at once or not at all. Migration 3's ([`fill_offload_keys`]): the
+//! search key of each offloaded output, made from its stored text (`offloads.content`, read
+//! back through the escape, so a NUL is keyed as the append keys it), then its trigram index.
 
 use ctxkit_core::recall::searchable_text;
 use ctxkit_core::Message;
@@ -91,4 +93,42 @@ pub(super) fn fill_search_keys(tx: &mut Transaction<'_>, target: &str) -> Result
          CREATE INDEX memories_search ON memories USING gin (search_text gin_trgm_ops);",
     )
     .map_err(failed("creating the search indexes"))
+}
+
+/// Fills `offloads.search_text` with the search key of each output's stored text (a row
+/// without one keeps the empty key), then indexes it.
+pub(super) fn fill_offload_keys(tx: &mut Transaction<'_>, target: &str) -> Result<()> {
+    let failed =
+        |what: &'static str| move |e| Error::postgres(target, format!("migrating: {what}"), e);
+    let mut after = (0i64, 0i64);
+    loop {
+        let rows = tx
+            .query(
+                "SELECT session_id, seq, content FROM offloads WHERE (session_id, seq) > ($1, $2) \
+                 ORDER BY session_id, seq LIMIT $3",
+                &[&after.0, &after.1, &BATCH],
+            )
+            .map_err(failed("reading offloaded outputs to index"))?;
+        let (mut sessions, mut seqs, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+        for row in &rows {
+            let content: Option<String> = get(row, 2, target)?;
+            sessions.push(get::<i64>(row, 0, target)?);
+            seqs.push(get::<i64>(row, 1, target)?);
+            keys.push(search_key(&from_column(content.unwrap_or_default())));
+        }
+        let (Some(&session), Some(&seq)) = (sessions.last(), seqs.last()) else {
+            break;
+        };
+        after = (session, seq);
+        tx.execute(
+            "UPDATE offloads o SET search_text = u.k FROM unnest($1::bigint[], $2::bigint[], \
+             $3::text[]) AS u (s, q, k) WHERE o.session_id = u.s AND o.seq = u.q",
+            &[&sessions, &seqs, &keys],
+        )
+        .map_err(failed("indexing offloaded outputs"))?;
+    }
+    tx.batch_execute(
+        "CREATE INDEX offloads_search ON offloads USING gin (search_text gin_trgm_ops)",
+    )
+    .map_err(failed("creating the offloads' search index"))
 }

@@ -51,7 +51,7 @@ use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
 use file_stamp::FileStamp;
 use schema::migrate;
-use search_index::register_search_function;
+use search_index::{fill_offload_texts, register_search_function};
 
 /// How to open a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,6 +309,36 @@ impl SqliteStore {
             .context(|| format!("{at}: registering the search function"))?;
         migrate(&mut connection, &path)?;
         Ok(SqliteStore::from_parts(connection, path, None, folder))
+    }
+
+    /// Gives the history search the text of every offloaded output whose row has none yet
+    /// (recorded before schema version 5, or without its text), read from its file under
+    /// `workdir` (the working directory the offloads' paths are relative to) through held
+    /// folders ([`crate::offload::read_offload_text`]), in one transaction. An output whose
+    /// file cannot be read is left as it is, and tried again by the next call.
+    /// [`crate::Engine::open`] calls it. Returns how many outputs it indexed.
+    pub fn index_offload_files(&mut self, workdir: &Path) -> Result<u64> {
+        let at = self.path.display().to_string();
+        // Most opens find nothing to do: a read through the partial index, no write lock.
+        let pending: bool = self
+            .connection
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM offloads WHERE search_text IS NULL)",
+                [],
+                |row| row.get(0),
+            )
+            .context(|| format!("{at}: looking for offloaded outputs to index"))?;
+        if !pending {
+            return Ok(0);
+        }
+        let transaction = self.write(|| format!("{at}: indexing offloaded outputs for search"))?;
+        let filled = fill_offload_texts(&transaction, &at, &mut |path| {
+            crate::offload::read_offload_text(workdir, path).ok()
+        })?;
+        transaction
+            .commit()
+            .context(|| format!("{at}: indexing offloaded outputs for search"))?;
+        Ok(filled)
     }
 
     /// The database file.

@@ -253,7 +253,8 @@ pub(super) fn append_in(
         let mut insert_offload = transaction
             .prepare_cached(
                 "INSERT INTO offloads (session_id, seq, tool_call_id, relative_path, bytes, \
-                 lines, is_error, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 lines, is_error, created_at, search_text) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .context(what)?;
         for offload in offloads {
@@ -266,7 +267,11 @@ pub(super) fn append_in(
                     offload.bytes,
                     offload.lines,
                     offload.is_error,
-                    now
+                    now,
+                    // The output's text, for the history search (in this transaction, so a
+                    // committed offload is findable); NULL when the writer did not pass it:
+                    // `index_offload_files` reads the file later.
+                    offload.content
                 ])
                 .context(|| {
                     format!(

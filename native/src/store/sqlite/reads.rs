@@ -9,11 +9,11 @@ use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::Connection;
 
 use crate::error::Result;
-use crate::store::assembly::SessionReads;
+use crate::store::assembly::{OffloadFound, SessionReads};
 use crate::store::sqlite::queries::{
     call_candidates, checkpoints, entries_between, latest_anchor, latest_checkpoint, session_state,
 };
-use crate::store::sqlite::search_index::matching;
+use crate::store::sqlite::search_index::{matching, matching_offloads};
 
 /// One session's rows, read through `connection`.
 pub(super) struct SessionRows<'c> {
@@ -60,6 +60,10 @@ impl SessionReads for SessionRows<'_> {
 
     fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>> {
         matching(self.connection, self.name, self.id, needles, wanted)
+    }
+
+    fn matching_offloads(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<OffloadFound>> {
+        matching_offloads(self.connection, self.name, self.id, needles, wanted)
     }
 
     fn call_candidates(

@@ -4,7 +4,7 @@
 //! applied. Each migration has its own number, and the numbers may have gaps: a number is
 //! reserved by the branch that writes its migration, so two branches can each add one
 //! without renumbering the other's (3 is the history index, 4 memory provenance, written on
-//! two branches at once). Opening a database applies, in number order, every migration numbered
+//! two branches at once; 5 the offloaded outputs' text). Opening a database applies, in number order, every migration numbered
 //! above its version, and any migration numbered below it whose `present` probe finds it
 //! missing (one that arrived, through a merge, after the database was migrated past its
 //! number); each runs in its own `BEGIN IMMEDIATE` transaction that re-reads the version
@@ -199,10 +199,25 @@ const MIGRATIONS: &[Migration] = &[
     ALTER TABLE memories ADD COLUMN approved_at INTEGER;
     "#,
     },
+    // 5: each offloaded output's full text, for the history search (the log holds only its
+    // reference). Written with the offload's row, in the append's transaction; NULL on a row
+    // written before this migration (or without the text), which
+    // `SqliteStore::index_offload_files` fills from the file when an engine opens the
+    // database with its working directory (the migration cannot: it does not know where the
+    // files are). The partial index finds those rows without reading the others.
+    Migration {
+        number: 5,
+        present: Some("SELECT 1 FROM pragma_table_info('offloads') WHERE name = 'search_text'"),
+        backfill: None,
+        sql: r#"
+    ALTER TABLE offloads ADD COLUMN search_text TEXT;
+    CREATE INDEX offloads_unindexed ON offloads (session_id, seq) WHERE search_text IS NULL;
+    "#,
+    },
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while
@@ -332,10 +347,10 @@ mod tests {
         let version: i64 = connection
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .unwrap();
-        assert_eq!(version, 4);
-        assert!(!needs_migration(&connection, 4).unwrap());
+        assert_eq!(version, 5);
+        assert!(!needs_migration(&connection, 5).unwrap());
 
-        // A database at 2 goes to 4 across the gap.
+        // A database at 2 goes to 5 across the gap.
         let mut older = Connection::open_in_memory().unwrap();
         for migration in MIGRATIONS.iter().filter(|m| m.number <= 2) {
             older.execute_batch(migration.sql).unwrap();
@@ -361,7 +376,7 @@ mod tests {
         passed.execute_batch("PRAGMA user_version = 4").unwrap();
         assert!(needs_migration(&passed, 4).unwrap());
         migrate(&mut passed, path).unwrap();
-        assert!(!needs_migration(&passed, 4).unwrap());
+        assert!(!needs_migration(&passed, 5).unwrap());
     }
 
     /// A database as version 1 left it: the first migration only, with a session and messages

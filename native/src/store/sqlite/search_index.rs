@@ -3,7 +3,8 @@
 //! [`index_message`] writes a row in the transaction of each append and import;
 //! [`index_existing_messages`] fills the table for a database created before it (a
 //! migration); [`matching`] scans a session's indexed text for the history search, with the
-//! core's case fold ([`register_search_function`]).
+//! core's case fold ([`register_search_function`]), and [`matching_offloads`] its offloaded
+//! outputs' text (`offloads.search_text`, written with each offload's row).
 //! A leaf of the backend: it imports nothing of it, so the schema, the queries and the reads
 //! can all use it.
 
@@ -15,6 +16,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, Transaction};
 
 use crate::error::{Context, Result};
+use crate::store::assembly::OffloadFound;
 use crate::store::columns::entry_from_parts;
 
 /// Indexes `message` (stored as row `row_id`, seq `seq`) inside a write transaction.
@@ -104,6 +106,80 @@ pub(super) fn matching(
     rows.into_iter()
         .map(|(seq, body)| entry_from_parts(name, seq, &body, 0))
         .collect()
+}
+
+/// The session's offloaded outputs (at most `wanted`, newest first) whose text holds every one
+/// of `needles` under the search's case fold: each as the message it was offloaded from (the
+/// reference), the output's path and its text. Scans the session's own offload rows only (the
+/// `offloads` key, session then seq), as [`matching`] does its messages.
+pub(super) fn matching_offloads(
+    connection: &Connection,
+    name: &str,
+    id: i64,
+    needles: &[&str],
+    wanted: usize,
+) -> Result<Vec<OffloadFound>> {
+    let mut values: Vec<Value> = vec![id.into(), i64::try_from(wanted).unwrap_or(i64::MAX).into()];
+    let mut sql = "SELECT o.seq, m.body, o.relative_path, o.search_text FROM offloads o \
+                   JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
+                   WHERE o.session_id = ?1 AND o.search_text IS NOT NULL"
+        .to_owned();
+    for needle in needles {
+        values.push(fold_for_search(needle).into());
+        sql.push_str(&format!(
+            " AND ctxkit_contains(o.search_text, ?{})",
+            values.len()
+        ));
+    }
+    sql.push_str(" ORDER BY o.seq DESC LIMIT ?2");
+    let what = || format!("session {name:?}: searching its offloaded outputs");
+    let rows: Vec<(u64, String, String, String)> = connection
+        .prepare_cached(&sql)
+        .and_then(|mut statement| {
+            statement
+                .query_map(params_from_iter(values), |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                })?
+                .collect()
+        })
+        .context(what)?;
+    rows.into_iter()
+        .map(|(seq, body, path, text)| Ok((entry_from_parts(name, seq, &body, 0)?, path, text)))
+        .collect()
+}
+
+/// Fills `offloads.search_text` of the rows that lack it (written before migration 5, or
+/// without the output's text) with what `read` gives for each one's path, in `transaction`;
+/// a row `read` gives nothing for stays as it is (tried again next time). Returns how many
+/// rows it filled.
+pub(super) fn fill_offload_texts(
+    transaction: &Transaction<'_>,
+    at: &str,
+    read: &mut dyn FnMut(&str) -> Option<String>,
+) -> Result<u64> {
+    let what = || format!("{at}: indexing offloaded outputs for search");
+    let rows: Vec<(i64, i64, String)> = transaction
+        .prepare(
+            "SELECT session_id, seq, relative_path FROM offloads \
+             WHERE search_text IS NULL ORDER BY session_id, seq",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .collect()
+        })
+        .context(what)?;
+    let mut update = transaction
+        .prepare("UPDATE offloads SET search_text = ?3 WHERE session_id = ?1 AND seq = ?2")
+        .context(what)?;
+    let mut filled = 0u64;
+    for (session, seq, path) in rows {
+        if let Some(text) = read(&path) {
+            update.execute(params![session, seq, text]).context(what)?;
+            filled += 1;
+        }
+    }
+    Ok(filled)
 }
 
 /// Registers `ctxkit_contains(text, folded_needle)` on `connection`: 1 when `text` holds the
