@@ -179,14 +179,22 @@ pub fn extractive_summary_with(
     }
     // The working directory the paths are written relative to: the previous summary's (so
     // every summary of a session keeps one base), else the one the messages show.
-    let workdir = earlier
-        .workdir
-        .clone()
-        .or_else(|| working_directory(messages));
+    // When the messages show a directory above the previous one (the first part of a session
+    // worked in one folder of the project), the summary moves up to it and the previous
+    // entries are rebased onto it.
+    let inferred = working_directory(messages);
+    let workdir = match (&earlier.workdir, inferred) {
+        (Some(before), Some(now)) if before.starts_with(&format!("{now}/")) => Some(now),
+        (Some(before), _) => Some(before.clone()),
+        (None, now) => now,
+    };
     let workdir = workdir.as_deref();
     let relative = |path: &str| relativize_text(&relative_to(path, workdir), workdir);
     let mut state =
         State::from_previous(earlier.file_entries.as_deref(), earlier.commands.as_deref());
+    if let Some(before) = earlier.workdir.as_deref().filter(|b| Some(*b) != workdir) {
+        state.rebase(before, workdir);
+    }
     state.gather(messages, workdir);
     // The working directory itself is held by the line that states it.
     let paths: Vec<String> = of_kind(FactKind::Path)

@@ -76,6 +76,30 @@ impl State {
         state
     }
 
+    /// Rewrites the entries' relative paths, relative to `before`, relative to `now`.
+    pub(super) fn rebase(&mut self, before: &str, now: Option<&str>) {
+        let rebased = |path: &str| {
+            let absolute = if path.starts_with('/') {
+                path.to_owned()
+            } else {
+                format!("{before}/{path}")
+            };
+            relative_to(&absolute, now)
+        };
+        let mut files: Vec<FileEntry> = Vec::new();
+        for mut entry in std::mem::take(&mut self.files) {
+            entry.path = rebased(&entry.path);
+            // Two entries that name one file now are one (the later one's outcome).
+            if let Some(earlier) = take(&mut files, |f| f.path == entry.path) {
+                for (count, more) in entry.counts.iter_mut().zip(earlier.counts) {
+                    *count += more;
+                }
+            }
+            files.push(entry);
+        }
+        self.files = files;
+    }
+
     /// Adds what `messages` did, after what the state holds.
     pub(super) fn gather(&mut self, messages: &[Message], workdir: Option<&str>) {
         // The calls still waiting for their result: (id, what it touched).
@@ -97,7 +121,8 @@ impl State {
                     };
                     let (_, touch) = open.remove(index);
                     let text = message.text_content();
-                    let failure = message.is_error.then(|| {
+                    let failed = message.is_error || nonzero_exit(&text);
+                    let failure = failed.then(|| {
                         telling_line(&text).map(|line| {
                             whole_words(&relativize_text(&line, workdir), OUTCOME_MAX_BYTES)
                         })
@@ -321,6 +346,21 @@ fn parse_command_entry(line: &str) -> Option<CommandEntry> {
     })
 }
 
+/// A result that says its command exited with a status other than 0 (OpenHands' `[The
+/// command completed with exit code 2.]`) failed, whether or not the harness flagged it.
+fn nonzero_exit(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.match_indices("exit code ").any(|(at, found)| {
+        let status: String = lower
+            .get(at + found.len()..)
+            .unwrap_or_default()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        !status.is_empty() && status.chars().any(|c| c != '0')
+    })
+}
+
 /// Whether the state records a call of `tool` with `arguments` (so Progress need not list it).
 pub(super) fn is_state_call(tool: &str, arguments: &str) -> bool {
     touch_of(tool, arguments, None).is_some()
@@ -352,6 +392,7 @@ fn touch_of(tool: &str, arguments: &str, workdir: Option<&str>) -> Option<Touch>
                 .join(" "),
             other => other.as_str().unwrap_or_default().to_owned(),
         })
+        .or_else(|| (!arguments.trim_start().starts_with('{')).then(|| arguments.to_owned()))
         .filter(|body| body.contains("*** Begin Patch"));
     if let Some(body) = patch {
         let files = patch_files(&body, &relative);

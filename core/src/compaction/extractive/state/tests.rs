@@ -61,6 +61,13 @@ fn each_file_once_with_its_actions_and_last_outcome() {
          - `rm -f b.md && cargo test` → passed"
     );
     assert!(!is_state_call("Grep", r#"{"pattern":"fn a"}"#));
+    assert!(nonzero_exit("x\n[The command completed with exit code 2.]"));
+    assert!(!nonzero_exit("[The command completed with exit code 0.]"));
+    // Codex's apply_patch takes the patch itself, not JSON.
+    assert!(is_state_call(
+        "apply_patch",
+        "*** Begin Patch\n*** Add File: run.sh\n+x\n*** End Patch"
+    ));
 }
 
 #[test]
@@ -90,5 +97,16 @@ fn a_previous_summary_s_entries_are_updated_not_repeated() {
     assert_eq!(
         state.files_section(&[], 30, |path| path == "old.rs"),
         "- `old.rs`\n[1 older files cut; the log keeps them]"
+    );
+}
+
+#[test]
+fn entries_are_rebased_when_the_working_directory_moves_up() {
+    let mut state =
+        State::from_previous(Some("- `a.ex`: read → ok\n- `/w/p/b.md`: read → ok"), None);
+    state.rebase("/w/p/lib", Some("/w/p"));
+    assert_eq!(
+        state.files_section(&[], 4000, |_| false),
+        "- `lib/a.ex`: read → ok\n- `b.md`: read → ok"
     );
 }
