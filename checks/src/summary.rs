@@ -4,18 +4,24 @@
 use ctxkit_core::compaction::pinned::{
     gather_pinned, missing_pinned, pinned_from_summary, PINNED_HEADING,
 };
-use ctxkit_core::compaction::{extractive_summary_with, ExtractiveLimits, SECTIONS};
+use ctxkit_core::compaction::{
+    extractive_summary_with, ExtractiveLimits, SECTIONS, STATE_SECTIONS,
+};
 use ctxkit_core::import::ctxkit_messages;
 use ctxkit_core::Message;
 
 use crate::two_texts;
 
-/// The headings a summary may have: the extractive sections, the pinned facts, the tasks.
+/// The headings a summary may have: the extractive sections (Files and Commands included),
+/// the pinned facts, the tasks.
 fn known_heading(line: &str) -> bool {
     let Some(name) = line.strip_prefix("## ") else {
         return true;
     };
-    SECTIONS.contains(&name) || Some(line) == Some(PINNED_HEADING) || name == "Active Tasks"
+    SECTIONS.contains(&name)
+        || STATE_SECTIONS.contains(&name)
+        || Some(line) == Some(PINNED_HEADING)
+        || name == "Active Tasks"
 }
 
 /// Splits the bytes at the first NUL into a previous summary and the messages it is merged with

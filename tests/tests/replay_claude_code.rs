@@ -137,10 +137,14 @@ fn claude_code_session_replays_with_stable_prefixes_and_kept_paths() {
                 .flat_map(|call| paths_in(&call.arguments))
         })
         .collect();
-    let summaries: String = checkpoints.iter().map(|c| c.summary.as_str()).collect();
+    // A path written relative to the working directory a summary states counts as kept.
     let kept = paths
         .iter()
-        .filter(|path| summaries.contains(path.as_str()))
+        .filter(|path| {
+            checkpoints
+                .iter()
+                .any(|c| ctxkit_core::compaction::pinned::summary_holds(&c.summary, path))
+        })
         .count();
     let path_share = kept as f64 / paths.len().max(1) as f64;
     let prefix_share = prefix_turns as f64 / turns.max(1) as f64;

@@ -37,7 +37,7 @@ pub use checkpoint::{
 pub use clearing::{clear_old_tool_results, cleared_placeholder, ClearPolicy};
 pub use extractive::{
     extractive_summary, extractive_summary_with, file_paths_in_arguments, ExtractiveLimits,
-    SECTIONS,
+    SECTIONS, STATE_SECTIONS,
 };
 pub use fallback::{Fallback, FallbackKind, LlmCall};
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
@@ -52,4 +52,6 @@ pub use todo::{render_active_tasks, TodoItem, TodoStatus};
 pub use truncation::{
     cut_message, cut_to_fit, truncation_summary, MIN_MESSAGE_TOKENS, REMOVED_CONTENT,
 };
-pub use workdir::{relative_to, working_directory};
+pub use workdir::{
+    declared_working_directory, relative_to, relativize_text, working_directory, WORKDIR_LABEL,
+};

@@ -34,8 +34,15 @@ pub fn working_directory(messages: &[Message]) -> Option<String> {
                 }
                 absolute += 1;
                 let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-                // Every proper ancestor directory of the path, two components deep or more.
-                for depth in 2..parts.len() {
+                // Every proper ancestor directory of the path, two components deep or more,
+                // and the path itself when it names a directory (`cd /w`: no extension).
+                let is_dir = parts.last().is_some_and(|last| !last.contains('.'));
+                let deepest = if is_dir {
+                    parts.len()
+                } else {
+                    parts.len().saturating_sub(1)
+                };
+                for depth in 2..=deepest {
                     let dir = format!("/{}", parts.get(..depth).unwrap_or_default().join("/"));
                     *under.entry(dir).or_default() += 1;
                 }
@@ -60,6 +67,70 @@ pub fn relative_to(path: &str, workdir: Option<&str>) -> String {
         .and_then(|rest| rest.strip_prefix('/'))
         .filter(|rest| !rest.is_empty())
         .map_or_else(|| path.to_owned(), str::to_owned)
+}
+
+/// How a summary states the directory its relative paths are under (one line, the directory
+/// in backticks): [`declared_working_directory`] reads it back, so a path a summary writes
+/// relative still counts as held (pinned facts, the needed-next measure) and the next summary
+/// keeps the same base.
+pub const WORKDIR_LABEL: &str = "Working directory: `";
+
+/// The line that states `dir` as the summary's working directory.
+pub(crate) fn workdir_line(dir: &str) -> String {
+    format!("{WORKDIR_LABEL}{dir}` (the paths below are relative to it)")
+}
+
+/// The working directory `summary` states on a line of its own, if any.
+///
+/// ```
+/// use ctxkit_core::compaction::declared_working_directory;
+/// let summary = "## Files\nWorking directory: `/home/ada/app` (the paths below are relative to it)\n- `lib/a.ex`: read";
+/// assert_eq!(declared_working_directory(summary), Some("/home/ada/app"));
+/// assert_eq!(declared_working_directory("- Working directory: `/x`"), None);
+/// ```
+pub fn declared_working_directory(summary: &str) -> Option<&str> {
+    summary
+        .lines()
+        .find_map(|line| line.strip_prefix(WORKDIR_LABEL))
+        .and_then(|rest| rest.split('`').next())
+        .filter(|dir| dir.starts_with('/') && dir.len() > 1 && !dir.ends_with('/'))
+}
+
+/// `text` with every absolute path under `workdir` written relative to it
+/// (`cat /w/src/a.rs` → `cat src/a.rs`; `/w/` alone → `./`), and a leading `cd /w && ` (or
+/// `;`) dropped: what a summary writes, so no path under the working directory is spelled out
+/// in full. A `/w` that is a suffix of a longer path (`/x/w/a`) is left alone.
+pub fn relativize_text(text: &str, workdir: Option<&str>) -> String {
+    let Some(dir) = workdir.filter(|dir| dir.len() > 1) else {
+        return text.to_owned();
+    };
+    let mut text = text;
+    for separator in [" && ", "; ", " ; "] {
+        let cd = format!("cd {dir}{separator}");
+        if let Some(rest) = text.strip_prefix(cd.as_str()) {
+            text = rest;
+            break;
+        }
+    }
+    let prefix = format!("{dir}/");
+    let path_char =
+        |c: char| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '~' | '@' | '+');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix.as_str()) {
+        let before = rest.get(..at).unwrap_or_default();
+        let after = rest.get(at + prefix.len()..).unwrap_or_default();
+        out.push_str(before);
+        if before.chars().next_back().is_some_and(path_char) {
+            // Inside a longer path: not under the working directory.
+            out.push_str(&prefix);
+        } else if !after.starts_with(path_char) {
+            out.push_str("./");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -101,5 +172,25 @@ mod tests {
             "/home/u/proj"
         );
         assert_eq!(relative_to("a.rs", None), "a.rs");
+    }
+
+    #[test]
+    fn text_is_written_relative_to_the_working_directory() {
+        let dir = Some("/home/u/proj");
+        assert_eq!(
+            relativize_text(
+                "cd /home/u/proj && cat /home/u/proj/src/a.rs /home/u/proj/",
+                dir
+            ),
+            "cat src/a.rs ./"
+        );
+        assert_eq!(
+            relativize_text(
+                "see `/home/u/proj/b.md`, /x/home/u/proj/c.md and /home/u/projx/d",
+                dir
+            ),
+            "see `b.md`, /x/home/u/proj/c.md and /home/u/projx/d"
+        );
+        assert_eq!(relativize_text("/home/u/proj/a", None), "/home/u/proj/a");
     }
 }

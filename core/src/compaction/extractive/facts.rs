@@ -7,6 +7,7 @@ use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
     is_request, key_argument, paths_in_text, telling_line,
 };
+use super::state::is_state_call;
 use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::model::{Message, Role};
 
@@ -32,6 +33,8 @@ struct CallRecord {
     tool: String,
     key_argument: String,
     outcome: Option<Outcome>,
+    /// Listed under Files or Commands instead of Progress.
+    in_state: bool,
 }
 
 struct Outcome {
@@ -80,6 +83,7 @@ impl Facts {
                             tool: call.name.clone(),
                             key_argument: key_argument(&call.arguments),
                             outcome: None,
+                            in_state: is_state_call(&call.name, &call.arguments),
                         });
                     }
                 }
@@ -92,7 +96,13 @@ impl Facts {
                     };
                     let outcome = Outcome {
                         failed: message.is_error,
-                        first_line: telling.clone().unwrap_or_else(|| first_line(&text)),
+                        // A failure without a telling line is said to have failed, no more
+                        // (never its exit status alone).
+                        first_line: match (&telling, message.is_error) {
+                            (Some(line), _) => line.clone(),
+                            (None, true) => String::new(),
+                            (None, false) => first_line(&text),
+                        },
                         error: telling.clone(),
                     };
                     if let Some(line) = telling {
@@ -130,7 +140,8 @@ impl Facts {
         facts
     }
 
-    /// The count line (calls per tool) and the most recent calls, one line each.
+    /// The count line (calls per tool) and the most recent calls that Files and Commands do
+    /// not list (searches, fetches, sub-agents), one line each.
     pub(super) fn progress_text(&self, limits: &ExtractiveLimits) -> (String, String) {
         if self.calls.is_empty() {
             return (
@@ -164,17 +175,25 @@ impl Facts {
             n => format!("{n} tool calls"),
         };
         let mut count_line = format!("{calls} in this part: {}", counts.join(", "));
-        let recent = self
-            .calls
-            .get(self.calls.len().saturating_sub(limits.recent_calls)..)
+        let others: Vec<&CallRecord> = self.calls.iter().filter(|c| !c.in_state).collect();
+        let recent = others
+            .get(others.len().saturating_sub(limits.recent_calls)..)
             .unwrap_or_default();
-        if recent.len() < self.calls.len() {
-            count_line.push_str(&format!("; the most recent {}:", recent.len()));
+        if recent.len() < others.len() {
+            count_line.push_str(&format!(
+                "; the most recent {} besides files and commands:",
+                recent.len()
+            ));
         }
         let mut text = String::new();
         for call in recent {
             let outcome = match &call.outcome {
                 None => "no result".to_owned(),
+                Some(Outcome {
+                    failed: true,
+                    first_line,
+                    ..
+                }) if first_line.is_empty() => "failed".to_owned(),
                 Some(Outcome {
                     failed: true,
                     first_line,

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 mod facts;
 mod previous;
 pub(crate) mod signals;
+mod state;
 
 pub use signals::file_paths_in_arguments;
 pub(crate) use signals::{identifiers, paths_in_text};
@@ -25,10 +26,12 @@ pub(crate) use signals::{identifiers, paths_in_text};
 use facts::Facts;
 pub use previous::pinned_from_summary;
 use previous::{without_headings, PreviousSummary};
+use state::State;
 
 use crate::compaction::pinned::{
     cap_pinned, gather_pinned, is_previous_summary, FactKind, PinnedFact,
 };
+use crate::compaction::workdir::{relative_to, relativize_text, workdir_line, working_directory};
 use crate::model::{Message, Role};
 use crate::text::head_bytes;
 
@@ -76,6 +79,11 @@ pub const SECTIONS: [&str; 5] = [
     "Critical Context",
 ];
 
+/// The sections the extractive summary adds between Key Decisions and Next Steps: the
+/// session's state (each file once with what was done to it, each command once with its last
+/// outcome).
+pub const STATE_SECTIONS: [&str; 2] = ["Files", "Commands"];
+
 /// Summarizes `messages` (the ones a checkpoint will cover), merging `previous` (the summary of
 /// the checkpoint before, if any). The pinned facts are those of `messages` and those the
 /// previous summary's sections list (a checkpoint passes its own, kept as data, to
@@ -92,7 +100,7 @@ pub const SECTIONS: [&str; 5] = [
 /// ];
 /// let summary = extractive_summary(&messages, None, &ExtractiveLimits::default());
 /// assert!(summary.starts_with("## Goal\n- Fix the failing test in src/parser.rs"));
-/// assert!(summary.contains("bash `cargo test` → failed: error[E0308]: mismatched types"));
+/// assert!(summary.contains("## Commands\n- `cargo test` → failed: error[E0308]: mismatched types"));
 /// assert!(summary.contains("`src/parser.rs`"));
 /// ```
 pub fn extractive_summary(
@@ -169,10 +177,35 @@ pub fn extractive_summary_with(
             next_steps.push_str(&format!("\n- {step}"));
         }
     }
+    // The working directory the paths are written relative to: the previous summary's (so
+    // every summary of a session keeps one base), else the one the messages show.
+    // When the messages show a directory above the previous one (the first part of a session
+    // worked in one folder of the project), the summary moves up to it and the previous
+    // entries are rebased onto it.
+    let inferred = working_directory(messages);
+    let workdir = match (&earlier.workdir, inferred) {
+        (Some(before), Some(now)) if before.starts_with(&format!("{now}/")) => Some(now),
+        (Some(before), _) => Some(before.clone()),
+        (None, now) => now,
+    };
+    let workdir = workdir.as_deref();
+    let relative = |path: &str| relativize_text(&relative_to(path, workdir), workdir);
+    let mut state =
+        State::from_previous(earlier.file_entries.as_deref(), earlier.commands.as_deref());
+    if let Some(before) = earlier.workdir.as_deref().filter(|b| Some(*b) != workdir) {
+        state.rebase(before, workdir);
+    }
+    state.gather(messages, workdir);
+    // The working directory itself is held by the line that states it.
+    let paths: Vec<String> = of_kind(FactKind::Path)
+        .iter()
+        .map(|p| relative(p))
+        .filter(|p| Some(p.as_str()) != workdir)
+        .collect();
     let mut critical = String::new();
-    let paths = of_kind(FactKind::Path);
-    if !paths.is_empty() {
-        critical.push_str(&format!("Files: {}\n", backticked(&paths)));
+    let has_files = !state.files.is_empty() || !paths.is_empty();
+    if let (Some(dir), false) = (workdir, has_files) {
+        critical.push_str(&format!("{}\n", workdir_line(dir)));
     }
     let identifiers = of_kind(FactKind::Identifier);
     if !identifiers.is_empty() {
@@ -212,8 +245,28 @@ pub fn extractive_summary_with(
 
     // The narrative shares what the fixed part leaves. Earlier items come first and are the
     // first a cap drops, whole lines at a time.
-    let fixed = goal_section.len() + next_steps.len() + critical.len() + 120;
-    let room = limits.max_bytes.saturating_sub(fixed);
+    // The state sections come next: the pinned paths are fixed (bare when their entries do
+    // not fit), the entries share what the fixed part leaves with the narrative.
+    let pinned_paths_bytes: usize = paths.iter().map(|path| path.len() + 6).sum();
+    let fixed = goal_section.len() + next_steps.len() + critical.len() + pinned_paths_bytes + 200;
+    let left = limits.max_bytes.saturating_sub(fixed);
+    let mut files_section = state.files_section(
+        &paths,
+        pinned_paths_bytes + (limits.max_bytes / 4).min(left * 3 / 10),
+        |path| paths.iter().any(|p| p == path),
+    );
+    if let (Some(dir), true) = (workdir, has_files) {
+        files_section = format!("{}\n{files_section}", workdir_line(dir));
+    }
+    let commands_section = state.commands_section((limits.max_bytes / 5).min(left / 4));
+    let room = limits.max_bytes.saturating_sub(
+        goal_section.len()
+            + next_steps.len()
+            + critical.len()
+            + files_section.len()
+            + commands_section.len()
+            + 200,
+    );
     let (count_line, recent_calls) = facts.progress_text(limits);
     let mut progress_items = String::new();
     if let Some(before) = &earlier.progress {
@@ -228,7 +281,8 @@ pub fn extractive_summary_with(
         "{count_line}\n{}",
         cap_lines(
             &progress_items,
-            (room / 2).saturating_sub(count_line.len() + 1)
+            (room / 2).saturating_sub(count_line.len() + 1),
+            "calls"
         )
     );
     let mut decision_items = Vec::new();
@@ -238,10 +292,7 @@ pub fn extractive_summary_with(
     decision_items.extend(facts.decisions.iter().map(|d| format!("- {d}")));
     let mut seen = BTreeSet::new();
     decision_items.retain(|item| seen.insert(item.clone()));
-    let mut decisions = cap_lines(&decision_items.join("\n"), room / 5);
-    if decisions.trim().is_empty() {
-        decisions = "(none stated)".to_owned();
-    }
+    let decisions = cap_lines(&decision_items.join("\n"), room / 5, "decisions");
     // What else the messages mention, beyond the pinned facts.
     let unpinned = |items: &[String], cap: usize| -> Vec<String> {
         let mut rest: Vec<String> = items
@@ -253,7 +304,18 @@ pub fn extractive_summary_with(
         rest
     };
     let mut mentioned = String::new();
-    let other_files = unpinned(&facts.files, limits.files);
+    let listed: BTreeSet<&str> = state.files.iter().map(|f| f.path.as_str()).collect();
+    let mentioned_files: Vec<String> = facts
+        .files
+        .iter()
+        .map(|path| relative(path))
+        .filter(|path| {
+            !listed.contains(path.as_str())
+                && !paths.contains(path)
+                && Some(path.as_str()) != workdir
+        })
+        .collect();
+    let other_files = unpinned(&mentioned_files, limits.files);
     if !other_files.is_empty() {
         mentioned.push_str(&format!("Other files: {}\n", backticked(&other_files)));
     }
@@ -267,23 +329,25 @@ pub fn extractive_summary_with(
         ));
     }
     if !mentioned.is_empty() {
-        critical.push_str(&cap_lines(mentioned.trim_end(), room / 4));
+        critical.push_str(&cap_lines(mentioned.trim_end(), room / 4, "lines"));
     }
 
+    // Each section is within its share already (the narrative ones capped above).
     let sections = [
-        (goal_section, None),
-        (progress, Some(room / 2)),
-        (decisions, Some(room / 5)),
-        (next_steps, None),
-        (critical, None),
+        ("Goal", goal_section),
+        ("Progress", progress),
+        ("Key Decisions", decisions),
+        ("Files", files_section),
+        ("Commands", commands_section),
+        ("Next Steps", next_steps),
+        ("Critical Context", critical),
     ];
     let mut out = String::new();
     let mut written = BTreeSet::new();
-    for (name, (body, share)) in SECTIONS.iter().zip(sections) {
-        let body = match share {
-            Some(share) => cap_lines(body.trim_end(), share),
-            None => body.trim_end().to_owned(),
-        };
+    for (name, body) in sections {
+        let body = body.trim_end();
+        // No path under the working directory is written out in full.
+        let body = relativize_text(body, workdir);
         // A quoted line that markdown reads as a heading goes behind a list marker.
         let heading_like = body.lines().any(|line| line.trim_start().starts_with('#'));
         let body = if heading_like {
@@ -296,10 +360,27 @@ pub fn extractive_summary_with(
             .lines()
             .filter(|line| line.trim().is_empty() || written.insert(line.trim().to_owned()))
             .collect();
+        // A list label whose items all went (written before) goes too.
+        let body: Vec<&str> = body
+            .iter()
+            .enumerate()
+            .filter(|(at, line)| {
+                !LIST_LABELS.contains(*line)
+                    || body.get(at + 1).is_some_and(|next| next.starts_with("- "))
+            })
+            .map(|(_, line)| *line)
+            .collect();
+        // No label without content: a section with nothing to say is left out.
+        if body.iter().all(|line| line.trim().is_empty()) {
+            continue;
+        }
         out.push_str(&format!("## {name}\n{}\n\n", body.join("\n")));
     }
     out.trim_end().to_owned()
 }
+
+/// The labels of a list of items under them.
+const LIST_LABELS: [&str; 3] = ["Later requests:", "Errors (verbatim):", "Earlier summary:"];
 
 /// The list items (`- ` lines) of a previous section's body, without the counts, labels and
 /// cut notes that described its own part of the session.
@@ -312,8 +393,8 @@ fn list_items(body: &str) -> Vec<String> {
 }
 
 /// The last whole lines of `text` that fit in `max_bytes` (the oldest are dropped first),
-/// with a line saying how many were dropped: no line is cut inside.
-fn cap_lines(text: &str, max_bytes: usize) -> String {
+/// with a line saying how many `what` were dropped: no line is cut inside.
+fn cap_lines(text: &str, max_bytes: usize, what: &str) -> String {
     if text.len() <= max_bytes {
         return text.to_owned();
     }
@@ -329,7 +410,7 @@ fn cap_lines(text: &str, max_bytes: usize) -> String {
     }
     let dropped = lines.len() - kept;
     let tail = lines.get(dropped..).unwrap_or_default().join("\n");
-    format!("[{dropped} older lines cut; the log keeps them]\n{tail}")
+    format!("[{dropped} older {what} cut; the log keeps them]\n{tail}")
 }
 
 /// `text` as list items, one per non-empty line, each on one line and bounded: quoted text can
@@ -397,92 +478,4 @@ pub(crate) fn whole_words(text: &str, max_bytes: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::ToolCall;
-
-    #[test]
-    fn a_merge_keeps_earlier_files_goal_and_errors() {
-        let first = [
-            Message::user("Port the parser to Rust"),
-            Message::assistant(
-                "",
-                vec![ToolCall::new(
-                    "1",
-                    "read_file",
-                    r#"{"path":"old/parser.py"}"#,
-                )],
-            ),
-            Message::tool_result("1", "Traceback: boom", true),
-        ];
-        let limits = ExtractiveLimits::default();
-        let earlier = extractive_summary(&first, None, &limits);
-        let second = [
-            Message::user("now add tests"),
-            Message::assistant(
-                "I'll add tests in `parser_tests`.",
-                vec![ToolCall::new(
-                    "2",
-                    "write_file",
-                    r#"{"path":"src/parser.rs"}"#,
-                )],
-            ),
-            Message::tool_result("2", "ok", false),
-        ];
-        let merged = extractive_summary(&second, Some(&earlier), &limits);
-        assert!(
-            merged.starts_with(
-                "## Goal\n- Port the parser to Rust\nLater requests:\n- now add tests"
-            ),
-            "{merged}"
-        );
-        assert!(
-            merged.contains("Files: `old/parser.py`, `src/parser.rs`"),
-            "{merged}"
-        );
-        assert!(merged.contains("- Traceback: boom"), "{merged}");
-        // The assistant's identifier is mentioned, not pinned (only the user's are).
-        assert!(
-            merged.contains("Identifiers in use (most used first): `parser_tests`"),
-            "{merged}"
-        );
-        // Merged item by item: the earlier call is an item of Progress, not an `Earlier:` block.
-        assert!(!merged.contains("Earlier:"), "{merged}");
-        assert!(
-            merged.contains("- read_file `old/parser.py` → failed: Traceback: boom"),
-            "{merged}"
-        );
-        assert_eq!(
-            extractive_summary(&second, Some(&earlier), &limits),
-            merged,
-            "deterministic"
-        );
-    }
-
-    #[test]
-    fn output_is_bounded_for_huge_inputs() {
-        let limits = ExtractiveLimits {
-            max_bytes: 2_000,
-            ..ExtractiveLimits::default()
-        };
-        let huge: Vec<Message> = (0..500)
-            .flat_map(|i| {
-                [
-                    Message::user(format!("request {i} {}", "word ".repeat(100))),
-                    Message::assistant(
-                        "",
-                        vec![ToolCall::new(
-                            format!("c{i}"),
-                            "bash",
-                            format!(r#"{{"command":"cat dir{i}/file{i}.txt"}}"#),
-                        )],
-                    ),
-                    Message::tool_result(format!("c{i}"), "error: nope ".repeat(50), true),
-                ]
-            })
-            .collect();
-        let summary = extractive_summary(&huge, None, &limits);
-        assert!(summary.len() <= 2_000, "{}", summary.len());
-        assert!(extractive_summary(&[], None, &limits).contains("## Critical Context"));
-    }
-}
+mod tests;

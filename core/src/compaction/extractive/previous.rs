@@ -1,8 +1,9 @@
 //! Reading a previous summary back into its sections, so a new summary merges with it.
 
 use super::signals::{backticked_items, paths_in_text};
-use super::{one_line, SECTIONS};
+use super::{one_line, SECTIONS, STATE_SECTIONS};
 use crate::compaction::pinned::{FactKind, PinnedFact};
+use crate::compaction::workdir::declared_working_directory;
 
 /// The pinned facts heading, without its `## `.
 const PINNED_SECTION: &str = "Pinned facts";
@@ -14,6 +15,11 @@ pub(super) struct PreviousSummary {
     pub(super) progress: Option<String>,
     pub(super) decisions: Option<String>,
     pub(super) next_steps: Option<String>,
+    /// The `## Files` and `## Commands` bodies, merged entry by entry.
+    pub(super) file_entries: Option<String>,
+    pub(super) commands: Option<String>,
+    /// The working directory the summary's relative paths are under.
+    pub(super) workdir: Option<String>,
     pub(super) files: Vec<String>,
     pub(super) identifiers: Vec<String>,
     pub(super) errors: Vec<String>,
@@ -25,6 +31,7 @@ impl PreviousSummary {
     pub(super) fn parse(summary: &str) -> PreviousSummary {
         let mut parsed = PreviousSummary::default();
         let mut found = false;
+        parsed.workdir = declared_working_directory(summary).map(str::to_owned);
         for (heading, body) in sections(summary) {
             found = true;
             let body = body.trim();
@@ -38,10 +45,22 @@ impl PreviousSummary {
                 "Progress" => parsed.progress = non_empty,
                 "Key Decisions" => parsed.decisions = non_empty.filter(|d| d != "(none stated)"),
                 "Next Steps" => parsed.next_steps = non_empty,
+                "Files" => {
+                    // Each entry's path, as pinned facts read back.
+                    parsed.files.extend(
+                        body.lines()
+                            .filter_map(|line| line.strip_prefix("- `"))
+                            .filter_map(|rest| rest.split('`').next())
+                            .filter(|path| !path.is_empty())
+                            .map(str::to_owned),
+                    );
+                    parsed.file_entries = non_empty;
+                }
+                "Commands" => parsed.commands = non_empty,
                 "Critical Context" => {
                     for line in body.lines() {
                         if let Some(list) = line.strip_prefix("Files: ") {
-                            parsed.files = backticked_items(list);
+                            parsed.files.extend(backticked_items(list));
                         } else if let Some(list) = line.strip_prefix("Identifiers: ") {
                             parsed.identifiers = backticked_items(list);
                         } else if let Some(error) = line.strip_prefix("- ") {
@@ -52,6 +71,8 @@ impl PreviousSummary {
                     if parsed.files.is_empty() {
                         parsed.files = paths_in_text(body);
                     }
+                    let mut seen = std::collections::BTreeSet::new();
+                    parsed.files.retain(|path| seen.insert(path.clone()));
                 }
                 _ => {}
             }
@@ -82,17 +103,18 @@ pub(super) fn without_headings(text: &str) -> String {
 }
 
 /// `(heading, body)` for each line of a markdown text that is exactly `## ` and one of the
-/// headings ctxkit writes (the five sections and the pinned facts): any other line, such as a
+/// headings ctxkit writes (the five sections, Files, Commands and the pinned facts): any other line, such as a
 /// `## Goal` a user pasted inside a quoted request, is body text of the section around it.
 pub(super) fn sections(text: &str) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
     let mut current: Option<(&str, usize)> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        let heading = line
-            .strip_prefix("## ")
-            .map(str::trim)
-            .filter(|heading| SECTIONS.contains(heading) || *heading == PINNED_SECTION);
+        let heading = line.strip_prefix("## ").map(str::trim).filter(|heading| {
+            SECTIONS.contains(heading)
+                || STATE_SECTIONS.contains(heading)
+                || *heading == PINNED_SECTION
+        });
         if let Some(heading) = heading {
             if let Some((name, start)) = current.take() {
                 out.push((name, text.get(start..offset).unwrap_or_default()));

@@ -2,7 +2,7 @@
 //! says what a call did, which output lines are errors, which sentences state a decision.
 //! Each is a small pure function over text, tested on real shapes from the corpus.
 
-use super::one_line;
+use super::{one_line, whole_words};
 
 /// File paths named in a tool call's JSON arguments: string values under keys that name a
 /// file or path (`file_path`, `path`, `filePath`, `notebook_path`, `filename`, `paths`...),
@@ -200,6 +200,22 @@ fn has_file_line(line: &str) -> bool {
             && !number.is_empty()
             && number.chars().all(|c| c.is_ascii_digit())
     })
+}
+
+/// A command on one line: its first line (with how many more it has), cut past 200 bytes at
+/// a sentence or word boundary and marked ` […]`.
+pub(super) fn one_line_command(command: &str) -> String {
+    let mut lines = command
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty());
+    let mut line = whole_words(lines.next().unwrap_or_default(), 200);
+    match lines.count() {
+        0 => {}
+        1 => line.push_str(" [+1 more line]"),
+        more => line.push_str(&format!(" [+{more} more lines]")),
+    }
+    line
 }
 
 pub(crate) fn first_line(text: &str) -> String {

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use facts::{call_facts, entry_facts};
 
 use crate::compaction::pinned::is_previous_summary;
-use crate::compaction::workdir::working_directory;
+use crate::compaction::workdir::{declared_working_directory, relative_to, working_directory};
 use crate::compaction::Checkpoint;
 use crate::model::{Entry, Role};
 
@@ -211,17 +211,26 @@ fn grade(
 }
 
 /// Whether `text` holds `fact`: verbatim, or for a path (written relative to the working
-/// directory when under it) also in its absolute form.
+/// directory when under it) also in its absolute form, or relative to the working directory
+/// the summary itself states (which may be deeper than the one the whole log shows).
 fn holds(text: &str, (kind, fact): &(NeededKind, String), workdir: Option<&str>) -> bool {
     if text.contains(fact.as_str()) {
         return true;
     }
-    match (kind, workdir) {
-        (NeededKind::Path, Some(dir)) if !fact.starts_with('/') => {
-            text.contains(&format!("{dir}/{fact}"))
-        }
-        _ => false,
+    if *kind != NeededKind::Path {
+        return false;
     }
+    let absolute = match workdir {
+        Some(dir) if !fact.starts_with('/') => format!("{dir}/{fact}"),
+        _ => fact.clone(),
+    };
+    if text.contains(absolute.as_str()) {
+        return true;
+    }
+    declared_working_directory(text).is_some_and(|declared| {
+        let relative = relative_to(&absolute, Some(declared));
+        relative != absolute && text.contains(relative.as_str())
+    })
 }
 
 #[cfg(test)]

@@ -145,9 +145,18 @@ fn request_line(text: &str) -> String {
     if line.len() <= REQUEST_MAX_BYTES {
         return line;
     }
-    let head = head_bytes(&line, REQUEST_MAX_BYTES * 2 / 3).trim_end();
-    let tail = tail_bytes(&line, REQUEST_MAX_BYTES / 4).trim_start();
-    format!("{head} … {tail}")
+    // Cut at spaces, so neither part starts or ends inside a word.
+    let head = head_bytes(&line, REQUEST_MAX_BYTES * 2 / 3);
+    let head = match head.rfind(' ') {
+        Some(space) if space >= head.len() / 2 => head.get(..space).unwrap_or(head),
+        _ => head,
+    };
+    let tail = tail_bytes(&line, REQUEST_MAX_BYTES / 4);
+    let tail = match tail.find(' ') {
+        Some(space) if space <= tail.len() / 2 => tail.get(space + 1..).unwrap_or(tail),
+        _ => tail,
+    };
+    format!("{} … {}", head.trim_end(), tail.trim_start())
 }
 
 /// The paths a call reads, writes or edits: string values under keys that name a file or a

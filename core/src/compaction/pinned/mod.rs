@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::compaction::extractive::pinned_from_summary;
 pub use gather::{gather_pinned, is_previous_summary};
 pub use report::{checkpoint_fidelity, CheckpointFidelity, KindFidelity};
-pub use section::{missing_pinned, pinned_section, PINNED_HEADING};
+pub use section::{missing_pinned, pinned_section, summary_holds, PINNED_HEADING};
 
 /// What kind of fact is pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

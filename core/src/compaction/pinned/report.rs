@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{gather_pinned, FactKind, PinnedFact};
+use super::{gather_pinned, summary_holds, FactKind, PinnedFact};
 use crate::compaction::extractive::pinned_from_summary;
 use crate::compaction::{Checkpoint, SummaryMethod};
 use crate::model::Entry;
@@ -79,7 +79,7 @@ pub fn checkpoint_fidelity(
             let mut counts = KindFidelity::default();
             for fact in expected.iter().filter(|fact| fact.kind == kind) {
                 counts.expected += 1;
-                if shown.contains(fact.text.as_str()) {
+                if summary_holds(&shown, &fact.text) {
                     counts.kept += 1;
                 } else {
                     counts.dropped += 1;

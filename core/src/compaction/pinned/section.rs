@@ -1,6 +1,7 @@
 //! Checking a summary against its pinned facts, and writing the ones it lacks.
 
 use super::{FactKind, PinnedFact};
+use crate::compaction::workdir::{declared_working_directory, relativize_text};
 
 /// The heading of the section that lists the pinned facts a summary lacked.
 pub const PINNED_HEADING: &str = "## Pinned facts";
@@ -9,8 +10,26 @@ pub const PINNED_HEADING: &str = "## Pinned facts";
 pub fn missing_pinned<'f>(summary: &str, facts: &'f [PinnedFact]) -> Vec<&'f PinnedFact> {
     facts
         .iter()
-        .filter(|fact| !summary.contains(fact.text.as_str()))
+        .filter(|fact| !summary_holds(summary, &fact.text))
         .collect()
+}
+
+/// Whether `summary` holds `text` verbatim, or with its paths under the working directory the
+/// summary states written relative to it (how the extractive summary writes every path).
+///
+/// ```
+/// use ctxkit_core::compaction::pinned::summary_holds;
+/// let summary = "Working directory: `/w` (the paths below are relative to it)\n- `src/a.rs`: read";
+/// assert!(summary_holds(summary, "/w/src/a.rs"));
+/// assert!(!summary_holds(summary, "/x/src/a.rs"));
+/// assert!(!summary_holds("- `src/a.rs`: read", "/w/src/a.rs"));
+/// ```
+pub fn summary_holds(summary: &str, text: &str) -> bool {
+    summary.contains(text)
+        || declared_working_directory(summary).is_some_and(|dir| {
+            let relative = relativize_text(text, Some(dir));
+            relative != text && summary.contains(relative.as_str())
+        })
 }
 
 /// A `## Pinned facts` section listing `facts`, one per line (`- path: src/main.rs`), or an
