@@ -183,6 +183,11 @@ pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
         replayed.views.len(),
         requests.len(),
     );
+    if replayed.views.is_empty() {
+        return text(format!(
+            "{head}no checkpoint: the transcript fits the window, so there is nothing to probe\n"
+        ));
+    }
     text(format!(
         "{head}{}",
         table.render(&run.strategies, &requests)
