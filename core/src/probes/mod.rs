@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use grade::{grade, normalize};
-pub use views::sliding_window;
+pub use views::{sliding_window, tools_as_text};
 
 use crate::compaction::working_directory;
 use crate::compaction::Checkpoint;

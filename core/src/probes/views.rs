@@ -34,3 +34,44 @@ pub fn sliding_window(entries: &[Entry], through: u64, room: u64) -> Vec<Message
         .map(|entry| entry.message.clone())
         .collect()
 }
+
+/// `messages` for a server that takes no tool calls (a small local model's chat template):
+/// each call written into its assistant message as a `[tool call NAME ARGUMENTS]` line, and
+/// each result as a user message `[tool result]` then its text. Other messages are kept, as
+/// their text.
+///
+/// ```
+/// use ctxkit_core::probes::tools_as_text;
+/// use ctxkit_core::{Message, Role, ToolCall};
+/// let flat = tools_as_text(&[
+///     Message::assistant("Reading.", vec![ToolCall::new("c1", "Read", r#"{"path":"a.rs"}"#)]),
+///     Message::tool_result("c1", "fn main() {}", false),
+/// ]);
+/// assert_eq!(flat[0].text_content(), "Reading.\n[tool call Read {\"path\":\"a.rs\"}]");
+/// assert_eq!((flat[1].role, flat[1].text_content().as_ref()), (Role::User, "[tool result]\nfn main() {}"));
+/// ```
+pub fn tools_as_text(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|message| {
+            let text = message.text_content();
+            match message.role {
+                Role::Tool => Message::user(format!("[tool result]\n{text}")),
+                Role::Assistant => {
+                    let mut lines: Vec<String> = Vec::new();
+                    if !text.trim().is_empty() {
+                        lines.push(text.into_owned());
+                    }
+                    lines.extend(
+                        message
+                            .tool_calls
+                            .iter()
+                            .map(|call| format!("[tool call {} {}]", call.name, call.arguments)),
+                    );
+                    Message::assistant(lines.join("\n"), Vec::new())
+                }
+                role => Message::text(role, text.into_owned()),
+            }
+        })
+        .collect()
+}

@@ -97,6 +97,10 @@ pub struct ProbeArgs {
     /// The model's context window in tokens, when known: a view above it is not sent.
     #[arg(long)]
     pub model_window: Option<u64>,
+    /// Send tool calls and results as text, for a server that takes no tools (a small local
+    /// model's chat template, such as scripts/llm-server.sh's).
+    #[arg(long)]
+    pub tools_as_text: bool,
     /// The seed of the first sample (the next samples count up from it).
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
@@ -155,6 +159,7 @@ pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
         seed: args.seed,
         model_window: args.model_window,
         max_request_bytes: args.max_request_bytes,
+        tools_as_text: args.tools_as_text,
     };
     let json = args.json;
     let mut printed: Result<(), Failure> = Ok(());

@@ -10,7 +10,9 @@
 //! (a refusal, a timeout, junk, a context too long) is that request's outcome; the run goes
 //! on. The decisions (the probes, the grading, the sliding window) are the core's.
 
-use ctxkit_core::probes::{grade, session_probes, sliding_window, CheckpointProbes, Probe};
+use ctxkit_core::probes::{
+    grade, session_probes, sliding_window, tools_as_text, CheckpointProbes, Probe,
+};
 use ctxkit_core::tokens::{estimate_messages, ModelFamily};
 use ctxkit_core::{Message, Role};
 
@@ -239,6 +241,9 @@ pub struct ProbeRun {
     pub model_window: Option<u64>,
     /// The largest request body sent, in bytes.
     pub max_request_bytes: usize,
+    /// Tool calls and results written as text (the core's `tools_as_text`), for a server
+    /// that takes no tools.
+    pub tools_as_text: bool,
 }
 
 /// The instruction after each question.
@@ -299,7 +304,10 @@ pub fn ask_probes(
             continue;
         };
         for &strategy in &run.strategies {
-            let messages = probe_messages(session, view, strategy, probe);
+            let mut messages = probe_messages(session, view, strategy, probe);
+            if run.tools_as_text {
+                messages = tools_as_text(&messages);
+            }
             for sample in 0..run.samples {
                 let outcome = outcome(session, run, &messages, probe, sample, &mut ask);
                 let request = ProbeRequest {
