@@ -500,7 +500,7 @@ fn cli_probe_with_the_local_model(server: &LocalServer) {
             "--timeout",
             "120",
         ])
-        .arg("--json")
+        .args(["--tools-as-text", "--json"])
         .arg(&transcript)
         .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url))
         .env("CTXKIT_MODEL", MODEL)
