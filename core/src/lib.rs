@@ -43,6 +43,11 @@
 //! go ([`cost::place_breakpoints`]), a cache simulator, and a report that replays a transcript
 //! under the strategies users pick and bills each ([`cost::compare_strategies`]).
 //!
+//! **Probes** ([`probes`]): questions with known answers made from the log per checkpoint
+//! (recall, artifact, continuation, decision, needed next), graded by a string check
+//! ([`probes::grade`]), so what a model still knows after a compaction is measured without a
+//! judge model (`ctxkit probe`).
+//!
 //! **Helpers**: [`text`] (UTF-8-safe cutting, fences, bounded transcripts, fingerprints).
 //!
 //! ```
@@ -95,6 +100,7 @@ pub mod prompt;
 pub mod recall;
 
 pub mod cost;
+pub mod probes;
 
 pub mod text;
 pub mod turn;

@@ -6,7 +6,10 @@
 //! said; the model's answer either became the `llm` checkpoint or was refused (or the call
 //! failed) with a warning that names the reason, and the extractive summary stood in; the view
 //! is valid for both providers; extracted memories are stored as `extracted`. Then
-//! `ctxkit replay --summarizer openai` runs against the same server.
+//! `ctxkit replay --summarizer openai` runs against the same server, and `ctxkit probe` asks it
+//! probe questions over a corpus session's compacted views: the mechanism and the grading are
+//! asserted (every request answered, failed with a named kind, or skipped for the model's
+//! window; every verdict the core's grade of the answer), never the score.
 //!
 //! Where the pieces are: `CTXKIT_LLM_SERVER` (server.mjs) and `CTXKIT_LLM_MODEL` (the GGUF), as
 //! scripts/llm-server.sh exports them (defaults: where that script installs them). Missing
@@ -475,6 +478,105 @@ fn cli_replay_with_the_local_model(server: &LocalServer) {
     }
 }
 
+/// `ctxkit probe` against the server, bounded: 2 probes over ctxkit's view and the sliding
+/// window of a corpus
+/// session replayed at a 6,000-token window (so ctxkit's view fits the model's 8,192), tool
+/// calls and results sent as text (the server's chat template takes no tools).
+fn cli_probe_with_the_local_model(server: &LocalServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = common::corpus_dir()
+        .join("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    let before = server.requests().len();
+    let started = Instant::now();
+    let output = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["probe", "--window", "6000", "--max-probes", "2"])
+        .args(["--strategy", "ctxkit,sliding-window"])
+        .args([
+            "--max-tokens",
+            "32",
+            "--model-window",
+            "8192",
+            "--timeout",
+            "120",
+        ])
+        .args(["--tools-as-text", "--json"])
+        .arg(&transcript)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url))
+        .env("CTXKIT_MODEL", MODEL)
+        .output()
+        .unwrap();
+    note!("local_llm: ctxkit probe {:?}", started.elapsed());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut rows: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let totals = rows.pop().unwrap();
+    assert_eq!(totals["probes"], 2, "{totals}");
+    assert_eq!(rows.len(), 4, "2 probes over 2 views: {stdout}");
+    let mut sent = 0;
+    let mut answered = 0;
+    for row in &rows {
+        let outcome = &row["outcome"];
+        match outcome["status"].as_str().unwrap() {
+            "answered" => {
+                sent += 1;
+                answered += 1;
+                let key = ctxkit::core::probes::AnswerKey {
+                    all_of: serde_json::from_value(row["key"].clone()).unwrap(),
+                };
+                let answer = outcome["answer"].as_str().unwrap();
+                assert_eq!(
+                    outcome["held"],
+                    ctxkit::core::probes::grade(answer, &key),
+                    "{row}"
+                );
+            }
+            "error" => {
+                sent += 1;
+                let kind = outcome["error"].as_str().unwrap();
+                assert!(
+                    ["refused", "timeout", "junk", "context_too_long"].contains(&kind),
+                    "{row}"
+                );
+            }
+            "skipped" => {
+                assert!(
+                    outcome["reason"]
+                        .as_str()
+                        .unwrap()
+                        .contains("over the model's window"),
+                    "{row}"
+                );
+            }
+            other => panic!("{other}: {row}"),
+        }
+        note!(
+            "local_llm: probe {}/{} over {}: {}",
+            row["kind"],
+            row["source"],
+            row["strategy"],
+            outcome
+        );
+    }
+    assert!(answered > 0, "the model answered some probe: {stdout}");
+    let requests = &server.requests_when(before + sent)[before..];
+    assert_eq!(requests.len(), sent, "{requests:?}");
+    for request in requests {
+        assert_eq!(request["model"], MODEL, "{request}");
+        if request["status"] == 200 {
+            assert_eq!(request["temperature"], 0, "{request}");
+        }
+    }
+}
+
 #[test]
 fn the_openai_summarizer_against_a_real_local_model() {
     let started = Instant::now();
@@ -484,6 +586,7 @@ fn the_openai_summarizer_against_a_real_local_model() {
     note!("local_llm: server started in {:?}", server.started_in);
     engine_turn_with_the_local_model(&server);
     cli_replay_with_the_local_model(&server);
+    cli_probe_with_the_local_model(&server);
     for request in server.requests() {
         note!(
             "local_llm: request {} ms, {} prompt + {} completion tokens ({})",

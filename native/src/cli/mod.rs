@@ -20,6 +20,7 @@ mod history;
 mod input;
 mod memory;
 mod output;
+mod probe;
 mod replay;
 mod replay_report;
 mod report;
@@ -72,6 +73,10 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Replay a transcript and report what each checkpoint kept of the pinned facts.
     Fidelity(fidelity::FidelityArgs),
+    /// Replay a transcript and ask a model probe questions with known answers after each
+    /// compaction: the share it answers, per kind, over ctxkit's view, the full log and a
+    /// sliding window.
+    Probe(probe::ProbeArgs),
     /// Replay a transcript under several context strategies and report what each would cost.
     Cost(cost::CostArgs),
     /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
@@ -129,6 +134,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Replay(args) => replay::run(&places, args),
         Command::Fidelity(args) => fidelity::run(&places, args),
+        Command::Probe(args) => probe::run(&places, args),
         Command::Cost(args) => cost::run(args),
         Command::Import(args) => sessions::import(&places, args),
         Command::View(args) => sessions::view(&places, args),

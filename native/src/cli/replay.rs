@@ -211,7 +211,8 @@ pub(super) fn remove_offloads(scratch: &Engine, session: &str, made_folder: Opti
 }
 
 impl SummarizerArg {
-    fn as_str(self) -> &'static str {
+    /// Its name on the command line.
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             SummarizerArg::Extractive => "extractive",
             SummarizerArg::Openai => "openai",

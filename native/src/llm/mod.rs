@@ -20,7 +20,7 @@ mod openai;
 use std::time::Duration;
 
 pub use anthropic::AnthropicMessages;
-pub use openai::OpenAiChat;
+pub use openai::{OpenAiChat, Sampling};
 
 /// What went wrong calling an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

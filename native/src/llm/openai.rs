@@ -2,8 +2,9 @@
 //! user message; the answer is `choices[0].message.content`.
 //!
 //! Works with OpenAI, vLLM, llama.cpp's server and Ollama (`http://localhost:11434/v1`): only
-//! the fields every one of them accepts are sent (`model`, `messages`, `max_tokens`). The
-//! API key, when there is one, goes in `Authorization: Bearer`.
+//! the fields every one of them accepts are sent (`model`, `messages`, `max_tokens`; a probe's
+//! [`OpenAiChat::chat`] adds `temperature` and `seed`, which they take too). The API key, when
+//! there is one, goes in `Authorization: Bearer`.
 
 use serde_json::{json, Value};
 use ureq::Agent;
@@ -35,6 +36,51 @@ impl OpenAiChat {
     }
 }
 
+/// How a probe's answer is sampled: the same request gives the same answer where the server
+/// honours them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// `temperature` (0: greedy).
+    pub temperature: f64,
+    /// `seed`.
+    pub seed: u64,
+}
+
+impl OpenAiChat {
+    /// The model's answer to `messages` (a whole conversation, sent as it is) with at most
+    /// `max_tokens` output tokens, sampled as `sampling` says.
+    pub fn chat(
+        &self,
+        messages: &[ctxkit_core::Message],
+        max_tokens: u64,
+        sampling: Sampling,
+    ) -> Result<String, SummarizerError> {
+        let body = json!({
+            "model": self.endpoint.model,
+            "messages": ctxkit_core::to_openai(messages),
+            "max_tokens": max_tokens,
+            "temperature": sampling.temperature,
+            "seed": sampling.seed,
+        });
+        self.post(&body)
+    }
+
+    fn post(&self, body: &Value) -> Result<String, SummarizerError> {
+        let authorization = self
+            .endpoint
+            .api_key
+            .as_ref()
+            .map(|key| format!("Bearer {key}"));
+        let headers: Vec<(&str, &str)> = authorization
+            .as_deref()
+            .map(|value| ("authorization", value))
+            .into_iter()
+            .collect();
+        let response = post_json(&self.agent, &self.url, &headers, body, &self.endpoint.http)?;
+        answer_text(&self.url, &response)
+    }
+}
+
 impl Llm for OpenAiChat {
     fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError> {
         let messages = if request.messages.is_empty() {
@@ -52,18 +98,7 @@ impl Llm for OpenAiChat {
             "messages": messages,
             "max_tokens": request.max_tokens,
         });
-        let authorization = self
-            .endpoint
-            .api_key
-            .as_ref()
-            .map(|key| format!("Bearer {key}"));
-        let headers: Vec<(&str, &str)> = authorization
-            .as_deref()
-            .map(|value| ("authorization", value))
-            .into_iter()
-            .collect();
-        let response = post_json(&self.agent, &self.url, &headers, &body, &self.endpoint.http)?;
-        answer_text(&self.url, &response)
+        self.post(&body)
     }
 
     fn describe(&self) -> String {

@@ -9,8 +9,11 @@
 //! - [`steps`]: a conversation split into the steps an agent loop would take.
 //! - [`fidelity`]: what each checkpoint kept of the pinned facts and of what the agent went on
 //!   to need (the `ctxkit fidelity` report).
+//! - [`probe`]: the views of each compaction and the core's probes asked over them, graded by
+//!   their keys (the `ctxkit probe` run).
 
 pub mod fidelity;
+pub mod probe;
 pub mod steps;
 
 pub use fidelity::{measure_fidelity, FidelityReport};

@@ -100,7 +100,7 @@ fn is_number_like(word: &str) -> bool {
 
 /// The argument that says what a call did: a command, a path, a pattern, a query, a URL, else
 /// the first string value.
-pub(super) fn key_argument(arguments: &str) -> String {
+pub(crate) fn key_argument(arguments: &str) -> String {
     const KEYS: [&str; 12] = [
         "command",
         "cmd",
@@ -246,7 +246,7 @@ pub(crate) fn is_request(text: &str) -> bool {
 
 /// Sentences in which the assistant states a choice or a finding (a reason, an alternative
 /// rejected, a root cause), not narration of its next action ("Let me read the file").
-pub(super) fn decision_sentences(text: &str) -> Vec<String> {
+pub(crate) fn decision_sentences(text: &str) -> Vec<String> {
     const MARKERS: [&str; 19] = [
         "instead",
         "because",
@@ -284,7 +284,7 @@ pub(super) fn decision_sentences(text: &str) -> Vec<String> {
 
 /// The whole sentences of `text`: split at line ends and at `.`, `!` or `?` followed by a
 /// space (not inside `main.rs` or `v1.2`), without their closing stop.
-fn sentences(text: &str) -> Vec<&str> {
+pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for line in text.lines() {
         let mut start = 0;

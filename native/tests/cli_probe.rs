@@ -1,0 +1,241 @@
+//! `ctxkit probe` against fake OpenAI-compatible servers on loopback: one that answers from
+//! the log (it echoes the conversation it was sent, so whatever the view holds it "knows"),
+//! where the full log, the ceiling, must hold 100% of the keys; and bad ones (an error status,
+//! junk, a refusal, a context too long, a stall), each reported with its probe while the run
+//! goes on. The real local model is `local_llm.rs`'s.
+
+mod common;
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use common::{corpus_dir, openai_answer, LoopbackServer, Received, Reply};
+use ctxkit::core::probes::{grade, AnswerKey, KeyItem};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
+
+const CLAUDE_CODE: &str = "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl";
+
+/// Everything the request's conversation says but its last message (the question): texts and
+/// tool calls, as a model that read it all would repeat it.
+fn echo_of_the_log(request: &Received) -> String {
+    let body: Value = serde_json::from_str(&request.body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let mut said = Vec::new();
+    for message in &messages[..messages.len() - 1] {
+        match &message["content"] {
+            Value::String(text) => said.push(text.clone()),
+            Value::Array(parts) => said.extend(
+                parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str().map(str::to_owned)),
+            ),
+            _ => {}
+        }
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            said.push(format!(
+                "{} {}",
+                call["function"]["name"].as_str().unwrap_or_default(),
+                call["function"]["arguments"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    said.join("\n")
+}
+
+fn probe(server: &LoopbackServer, file: &str, args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new(BIN)
+        .current_dir(dir.path())
+        .arg("probe")
+        .arg(corpus_dir().join(file))
+        .args(args)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url))
+        .env("CTXKIT_MODEL", "fake")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// The JSON rows of a successful run: the requests, then the totals.
+fn rows(output: &Output) -> (Vec<Value>, Value) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut rows: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let totals = rows.pop().unwrap();
+    (rows, totals)
+}
+
+fn key_of(row: &Value) -> AnswerKey {
+    AnswerKey {
+        all_of: serde_json::from_value::<Vec<KeyItem>>(row["key"].clone()).unwrap(),
+    }
+}
+
+#[test]
+fn a_server_that_answers_from_the_log_holds_every_key_over_the_full_log() {
+    let server =
+        LoopbackServer::start(|request, _| Reply::ok(openai_answer(&echo_of_the_log(request))));
+    let output = probe(&server, CLAUDE_CODE, &["--max-probes", "10", "--json"]);
+    let (rows, totals) = rows(&output);
+    assert_eq!(rows.len(), 30, "10 probes over 3 views");
+    let kinds: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert!(kinds.len() >= 4, "spread over kinds: {kinds:?}");
+    for row in &rows {
+        assert_eq!(row["outcome"]["status"], "answered", "{row}");
+        // The answer graded again by the core gives the same verdict.
+        let answer = row["outcome"]["answer"].as_str().unwrap();
+        assert_eq!(row["outcome"]["held"], grade(answer, &key_of(row)), "{row}");
+        if row["strategy"] == "full" {
+            assert_eq!(row["outcome"]["held"], true, "the ceiling: {row}");
+        }
+    }
+    let mut full = (0, 0);
+    for counts in totals["kinds"].as_object().unwrap().values() {
+        full.0 += counts["full"]["asked"].as_u64().unwrap();
+        full.1 += counts["full"]["held"].as_u64().unwrap();
+    }
+    assert_eq!(full, (10, 10), "{totals}");
+    // The sliding window (the floor) misses what fell out of it.
+    let floor_missed = rows
+        .iter()
+        .filter(|r| r["strategy"] == "sliding-window" && r["outcome"]["held"] == false)
+        .count();
+    assert!(floor_missed > 0);
+
+    // What was sent: the view, then the question as a user message, greedy with a seed.
+    let received = server.received();
+    assert_eq!(received.len(), 30);
+    for (request, row) in received.iter().zip(&rows) {
+        assert_eq!(request.path, "/v1/chat/completions");
+        let body: Value = serde_json::from_str(&request.body).unwrap();
+        assert_eq!(body["model"], "fake");
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["seed"], 7);
+        assert_eq!(body["max_tokens"], 128);
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["role"], "system");
+        let last = messages.last().unwrap();
+        assert_eq!(last["role"], "user");
+        assert!(last["content"]
+            .as_str()
+            .unwrap()
+            .starts_with(row["question"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn bad_servers_are_reported_per_probe_and_the_run_goes_on() {
+    let server = LoopbackServer::start(|request, index| {
+        match index {
+        0 => Reply::status(500, r#"{"error":"boom"}"#),
+        1 => Reply::ok("this is not json"),
+        2 => Reply::ok(
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": null, "refusal": "I can't help with that"}}]})
+                .to_string(),
+        ),
+        3 => Reply::status(
+            400,
+            r#"{"error":{"message":"the prompt is 9000 tokens; it does not fit the context of 8192 tokens","code":"context_length_exceeded"}}"#,
+        ),
+        4 => Reply::Stall(Duration::from_secs(4)),
+        _ => Reply::ok(openai_answer(&echo_of_the_log(request))),
+    }
+    });
+    let output = probe(
+        &server,
+        CLAUDE_CODE,
+        &[
+            "--strategy",
+            "full",
+            "--max-probes",
+            "6",
+            "--timeout",
+            "1",
+            "--json",
+        ],
+    );
+    let (rows, _) = rows(&output);
+    assert_eq!(rows.len(), 6);
+    let outcomes: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let outcome = &r["outcome"];
+            outcome["error"]
+                .as_str()
+                .unwrap_or(outcome["status"].as_str().unwrap())
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            "http",
+            "junk",
+            "refused",
+            "context_too_long",
+            "timeout",
+            "answered"
+        ]
+    );
+    assert!(rows[0]["outcome"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("HTTP 500"));
+    assert_eq!(rows[5]["outcome"]["held"], true);
+
+    // The text report lists each request without an answer with its probe.
+    let server = LoopbackServer::start(|_, _| Reply::status(503, "overloaded"));
+    let output = probe(
+        &server,
+        CLAUDE_CODE,
+        &["--strategy", "ctxkit", "--max-probes", "2"],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("requests without an answer (2):"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ctxkit, sample 1: http: "), "{stdout}");
+    assert!(stdout.contains("0/2 (0%)"), "{stdout}");
+}
+
+#[test]
+fn bad_flags_and_a_missing_model_are_usage_errors() {
+    let server = LoopbackServer::start(|_, _| Reply::status(500, "never asked"));
+    for (args, says) in [
+        (vec!["--samples", "0"], "--samples 0"),
+        (vec!["--max-probes", "0"], "--max-probes 0"),
+        (vec!["--timeout", "0"], "--timeout 0"),
+        (vec!["--strategy", "nearest"], "invalid value 'nearest'"),
+        (
+            vec!["--samples", "4", "--max-requests", "3"],
+            "--max-requests 3",
+        ),
+    ] {
+        let output = probe(&server, CLAUDE_CODE, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    let output = Command::new(BIN)
+        .arg("probe")
+        .arg(corpus_dir().join(CLAUDE_CODE))
+        .env_remove("CTXKIT_MODEL")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("CTXKIT_MODEL"));
+    assert!(server.received().is_empty());
+}
