@@ -18,6 +18,7 @@ use super::prices::{CacheMode, ModelPricing};
 use super::report::{CostTotals, StrategyCost};
 use super::strategies::{replay_strategy, Replay, ReplaySetup, Strategy, StrategyCall};
 use crate::compaction::pinned::gather_pinned;
+use crate::compaction::workdir::{declared_working_directory, relativize_text};
 use crate::compaction::FactKind;
 use crate::model::Message;
 use crate::text::fingerprint;
@@ -181,10 +182,22 @@ fn cache_request(
     }
 }
 
-/// (expected, kept) pinned facts of `log` in `call`'s request.
+/// (expected, kept) pinned facts of `log` in `call`'s request. A fact is kept when the
+/// request holds it as written, or relative to the working directory a summary in the request
+/// states (the summary writes paths under it relative: the pinned check's rule,
+/// `pinned::summary_holds`).
 fn recall_at(log: &[Message], call: &StrategyCall) -> (usize, usize) {
     let facts = gather_pinned(log, &[], &[]);
-    let shown = flat(&request_text(&call.messages));
+    let text = request_text(&call.messages);
+    let workdir = declared_working_directory(&text);
+    let shown = flat(&text);
+    let held = |head: &str| {
+        shown.contains(&flat(head))
+            || workdir.is_some_and(|dir| {
+                let relative = relativize_text(head, Some(dir));
+                relative != head && shown.contains(&flat(&relative))
+            })
+    };
     let mut counts = (0, 0);
     for fact in facts.iter().filter(|fact| {
         matches!(
@@ -193,7 +206,7 @@ fn recall_at(log: &[Message], call: &StrategyCall) -> (usize, usize) {
         )
     }) {
         counts.0 += 1;
-        if shown.contains(&flat(fact.verbatim_head())) {
+        if held(fact.verbatim_head()) {
             counts.1 += 1;
         }
     }
