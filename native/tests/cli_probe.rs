@@ -6,11 +6,12 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use common::probe_rows::{check_row, probe_rows as rows};
 use common::{corpus_dir, openai_answer, LoopbackServer, Received, Reply};
-use ctxkit::core::probes::{grade, AnswerKey, KeyItem};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
@@ -46,8 +47,14 @@ fn echo_of_the_log(request: &Received) -> String {
 
 fn probe(server: &LoopbackServer, file: &str, args: &[&str]) -> Output {
     let dir = tempfile::tempdir().unwrap();
+    probe_in(dir.path(), server, file, args)
+}
+
+/// [`probe`] run in `dir` (the system prompt names the working directory, so runs compared
+/// byte for byte share one).
+fn probe_in(dir: &Path, server: &LoopbackServer, file: &str, args: &[&str]) -> Output {
     Command::new(BIN)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .arg("probe")
         .arg(corpus_dir().join(file))
         .args(args)
@@ -56,29 +63,6 @@ fn probe(server: &LoopbackServer, file: &str, args: &[&str]) -> Output {
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap()
-}
-
-/// The JSON rows of a successful run: the requests, then the totals.
-fn rows(output: &Output) -> (Vec<Value>, Value) {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut rows: Vec<Value> = stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    let totals = rows.pop().unwrap();
-    (rows, totals)
-}
-
-fn key_of(row: &Value) -> AnswerKey {
-    AnswerKey {
-        all_of: serde_json::from_value::<Vec<KeyItem>>(row["key"].clone()).unwrap(),
-    }
 }
 
 #[test]
@@ -92,10 +76,8 @@ fn a_server_that_answers_from_the_log_holds_every_key_over_the_full_log() {
         rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
     assert!(kinds.len() >= 4, "spread over kinds: {kinds:?}");
     for row in &rows {
-        assert_eq!(row["outcome"]["status"], "answered", "{row}");
-        // The answer graded again by the core gives the same verdict.
-        let answer = row["outcome"]["answer"].as_str().unwrap();
-        assert_eq!(row["outcome"]["held"], grade(answer, &key_of(row)), "{row}");
+        // Answered, and the answer graded again by the core gives the same verdict.
+        assert_eq!(check_row(row, &[]), "answered", "{row}");
         if row["strategy"] == "full" {
             assert_eq!(row["outcome"]["held"], true, "the ceiling: {row}");
         }
@@ -238,4 +220,155 @@ fn bad_flags_and_a_missing_model_are_usage_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("CTXKIT_MODEL"));
     assert!(server.received().is_empty());
+}
+
+/// `--resume FILE`: a run stopped by `--max-requests`, then resumed, prints what one
+/// uninterrupted run prints, asks each request once, and a third run asks nothing.
+#[test]
+fn a_stopped_run_resumed_equals_an_uninterrupted_one() {
+    let server =
+        LoopbackServer::start(|request, _| Reply::ok(openai_answer(&echo_of_the_log(request))));
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path();
+    let whole = probe_in(work, &server, CLAUDE_CODE, &["--max-probes", "4", "--json"]);
+    let (whole_rows, _) = rows(&whole);
+    assert_eq!(whole_rows.len(), 12, "4 probes over 3 views");
+    assert_eq!(server.received().len(), 12);
+
+    let file = dir.path().join("run.jsonl");
+    let resume = file.to_str().unwrap();
+    let first = probe_in(
+        work,
+        &server,
+        CLAUDE_CODE,
+        &[
+            "--max-probes",
+            "4",
+            "--json",
+            "--resume",
+            resume,
+            "--max-requests",
+            "7",
+        ],
+    );
+    let (first_rows, first_totals) = rows(&first);
+    assert_eq!(first_rows.len(), 7);
+    assert_eq!(first_totals["left"], 5, "{first_totals}");
+    assert_eq!(first_rows[..], whole_rows[..7]);
+    assert!(String::from_utf8_lossy(&first.stderr).contains("5 request(s) left"));
+    assert_eq!(server.received().len(), 12 + 7);
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        kept.lines().count(),
+        1 + 7,
+        "the header, then one line per request"
+    );
+    let header: Value = serde_json::from_str(kept.lines().next().unwrap()).unwrap();
+    assert_eq!(header["options"]["window"], 32_000, "{header}");
+    assert!(header["transcript"]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .starts_with("fnv1a64:"));
+
+    let second = probe_in(
+        work,
+        &server,
+        CLAUDE_CODE,
+        &["--max-probes", "4", "--json", "--resume", resume],
+    );
+    assert_eq!(
+        server.received().len(),
+        12 + 7 + 5,
+        "only the rest is asked"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout),
+        String::from_utf8_lossy(&whole.stdout)
+    );
+    let complete = std::fs::read(&file).unwrap();
+    assert_eq!(String::from_utf8_lossy(&complete).lines().count(), 1 + 12);
+
+    // Everything is in the file: nothing is asked, the table is the same (text too).
+    let text = |args: &[&str]| {
+        let output = probe_in(work, &server, CLAUDE_CODE, args);
+        assert!(output.status.success());
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let resumed_text = text(&["--max-probes", "4", "--resume", resume]);
+    assert_eq!(server.received().len(), 12 + 7 + 5);
+    assert_eq!(resumed_text, text(&["--max-probes", "4"]));
+    assert_eq!(std::fs::read(&file).unwrap(), complete);
+}
+
+/// A resume with other options or another transcript is refused, naming the mismatch, and
+/// leaves the file byte for byte; a torn last line is dropped and its request asked again.
+#[test]
+fn a_mismatched_resume_is_refused_and_a_torn_line_is_redone() {
+    let server =
+        LoopbackServer::start(|request, _| Reply::ok(openai_answer(&echo_of_the_log(request))));
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path();
+    let file = dir.path().join("run.jsonl");
+    let resume = file.to_str().unwrap();
+    let args = ["--max-probes", "2", "--json", "--resume", resume];
+    let whole = probe_in(work, &server, CLAUDE_CODE, &args);
+    let (whole_rows, _) = rows(&whole);
+    assert_eq!(whole_rows.len(), 6);
+    let complete = std::fs::read(&file).unwrap();
+    let asked = server.received().len();
+
+    for (extra, file_name, says) in [
+        (
+            vec!["--window", "6000"],
+            CLAUDE_CODE,
+            "window 32000 in the file, 6000 now",
+        ),
+        (vec!["--strategy", "ctxkit"], CLAUDE_CODE, "strategies"),
+        (
+            vec!["--samples", "2"],
+            CLAUDE_CODE,
+            "samples 1 in the file, 2 now",
+        ),
+        (
+            vec![],
+            "swe-agent/pydicom-1458__gpt4_default.traj",
+            "the transcript: ",
+        ),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(extra.iter().copied());
+        let output = probe_in(work, &server, file_name, &all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+        assert!(stderr.contains("left as it was"), "{stderr}");
+        assert_eq!(std::fs::read(&file).unwrap(), complete, "{extra:?}");
+    }
+    assert_eq!(server.received().len(), asked, "a refused run asks nothing");
+
+    // Not a resume file at all: refused, untouched.
+    let other = dir.path().join("notes.txt");
+    std::fs::write(&other, "my notes\n").unwrap();
+    let output = probe_in(
+        work,
+        &server,
+        CLAUDE_CODE,
+        &["--max-probes", "2", "--resume", other.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a ctxkit probe resume file"));
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "my notes\n");
+
+    // Killed while writing the last line: the torn line is dropped and asked again.
+    let last_line_start = complete[..complete.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
+    let torn_at = last_line_start + (complete.len() - last_line_start) / 2;
+    std::fs::write(&file, &complete[..torn_at]).unwrap();
+    let again = probe_in(work, &server, CLAUDE_CODE, &args);
+    assert_eq!(server.received().len(), asked + 1, "only the torn request");
+    assert_eq!(again.stdout, whole.stdout);
+    assert_eq!(std::fs::read(&file).unwrap(), complete);
 }

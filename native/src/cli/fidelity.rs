@@ -7,44 +7,21 @@
 //! as Claude Code's continuation summaries, measured the same way as the anchor). The measures
 //! are the core's (`checkpoint_fidelity`, `needed_next`): they read the summary the model sees.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use ctxkit::reports::{measure_fidelity, play_steps, FidelityReport};
-use ctxkit::store::SqliteStore;
-use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::compaction::FactKind;
-use ctxkit_core::offload::session_folder;
-use ctxkit_core::Budget;
 
 use super::output::{line, text};
-use super::replay::{
-    load_steps, remove_offloads, summarizer_config, unused_name, ReplayArgs, SummarizerArg,
-};
+use super::replay::{scratch_replay, ReportSource, SummarizerArg};
 use super::report::{grid, thousands};
-use super::sessions::FormatArg;
-use super::{Failure, FamilyArg, Places};
+use super::{Failure, Places};
 
 /// Options of `ctxkit fidelity`.
 #[derive(Debug, Args)]
 pub struct FidelityArgs {
-    /// The transcript to replay.
-    pub file: PathBuf,
-    /// The transcript's format.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub format: FormatArg,
-    /// Which conversation of a file that holds several (0 is the first).
-    #[arg(long, default_value_t = 0)]
-    pub index: usize,
-    /// The model's context window, in tokens.
-    #[arg(long, default_value_t = 32_000)]
-    pub window: u64,
-    /// Who writes summaries (see `ctxkit replay --help`).
-    #[arg(long, value_enum, default_value = "extractive")]
-    pub summarizer: SummarizerArg,
-    /// The tokenizer family to estimate for.
-    #[arg(long, value_enum, default_value = "claude")]
-    pub model_family: FamilyArg,
+    /// The transcript and how it is replayed.
+    #[command(flatten)]
+    pub source: ReportSource,
     /// One JSON object per checkpoint, then a total object.
     #[arg(long)]
     pub json: bool,
@@ -52,49 +29,17 @@ pub struct FidelityArgs {
 
 /// Runs `ctxkit fidelity`.
 pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
-    let replay = ReplayArgs {
-        file: Some(args.file.clone()),
-        format: args.format,
-        index: args.index,
-        window: args.window,
-        summarizer: args.summarizer,
-        model_family: args.model_family,
-        session: None,
-        json: true,
-    };
-    let (name, steps) = load_steps(&replay)?;
-    let mut config = EngineConfig {
-        budget: Budget::for_window(args.window),
-        summarizer: summarizer_config(args.summarizer)?,
-        ..EngineConfig::default()
-    };
-    config.policy.family = args.model_family.into();
-    config.prompt.read_agents_md = false;
-    config.memory.in_prompt = false;
-    // A report stores nothing: the replay runs in a store in memory, and the offload files it
-    // writes under the working directory are removed again.
-    let folder_of = |session: &str| {
-        config
-            .offload
-            .as_ref()
-            .and_then(|policy| session_folder(session, &policy.folder).ok())
-    };
-    let store = SqliteStore::open_in_memory()?;
-    // Its offload files stay pending (their marks in place) until removed below, so a report
-    // killed before that leaves nothing the next open does not remove.
-    let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?
-        .keep_offloads_pending();
-    let session = unused_name(&engine, &format!("fidelity-{name}"), |name| {
-        folder_of(name).is_some_and(|folder| places.workdir.join(folder).exists())
-    })?;
-    let made_folder = folder_of(&session).filter(|folder| !places.workdir.join(folder).exists());
-    engine.create_session(&session)?;
-    let played = play_steps(&mut engine, &session, steps);
-    let report = played.and_then(|()| measure_fidelity(&engine, &session));
-    remove_offloads(&engine, &session, made_folder.as_deref());
-    let report = report?;
+    let (session, report) = scratch_replay(
+        places,
+        &args.source,
+        "fidelity",
+        |engine, session, steps| {
+            play_steps(engine, session, steps)?;
+            measure_fidelity(engine, session)
+        },
+    )?;
     if args.json {
-        for row in report.json_rows(&session, args.window) {
+        for row in report.json_rows(&session, args.source.window) {
             line(row)?;
         }
         Ok(())
@@ -114,9 +59,9 @@ fn render(report: &FidelityReport, args: &FidelityArgs, session: &str) -> String
     let (measured, next, anchor) = (&report.checkpoints, &report.needed_next, &report.transcript);
     let mut out = format!(
         "fidelity of {} at a {}-token window ({} summarizer, session {session}): {} checkpoints\n\n",
-        args.file.display(),
-        thousands(args.window),
-        match args.summarizer {
+        args.source.file.display(),
+        thousands(args.source.window),
+        match args.source.summarizer {
             SummarizerArg::Extractive => "extractive",
             SummarizerArg::Openai => "openai",
             SummarizerArg::Anthropic => "anthropic",

@@ -21,6 +21,7 @@ mod input;
 mod memory;
 mod output;
 mod probe;
+mod probe_resume;
 mod replay;
 mod replay_report;
 mod report;

@@ -17,20 +17,14 @@ use ctxkit::llm::{HttpOptions, LlmEndpoint, OpenAiChat};
 use ctxkit::reports::probe::{
     ask_probes, replay_for_probes, Outcome, ProbeRequest, ProbeRun, ViewStrategy,
 };
-use ctxkit::store::SqliteStore;
-use ctxkit::{Engine, EngineConfig};
-use ctxkit_core::offload::session_folder;
 use ctxkit_core::probes::{select_probes, ProbeKind};
-use ctxkit_core::Budget;
 use serde_json::json;
 
-use super::output::{line, text};
-use super::replay::{
-    load_steps, remove_offloads, summarizer_config, unused_name, ReplayArgs, SummarizerArg,
-};
+use super::output::{line, note, text};
+use super::probe_resume::{header, request_json, ResumeFile};
+use super::replay::{scratch_replay, ReportSource};
 use super::report::{grid, thousands};
-use super::sessions::FormatArg;
-use super::{Failure, FamilyArg, Places};
+use super::{Failure, Places};
 
 /// A view to ask probes over, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
@@ -56,23 +50,9 @@ impl From<StrategyArg> for ViewStrategy {
 /// Options of `ctxkit probe`.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// The transcript to replay.
-    pub file: PathBuf,
-    /// The transcript's format.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub format: FormatArg,
-    /// Which conversation of a file that holds several (0 is the first).
-    #[arg(long, default_value_t = 0)]
-    pub index: usize,
-    /// ctxkit's context window for the replay, in tokens.
-    #[arg(long, default_value_t = 32_000)]
-    pub window: u64,
-    /// Who writes ctxkit's summaries during the replay (see `ctxkit replay --help`).
-    #[arg(long, value_enum, default_value = "extractive")]
-    pub summarizer: SummarizerArg,
-    /// The tokenizer family to estimate for.
-    #[arg(long, value_enum, default_value = "claude")]
-    pub model_family: FamilyArg,
+    /// The transcript and how it is replayed.
+    #[command(flatten)]
+    pub source: ReportSource,
     /// The views to ask over (repeat or separate with commas; default: all three).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub strategy: Vec<StrategyArg>,
@@ -82,7 +62,9 @@ pub struct ProbeArgs {
     /// Probes asked at most, spread over kinds and checkpoints.
     #[arg(long, default_value_t = 20)]
     pub max_probes: usize,
-    /// Requests sent at most (probes x views x samples); fewer probes are asked to fit.
+    /// Requests sent at most by this run (probes x views x samples): without --resume, fewer
+    /// probes are asked to fit; with --resume, the run stops there and a later run with the
+    /// same FILE asks the rest.
     #[arg(long, default_value_t = 300)]
     pub max_requests: usize,
     /// The largest request body sent, in bytes; a bigger view is reported, not sent.
@@ -107,51 +89,30 @@ pub struct ProbeArgs {
     /// One JSON object per request, then a total object.
     #[arg(long)]
     pub json: bool,
+    /// Keep each graded request in FILE (JSON lines, after a header naming the transcript and
+    /// the options that change the rows) as it finishes; a later run with the same FILE asks
+    /// only the requests not there yet and reports them all. A FILE made with other options
+    /// or another transcript is refused and left as it was.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
 }
 
 /// Runs `ctxkit probe`.
 pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
     let strategies = strategies(&args)?;
     let client = client(&args)?;
-    let replay = ReplayArgs {
-        file: Some(args.file.clone()),
-        format: args.format,
-        index: args.index,
-        window: args.window,
-        summarizer: args.summarizer,
-        model_family: args.model_family,
-        session: None,
-        json: true,
+    let (_, replayed) = scratch_replay(places, &args.source, "probe", replay_for_probes)?;
+    let mut resume = match &args.resume {
+        Some(path) => Some(ResumeFile::open(path, &run_header(&args, &strategies)?)?),
+        None => None,
     };
-    let (name, steps) = load_steps(&replay)?;
-    let mut config = EngineConfig {
-        budget: Budget::for_window(args.window),
-        summarizer: summarizer_config(args.summarizer)?,
-        ..EngineConfig::default()
-    };
-    config.policy.family = args.model_family.into();
-    config.prompt.read_agents_md = false;
-    config.memory.in_prompt = false;
-    // Nothing is stored: a store in memory, and the offload files removed again.
-    let folder_of = |session: &str| {
-        config
-            .offload
-            .as_ref()
-            .and_then(|policy| session_folder(session, &policy.folder).ok())
-    };
-    let store = SqliteStore::open_in_memory()?;
-    let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?;
-    let session = unused_name(&engine, &format!("probe-{name}"), |name| {
-        folder_of(name).is_some_and(|folder| places.workdir.join(folder).exists())
-    })?;
-    let made_folder = folder_of(&session).filter(|folder| !places.workdir.join(folder).exists());
-    engine.create_session(&session)?;
-    let replayed = replay_for_probes(&mut engine, &session, steps);
-    remove_offloads(&engine, &session, made_folder.as_deref());
-    let replayed = replayed?;
 
     let per_probe = strategies.len() * args.samples as usize;
-    let max_probes = args.max_probes.min(args.max_requests / per_probe);
+    let (max_probes, max_sent) = match resume {
+        // Resumable: the probes are --max-probes's, and the run stops at --max-requests.
+        Some(_) => (args.max_probes, Some(args.max_requests)),
+        None => (args.max_probes.min(args.max_requests / per_probe), None),
+    };
     let run = ProbeRun {
         selected: select_probes(&replayed.probes, max_probes),
         strategies,
@@ -163,27 +124,60 @@ pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
     };
     let json = args.json;
     let mut printed: Result<(), Failure> = Ok(());
-    let requests = ask_probes(
+    let earlier = resume
+        .as_mut()
+        .map(ResumeFile::take_earlier)
+        .unwrap_or_default();
+    let asked = ask_probes(
         &replayed,
         &run,
+        |id| earlier.get(id).cloned(),
+        max_sent,
         |messages, sampling| client.chat(messages, args.max_tokens, sampling),
-        |request| {
+        |request, fresh| {
+            if fresh && printed.is_ok() {
+                if let Some(file) = resume.as_mut() {
+                    printed = file.append(request);
+                }
+            }
             if json && printed.is_ok() {
                 printed = line(request_json(request));
             }
         },
     );
     printed?;
+    let requests = asked.requests;
+    if let Some(path) = &args.resume {
+        let taken = requests
+            .iter()
+            .filter(|request| earlier.contains_key(&request.id()))
+            .count();
+        note(format!(
+            "ctxkit probe: {taken} request(s) taken from {}, {} asked now",
+            path.display(),
+            requests.len() - taken
+        ));
+        if asked.left > 0 {
+            note(format!(
+                "ctxkit probe: stopped at --max-requests {}: {} request(s) left; run again with --resume {} to ask them",
+                args.max_requests,
+                asked.left,
+                path.display()
+            ));
+        }
+    }
     let table = Table::of(&requests);
     if json {
-        return line(table.to_json(&run, replayed.views.len()));
+        let mut totals = table.to_json(&run, replayed.views.len());
+        totals["left"] = json!(asked.left);
+        return line(totals);
     }
     let head = format!(
         "probes of {} at a {}-token window ({}, {} summaries): {} probes over {} checkpoints, {} requests\n\n",
-        args.file.display(),
-        thousands(args.window),
+        args.source.file.display(),
+        thousands(args.source.window),
         client_name(),
-        args.summarizer.as_str(),
+        args.source.summarizer.as_str(),
         run.selected.len(),
         replayed.views.len(),
         requests.len(),
@@ -212,7 +206,7 @@ fn strategies(args: &ProbeArgs) -> Result<Vec<ViewStrategy>, Failure> {
         ("--max-request-bytes", args.max_request_bytes as u64),
         ("--timeout", args.timeout),
         ("--max-tokens", args.max_tokens),
-        ("--window", args.window),
+        ("--window", args.source.window),
     ] {
         if value == 0 {
             return Err(Failure::usage(format!("{flag} 0: expected at least 1")));
@@ -238,6 +232,33 @@ fn strategies(args: &ProbeArgs) -> Result<Vec<ViewStrategy>, Failure> {
     Ok(strategies)
 }
 
+/// The header of `--resume`'s file: the transcript and every option that changes the rows.
+fn run_header(args: &ProbeArgs, strategies: &[ViewStrategy]) -> Result<serde_json::Value, Failure> {
+    let bytes = std::fs::read(&args.source.file).map_err(|error| {
+        Failure::runtime(format!(
+            "{}: cannot read: {error}",
+            args.source.file.display()
+        ))
+    })?;
+    let options = json!({
+        "format": format!("{:?}", args.source.format),
+        "index": args.source.index,
+        "window": args.source.window,
+        "summarizer": args.source.summarizer.as_str(),
+        "model_family": format!("{:?}", args.source.model_family),
+        "strategies": strategies.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "samples": args.samples,
+        "max_probes": args.max_probes,
+        "max_request_bytes": args.max_request_bytes,
+        "max_tokens": args.max_tokens,
+        "model_window": args.model_window,
+        "tools_as_text": args.tools_as_text,
+        "seed": args.seed,
+        "model": std::env::var("CTXKIT_MODEL").unwrap_or_default(),
+    });
+    Ok(header(&args.source.file, &bytes, options))
+}
+
 fn client(args: &ProbeArgs) -> Result<OpenAiChat, Failure> {
     let mut endpoint =
         LlmEndpoint::openai_from_env(|key| std::env::var(key).ok()).map_err(|e| {
@@ -258,31 +279,6 @@ fn client_name() -> String {
     let url = std::env::var("OPENAI_BASE_URL")
         .unwrap_or_else(|_| ctxkit::llm::OPENAI_DEFAULT_BASE_URL.to_owned());
     format!("model {model} at {url}")
-}
-
-fn request_json(request: &ProbeRequest) -> serde_json::Value {
-    let probe = &request.probe;
-    let outcome = match &request.outcome {
-        Outcome::Answered { answer, held } => {
-            json!({"status": "answered", "held": held, "answer": answer})
-        }
-        Outcome::Failed { kind, message } => {
-            json!({"status": "error", "error": kind.name(), "message": message})
-        }
-        Outcome::Skipped { reason } => json!({"status": "skipped", "reason": reason}),
-    };
-    json!({
-        "through_seq": request.through_seq,
-        "kind": probe.kind.as_str(),
-        "source": probe.source,
-        "source_seq": probe.source_seq,
-        "in_tail": probe.in_tail,
-        "question": probe.question,
-        "key": probe.key.all_of,
-        "strategy": request.strategy.name(),
-        "sample": request.sample,
-        "outcome": outcome,
-    })
 }
 
 /// Asked and held, per (in tail, kind, strategy).

@@ -55,6 +55,79 @@ pub struct ReplayArgs {
     pub json: bool,
 }
 
+/// The transcript a report (`ctxkit fidelity`, `ctxkit probe`) replays, and how.
+#[derive(Debug, Args)]
+pub struct ReportSource {
+    /// The transcript to replay.
+    pub file: PathBuf,
+    /// The transcript's format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// Which conversation of a file that holds several (0 is the first).
+    #[arg(long, default_value_t = 0)]
+    pub index: usize,
+    /// ctxkit's context window for the replay, in tokens.
+    #[arg(long, default_value_t = 32_000)]
+    pub window: u64,
+    /// Who writes summaries during the replay (see `ctxkit replay --help`).
+    #[arg(long, value_enum, default_value = "extractive")]
+    pub summarizer: SummarizerArg,
+    /// The tokenizer family to estimate for.
+    #[arg(long, value_enum, default_value = "claude")]
+    pub model_family: FamilyArg,
+}
+
+/// Replays `source` for a report: into a scratch engine (a store in memory, this machine's
+/// AGENTS.md and memories left out), in a session named `<prefix>-<transcript>` (with a
+/// number if its offload folder is taken), then runs `measure` over the engine, the session
+/// and the transcript's steps, and removes the offload files the replay wrote. A report
+/// stores nothing: its offload files stay pending (their marks in place) until removed, so a
+/// report killed before that leaves nothing the next open does not remove. Returns the
+/// session's name and what `measure` made.
+pub(super) fn scratch_replay<T>(
+    places: &Places,
+    source: &ReportSource,
+    prefix: &str,
+    measure: impl FnOnce(&mut Engine, &str, Vec<Step>) -> ctxkit::Result<T>,
+) -> Result<(String, T), Failure> {
+    let replay = ReplayArgs {
+        file: Some(source.file.clone()),
+        format: source.format,
+        index: source.index,
+        window: source.window,
+        summarizer: source.summarizer,
+        model_family: source.model_family,
+        session: None,
+        json: true,
+    };
+    let (name, steps) = load_steps(&replay)?;
+    let mut config = EngineConfig {
+        budget: Budget::for_window(source.window),
+        summarizer: summarizer_config(source.summarizer)?,
+        ..EngineConfig::default()
+    };
+    config.policy.family = source.model_family.into();
+    config.prompt.read_agents_md = false;
+    config.memory.in_prompt = false;
+    let folder_of = |session: &str| {
+        config
+            .offload
+            .as_ref()
+            .and_then(|policy| session_folder(session, &policy.folder).ok())
+    };
+    let store = SqliteStore::open_in_memory()?;
+    let mut engine = Engine::with_store(Box::new(store), &places.workdir, config.clone())?
+        .keep_offloads_pending();
+    let session = unused_name(&engine, &format!("{prefix}-{name}"), |name| {
+        folder_of(name).is_some_and(|folder| places.workdir.join(folder).exists())
+    })?;
+    let made_folder = folder_of(&session).filter(|folder| !places.workdir.join(folder).exists());
+    engine.create_session(&session)?;
+    let measured = measure(&mut engine, &session, steps);
+    remove_offloads(&engine, &session, made_folder.as_deref());
+    Ok((session, measured?))
+}
+
 /// Who answers summary requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SummarizerArg {
@@ -197,7 +270,7 @@ fn play(
 /// if this replay made it (`made_folder`, relative to the working directory; only when empty:
 /// anything else in it is not this replay's). Both go through held folders, so a folder
 /// swapped for a link cannot lead a removal elsewhere.
-pub(super) fn remove_offloads(scratch: &Engine, session: &str, made_folder: Option<&str>) {
+fn remove_offloads(scratch: &Engine, session: &str, made_folder: Option<&str>) {
     if let Ok(records) = scratch.store().offloads(session) {
         for record in records {
             discard_offload(scratch.workdir(), &record.relative_path);
@@ -221,7 +294,7 @@ impl SummarizerArg {
     }
 }
 
-pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
+fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
     let lookup = |key: &str| std::env::var(key).ok();
     let endpoint = match choice {
         SummarizerArg::Extractive => return Ok(SummarizerConfig::Extractive),
@@ -234,7 +307,7 @@ pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfi
 }
 
 /// The steps to replay and a short name for the session.
-pub(super) fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
+fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
     let Some(file) = &args.file else {
         let steps = demo_session()
             .into_iter()
@@ -266,7 +339,7 @@ pub(super) fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failu
 
 /// The first of `base`, `base-2`, `base-3`... that names no session and whose offload
 /// folder is not `taken` (a replay killed before it was stored leaves its files there).
-pub(super) fn unused_name(
+fn unused_name(
     engine: &Engine,
     base: &str,
     taken: impl Fn(&str) -> bool,

@@ -164,6 +164,21 @@ impl FailureKind {
         }
     }
 
+    /// The kind of a [`FailureKind::name`].
+    pub fn from_name(name: &str) -> Option<FailureKind> {
+        [
+            FailureKind::Refused,
+            FailureKind::Timeout,
+            FailureKind::Junk,
+            FailureKind::ContextTooLong,
+            FailureKind::Http,
+            FailureKind::Transport,
+            FailureKind::TooLarge,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
+    }
+
     /// The kind of a client error.
     pub fn of(error: &SummarizerError) -> FailureKind {
         match error {
@@ -286,16 +301,71 @@ pub fn probe_messages(
     messages
 }
 
+/// What names one request of a run across runs (for `ctxkit probe --resume`): its
+/// checkpoint, its probe (kind, source, source `seq`, question), its view and its sample.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RequestId {
+    /// The checkpoint's `through_seq`.
+    pub through_seq: u64,
+    /// The probe's kind, as the core names it.
+    pub kind: String,
+    /// The probe's source within its kind.
+    pub source: String,
+    /// The probe's source `seq`.
+    pub source_seq: u64,
+    /// The probe's question.
+    pub question: String,
+    /// The view's name ([`ViewStrategy::name`]).
+    pub strategy: String,
+    /// The sample, from 0.
+    pub sample: u32,
+}
+
+impl ProbeRequest {
+    /// What names this request across runs.
+    pub fn id(&self) -> RequestId {
+        request_id(self.through_seq, &self.probe, self.strategy, self.sample)
+    }
+}
+
+fn request_id(through_seq: u64, probe: &Probe, strategy: ViewStrategy, sample: u32) -> RequestId {
+    RequestId {
+        through_seq,
+        kind: probe.kind.as_str().to_owned(),
+        source: probe.source.clone(),
+        source_seq: probe.source_seq,
+        question: probe.question.clone(),
+        strategy: strategy.name().to_owned(),
+        sample,
+    }
+}
+
+/// The requests of a probe run, and how many were left unasked.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The requests done (earlier ones included), in run order.
+    pub requests: Vec<ProbeRequest>,
+    /// The requests of the run not done, because the run's bound on sent requests was reached.
+    pub left: usize,
+}
+
 /// Asks every selected probe over every strategy's view, `run.samples` times each, through
 /// `ask` (the messages and the sampling in, the answer or the client's error out), and grades
-/// the answers. `progress` hears of each request as it is done.
+/// the answers. A request `earlier` knows the outcome of (a resumed run's) is not sent again:
+/// that outcome is used. At most `max_sent` requests are sent (`None`: no bound); the requests
+/// after that are counted in [`Asked::left`]. `progress` hears of each request as it is done,
+/// with `true` when it was done now (not taken from `earlier`).
 pub fn ask_probes(
     session: &ProbeSession,
     run: &ProbeRun,
+    earlier: impl Fn(&RequestId) -> Option<Outcome>,
+    max_sent: Option<usize>,
     mut ask: impl FnMut(&[Message], Sampling) -> std::result::Result<String, SummarizerError>,
-    mut progress: impl FnMut(&ProbeRequest),
-) -> Vec<ProbeRequest> {
+    mut progress: impl FnMut(&ProbeRequest, bool),
+) -> Asked {
     let mut done = Vec::new();
+    let mut sent = 0;
+    let mut left = 0;
     for &(c, p) in &run.selected {
         let (Some(view), Some(probe)) = (
             session.views.get(c),
@@ -309,7 +379,22 @@ pub fn ask_probes(
                 messages = tools_as_text(&messages);
             }
             for sample in 0..run.samples {
-                let outcome = outcome(session, run, &messages, probe, sample, &mut ask);
+                let id = request_id(view.through_seq, probe, strategy, sample);
+                let (outcome, fresh) = match earlier(&id) {
+                    Some(outcome) => (outcome, false),
+                    None if max_sent.is_some_and(|max| sent >= max) => {
+                        left += 1;
+                        continue;
+                    }
+                    None => {
+                        let mut counted = |messages: &[Message], sampling: Sampling| {
+                            sent += 1;
+                            ask(messages, sampling)
+                        };
+                        let outcome = outcome(session, run, &messages, probe, sample, &mut counted);
+                        (outcome, true)
+                    }
+                };
                 let request = ProbeRequest {
                     through_seq: view.through_seq,
                     probe: probe.clone(),
@@ -317,12 +402,15 @@ pub fn ask_probes(
                     sample,
                     outcome,
                 };
-                progress(&request);
+                progress(&request, fresh);
                 done.push(request);
             }
         }
     }
-    done
+    Asked {
+        requests: done,
+        left,
+    }
 }
 
 fn outcome(

@@ -5,6 +5,7 @@
 
 pub mod backends;
 pub mod fleet;
+pub mod probe_rows;
 pub mod project;
 
 use std::io::{BufRead, BufReader, Read, Write};
