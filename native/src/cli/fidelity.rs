@@ -61,6 +61,7 @@ pub fn run(places: &Places, args: FidelityArgs) -> Result<(), Failure> {
         model_family: args.model_family,
         session: None,
         json: true,
+        show_summary: false,
     };
     let (name, steps) = load_steps(&replay)?;
     let mut config = EngineConfig {

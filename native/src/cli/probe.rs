@@ -122,6 +122,7 @@ pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
         model_family: args.model_family,
         session: None,
         json: true,
+        show_summary: false,
     };
     let (name, steps) = load_steps(&replay)?;
     let mut config = EngineConfig {
