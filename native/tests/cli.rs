@@ -86,7 +86,16 @@ fn assert_ok(output: &Output, what: &str) {
 fn every_command_answers_help() {
     let project = Project::new();
     for command in [
-        "replay", "import", "view", "append", "sessions", "stats", "memory", "tokens", "validate",
+        "replay",
+        "import",
+        "view",
+        "compact-if-idle",
+        "append",
+        "sessions",
+        "stats",
+        "memory",
+        "tokens",
+        "validate",
     ] {
         let output = project.run(&[command, "--help"]);
         assert_ok(&output, command);
