@@ -86,8 +86,8 @@ pub mod reports;
 pub mod store;
 
 pub use engine::{
-    Engine, EngineConfig, Event, EventSink, MemoryOptions, PromptConfig, RecordOutcome,
-    RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
+    Engine, EngineConfig, Event, EventSink, IdleOutcome, MemoryOptions, PromptConfig,
+    RecordOutcome, RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
 };
 pub use error::{Error, Result};
 

@@ -86,7 +86,16 @@ fn assert_ok(output: &Output, what: &str) {
 fn every_command_answers_help() {
     let project = Project::new();
     for command in [
-        "replay", "import", "view", "append", "sessions", "stats", "memory", "tokens", "validate",
+        "replay",
+        "import",
+        "view",
+        "compact-if-idle",
+        "append",
+        "sessions",
+        "stats",
+        "memory",
+        "tokens",
+        "validate",
     ] {
         let output = project.run(&[command, "--help"]);
         assert_ok(&output, command);
@@ -416,5 +425,42 @@ fn replay_of_a_real_claude_code_session_compacts_and_offloads() {
             .iter()
             .all(|turn| turn["tokens"].as_u64() <= turn["budget"].as_u64()),
         "every view fits"
+    );
+}
+
+#[test]
+fn replay_shows_the_latest_summary_the_model_reads() {
+    let project = Project::new();
+    let output = project.run(&["replay", "--show-summary"]);
+    assert_ok(&output, "replay --show-summary");
+    let report = stdout(&output);
+    let (_, shown) = report
+        .split_once("latest summary (checkpoint through seq ")
+        .expect("the summary is shown after the report");
+    let (_, shown) = shown.split_once("\n\n").unwrap();
+    assert!(shown.starts_with("## Goal\n- "), "{shown}");
+    for section in ["## Files\n", "## Commands\n", "## Next Steps\n"] {
+        assert!(shown.contains(section), "{section} in {shown}");
+    }
+
+    // The same text, as data, is what the next view sends in place of the turns it covers.
+    let json = project.run(&["replay", "--show-summary", "--json", "--session", "shown"]);
+    assert_ok(&json, "replay --show-summary --json");
+    let last: serde_json::Value =
+        serde_json::from_str(stdout(&json).lines().last().unwrap()).unwrap();
+    let summary = last["latest_summary"]["summary"].as_str().unwrap();
+    assert_eq!(last["latest_summary"]["method"], "extractive");
+    // The same session played under another name: only the offload folder differs.
+    assert_eq!(
+        shown.trim_end().replace("/replay-demo/", "/shown/"),
+        summary,
+        "text and JSON show the same summary"
+    );
+    let view = project.run(&["view", "shown", "--format", "ctxkit"]);
+    assert_ok(&view, "view");
+    let escaped = serde_json::to_string(summary).unwrap();
+    assert!(
+        stdout(&view).contains(escaped.trim_matches('"')),
+        "the view sends the summary"
     );
 }

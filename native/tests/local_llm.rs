@@ -351,12 +351,19 @@ fn engine_turn_with_the_local_model(server: &LocalServer) {
     match view.compacted {
         Some(SummaryMethod::Llm) => {
             assert!(summary_warnings.is_empty(), "{warnings:?}");
-            // The model's answer, then the pinned facts it left out, appended.
-            let written = checkpoint
-                .summary
-                .split("\n\n## Pinned facts\n")
-                .next()
-                .unwrap_or_default();
+            // The model's answer, then the identifiers, error lines and pinned facts it left
+            // out, appended in that order.
+            let appended = [
+                "\n\n## Identifiers in use\n",
+                "\n\n## Errors (verbatim)\n",
+                "\n\n## Pinned facts\n",
+            ];
+            let end = appended
+                .iter()
+                .filter_map(|heading| checkpoint.summary.find(heading))
+                .min()
+                .unwrap_or(checkpoint.summary.len());
+            let written = checkpoint.summary.get(..end).unwrap_or_default();
             assert!(
                 answer.contains(written.trim()),
                 "the checkpoint starts with the model's answer: {:?} vs {answer:?}",

@@ -52,9 +52,12 @@ test('prepare asks the summarizer and keeps its summary', async () => {
   assert.match(asked.system, /You summarize the history/);
   assert.match(asked.prompt, /## Critical Context/);
   assert.deepEqual(view.summary, { method: 'llm', through_seq: asked.through_seq, fallback_reason: null });
-  // The LLM's summary, then the pinned facts it left out (the user's request, the paths).
+  // The LLM's summary, then what it left out: the identifiers and error lines of the covered
+  // messages (read as the extractive summary reads them), then the pinned facts (the user's
+  // request, the paths).
   const kept = engine.latestCheckpoint.summary;
-  assert.ok(kept.startsWith('## Goal\nUnify transcript views.\n\n## Pinned facts\n- request: Work on bead spotter-dov.'), kept);
+  assert.match(kept, /^## Goal\nUnify transcript views\.\n\n(## Identifiers in use\n`[^\n]+\n\n)?(## Errors \(verbatim\)\n(- [^\n]+\n)+\n)?## Pinned facts\n- request: Work on bead spotter-dov\./, kept);
+  assert.match(kept, /\n## Identifiers in use\n`/, 'the identifiers the agent used are appended');
   assert.ok(engine.latestCheckpoint.pinned.every((fact) => kept.includes(fact.text)));
   assert.equal(view.stats.tier, 'summarized');
   assert.equal(view.stats.checkpoint_method, 'llm');
@@ -166,7 +169,7 @@ test('two overlapping prepares: the second finds the checkpoint already made', a
   assert.match(late.summary_dropped, /^the summarizer's answer arrived after another turn of this session/, 'and says so');
   assert.equal(fast.summary_dropped, undefined);
   assert.equal(engine.toJSON().checkpoints.length, 1);
-  assert.ok(engine.latestCheckpoint.summary.startsWith('## Goal\nfast\n\n## Pinned facts\n'));
+  assert.match(engine.latestCheckpoint.summary, /^## Goal\nfast\n\n(## Identifiers in use\n[^\n]+\n\n)?(## Errors \(verbatim\)\n(- [^\n]+\n)+\n)?## Pinned facts\n/);
 });
 
 test('views share unchanged messages (frozen), and a cached view equals a fresh one', () => {

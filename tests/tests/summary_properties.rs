@@ -14,6 +14,9 @@
 //! - after a merge, holds every previous fact (pinned facts, Files and Commands entries,
 //!   Progress and Key Decisions items) or counts it as dropped.
 //!
+//! An LLM's answer to the same messages gets the identifiers and error lines it left out
+//! appended, read the same way (issue 20, item 5).
+//!
 //! The cases are random; `PROPTEST_RNG_SEED=<seed>` replays a run.
 
 use std::collections::BTreeSet;
@@ -22,8 +25,12 @@ use ctxkit_core::compaction::pinned::{
     cap_pinned, gather_pinned, missing_pinned, pinned_from_summary, summary_holds,
 };
 use ctxkit_core::compaction::{
-    declared_working_directory, extractive_summary, relativize_text, ExtractiveLimits,
+    declared_working_directory, extractive_summary, relativize_text, summary_checkpoint,
+    summary_request, ExtractiveLimits, SummaryCaps, SummaryMethod,
 };
+use ctxkit_core::model::Entry;
+use ctxkit_core::text::TranscriptLimits;
+use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::{Message, ToolCall};
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -246,8 +253,22 @@ fn check_summary(summary: &str, log: &[Message]) -> Result<(), TestCaseError> {
             );
         }
     }
-    // Errors are lines of failed results, never an exit status alone.
+    check_errors(summary, log)?;
+    // No absolute path under the stated working directory.
     let dir = declared_working_directory(summary);
+    prop_assert_eq!(dir, Some(WORKDIR), "{}", summary);
+    prop_assert!(
+        relativize_text(summary, dir) == summary,
+        "an absolute path under {WORKDIR}:\n{summary}"
+    );
+    Ok(())
+}
+
+/// Errors (`failed: …`, or items under `Errors (verbatim):`) are lines of failed results,
+/// never an exit status alone nor ctxkit's own notice.
+fn check_errors(summary: &str, log: &[Message]) -> Result<(), TestCaseError> {
+    let lines: Vec<&str> = summary.lines().collect();
+    let dir = declared_working_directory(summary).or(Some(WORKDIR));
     let failed_lines: Vec<String> = log
         .iter()
         .filter(|m| m.is_error)
@@ -274,9 +295,9 @@ fn check_summary(summary: &str, log: &[Message]) -> Result<(), TestCaseError> {
         }
     }
     for error in errors {
-        let error = uncut(error);
+        let error = flat(&relativize_text(uncut(error), dir));
         prop_assert!(
-            failed_lines.iter().any(|line| line.contains(error)),
+            failed_lines.iter().any(|line| line.contains(&error)),
             "error {error:?} is no line of a failed result:\n{summary}"
         );
         let lower = error.to_lowercase();
@@ -289,12 +310,6 @@ fn check_summary(summary: &str, log: &[Message]) -> Result<(), TestCaseError> {
             "{error:?}"
         );
     }
-    // No absolute path under the stated working directory.
-    prop_assert_eq!(dir, Some(WORKDIR), "{}", summary);
-    prop_assert!(
-        relativize_text(summary, dir) == summary,
-        "an absolute path under {WORKDIR}:\n{summary}"
-    );
     Ok(())
 }
 
@@ -368,6 +383,62 @@ proptest! {
                     "{section} lost {item:?}\nearlier:\n{earlier}\nmerged:\n{merged}"
                 );
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Issue 20, item 5: an LLM's answer is held to the extractive summary's shape. Whatever
+    /// the answer leaves out of the identifiers and error lines is appended after it, read the
+    /// same way (so the error lines obey the same rules), and every error line the extractive
+    /// summary of the same messages lists is in the checkpoint.
+    #[test]
+    fn an_llm_answer_gets_the_errors_and_identifiers_it_left_out(
+        log in arb_log(),
+        goal in words(2, 8),
+    ) {
+        let limits = ExtractiveLimits::default();
+        let family = ModelFamily::OpenAi;
+        let entries = Entry::number(log.clone(), 1, family);
+        let caps = SummaryCaps { max_summary_tokens: 6_000, max_bytes: limits.max_bytes };
+        let request = summary_request(&entries, None, &[], 1, caps, &TranscriptLimits::default());
+        let body = format!("## Goal\n{goal}");
+        let answer = format!("<{tag}>{body}</{tag}>", tag = request.answer_tag);
+        let (checkpoint, refused) =
+            summary_checkpoint(&request, Some(&answer), &entries, &limits, family).unwrap();
+        prop_assert!(refused.is_none(), "{refused:?}");
+        prop_assert_eq!(checkpoint.method, SummaryMethod::Llm);
+        let summary = checkpoint.summary.as_str();
+        prop_assert!(summary.starts_with(&format!("{body}\n\n")) || summary == body, "{summary}");
+        let appended = summary.get(body.len()..).unwrap_or_default();
+        // Only the appended sections follow the answer, in order, each with content.
+        let headings: Vec<&str> = appended.lines().filter(|l| l.starts_with("## ")).collect();
+        let order = ["## Identifiers in use", "## Errors (verbatim)", "## Pinned facts"];
+        prop_assert!(
+            headings.windows(2).all(|pair| {
+                order.iter().position(|h| *h == pair[0]) < order.iter().position(|h| *h == pair[1])
+            }) && headings.iter().all(|h| order.contains(h)),
+            "{summary}"
+        );
+        // The appended errors are lines of failed results, never an exit status.
+        let as_extractive = appended.replace("## Errors (verbatim)\n", "Errors (verbatim):\n");
+        check_errors(&as_extractive, &log)?;
+        // Every identifier and error line the extractive summary lists is held.
+        let extractive = extractive_summary(&log, None, &limits);
+        let in_use = extractive
+            .lines()
+            .find_map(|line| line.strip_prefix("Identifiers in use (most used first): "))
+            .unwrap_or_default();
+        for identifier in in_use.split(", ").filter(|item| !item.is_empty()) {
+            prop_assert!(summary.contains(identifier), "{identifier} missing:\n{summary}");
+        }
+        let held = flat(&relativize_text(summary, Some(WORKDIR)));
+        let (_, errors) = extractive.split_once("Errors (verbatim):\n").unwrap_or_default();
+        for item in errors.lines().map_while(|line| line.strip_prefix("- ")) {
+            let error = flat(uncut(item));
+            prop_assert!(held.contains(&error), "{error:?} missing:\n{summary}\nextractive:\n{extractive}");
         }
     }
 }

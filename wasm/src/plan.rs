@@ -119,6 +119,10 @@ export interface Policy {
   background_percent: number | null;
   /** With `cache_expired`, compact from this point, in percent of the way from the low-water mark to the trigger (default 25; null: as warm). */
   cold_trigger_percent: number | null;
+  /** Idle compaction (`compact_if_idle`): compact a view above this point, in percent of the way from the low-water mark to the trigger, in the last `idle_margin_percent` of the cache lifetime (default 50; null: never). */
+  idle_trigger_percent: number | null;
+  /** The share of the cache lifetime, in percent, before its end at which an idle compaction runs (at least 30 s; default 10). */
+  idle_margin_percent: number;
 }
 
 /**
@@ -143,6 +147,8 @@ export interface PolicyOptions {
   summary_mode?: SummaryMode;
   background_percent?: number | null;
   cold_trigger_percent?: number | null;
+  idle_trigger_percent?: number | null;
+  idle_margin_percent?: number;
 }
 
 /** One item of the agent's todo list. */

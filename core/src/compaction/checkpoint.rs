@@ -111,6 +111,13 @@ pub fn checkpoint_from_answer(
     answer: &str,
     family: ModelFamily,
 ) -> Result<Checkpoint> {
+    let summary = llm_summary_text(request, answer)?;
+    checkpoint_from_summary(request, summary, SummaryMethod::Llm, family)
+}
+
+/// The summary an LLM's `answer` to `request` holds (see [`checkpoint_from_answer`]), or why
+/// it is refused: no usable body, or an empty one.
+pub(crate) fn llm_summary_text<'a>(request: &SummaryRequest, answer: &'a str) -> Result<&'a str> {
     let summary = answer_summary(answer, &request.answer_tag)
         .map_err(|reason| CoreError::invalid("summary", reason))?;
     if summary.is_empty() {
@@ -119,7 +126,7 @@ pub fn checkpoint_from_answer(
             "the summarizer returned an empty summary",
         ));
     }
-    checkpoint_from_summary(request, summary, SummaryMethod::Llm, family)
+    Ok(summary)
 }
 
 /// The checkpoint for `request` with `summary` as written (no cleaning: an extractive summary

@@ -81,6 +81,16 @@ pub struct Policy {
     /// session it cut the billed input by 3.7% at the same compactions and pinned recall
     /// (docs/economics.md).
     pub cold_trigger_percent: Option<u8>,
+    /// Compaction ahead of the cache's expiry ([`crate::turn::idle_decision`]): a session idle
+    /// into the last [`Policy::idle_margin_percent`] of its cache lifetime is compacted when
+    /// its view is above this point, in percent of the way from the low-water mark to the
+    /// trigger; `None`: never. Default 50: below it a compaction shrinks the view too little
+    /// to pay for the summary.
+    pub idle_trigger_percent: Option<u8>,
+    /// The share of the cache lifetime, in percent, before its end at which an idle
+    /// compaction runs (at least 30 seconds). Default 10: 54 minutes into an hour, as Claude
+    /// Code does.
+    pub idle_margin_percent: u8,
 }
 
 impl Default for Policy {
@@ -98,6 +108,8 @@ impl Default for Policy {
             summary_mode: SummaryMode::Fresh,
             background_percent: None,
             cold_trigger_percent: Some(25),
+            idle_trigger_percent: Some(50),
+            idle_margin_percent: 10,
         }
     }
 }

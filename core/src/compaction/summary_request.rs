@@ -15,13 +15,16 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::checkpoint::build_checkpoint;
-use crate::compaction::extractive::{extractive_summary_with, pinned_from_summary};
+use crate::compaction::checkpoint::llm_summary_text;
+use crate::compaction::extractive::{
+    extractive_summary_with, log_state_appendix, pinned_from_summary,
+};
 use crate::compaction::pinned::{
     cap_pinned, gather_pinned, pinned_section, DroppedFacts, PinnedFact,
 };
 use crate::compaction::{
-    checkpoint_from_answer, checkpoint_from_summary, render_active_tasks, Checkpoint,
-    ExtractiveLimits, SummaryMethod, TodoItem, SECTIONS,
+    checkpoint_from_summary, render_active_tasks, Checkpoint, ExtractiveLimits, SummaryMethod,
+    TodoItem, SECTIONS, STATE_SECTIONS,
 };
 use crate::error::{CoreError, Result};
 use crate::model::Message;
@@ -104,16 +107,35 @@ pub const SUMMARIZER_SYSTEM: &str = "You summarize the history of an AI agent's 
 
 /// What each section of a summary holds, in the order of [`SECTIONS`].
 const SECTION_GUIDANCE: [&str; 5] = [
-    "what the user wants, in their words where it matters, including later changes of mind",
+    "what the user wants, every request in their words, including later changes of mind",
     "what has been done and what was found, in order, with outcomes",
-    "choices made and why, including approaches that failed and must not be retried",
+    "choices made and why, as whole sentences, including approaches that failed and must not be retried",
     "what remains, starting with what the agent was doing when this summary was made",
-    "exact file paths, names, commands, constraints, and error messages quoted verbatim",
+    "the code identifiers the agent used most (functions, types, modules, in backticks), constraints, and the telling line of each error from a failed result quoted verbatim (not an exit status), marked resolved when a later run passed",
 ];
 
-/// Appends the sections a summary must have, each with what it holds.
+/// What each state section holds, in the order of [`STATE_SECTIONS`].
+const STATE_GUIDANCE: [&str; 2] = [
+    "each file once, relative to the working directory, with what was done to it (read, edited N times, created, deleted) and the last outcome",
+    "each distinct command once with its last outcome: passed, or failed with its telling line",
+];
+
+/// Appends the sections a summary must have, each with what it holds, in the order the
+/// extractive summary writes them (the state sections after Key Decisions).
 pub(crate) fn push_sections(prompt: &mut String) {
-    for (section, what) in SECTIONS.iter().zip(SECTION_GUIDANCE) {
+    let [goal, progress, decisions, next, critical] = SECTIONS;
+    let [goal_what, progress_what, decisions_what, next_what, critical_what] = SECTION_GUIDANCE;
+    let [files, commands] = STATE_SECTIONS;
+    let [files_what, commands_what] = STATE_GUIDANCE;
+    for (section, what) in [
+        (goal, goal_what),
+        (progress, progress_what),
+        (decisions, decisions_what),
+        (files, files_what),
+        (commands, commands_what),
+        (next, next_what),
+        (critical, critical_what),
+    ] {
         prompt.push_str(&format!("## {section}\n({what})\n"));
     }
 }
@@ -239,12 +261,44 @@ pub fn summary_checkpoint(
     limits: &ExtractiveLimits,
     family: ModelFamily,
 ) -> Result<(Checkpoint, Option<CoreError>)> {
-    let refused = match answer.map(|text| checkpoint_from_answer(request, text, family)) {
+    let refused = match answer.map(|text| llm_checkpoint(request, text, log, limits, family)) {
         Some(Ok(checkpoint)) => return Ok((checkpoint, None)),
         Some(Err(reason)) => Some(reason),
         None => None,
     };
     Ok((answer_extractively(request, log, limits, family)?, refused))
+}
+
+/// The checkpoint for an LLM's `answer`: its summary, then the identifiers and error lines of
+/// the covered messages it leaves out ([`log_state_appendix`]), then the pinned facts it
+/// leaves out. The appendix shrinks (the least used identifiers and oldest errors first) to
+/// keep the summary within the request's limit; an answer over the limit without it is
+/// refused as before.
+fn llm_checkpoint(
+    request: &SummaryRequest,
+    answer: &str,
+    log: &[Entry],
+    limits: &ExtractiveLimits,
+    family: ModelFamily,
+) -> Result<Checkpoint> {
+    let summary = llm_summary_text(request, answer)?;
+    let messages: Vec<Message> = covered_entries(request, log)
+        .iter()
+        .map(|entry| entry.message.clone())
+        .collect();
+    let most = limits.identifiers.max(limits.errors);
+    for keep in [most, most / 2, most / 4, 2, 0] {
+        let appendix = log_state_appendix(summary, &messages, limits, keep);
+        if appendix.is_empty() {
+            return checkpoint_from_summary(request, summary, SummaryMethod::Llm, family);
+        }
+        let held = format!("{summary}\n\n{appendix}");
+        if let Ok(checkpoint) = checkpoint_from_summary(request, &held, SummaryMethod::Llm, family)
+        {
+            return Ok(checkpoint);
+        }
+    }
+    checkpoint_from_summary(request, summary, SummaryMethod::Llm, family)
 }
 
 /// Answers `request` with the extractive summarizer (no LLM). The summary is sized to the

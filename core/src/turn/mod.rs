@@ -1,6 +1,7 @@
 //! The turn: a [`Session`] in memory and the [`TurnDriver`], the one implementation of the
 //! turn protocol (plan → extraction if asked → summary → plan again → ready → finish), plus the small
-//! rules every shell and store applies around a turn (`rules`).
+//! rules every shell and store applies around a turn (`rules`), and the decision to compact a
+//! session that sits idle as its cache is about to expire (`idle`).
 //!
 //! The native `Engine` answers the driver's steps with SQLite, files and HTTP; the wasm
 //! `Engine` with JS callbacks; [`Session::prepare_offline`] with the deterministic fallbacks.
@@ -10,6 +11,7 @@ pub mod breaker;
 pub(crate) mod driver;
 #[cfg(test)]
 mod fallback_tests;
+pub(crate) mod idle;
 pub(crate) mod rules;
 pub(crate) mod session;
 #[cfg(test)]
@@ -21,6 +23,9 @@ pub use background::{
 };
 pub use breaker::SummarizerBreaker;
 pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep, STALE_ANSWER};
+pub use idle::{
+    idle_decision, idle_margin_seconds, IdleDecision, IdleSkip, MIN_IDLE_MARGIN_SECONDS,
+};
 pub use rules::{
     cache_expired, check_requested_family, policy_for_session, tool_name_for_result,
     turn_tail_after, CALL_LOOKBACK, DEFAULT_CACHE_TTL_SECONDS,

@@ -17,6 +17,7 @@ mod demo_session;
 mod failure;
 mod fidelity;
 mod history;
+mod idle;
 mod input;
 mod memory;
 mod output;
@@ -84,6 +85,9 @@ pub enum Command {
     Import(sessions::ImportArgs),
     /// Print the next view of a session as JSON ready to send (stats go to stderr).
     View(sessions::ViewArgs),
+    /// Compact a session now if it sits idle near the end of its cache lifetime and its view
+    /// is big enough to pay for it, so the next turn writes the small prefix.
+    CompactIfIdle(idle::CompactIfIdleArgs),
     /// Append messages (a JSON array or JSONL) to a session; big tool outputs are offloaded.
     Append(sessions::AppendArgs),
     /// List the sessions in the database.
@@ -139,6 +143,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Cost(args) => cost::run(args),
         Command::Import(args) => sessions::import(&places, args),
         Command::View(args) => sessions::view(&places, args),
+        Command::CompactIfIdle(args) => idle::run(&places, args),
         Command::Append(args) => sessions::append(&places, args),
         Command::Sessions(args) => sessions::list(&places, args),
         Command::Stats(args) => sessions::stats(&places, args),

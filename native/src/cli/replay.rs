@@ -12,7 +12,7 @@ use ctxkit::offload::discard_offload;
 use ctxkit::reports::{session_stem, split_steps, Step};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
-use ctxkit_core::compaction::Budget;
+use ctxkit_core::compaction::{Budget, Checkpoint};
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::offload::session_folder;
 
@@ -53,6 +53,11 @@ pub struct ReplayArgs {
     /// One JSON object per turn (and a final summary object) instead of the report.
     #[arg(long)]
     pub json: bool,
+    /// After the report, print the latest checkpoint's summary: the handoff note the model
+    /// reads in place of the turns it covers (with `--json`, one more object,
+    /// `{"latest_summary": …}`).
+    #[arg(long)]
+    pub show_summary: bool,
 }
 
 /// The transcript a report (`ctxkit fidelity`, `ctxkit probe`) replays, and how.
@@ -99,6 +104,7 @@ pub(super) fn scratch_replay<T>(
         model_family: source.model_family,
         session: None,
         json: true,
+        show_summary: false,
     };
     let (name, steps) = load_steps(&replay)?;
     let mut config = EngineConfig {
@@ -206,14 +212,52 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
         }
     };
     if args.json {
-        line(totals.to_json(&info))
+        line(totals.to_json(&info))?;
     } else {
         output::text(format_args!(
             "\n{}\n{}",
             style.bold("summary"),
             totals.render(&info, &printable(&session))
-        ))
+        ))?;
     }
+    if args.show_summary {
+        let latest = scratch
+            .export_session(&session)?
+            .latest_checkpoint()
+            .cloned();
+        show_summary(latest.as_ref(), args.json, style)?;
+    }
+    Ok(())
+}
+
+/// Prints the latest checkpoint's summary as the model reads it (each line made printable:
+/// a transcript's control characters are escaped), or says there is none.
+fn show_summary(latest: Option<&Checkpoint>, json: bool, style: Style) -> Result<(), Failure> {
+    if json {
+        let value = latest.map(|checkpoint| {
+            serde_json::json!({
+                "through_seq": checkpoint.through_seq,
+                "method": checkpoint.method.as_str(),
+                "summary": checkpoint.summary,
+            })
+        });
+        return line(serde_json::json!({ "latest_summary": value }));
+    }
+    let Some(checkpoint) = latest else {
+        return output::text("\nno compaction: nothing was summarized\n");
+    };
+    let body: Vec<String> = checkpoint
+        .summary
+        .lines()
+        .map(|text| printable(text).into_owned())
+        .collect();
+    output::text(format_args!(
+        "\n{} (checkpoint through seq {}, {}): what the model reads in place of the turns it covers\n\n{}\n",
+        style.bold("latest summary"),
+        checkpoint.through_seq,
+        checkpoint.method.as_str(),
+        body.join("\n")
+    ))
 }
 
 /// Plays `steps` (of the transcript `name`) into `session` of `engine`, printing each turn's
@@ -294,7 +338,7 @@ impl SummarizerArg {
     }
 }
 
-fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
+pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfig, Failure> {
     let lookup = |key: &str| std::env::var(key).ok();
     let endpoint = match choice {
         SummarizerArg::Extractive => return Ok(SummarizerConfig::Extractive),

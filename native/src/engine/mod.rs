@@ -10,6 +10,10 @@
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
+//! While the user is away, the loop's timer may call [`Engine::compact_if_idle`]: it compacts
+//! a big session just before the provider's cache of it expires, so the next turn writes the
+//! small prefix.
+//!
 //! When the model calls a history tool ([`Engine::history_tools`]: `search_history`,
 //! `read_history`, `read_offload`), [`Engine::execute_tool`] answers it from the session's
 //! complete log; the system prompt tells the model about them once the session has a checkpoint.
@@ -30,6 +34,7 @@ mod background;
 mod config;
 mod events;
 mod history;
+mod idle;
 mod import;
 mod memory;
 mod prompt;
@@ -44,6 +49,7 @@ use ctxkit_core::turn::{turn_tail_after, Session};
 
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
+pub use idle::IdleOutcome;
 pub use record::{RecordOutcome, RecordedMessage, APPEND_ATTEMPTS};
 pub use turn::TurnResult;
 

@@ -21,7 +21,7 @@
 //! stored.
 
 use ctxkit_core::compaction::{
-    Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest, ViewStats,
+    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest, ViewStats,
 };
 use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
@@ -104,7 +104,7 @@ enum Committed {
 
 /// How a turn's LLM calls are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answers {
+pub(super) enum Answers {
     /// With the configured LLM, if any (a real turn).
     Llm,
     /// Never (a preview: the extractive summary, in memory only).
@@ -114,19 +114,26 @@ enum Answers {
 impl Engine {
     /// Prepares the next turn of `session` (see the module doc) and stores what it decided.
     pub fn prepare_turn(&mut self, session: &str) -> Result<TurnResult> {
-        self.run_turn(session, Answers::Llm)
+        self.run_turn(session, Answers::Llm, self.config.budget)
     }
 
     /// The view the next turn would send, without storing anything or calling an LLM: a
     /// compaction, if due, is answered extractively in memory only (`compacted` says so).
     pub fn preview_turn(&mut self, session: &str) -> Result<TurnResult> {
-        self.run_turn(session, Answers::Offline)
+        self.run_turn(session, Answers::Offline, self.config.budget)
     }
 
-    fn run_turn(&mut self, session: &str, answers: Answers) -> Result<TurnResult> {
+    /// Runs a turn planned with `budget` (the configured one, or an idle compaction's
+    /// lowered one), again when another writer's checkpoint came first.
+    pub(super) fn run_turn(
+        &mut self,
+        session: &str,
+        answers: Answers,
+        budget: Budget,
+    ) -> Result<TurnResult> {
         let mut attempt = 1;
         loop {
-            match self.try_turn(session, answers)? {
+            match self.try_turn(session, answers, budget)? {
                 Attempt::Done(result) => return Ok(*result),
                 Attempt::Raced(error) if attempt >= super::APPEND_ATTEMPTS => return Err(error),
                 Attempt::Raced(_) => attempt += 1,
@@ -134,7 +141,7 @@ impl Engine {
         }
     }
 
-    fn try_turn(&mut self, session: &str, answers: Answers) -> Result<Attempt> {
+    fn try_turn(&mut self, session: &str, answers: Answers, budget: Budget) -> Result<Attempt> {
         let mut events = Vec::new();
         let now = self.clock.now_unix();
         let system_prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
@@ -150,7 +157,7 @@ impl Engine {
                 now,
                 DEFAULT_CACHE_TTL_SECONDS,
             ),
-            ..TurnInputs::new(&system_prompt, self.config.budget, &policy)
+            ..TurnInputs::new(&system_prompt, budget, &policy)
         };
         // Background compaction: pick up a finished answer first; the driver reads the slot.
         let background = answers == Answers::Llm && policy.background_percent.is_some();

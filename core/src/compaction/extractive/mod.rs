@@ -1,10 +1,11 @@
 //! The extractive summarizer: a checkpoint summary without an LLM.
 //!
-//! It builds the same five sections an LLM is asked for (Goal, Progress, Key Decisions, Next
-//! Steps, Critical Context) from what the covered messages literally contain: the user's
+//! It builds the sections an LLM is asked for (Goal, Progress, Key Decisions, Files, Commands,
+//! Next Steps, Critical Context) from what the covered messages literally contain: the user's
 //! requests, every tool call with its key argument and outcome, the assistant's stated
 //! decisions, file paths, identifiers, and error lines quoted verbatim. It is the default when
-//! no LLM is configured and the fallback when one fails.
+//! no LLM is configured and the fallback when one fails; an LLM's answer gets the identifiers
+//! and error lines it leaves out appended by the same reading (`appendix.rs`).
 //!
 //! Guarantees: deterministic, total (any messages in, a summary out), bounded (the output never
 //! exceeds [`ExtractiveLimits::max_bytes`]), and incremental: given the previous summary it
@@ -15,11 +16,13 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+mod appendix;
 mod facts;
 mod previous;
 pub(crate) mod signals;
 mod state;
 
+pub(crate) use appendix::log_state_appendix;
 pub use signals::file_paths_in_arguments;
 pub(crate) use signals::{identifiers, paths_in_text};
 
