@@ -170,7 +170,7 @@ pub(crate) fn mark_openai<'m, M: Borrow<Message>>(
             continue;
         };
         let marked = marked_message(message, part, format);
-        let through = estimate_message(&upto_part(&marked, part), ModelFamily::OpenAi);
+        let through = estimate_message(&upto_part(message, part), ModelFamily::OpenAi);
         if before + through >= OPENAI_MIN_BREAKPOINT_TOKENS {
             if let Some(slot) = out.get_mut(target) {
                 *slot = Cow::Owned(marked);
