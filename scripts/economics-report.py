@@ -46,6 +46,36 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+# Both providers on the same transcripts: each priced as the model it ran on (or gpt-4o), as an
+# OpenAI model with automatic caching (gpt-5.5) and as one with explicit breakpoints (gpt-5.6).
+BOTH = [
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 0, 200_000, None),
+    ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", 0, 200_000, None),
+    ("swe-agent/marshmallow-1867__function_calling_replace_from_source.traj", 0, 128_000, "gpt-4o"),
+    ("openhands/runtime_trajs_basic.json", 0, 128_000, "gpt-4o"),
+]
+BOTH_MODELS = ["gpt-5.5", "gpt-5.6"]
+BOTH_STRATEGIES = ["ctxkit", "no-compaction", "claude-code-like", "sliding-window", "observation-masking"]
+
+
+def both_providers(binary, corpus):
+    lines = ["| transcript | model | cache | " + " | ".join(BOTH_STRATEGIES) + " | ctxkit cache read | recorded |",
+             "|---|---|---|" + "---|" * len(BOTH_STRATEGIES) + "---|---|"]
+    for file, index, window, own in BOTH:
+        for model in [own] + BOTH_MODELS:
+            args = ["--window", str(window), "--index", str(index)] + (["--model", model] if model else [])
+            rows = {r["strategy"]: r for r in cost(binary, os.path.join(corpus, file), args)}
+            name = rows["ctxkit"]["model"]
+            kind = ("explicit breakpoints, 1.25x writes, 5 min" if name.startswith("claude")
+                    else "exact breakpoints, 1.25x writes, 30 min" if name.startswith("gpt-5.6")
+                    else "automatic, free writes")
+            cells = [f"${rows[s]['input_cost_dollars']:.2f}" for s in BOTH_STRATEGIES]
+            recorded = f"${rows['recorded']['input_cost_dollars']:.2f}" if "recorded" in rows else "–"
+            lines.append(f"| {file.split('/')[-1]} at {window // 1000}k | {name} | {kind} | " + " | ".join(cells)
+                         + f" | {rows['ctxkit']['cache_read_share'] * 100:.1f}% | {recorded} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
@@ -70,6 +100,8 @@ def main():
     with open("docs/economics.md", "w") as doc:
         doc.write(HEADER)
         doc.write("\n".join(sections))
+        doc.write(BOTH_HEADER)
+        doc.write(both_providers(binary, corpus))
         doc.write(FOOTER)
 
 
@@ -77,7 +109,8 @@ HEADER = """# Economics: what a session costs once prompt caching is counted
 
 A long agent session is billed mostly for re-sending its prefix. Providers bill a re-sent,
 cached prefix at a fraction of the input price (Anthropic: reads 0.1x, writes 1.25x for five
-minutes, 2x for an hour; OpenAI: free writes, reads at the model's cached-input price), so what
+minutes, 2x for an hour; OpenAI before GPT-5.6: free writes, reads at the model's cached-input
+price; GPT-5.6 and later: writes 1.25x for thirty minutes, reads 0.1x), so what
 a context strategy costs depends less on how big its views are than on how often it rewrites
 them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under nine
 strategies in one run, one model call before each assistant message as the agent made them,
@@ -117,8 +150,17 @@ pages: Opus 4.5 and later $5 input, $25 output; Sonnet 4.x $3 / $15; Haiku 4.5 $
 cacheable prompt 4,096 tokens for Opus 4.5+ and Haiku 4.5, 1,024 for Sonnet; at most four
 breakpoints, a twenty-block lookback. OpenAI's "Pricing" page and "Prompt caching" guide: gpt-4o
 $2.50 input, $1.25 cached, $10 output; gpt-4.1 $2 / $0.50 / $8; gpt-5 $1.25 / $0.125 / $10;
-caching from 1,024 tokens in steps of 128). A caller with other prices passes its own
-`ModelPricing`.
+caching from 1,024 tokens in steps of 128). GPT-5.6 and later cache only at explicit
+breakpoints (`prompt_cache_breakpoint` on input parts, at most four a request, each ending at
+least 1,024 tokens; a prefix is read only where a breakpoint ends it exactly, with no fallback
+to a shorter one; thirty minutes of life; writes 1.25x input): the simulator's `Exact` mode,
+with ctxkit's breakpoints moved off assistant output as the renderer moves them. Their prices
+are not on a page this workplace can read; they are taken from public price trackers read on
+2026-12-02, which quote OpenAI's pricing page: gpt-5.6 (the Sol tier's alias) $5 input, $0.50
+cached, $30 output (a promotion to $4 / $0.40 / $20 until 2026-11-21 is left out); gpt-5.6-terra
+$2 / $0.20 / $12 and gpt-5.6-luna $0.20 / $0.02 / $1.20 (both since 2026-07-30); gpt-6 (Sol)
+$2 / $0.20 / $10 with writes at $2.50; gpt-6-luna $0.10 / $0.01 / $0.50; gpt-6-astra $10 / $1 /
+$50; gpt-6.1-sol $2 / $0.10 / $10. A caller with other prices passes its own `ModelPricing`.
 
 Made by:
 
@@ -137,10 +179,25 @@ reads); at most four, never two at one place. Asked for caching, the Anthropic r
 carries them as `cache_control: {"type": "ephemeral"}` on the last block each one ends
 (`core/src/wire/render.rs`, `render_view_cached`): `ctxkit view S --format anthropic --cache`,
 `TurnResult::render_cached` in Rust, `engine.view({format: 'anthropic', cache: true})` in JS.
-OpenAI and Responses cache the same prefixes without markers, so their views are the same with
-or without it. `tests/tests/prefix_stability.rs` checks on generated logs and corpus replays
-that the markers are valid, one per breakpoint, never on a nudge, the request otherwise
-unchanged, and that each turn's last breakpoint is the next turn's previous-turn breakpoint.
+With `--format responses` or `openai` (`format: 'responses'` or `'openai'` in JS) the same
+places are marked for OpenAI's GPT-5.6 and later: `"prompt_cache_breakpoint": {"mode":
+"explicit"}` on the last input part each one ends (`input_text`, `input_image` or `input_file`
+in Responses, of a message or a function call's output; `text`, `image_url` or `file` in Chat
+Completions), the shape OpenAI's SDKs document, written in one place
+(`core/src/cost/openai_breakpoints.rs`, `openai_breakpoint_marker`). An assistant message's
+parts are output, which takes no marker, so a breakpoint that ends one moves back to the last
+eligible part before it; one whose prefix is then under 1,024 estimated tokens (the tools the
+caller sends are not counted, so the rule errs on the safe side) is left out; at most four. A
+string content becomes one part to carry a marker, and a marked Responses system prompt is a
+leading `system` message instead of `instructions` (which takes no marker). Older OpenAI models
+cache prefixes by themselves and may refuse the field, so `--cache` is for GPT-5.6 and later;
+the OpenAI and Responses validators accept the field on eligible parts only, at most four.
+`tests/tests/prefix_stability.rs` checks on generated logs and corpus replays that the markers
+are valid, one per breakpoint, never on a nudge, the request otherwise unchanged, and that each
+turn's last breakpoint is the next turn's previous-turn breakpoint; and for OpenAI that the
+Responses and Chat requests are valid, with at most four markers, none on assistant output,
+none ending under 1,024 tokens, and the previous turn's last marker marked again, where the next
+request reads it back.
 
 ## The cache-safe summary request
 
@@ -160,9 +217,29 @@ the cache-safe request only pays when the summarizer is the agent's model.
 
 """
 
+BOTH_HEADER = """
+## Both providers on the same transcripts
+
+The same replays priced three ways: as the model the transcript ran on (Claude Code's sessions:
+their Anthropic model, with the recorded cost beside; the others as gpt-4o), as an OpenAI model
+with automatic caching (gpt-5.5) and as one with exact breakpoints (gpt-5.6). USD of input per
+strategy (summary calls included, output left out); the views are the same under each price
+but for the token estimates of the model's family. Made by the same command.
+
+"""
+
 FOOTER = """
 ## What the figures say
 
+- Both providers (the table above): priced as gpt-5.6, ctxkit's breakpoints are read back
+  where they were written (97.1% of the main session's input from the cache, $4.48), close to
+  gpt-5.5's automatic caching ($4.41: its writes are free, gpt-5.6's cost 1.25x). A strategy
+  that rewrites the middle of its prefix loses far more under exact matching: observation
+  masking costs $11.62 with gpt-5.5, whose automatic cache still reads the unchanged head, and
+  $32.59 with gpt-5.6, whose breakpoints after a masked output no longer end a cached prefix and
+  have no shorter one to fall back to. The thirty-minute lifetime leaves one expiry in the main
+  session (the four-hour pause), so there the cold trigger changes nothing
+  (`ctxkit cost FILE --model gpt-5.6` prints `ctxkit` and `ctxkit-no-cold-trigger` alike).
 - On the main Claude Code session ctxkit's default costs 55% of what the session was billed at
   the real 200k window and at 100k, keeps every pinned fact, and breaks the cached prefix once per
   compaction and never otherwise. The strategies that keep as many facts (no compaction, which

@@ -177,3 +177,38 @@ fn an_unknown_model_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn gpt_5_6_bills_explicit_breakpoints_writes_at_1_25x_and_reads_them_back() {
+    let by_strategy = |model: &str| -> Vec<(String, f64, f64)> {
+        rows(&["--model", model, "--json"])
+            .iter()
+            .map(|row| {
+                (
+                    row["strategy"].as_str().unwrap().to_owned(),
+                    row["input_cost_units"].as_f64().unwrap(),
+                    row["cache_read_share"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let exact = by_strategy("gpt-5.6");
+    let automatic = by_strategy("gpt-5.5");
+    let ctxkit = |rows: &[(String, f64, f64)]| rows.iter().find(|r| r.0 == "ctxkit").cloned();
+    let (_, exact_units, exact_read) = ctxkit(&exact).unwrap();
+    let (_, automatic_units, _) = ctxkit(&automatic).unwrap();
+    // ctxkit's breakpoints are read back where they were written (exact matches only) ...
+    assert!(exact_read > 0.9, "cache read share {exact_read}");
+    // ... and its writes cost 1.25x, where gpt-5.5's automatic cache writes for free.
+    assert!(
+        exact_units > automatic_units,
+        "{exact_units} vs {automatic_units}"
+    );
+    let output = cost(&["--model", "gpt-5.6"]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("gpt-5.6 at a 200,000-token window"), "{text}");
+    assert!(
+        text.contains("(a cache write 1.25, a cache read 0.1)"),
+        "{text}"
+    );
+}

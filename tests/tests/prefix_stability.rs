@@ -11,13 +11,23 @@
 //! (`render_messages_cached`) they are valid `cache_control` markers (at most four, none on a
 //! nudge, the request otherwise the plain rendering), and each turn's last breakpoint is where
 //! the next turn puts its previous-turn breakpoint, so the next request reads back what this
-//! one wrote.
+//! one wrote. Rendered for OpenAI (GPT-5.6's `prompt_cache_breakpoint`, Responses and Chat
+//! Completions) they are valid markers on input parts only (never assistant output), at most
+//! four, none ending under 1,024 tokens, and the previous turn's last marker is marked again
+//! in the next turn's request, where that request reads it back.
 
 use ctxkit_core::compaction::{Budget, Policy};
-use ctxkit_core::cost::{anthropic_block_counts, BreakpointReason, CacheBreakpoint};
+use ctxkit_core::cost::{
+    anthropic_block_counts, BreakpointReason, CacheBreakpoint, OPENAI_BREAKPOINT_FIELD,
+    OPENAI_MIN_BREAKPOINT_TOKENS,
+};
 use ctxkit_core::import::import_transcript;
+use ctxkit_core::tokens::estimate_message;
 use ctxkit_core::tokens::ModelFamily;
-use ctxkit_core::wire::{render_messages, render_messages_cached, validate_anthropic, WireFormat};
+use ctxkit_core::wire::{
+    render_messages, render_messages_cached, validate_anthropic, validate_openai,
+    validate_responses, WireFormat,
+};
 use ctxkit_core::{to_anthropic, to_openai, Message, Role, Session, ToolCall, TurnInputs};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -163,12 +173,74 @@ fn check_breakpoints(turn: &Turn, at: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The indices of the messages of an OpenAI Chat request that carry a breakpoint marker.
+fn chat_marked(request: &Value) -> Vec<usize> {
+    let messages = request.as_array().cloned().unwrap_or_default();
+    (0..messages.len())
+        .filter(|&index| {
+            messages[index]["content"].as_array().is_some_and(|parts| {
+                parts
+                    .iter()
+                    .any(|p| p.get(OPENAI_BREAKPOINT_FIELD).is_some())
+            })
+        })
+        .collect()
+}
+
+/// The breakpoints of one turn, rendered for OpenAI: valid Responses and Chat requests, at
+/// most four markers, only on input parts of messages that are not the assistant's, each
+/// ending at least 1,024 estimated tokens. Returns the Chat request's marked messages.
+fn check_openai_breakpoints(turn: &Turn, at: &str) -> Result<Vec<usize>, String> {
+    if !turn.messages.iter().any(|m| m.role != Role::System) {
+        return Ok(Vec::new());
+    }
+    let responses =
+        render_messages_cached(&turn.messages, WireFormat::Responses, &turn.breakpoints)
+            .map_err(|error| format!("{at}: {error}"))?;
+    let violations = validate_responses(&responses);
+    if !violations.is_empty() {
+        return Err(format!(
+            "{at}: the cached Responses request is invalid: {violations:?}"
+        ));
+    }
+    let chat = render_messages_cached(&turn.messages, WireFormat::Openai, &turn.breakpoints)
+        .map_err(|error| format!("{at}: {error}"))?;
+    let violations = validate_openai(&chat);
+    if !violations.is_empty() {
+        return Err(format!(
+            "{at}: the cached Chat request is invalid: {violations:?}"
+        ));
+    }
+    let marked = chat_marked(&chat);
+    if marked.len() > 4 {
+        return Err(format!("{at}: {} OpenAI markers", marked.len()));
+    }
+    for &index in &marked {
+        if turn.messages[index].role == Role::Assistant {
+            return Err(format!("{at}: a marker on assistant message {index}"));
+        }
+        let prefix: u64 = turn.messages[..=index]
+            .iter()
+            .map(|m| estimate_message(m, ModelFamily::OpenAi))
+            .sum();
+        if prefix < OPENAI_MIN_BREAKPOINT_TOKENS {
+            return Err(format!("{at}: a marker ends {prefix} tokens"));
+        }
+    }
+    Ok(marked)
+}
+
 /// Checks the invariant between consecutive turns that did not compact; returns how many pairs
 /// were compared.
 fn check_stable(turns: &[Turn], what: &str) -> Result<usize, String> {
     let mut compared = 0;
+    let mut openai_marked = Vec::new();
     for (index, turn) in turns.iter().enumerate() {
         check_breakpoints(turn, &format!("{what}: turn {index}"))?;
+        openai_marked.push(check_openai_breakpoints(
+            turn,
+            &format!("{what}: turn {index}"),
+        )?);
     }
     for (index, pair) in turns.windows(2).enumerate() {
         let (earlier, later) = (&pair[0], &pair[1]);
@@ -187,6 +259,21 @@ fn check_stable(turns: &[Turn], what: &str) -> Result<usize, String> {
                 "{at}: the previous turn's last breakpoint ({written:?}) is not one of this turn's ({:?})",
                 later.breakpoints
             ));
+        }
+        // OpenAI reads a prefix only at a breakpoint that ends it exactly: the previous turn's
+        // last marker (below its nudges) is marked again.
+        let last_marked = openai_marked[index]
+            .iter()
+            .copied()
+            .filter(|&marked| marked < stable.len())
+            .max();
+        if let Some(last) = last_marked {
+            if !openai_marked[index + 1].contains(&last) {
+                return Err(format!(
+                    "{at}: the previous turn's last OpenAI marker (message {last}) is not marked again ({:?})",
+                    openai_marked[index + 1]
+                ));
+            }
         }
         let openai_earlier = to_openai(stable);
         let openai_later = to_openai(&later.messages);

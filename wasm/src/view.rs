@@ -54,8 +54,11 @@ export interface TurnInputs {
   /**
    * Mark the view's cache breakpoints (`stats.cache_breakpoints`): with `format: "anthropic"`,
    * `cache_control: {type: "ephemeral"}` on the end of the system prompt, of the checkpoint
-   * summary, of the previous turn and of the conversation before its nudges. The other shapes
-   * have no markers (OpenAI caches the same prefixes by itself). Default false.
+   * summary, of the previous turn and of the conversation before its nudges; with
+   * `format: "responses"` or `"openai"`, OpenAI's `prompt_cache_breakpoint: {mode: "explicit"}`
+   * on the last input part each one ends (GPT-5.6 and later: at most four, never on assistant
+   * output, none under 1,024 tokens; older OpenAI models cache prefixes by themselves and may
+   * refuse the field). The other shapes have no markers. Default false.
    */
   cache?: boolean;
   /**
@@ -146,7 +149,7 @@ pub struct JsTurnInputs {
     /// The output shape.
     pub format: WireFormat,
     /// Mark the view's cache breakpoints (`stats.cache_breakpoints`) where the shape has
-    /// markers: Anthropic's `cache_control`.
+    /// markers: Anthropic's `cache_control`, OpenAI's `prompt_cache_breakpoint`.
     pub cache: bool,
     /// The provider's cache has expired since the caller's last model call.
     pub cache_expired: bool,
@@ -220,7 +223,8 @@ impl JsTurnInputs {
 /// `view` in `format`, as a JS object (without stats: the caller adds what it knows): the
 /// core's [`render_view_cached`], with the system prompt apart in the ctxkit shape.
 ///
-/// `breakpoints`: the view's cache breakpoints to mark (Anthropic's `cache_control`), or none.
+/// `breakpoints`: the view's cache breakpoints to mark (Anthropic's `cache_control`, OpenAI's
+/// `prompt_cache_breakpoint` in the Responses and Chat Completions shapes), or none.
 pub fn render(
     view: &View<'_>,
     format: WireFormat,
@@ -281,14 +285,15 @@ pub struct ViewCache {
 }
 
 /// `view` in `format`, reusing (and refilling) `cache` (of JS values) for the ctxkit, OpenAI
-/// and LangChain shapes; `breakpoints` as for [`render`] (those shapes have no markers).
+/// and LangChain shapes; `breakpoints` as for [`render`] (an OpenAI view with breakpoints
+/// carries OpenAI's markers, so it is rendered whole).
 pub fn render_cached(
     view: &View<'_>,
     format: WireFormat,
     cache: &mut ViewCache,
     breakpoints: &[CacheBreakpoint],
 ) -> Result<JsValue> {
-    if !format.renders_per_message() {
+    if !format.renders_per_message() || (format == WireFormat::Openai && !breakpoints.is_empty()) {
         return render(view, format, breakpoints);
     }
     if cache.format != Some(format) {

@@ -9,8 +9,9 @@
 //! - the end of the **last message before the trailing nudges**: nudges are not stored and
 //!   the next turn drops them, so a breakpoint after them would write what is never read.
 //!
-//! At most four (Anthropic's limit), never two at one place. OpenAI caches prefixes by itself:
-//! the positions are the same, and nothing is rendered for them.
+//! At most four (Anthropic's limit, and OpenAI's), never two at one place. OpenAI's models
+//! before GPT-5.6 cache prefixes by themselves; GPT-5.6 and later take the same positions as
+//! `prompt_cache_breakpoint` markers on input parts (`super::openai_breakpoints`).
 
 use std::borrow::Borrow;
 

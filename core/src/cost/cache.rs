@@ -10,6 +10,8 @@
 //!   breakpoint or at most `lookback_blocks` before one; every breakpoint past the read whose
 //!   prefix reaches the minimum is written, and the tokens from the read to the last such
 //!   breakpoint are billed as a cache write; the rest is uncached input.
+//! - **Exact** ([`CacheMode::Exact`]): the same with no lookback: a read is the longest cached
+//!   prefix ending exactly at one of the request's breakpoints, never a shorter one.
 //! - **Automatic** ([`CacheMode::Automatic`]): every prefix of every request is cached for free;
 //!   a read is the longest cached prefix, rounded down to the step past the minimum.
 //!
@@ -122,6 +124,9 @@ impl CacheSimulator {
                 max_breakpoints,
                 lookback_blocks,
             ),
+            CacheMode::Exact { max_breakpoints } => {
+                self.explicit(request, &chain, &cumulative, max_breakpoints, 0)
+            }
             CacheMode::Automatic { step_tokens } => {
                 self.automatic(&chain, &cumulative, step_tokens)
             }
@@ -239,7 +244,7 @@ fn chained(blocks: &[Block]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::prices::{anthropic_rules, OPENAI_RULES};
+    use crate::cost::prices::{anthropic_rules, OPENAI_EXACT_RULES, OPENAI_RULES};
 
     fn blocks(sizes: &[(u64, u64)]) -> Vec<Block> {
         sizes
@@ -305,6 +310,40 @@ mod tests {
         // 1,600 matched: 1,024 + 4 × 128 = 1,536 read.
         assert_eq!(second.cache_read, 1_536);
         assert_eq!(second.input(), 1_650);
+    }
+
+    #[test]
+    fn exact_breakpoints_read_only_the_prefix_a_breakpoint_ends() {
+        let mut cache = CacheSimulator::new(OPENAI_EXACT_RULES);
+        let first = cache.bill(&request(&[(1, 2_000), (2, 500), (3, 300)], &[0, 2]));
+        // Writes to both breakpoints: 2,800 tokens at 1.25x.
+        assert_eq!((first.cache_read, first.cache_write), (0, 2_800));
+        // The next request ends its breakpoint two blocks later: Anthropic's lookback would
+        // find the old one, an exact match does not, so it falls back to the system prompt's.
+        let second = cache.bill(&request(
+            &[(1, 2_000), (2, 500), (3, 300), (4, 200), (5, 100)],
+            &[0, 4],
+        ));
+        assert_eq!((second.cache_read, second.cache_write), (2_000, 1_100));
+        // With a breakpoint where the previous one was, the whole previous prefix is read.
+        let third = cache.bill(&request(
+            &[(1, 2_000), (2, 500), (3, 300), (4, 200), (5, 100), (6, 50)],
+            &[0, 4, 5],
+        ));
+        assert_eq!((third.cache_read, third.cache_write), (3_100, 50));
+        // Thirty minutes of life: read after 29, rewritten after 31.
+        let mut later = request(&[(1, 2_000)], &[0]);
+        later.at_seconds = Some(29 * 60);
+        assert_eq!(cache.bill(&later).cache_read, 2_000);
+        later.at_seconds = Some(29 * 60 + 31 * 60);
+        assert_eq!(cache.bill(&later).cache_write, 2_000);
+        let mut anthropic = CacheSimulator::new(anthropic_rules(1_024));
+        anthropic.bill(&request(&[(1, 2_000), (2, 500), (3, 300)], &[0, 2]));
+        let looked_back = anthropic.bill(&request(
+            &[(1, 2_000), (2, 500), (3, 300), (4, 200), (5, 100)],
+            &[0, 4],
+        ));
+        assert_eq!(looked_back.cache_read, 2_800);
     }
 
     #[test]

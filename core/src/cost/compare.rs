@@ -3,7 +3,8 @@
 //!
 //! Per call: the request's blocks ([`view_blocks`]: reserve, system prompt, messages), its
 //! breakpoints ([`place_breakpoints`], for a provider with explicit breakpoints; every strategy
-//! gets the same placement rule), the blocks the next call should repeat (all but trailing
+//! gets the same placement rule; for OpenAI's exact breakpoints moved onto eligible messages,
+//! [`openai_breakpoints`]), the blocks the next call should repeat (all but trailing
 //! nudges), and the time the agent made the call when the transcript records it. A strategy's
 //! summary call is billed too: the cached prefix it re-sends, its instruction, its output.
 //!
@@ -14,6 +15,7 @@
 use super::blocks::{view_blocks, CacheProvider};
 use super::breakpoints::place_breakpoints;
 use super::cache::{Block, CacheRequest, CacheSimulator};
+use super::openai_breakpoints::openai_breakpoints;
 use super::prices::{CacheMode, ModelPricing};
 use super::report::{CostTotals, StrategyCost};
 use super::strategies::{replay_strategy, Replay, ReplaySetup, Strategy, StrategyCall};
@@ -81,7 +83,7 @@ pub fn strategy_cost(
 pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
     let provider = match setup.pricing.cache.mode {
         CacheMode::Explicit { .. } => CacheProvider::Anthropic,
-        CacheMode::Automatic { .. } => CacheProvider::OpenAi,
+        CacheMode::Automatic { .. } | CacheMode::Exact { .. } => CacheProvider::OpenAi,
     };
     let mut cache = CacheSimulator::new(setup.pricing.cache);
     let mut totals = CostTotals::default();
@@ -154,21 +156,25 @@ fn cache_request(
     let head_end = blocks
         .system_block
         .map_or(blocks.blocks.len().min(1), |at| at + 1);
-    let breakpoints = place_breakpoints(
+    let mut placed = place_breakpoints(
         &call.messages,
         head_end > 0,
         call.has_summary,
         call.trailing_nudges,
-    )
-    .iter()
-    .filter_map(|breakpoint| match breakpoint.after_message {
-        None => head_end.checked_sub(1),
-        Some(index) => blocks
-            .message_ends
-            .get(index)
-            .and_then(|end| end.checked_sub(1)),
-    })
-    .collect();
+    );
+    if matches!(cost.pricing.cache.mode, CacheMode::Exact { .. }) {
+        placed = openai_breakpoints(&call.messages, &placed);
+    }
+    let breakpoints = placed
+        .iter()
+        .filter_map(|breakpoint| match breakpoint.after_message {
+            None => head_end.checked_sub(1),
+            Some(index) => blocks
+                .message_ends
+                .get(index)
+                .and_then(|end| end.checked_sub(1)),
+        })
+        .collect();
     let stable_messages = call.messages.len().saturating_sub(call.trailing_nudges);
     let stable_blocks = stable_messages
         .checked_sub(1)

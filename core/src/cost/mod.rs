@@ -9,6 +9,8 @@
 //! - `prices`: prices and cache rules per model as data ([`pricing_for`]);
 //! - `breakpoints`: where a view's cache breakpoints go ([`place_breakpoints`]) and how an
 //!   Anthropic request carries them ([`mark_anthropic`]);
+//! - `openai_breakpoints`: where they go in an OpenAI request of GPT-5.6 and later
+//!   ([`openai_breakpoints`]: on eligible input parts, from 1,024 tokens) and its marker;
 //! - `blocks`: a view as the blocks a cache sees;
 //! - `cache`: the cache simulator ([`CacheSimulator`]);
 //! - `strategies`: the strategies a report compares, replayed over a transcript;
@@ -24,6 +26,7 @@ pub(crate) mod breakpoints;
 pub(crate) mod cache;
 pub(crate) mod compare;
 pub(crate) mod ctxkit_replay;
+pub(crate) mod openai_breakpoints;
 pub(crate) mod prices;
 pub(crate) mod recorded;
 pub(crate) mod report;
@@ -38,9 +41,13 @@ pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
 pub use compare::{
     bill_replay, compare_strategies, expired_calls, strategy_cost, CostSetup, RECALL_EVERY,
 };
+pub use openai_breakpoints::{
+    openai_breakpoint_marker, openai_breakpoints, openai_eligible_part_types,
+    OPENAI_BREAKPOINT_FIELD, OPENAI_MIN_BREAKPOINT_TOKENS,
+};
 pub use prices::{
     anthropic_rules, default_prices, pricing_for, CacheMode, CacheRules, ModelPricing, Prices,
-    OPENAI_RULES,
+    OPENAI_EXACT_RULES, OPENAI_RULES,
 };
 pub use recorded::{call_times, recorded_cost, recorded_reserve, utc_seconds};
 pub use report::{CostTotals, StrategyCost};

@@ -8,8 +8,13 @@
 //!   prefix up to a breakpoint is written to the cache (at 1.25x the input price for five
 //!   minutes, 2x for an hour) and read back by a later request with the same prefix (0.1x).
 //!   A read is looked for at each breakpoint and at most 20 blocks before it.
-//! - **Automatic** (OpenAI): every prompt's prefix is cached for free and a later prompt that
-//!   starts the same way reads it at a discount, in steps of 128 tokens past the first 1,024.
+//! - **Automatic** (OpenAI before GPT-5.6): every prompt's prefix is cached for free and a
+//!   later prompt that starts the same way reads it at a discount, in steps of 128 tokens past
+//!   the first 1,024.
+//! - **Exact** (OpenAI GPT-5.6 and later): up to four `prompt_cache_breakpoint` markers on
+//!   input parts; the prefix up to each is written (at 1.25x the input price, for thirty
+//!   minutes) and a later request reads it only where one of its own breakpoints ends exactly
+//!   the same prefix, with no fallback to a shorter one.
 //!
 //! Either way, a prefix shorter than the model's minimum is not cached.
 
@@ -60,7 +65,14 @@ pub enum CacheMode {
         /// How many blocks before a breakpoint a cache read is looked for (Anthropic: 20).
         lookback_blocks: usize,
     },
-    /// Every prefix cached by the provider (OpenAI).
+    /// Breakpoints marked on input parts, read back only at the exact prefix a breakpoint ends
+    /// (OpenAI's `prompt_cache_breakpoint`, GPT-5.6 and later): no lookback, no fallback to a
+    /// shorter prefix.
+    Exact {
+        /// The most breakpoints written per request (OpenAI: 4).
+        max_breakpoints: usize,
+    },
+    /// Every prefix cached by the provider (OpenAI before GPT-5.6).
     Automatic {
         /// Cached reads come in steps of this many tokens past the minimum (OpenAI: 128).
         step_tokens: u64,
@@ -76,7 +88,8 @@ pub struct CacheRules {
     /// The shortest prefix the provider caches, in tokens.
     pub min_tokens: u64,
     /// How long an unused cache entry lives, in seconds (each read renews it). Anthropic: 300
-    /// (five minutes, the default lifetime); OpenAI: 300 (five to ten minutes of inactivity).
+    /// (five minutes, the default lifetime); OpenAI: 300 (five to ten minutes of inactivity),
+    /// 1,800 for GPT-5.6 and later (thirty minutes).
     pub ttl_seconds: i64,
 }
 
@@ -99,6 +112,14 @@ pub const OPENAI_RULES: CacheRules = CacheRules {
     ttl_seconds: 300,
 };
 
+/// OpenAI's explicit breakpoints (GPT-5.6 and later): four per request, from 1,024 tokens,
+/// thirty minutes, read only at the exact prefix a breakpoint ends.
+pub const OPENAI_EXACT_RULES: CacheRules = CacheRules {
+    mode: CacheMode::Exact { max_breakpoints: 4 },
+    min_tokens: 1_024,
+    ttl_seconds: 1_800,
+};
+
 /// A model's prices and cache rules.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -119,12 +140,22 @@ struct Row {
     read: f64,
     output: f64,
     min_tokens: u64,
-    anthropic: bool,
+    cache: RowCache,
+}
+
+/// Which cache design a row's model has.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RowCache {
+    Anthropic,
+    OpenAiAutomatic,
+    OpenAiExact,
 }
 
 /// The defaults, longest prefixes first within a family so the most specific row wins.
-/// Anthropic: writes are 1.25x input (5 minutes) and 2x (1 hour), reads 0.1x. OpenAI: writes
-/// are free (billed as input), reads at the model's cached-input price.
+/// Anthropic: writes are 1.25x input (5 minutes) and 2x (1 hour), reads 0.1x. OpenAI before
+/// GPT-5.6: writes are free (billed as input), reads at the model's cached-input price.
+/// GPT-5.6 and later: writes are 1.25x input, reads at the cached-input price (`gpt-5.6` is
+/// the Sol tier's alias; `gpt-6` rows likewise).
 const TABLE: &[Row] = &[
     row_a("claude-opus-4-1", 15.0, 75.0, 1_024),
     row_a("claude-opus-4-0", 15.0, 75.0, 1_024),
@@ -134,6 +165,13 @@ const TABLE: &[Row] = &[
     row_a("claude-haiku-4", 1.0, 5.0, 4_096),
     row_a("claude-3-5-haiku", 0.8, 4.0, 2_048),
     row_a("claude", 3.0, 15.0, 1_024),
+    row_x("gpt-5.6-luna", 0.2, 0.02, 1.2),
+    row_x("gpt-5.6-terra", 2.0, 0.2, 12.0),
+    row_x("gpt-5.6", 5.0, 0.5, 30.0),
+    row_x("gpt-6.1-sol", 2.0, 0.1, 10.0),
+    row_x("gpt-6-luna", 0.1, 0.01, 0.5),
+    row_x("gpt-6-astra", 10.0, 1.0, 50.0),
+    row_x("gpt-6", 2.0, 0.2, 10.0),
     row_o("gpt-5.5", 5.0, 0.5, 30.0),
     row_o("gpt-5.4-nano", 0.2, 0.02, 1.25),
     row_o("gpt-5.4-mini", 0.75, 0.075, 4.5),
@@ -153,7 +191,7 @@ const fn row_a(prefix: &'static str, input: f64, output: f64, min_tokens: u64) -
         read: input / 10.0,
         output,
         min_tokens,
-        anthropic: true,
+        cache: RowCache::Anthropic,
     }
 }
 
@@ -164,20 +202,31 @@ const fn row_o(prefix: &'static str, input: f64, read: f64, output: f64) -> Row 
         read,
         output,
         min_tokens: 1_024,
-        anthropic: false,
+        cache: RowCache::OpenAiAutomatic,
+    }
+}
+
+const fn row_x(prefix: &'static str, input: f64, read: f64, output: f64) -> Row {
+    Row {
+        prefix,
+        input,
+        read,
+        output,
+        min_tokens: 1_024,
+        cache: RowCache::OpenAiExact,
     }
 }
 
 impl Row {
     fn pricing(&self) -> ModelPricing {
-        let (cache_write, cache_write_long, cache) = if self.anthropic {
-            (
+        let (cache_write, cache_write_long, cache) = match self.cache {
+            RowCache::Anthropic => (
                 self.input * 1.25,
                 Some(self.input * 2.0),
                 anthropic_rules(self.min_tokens),
-            )
-        } else {
-            (self.input, None, OPENAI_RULES)
+            ),
+            RowCache::OpenAiAutomatic => (self.input, None, OPENAI_RULES),
+            RowCache::OpenAiExact => (self.input * 1.25, None, OPENAI_EXACT_RULES),
         };
         ModelPricing {
             model_prefix: self.prefix.to_owned(),
@@ -210,6 +259,10 @@ pub fn default_prices() -> Vec<ModelPricing> {
 /// assert!(matches!(opus.cache.mode, CacheMode::Explicit { max_breakpoints: 4, .. }));
 /// assert_eq!(pricing_for("claude-opus-4-1-20250805").unwrap().prices.input, 15.0);
 /// assert_eq!(pricing_for("gpt-4o-mini").unwrap().prices.cache_read, 0.075);
+/// let sol = pricing_for("gpt-5.6").unwrap();
+/// assert_eq!((sol.prices.input, sol.prices.cache_write), (5.0, 6.25));
+/// assert!(matches!(sol.cache.mode, CacheMode::Exact { max_breakpoints: 4 }));
+/// assert_eq!(sol.cache.ttl_seconds, 1_800);
 /// assert!(pricing_for("llama-3").is_none());
 /// ```
 pub fn pricing_for(model: &str) -> Option<ModelPricing> {
@@ -228,17 +281,50 @@ mod tests {
     fn anthropic_multipliers_are_the_published_ones() {
         for pricing in default_prices() {
             let (write, read, _) = pricing.prices.units();
-            if pricing.model_prefix.starts_with("claude") {
+            if pricing.model_prefix.starts_with("claude") || exact(&pricing) {
                 assert!((write - 1.25).abs() < 1e-9, "{}", pricing.model_prefix);
-                assert!((read - 0.1).abs() < 1e-9, "{}", pricing.model_prefix);
-                assert_eq!(
-                    pricing.prices.cache_write_long,
-                    Some(pricing.prices.input * 2.0)
-                );
+                assert!(read <= 0.1 + 1e-9, "{}", pricing.model_prefix);
+                if exact(&pricing) {
+                    assert_eq!(pricing.prices.cache_write_long, None);
+                    assert_eq!(pricing.cache, OPENAI_EXACT_RULES);
+                } else {
+                    assert!((read - 0.1).abs() < 1e-9, "{}", pricing.model_prefix);
+                    assert_eq!(
+                        pricing.prices.cache_write_long,
+                        Some(pricing.prices.input * 2.0)
+                    );
+                }
             } else {
                 assert!((write - 1.0).abs() < 1e-9, "{}", pricing.model_prefix);
                 assert!(read < 1.0 && read > 0.0, "{}", pricing.model_prefix);
+                assert_eq!(pricing.cache, OPENAI_RULES);
             }
+        }
+    }
+
+    fn exact(pricing: &ModelPricing) -> bool {
+        matches!(pricing.cache.mode, CacheMode::Exact { .. })
+    }
+
+    #[test]
+    fn gpt_5_6_and_later_have_exact_breakpoints_and_older_models_automatic_caching() {
+        for model in [
+            "gpt-5.6",
+            "gpt-5.6-sol",
+            "gpt-5.6-terra-2026-07-09",
+            "gpt-6-luna",
+            "gpt-6.1-sol",
+        ] {
+            let pricing = pricing_for(model).unwrap();
+            assert_eq!(pricing.cache, OPENAI_EXACT_RULES, "{model}");
+            let (write, _, _) = pricing.prices.units();
+            assert!((write - 1.25).abs() < 1e-9, "{model}");
+        }
+        assert_eq!(pricing_for("gpt-5.6-terra").unwrap().prices.input, 2.0);
+        for model in ["gpt-5.5", "gpt-5", "gpt-5.4-mini", "gpt-4o"] {
+            let pricing = pricing_for(model).unwrap();
+            assert_eq!(pricing.cache, OPENAI_RULES, "{model}");
+            assert_eq!(pricing.prices.cache_write, pricing.prices.input, "{model}");
         }
     }
 

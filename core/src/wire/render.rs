@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cost::openai_breakpoints::mark_openai;
 use crate::cost::{anthropic_block_counts, mark_anthropic, CacheBreakpoint};
 use crate::error::{CoreError, Result};
 use crate::model::{Message, Role, View};
@@ -112,9 +113,14 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
 /// [`render_view`] with the view's cache breakpoints (its `ViewStats::cache_breakpoints`)
 /// rendered where the format has markers for them: for Anthropic, `cache_control: {"type":
 /// "ephemeral"}` on the last content block each breakpoint ends (a string system prompt or
-/// content becomes one text block to carry it). OpenAI and Responses cache prefixes by
-/// themselves, Gemini caches through a separate API, and the SDK shapes have no marker: for
-/// them the rendering is [`render_view`]'s.
+/// content becomes one text block to carry it); for OpenAI Chat Completions and Responses
+/// (GPT-5.6 and later), `prompt_cache_breakpoint: {"mode": "explicit"}` on the last eligible
+/// input part each one ends, moved back past assistant output and left out under 1,024
+/// tokens (`crate::cost::openai_breakpoints`; a string content becomes one part to carry it,
+/// and a marked Responses system prompt is a leading `system` message instead of
+/// `instructions`). Gemini caches through a separate API, and the SDK shapes have no marker:
+/// for them the rendering is [`render_view`]'s. Models before GPT-5.6 cache prefixes by
+/// themselves and may refuse the field: render for them without breakpoints.
 pub fn render_view_cached(
     view: &View<'_>,
     format: WireFormat,
@@ -136,6 +142,11 @@ pub fn render_messages_cached<M: std::borrow::Borrow<Message>>(
     format: WireFormat,
     breakpoints: &[CacheBreakpoint],
 ) -> Result<Value> {
+    if matches!(format, WireFormat::Openai | WireFormat::Responses) && !breakpoints.is_empty() {
+        let skip = usize::from(breakpoints.iter().any(|b| b.after_message.is_none()));
+        let marked = mark_openai(messages, breakpoints, skip, format);
+        return render_messages(&marked, format);
+    }
     let mut request = render_messages(messages, format)?;
     if format == WireFormat::Anthropic && !breakpoints.is_empty() {
         // The view's system prompt is there exactly when a breakpoint ends it (the placement

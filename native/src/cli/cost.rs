@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use ctxkit_core::cost::{cost_report, CostOptions, CostReport, StrategyCost};
+use ctxkit_core::cost::{cost_report, pricing_for, CostOptions, CostReport, StrategyCost};
 use serde_json::json;
 
 use super::input::read_text;
@@ -93,6 +93,10 @@ fn render(report: &CostReport, file_name: &str) -> String {
     } else {
         "a default: the transcript records no usage"
     };
+    // The units of the model's own prices (the core's table; a model it lacks has no report).
+    let (write, read, _) = pricing_for(&report.model)
+        .map(|pricing| pricing.prices.units())
+        .unwrap_or((1.0, 1.0, 1.0));
     format!(
         "{file_name}: {} at a {}-token window; {} tokens of tools and system prompt reserved in every request ({reserve})\n\n{}\
          \nunits: one uncached input token = 1 (a cache write {}, a cache read {}); a summary call's input is counted, its output is not\n",
@@ -100,9 +104,15 @@ fn render(report: &CostReport, file_name: &str) -> String {
         thousands(report.window),
         thousands(report.reserve_tokens),
         grid(&rows),
-        if report.model.starts_with("claude") { "1.25" } else { "1" },
-        if report.model.starts_with("claude") { "0.1" } else { "the cached price's share" },
+        unit(write),
+        unit(read),
     )
+}
+
+/// A price multiplier as the units line writes it: `1.25`, `0.1`, `1`.
+fn unit(value: f64) -> String {
+    let text = format!("{value:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 fn cells(row: &StrategyCost, recorded: Option<f64>) -> Vec<String> {

@@ -237,8 +237,10 @@ pub struct ViewArgs {
     pub format: ViewFormat,
     /// Mark the view's cache breakpoints (the end of the system prompt, of the checkpoint
     /// summary, of the previous turn and of the conversation before its nudges): Anthropic's
-    /// `cache_control` blocks. The other formats cache prefixes without markers; the note on
-    /// standard error lists the breakpoints for every format.
+    /// `cache_control` blocks; for `responses` and `openai`, OpenAI's `prompt_cache_breakpoint`
+    /// on input parts (GPT-5.6 and later: older models cache prefixes by themselves and may
+    /// refuse the field). Gemini and the SDK shapes have no markers; the note on standard error
+    /// lists the breakpoints for every format.
     #[arg(long)]
     pub cache: bool,
 }

@@ -57,8 +57,10 @@ impl TurnResult {
     }
 
     /// The view in `format` with its cache breakpoints (`stats.cache_breakpoints`) marked
-    /// where the format has markers: Anthropic's `cache_control` (see the core's
-    /// [`render_messages_cached`]); the other formats render as [`TurnResult::render`] does.
+    /// where the format has markers: Anthropic's `cache_control`, OpenAI's
+    /// `prompt_cache_breakpoint` for Responses and Chat Completions (GPT-5.6 and later; see the
+    /// core's [`render_messages_cached`]); the other formats render as [`TurnResult::render`]
+    /// does.
     pub fn render_cached(&self, format: WireFormat) -> Result<serde_json::Value> {
         render_messages_cached(&self.messages, format, &self.stats.cache_breakpoints)
             .context(|| format!("session {:?}: view", self.session))

@@ -8,10 +8,11 @@
 //! `contents[12]` for Gemini), so a message in a log
 //! can be matched to the 400 a provider returned. The checks cover the rules a context manager
 //! can break: tool-call/result pairing, ids, roles, empty messages, part types the API does not
-//! know. They never panic, whatever
+//! know, and OpenAI's cache breakpoint markers (`cache_marks`). They never panic, whatever
 //! the input.
 
 mod anthropic;
+mod cache_marks;
 mod gemini;
 mod openai;
 mod responses;

@@ -7,14 +7,19 @@
 //! - an assistant message with `tool_calls` is followed by one `tool` message per call before
 //!   anything else;
 //! - tool-call ids are unique within their assistant message;
-//! - every content part is of a type the API knows.
+//! - every content part is of a type the API knows;
+//! - a `prompt_cache_breakpoint` is on a `text`, `image_url` or `file` part of a message that is
+//!   not the assistant's, as `{"mode": "explicit"}`, at most four in the request.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::cache_marks::{check_count, check_mark};
 use super::{str_field, violation, Violation};
+use crate::cost::openai_eligible_part_types;
 use crate::wire::openai::PART_TYPES;
+use crate::wire::WireFormat;
 
 const ROLES: [&str; 6] = [
     "system",
@@ -65,6 +70,7 @@ pub fn validate_openai(request: &Value) -> Vec<Violation> {
 
     // Calls of the current assistant message still waiting for their tool message.
     let mut open: Option<OpenCalls> = None;
+    let mut marks = 0;
     for (index, message) in messages.iter().enumerate() {
         let at = format!("messages.[{index}]");
         let role = str_field(message, "role");
@@ -77,7 +83,7 @@ pub fn validate_openai(request: &Value) -> Vec<Violation> {
             None => violations.push(violation(format!("{at}.role"), "Missing required parameter: 'messages.[{index}].role'.".replace("{index}", &index.to_string()))),
         }
 
-        check_parts(message, &at, &mut violations);
+        marks += check_parts(message, &at, &mut violations);
 
         if role == Some("tool") {
             let id = str_field(message, "tool_call_id").unwrap_or_default();
@@ -110,16 +116,29 @@ pub fn validate_openai(request: &Value) -> Vec<Violation> {
     if let Some(calls) = open {
         report_unanswered(calls, &mut violations);
     }
+    check_count(marks, "messages", &mut violations);
     violations
 }
 
-fn check_parts(message: &Value, at: &str, violations: &mut Vec<Violation>) {
+/// Checks the content parts of `message`; returns how many carry a cache breakpoint.
+fn check_parts(message: &Value, at: &str, violations: &mut Vec<Violation>) -> usize {
     let Some(parts) = message.get("content").and_then(Value::as_array) else {
-        return;
+        return 0;
     };
+    let assistant = str_field(message, "role") == Some("assistant");
+    let eligible = openai_eligible_part_types(WireFormat::Openai);
+    let mut marks = 0;
     for (index, part) in parts.iter().enumerate() {
+        let kind = str_field(part, "type");
+        let can_mark = !assistant && kind.is_some_and(|kind| eligible.contains(&kind));
+        marks += usize::from(check_mark(
+            part,
+            &format!("{at}.content.[{index}]"),
+            can_mark,
+            violations,
+        ));
         let part_at = format!("{at}.content.[{index}].type");
-        match str_field(part, "type") {
+        match kind {
             Some(kind) if PART_TYPES.contains(&kind) => {}
             Some(kind) => violations.push(violation(
                 part_at,
@@ -131,6 +150,7 @@ fn check_parts(message: &Value, at: &str, violations: &mut Vec<Violation>) {
             )),
         }
     }
+    marks
 }
 
 struct OpenCalls {
@@ -252,6 +272,35 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(text, ["messages.[1].content.[0].type: Invalid value: 'tool-call'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', and 'file'."]);
+    }
+
+    #[test]
+    fn cache_breakpoints_only_on_input_parts_and_at_most_four() {
+        let mark = json!({"mode": "explicit"});
+        let text = |t: &str| json!([{"type": "text", "text": t, "prompt_cache_breakpoint": mark}]);
+        let mut messages = vec![
+            json!({"role": "system", "content": text("sys")}),
+            json!({"role": "user", "content": text("a")}),
+            json!({"role": "assistant", "content": text("b")}),
+            json!({"role": "user", "content": [{"type": "text", "text": "c", "prompt_cache_breakpoint": true}]}),
+        ];
+        let found: Vec<String> = validate_openai(&Value::Array(messages.clone()))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(found, [
+            "messages.[2].content.[0].prompt_cache_breakpoint: Unknown parameter: 'messages.[2].content.[0].prompt_cache_breakpoint'.",
+            "messages.[3].content.[0].prompt_cache_breakpoint: Invalid value for 'messages.[3].content.[0].prompt_cache_breakpoint': expected an object {\"mode\":\"explicit\"}.",
+        ]);
+        messages.truncate(2);
+        for _ in 0..3 {
+            messages.push(json!({"role": "user", "content": text("more")}));
+        }
+        let found = validate_openai(&Value::Array(messages.clone()));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].to_string(), "messages: Too many 'prompt_cache_breakpoint' markers: 5 were given, at most 4 are allowed per request.");
+        messages.pop();
+        assert_eq!(validate_openai(&Value::Array(messages)), Vec::new());
     }
 
     #[test]

@@ -8,14 +8,20 @@
 //! - a `function_call_output` answers an earlier `function_call` (a `custom_tool_call_output`
 //!   an earlier `custom_tool_call`), and every call has its output;
 //! - a `reasoning` item is followed by the item it produced (a message, a call...), not by
-//!   the next turn.
+//!   the next turn;
+//! - a `prompt_cache_breakpoint` is on an `input_text`, `input_image` or `input_file` part (of
+//!   a message or a function call's output), as `{"mode": "explicit"}`, at most four in the
+//!   request.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::cache_marks::{check_count, check_mark};
 use super::{str_field, violation, Violation};
+use crate::cost::openai_eligible_part_types;
 use crate::wire::responses::{is_user_side, CONTENT_PART_TYPES};
+use crate::wire::WireFormat;
 
 const ITEM_TYPES: [&str; 22] = [
     "message",
@@ -79,6 +85,7 @@ pub fn validate_responses(request: &Value) -> Vec<Violation> {
     // call_id → (item index, answered, custom)
     let mut calls: BTreeMap<String, (usize, bool, bool)> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
+    let mut marks = 0;
     for (index, item) in items.iter().enumerate() {
         let at = format!("input[{index}]");
         if !item.is_object() {
@@ -97,7 +104,7 @@ pub fn validate_responses(request: &Value) -> Vec<Violation> {
             }
         };
         match kind {
-            "message" => check_message(item, &at, &mut violations),
+            "message" => marks += check_message(item, &at, &mut violations),
             "function_call" | "custom_tool_call" => {
                 let id = str_field(item, "call_id").unwrap_or_default();
                 if id.is_empty() {
@@ -122,6 +129,7 @@ pub fn validate_responses(request: &Value) -> Vec<Violation> {
                 }
             }
             "function_call_output" | "custom_tool_call_output" => {
+                marks += check_marks(item.get("output"), &format!("{at}.output"), &mut violations);
                 let id = str_field(item, "call_id").unwrap_or_default();
                 let custom = kind == "custom_tool_call_output";
                 match calls.get_mut(id) {
@@ -182,10 +190,29 @@ pub fn validate_responses(request: &Value) -> Vec<Violation> {
             format!("No tool output found for function call {id}."),
         ));
     }
+    check_count(marks, "input", &mut violations);
     violations
 }
 
-fn check_message(item: &Value, at: &str, violations: &mut Vec<Violation>) {
+/// Checks the cache breakpoints of the parts `content` holds (when it is an array of parts);
+/// returns how many it carries.
+fn check_marks(content: Option<&Value>, at: &str, violations: &mut Vec<Violation>) -> usize {
+    let Some(Value::Array(parts)) = content else {
+        return 0;
+    };
+    let eligible = openai_eligible_part_types(WireFormat::Responses);
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(index, part)| {
+            let can = str_field(part, "type").is_some_and(|kind| eligible.contains(&kind));
+            check_mark(part, &format!("{at}[{index}]"), can, violations)
+        })
+        .count()
+}
+
+/// Checks a message item; returns how many cache breakpoints its parts carry.
+fn check_message(item: &Value, at: &str, violations: &mut Vec<Violation>) -> usize {
     let role = str_field(item, "role");
     match role {
         Some("user" | "assistant" | "system" | "developer") => {}
@@ -224,6 +251,7 @@ fn check_message(item: &Value, at: &str, violations: &mut Vec<Violation>) {
             format!("Missing required parameter: '{at}.content'."),
         )),
     }
+    check_marks(item.get("content"), &format!("{at}.content"), violations)
 }
 
 /// `'a', 'b', and 'c'`, as OpenAI lists supported values.
@@ -279,6 +307,37 @@ mod tests {
         input[6].type: Invalid value: 'frobnicate'. Supported values are: 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'reasoning', 'file_search_call', 'web_search_call', 'computer_call', 'computer_call_output', 'image_generation_call', 'code_interpreter_call', 'local_shell_call', 'local_shell_call_output', 'shell_call', 'shell_call_output', 'apply_patch_call', 'apply_patch_call_output', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response', and 'mcp_call'.
         input[2]: No tool output found for function call a.
         ");
+    }
+
+    #[test]
+    fn cache_breakpoints_only_on_input_parts_and_at_most_four() {
+        let mark = json!({"mode": "explicit"});
+        let input = json!({"input": [
+            {"role": "system", "content": [{"type": "input_text", "text": "s", "prompt_cache_breakpoint": mark}]},
+            {"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "a", "output": [{"type": "input_text", "text": "A", "prompt_cache_breakpoint": mark}]},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "b", "annotations": [], "prompt_cache_breakpoint": mark}]},
+            {"role": "user", "content": [
+                {"type": "input_image", "image_url": "https://x/a.png", "prompt_cache_breakpoint": mark},
+                {"type": "input_file", "file_id": "f", "prompt_cache_breakpoint": mark},
+                {"type": "input_text", "text": "c", "prompt_cache_breakpoint": mark}
+            ]}
+        ]});
+        let found: Vec<String> = validate_responses(&input)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(found, [
+            "input[3].content[0].prompt_cache_breakpoint: Unknown parameter: 'input[3].content[0].prompt_cache_breakpoint'.",
+            "input: Too many 'prompt_cache_breakpoint' markers: 5 were given, at most 4 are allowed per request.",
+        ]);
+        let mut fixed = input.clone();
+        fixed["input"].as_array_mut().unwrap().remove(3);
+        fixed["input"][3]["content"][2]
+            .as_object_mut()
+            .unwrap()
+            .remove("prompt_cache_breakpoint");
+        assert_eq!(validate_responses(&fixed), Vec::new());
     }
 
     #[test]
