@@ -55,6 +55,7 @@ pub mod convert;
 pub mod defaults;
 pub mod engine;
 pub mod history;
+pub mod idle;
 pub mod json_path;
 pub mod nudge;
 pub mod offload;

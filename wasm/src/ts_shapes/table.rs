@@ -152,6 +152,10 @@ pub(crate) fn rows() -> Vec<Row> {
             .shell_field(None, "extract", true, "the memory extractor, taken from the object before the rest is read as JSON (prepare.rs read_prepare_options)")
             .shell_field(None, "signal", true, "the AbortSignal, taken from the object before the rest is read as JSON (prepare.rs read_prepare_options)")
             .shell_field(None, "summarize_timeout_ms", true, "the summarizer's deadline, taken from the JSON before the turn options are read (summarize.rs take_timeout)"),
+        // idle.rs.
+        output::<ctxkit_core::turn::IdleDecision>("IdleDecision", "IdleResult.decision, from compactIfIdle"),
+        exempt("IdleOptions", "PrepareOptions plus idle_seconds and ttl_seconds, which idle.rs split_idle_options takes (whole seconds, 0 or more) before the rest is read as PrepareOptions; pkg/test/idle.test.mjs checks bad ones"),
+        exempt("IdleResult", "a JS object made by idle.rs: the decision (IdleDecision, checked here), view_tokens, and the turn (TurnResultOf) or null"),
         // offload.rs.
         output::<OffloadPolicy>("OffloadPolicy", "defaults().offload"),
         input::<crate::offload::Input>("OffloadInput", "planOffload's input"),
