@@ -9,7 +9,8 @@ use crate::compaction::extractive::signals::{is_request, key_argument, telling_l
 use crate::compaction::pinned::is_previous_summary;
 use crate::model::{Entry, Role};
 
-/// A request quoted back is at most this long (longer ones are not asked).
+/// A request quoted back is at most this long (a longer one is asked by its first line, when
+/// that is short enough).
 const REQUEST_MAX_BYTES: usize = 300;
 /// A failure's telling line is at most this long.
 const LINE_MAX_BYTES: usize = 240;
@@ -41,7 +42,24 @@ pub(super) fn requests(log: &ProbeLog<'_>, scope: &Scope) -> Vec<Probe> {
     picked
         .into_iter()
         .filter_map(|(index, entry)| {
-            let text = one_line(&entry.message.text_content(), usize::MAX);
+            let whole = entry.message.text_content();
+            let text = one_line(&whole, usize::MAX);
+            // A long request (an issue pasted whole) is asked by its first line of prose: four
+            // words or more, starting with a letter (not a tag such as `<uploaded_files>`, nor
+            // a path).
+            let (part, text) = if text.len() > REQUEST_MAX_BYTES {
+                let first = whole
+                    .lines()
+                    .map(str::trim)
+                    .find(|line| {
+                        line.len() >= 20
+                            && line.split_whitespace().count() >= 4
+                            && line.chars().next().is_some_and(char::is_alphabetic)
+                    })?;
+                ("the first line of prose of ", first.to_owned())
+            } else {
+                ("", text)
+            };
             if text.len() > REQUEST_MAX_BYTES || text.len() < 8 {
                 return None;
             }
@@ -49,7 +67,7 @@ pub(super) fn requests(log: &ProbeLog<'_>, scope: &Scope) -> Vec<Probe> {
                 ProbeKind::Recall,
                 "request",
                 format!(
-                    "Quote, word for word, the {} request the user made in this conversation.",
+                    "Quote, word for word, {part}the {} request the user made in this conversation.",
                     ordinal(index + 1)
                 ),
                 vec![KeyItem {
