@@ -41,6 +41,10 @@ pub(crate) struct Recall {
     /// Each message of the last sample's request: the message, its part of the request text,
     /// that part with whitespace flattened.
     pieces: HashMap<usize, (Arc<Message>, String, String)>,
+    /// In the last sample's request, the message whose non-empty part follows each one's.
+    next: HashMap<usize, usize>,
+    /// Whether no message was twice in the last sample's request.
+    unique: bool,
 }
 
 /// A fact of a counted kind.
@@ -52,15 +56,14 @@ struct Fact {
     state: State,
 }
 
-/// What the last sample knew of a fact whose needles have no space (a needle without a space
-/// is in the request text exactly when it is in one message's part of it).
+/// What the last sample knew of a fact.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Not looked up in the request since its needles were set.
+    /// Not looked up in the request since its needles were set, or held across parts.
     New,
     /// Held by this message (an address of the last sample's request).
     Held(usize),
-    /// In no message of the last sample's request.
+    /// Not in the last sample's request text.
     Missing,
 }
 
@@ -90,13 +93,15 @@ impl Recall {
     }
 
     /// Counts the facts read so far that the request of conversation `messages` holds. A fact
-    /// held by a message still in the request, or missing from the last request and from the
-    /// messages new since, is settled without a search of the whole request.
+    /// held by a message still in the request, or missing from the last request and from what
+    /// is new since, is settled without a search of the whole request.
     pub(crate) fn sample(&mut self, messages: &[Arc<Message>]) {
         let mut text = String::new();
         let mut shown = String::new();
         let mut current = HashSet::with_capacity(messages.len());
         let mut fresh = String::new();
+        // The messages with a non-empty part, in order, and where each part starts in `shown`.
+        let mut parts: Vec<(usize, usize)> = Vec::with_capacity(messages.len());
         for message in messages {
             let key = Arc::as_ptr(message) as usize;
             let (_, raw, flat_piece) = self.pieces.entry(key).or_insert_with(|| {
@@ -111,6 +116,7 @@ impl Recall {
                 if !shown.is_empty() {
                     shown.push(' ');
                 }
+                parts.push((key, shown.len()));
                 shown.push_str(flat_piece);
                 if !self.previous.contains(&key) {
                     fresh.push_str(flat_piece);
@@ -119,6 +125,7 @@ impl Recall {
             }
             current.insert(key);
         }
+        let unique = current.len() == messages.len();
         let workdir = declared_working_directory(&text).map(str::to_owned);
         if workdir != self.workdir {
             self.workdir = workdir;
@@ -127,45 +134,145 @@ impl Recall {
                 fact.state = State::New;
             }
         }
-        let pieces = &self.pieces;
-        let holder = |needles: &[String]| {
-            messages.iter().find_map(|message| {
-                let key = Arc::as_ptr(message) as usize;
-                let (_, _, piece) = pieces.get(&key)?;
-                needles
-                    .iter()
-                    .any(|needle| piece.contains(needle.as_str()))
-                    .then_some(key)
-            })
+        let longest = self
+            .facts
+            .iter()
+            .filter(|fact| fact.state == State::Missing)
+            .flat_map(|fact| fact.needles.iter().map(String::len))
+            .max()
+            .unwrap_or(0);
+        let changed = (unique && self.unique)
+            .then(|| changed_regions(&shown, &parts, &self.previous, &self.next, longest));
+        let search = Search {
+            messages,
+            pieces: &self.pieces,
+            current: &current,
+            shown: &shown,
+            fresh: &fresh,
+            changed: changed.as_deref(),
         };
         let mut kept = 0;
         for fact in &mut self.facts {
-            let held = if fact.needles.iter().any(|n| n.is_empty() || n.contains(' ')) {
-                fact.needles
-                    .iter()
-                    .any(|needle| shown.contains(needle.as_str()))
-            } else {
-                fact.state = match fact.state {
-                    State::Held(key) if current.contains(&key) => State::Held(key),
-                    State::Missing if !fact.needles.iter().any(|n| fresh.contains(n.as_str())) => {
-                        State::Missing
-                    }
-                    _ => holder(&fact.needles).map_or(State::Missing, State::Held),
-                };
-                matches!(fact.state, State::Held(_))
-            };
+            let (state, held) = search.settle(&fact.needles, fact.state);
+            fact.state = state;
             kept += usize::from(held);
         }
         self.expected += self.facts.len();
         self.kept += kept;
         self.pieces.retain(|key, _| current.contains(key));
+        self.next = parts
+            .windows(2)
+            .filter_map(|pair| Some((pair.first()?.0, pair.get(1)?.0)))
+            .collect();
         self.previous = current;
+        self.unique = unique;
     }
 
     /// The share kept over the samples; `None` when no fact was expected.
     pub(crate) fn share(&self) -> Option<f64> {
         (self.expected > 0).then(|| self.kept as f64 / self.expected as f64)
     }
+}
+
+/// One sample's request, as [`Search::settle`] looks facts up in it.
+struct Search<'a> {
+    messages: &'a [Arc<Message>],
+    pieces: &'a HashMap<usize, (Arc<Message>, String, String)>,
+    current: &'a HashSet<usize>,
+    shown: &'a str,
+    /// The parts of the messages new since the last sample, each followed by a space.
+    fresh: &'a str,
+    /// The stretches of `shown` that differ from the last sample's request text (`None`: not
+    /// known, search all of it).
+    changed: Option<&'a [&'a str]>,
+}
+
+impl Search<'_> {
+    /// A fact's state now and whether the request holds it, from its state at the last sample.
+    /// A needle without a space is in the text exactly when it is in one message's part (parts
+    /// are joined by a space); one with a space may cross parts, but a text that holds it now
+    /// and did not before holds it across a stretch that changed.
+    fn settle(&self, needles: &[String], state: State) -> (State, bool) {
+        let spaced = needles.iter().any(|n| n.is_empty() || n.contains(' '));
+        let any_in = |text: &str| needles.iter().any(|n| text.contains(n.as_str()));
+        match state {
+            State::Held(key) if self.current.contains(&key) => return (state, true),
+            State::Missing if !spaced && !any_in(self.fresh) => return (state, false),
+            State::Missing if spaced => {
+                if let Some(changed) = self.changed {
+                    if !changed.iter().any(|stretch| any_in(stretch)) {
+                        return (state, false);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if spaced && !any_in(self.shown) {
+            return (State::Missing, false);
+        }
+        match self.holder(needles) {
+            Some(key) => (State::Held(key), true),
+            None if spaced => (State::New, true),
+            None => (State::Missing, false),
+        }
+    }
+
+    /// The first message whose part holds one of `needles`.
+    fn holder(&self, needles: &[String]) -> Option<usize> {
+        self.messages.iter().find_map(|message| {
+            let key = Arc::as_ptr(message) as usize;
+            let (_, _, piece) = self.pieces.get(&key)?;
+            needles
+                .iter()
+                .any(|needle| piece.contains(needle.as_str()))
+                .then_some(key)
+        })
+    }
+}
+
+/// The stretches of `shown` (whose non-empty parts are `parts`: each message and where its part
+/// starts) an occurrence of a needle up to `longest` bytes must overlap if the last sample's
+/// text (its messages `previous`, each followed by `next`'s) did not hold it: around each part
+/// new since, and around each join of two parts that did not follow each other. Any other
+/// stretch is a run of parts that followed each other in the last text too.
+fn changed_regions<'s>(
+    shown: &'s str,
+    parts: &[(usize, usize)],
+    previous: &HashSet<usize>,
+    next: &HashMap<usize, usize>,
+    longest: usize,
+) -> Vec<&'s str> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut add = |from: usize, to: usize| {
+        let from = from.saturating_sub(longest);
+        let to = to.saturating_add(longest).min(shown.len());
+        match spans.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => spans.push((from, to)),
+        }
+    };
+    for (index, &(key, start)) in parts.iter().enumerate() {
+        let end = parts.get(index + 1).map_or(shown.len(), |&(_, s)| s);
+        if !previous.contains(&key) {
+            add(start, end);
+        } else if let Some(&(before, _)) = index.checked_sub(1).and_then(|i| parts.get(i)) {
+            if next.get(&before) != Some(&key) {
+                add(start.saturating_sub(1), start);
+            }
+        }
+    }
+    spans
+        .into_iter()
+        .filter_map(|(mut from, mut to)| {
+            while !shown.is_char_boundary(from) {
+                from -= 1;
+            }
+            while !shown.is_char_boundary(to) {
+                to += 1;
+            }
+            shown.get(from..to)
+        })
+        .collect()
 }
 
 /// The needles of a fact whose head is `head`, the request stating `workdir`.
