@@ -14,7 +14,7 @@
 //! stays in the view, and the simulator keeps the fingerprints of the unchanged blocks. Calls
 //! are billed as the replay makes them ([`strategy_cost`]), so no call's request is kept.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::blocks::{head_blocks, message_blocks, CacheProvider, ViewBlocks};
@@ -117,7 +117,7 @@ struct Biller<'s> {
     view: Vec<Arc<Message>>,
     blocks: Vec<Block>,
     message_ends: Vec<usize>,
-    rendered: HashMap<usize, Rendered>,
+    rendered: BTreeMap<usize, Rendered>,
     recall: Recall,
     /// The index of the next call.
     index: usize,
@@ -159,7 +159,7 @@ impl<'s> Biller<'s> {
             head,
             view: Vec::new(),
             message_ends: Vec::new(),
-            rendered: HashMap::new(),
+            rendered: BTreeMap::new(),
             recall: Recall::default(),
             index: 0,
             sampled: false,
@@ -250,7 +250,7 @@ impl<'s> Biller<'s> {
         }
         // Forget the messages no longer in the view once they outnumber it.
         if self.rendered.len() > 2 * self.view.len() + 1_024 {
-            let live: HashSet<usize> = self.view.iter().map(|m| Arc::as_ptr(m) as usize).collect();
+            let live: BTreeSet<usize> = self.view.iter().map(|m| Arc::as_ptr(m) as usize).collect();
             self.rendered.retain(|key, _| live.contains(key));
         }
         unchanged

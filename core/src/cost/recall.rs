@@ -13,7 +13,7 @@
 //! the whole request searched. A fact with a space (a request, an error line) is searched in
 //! the whole text every sample.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::compaction::pinned::PinnedGatherer;
@@ -37,12 +37,12 @@ pub(crate) struct Recall {
     workdir: Option<String>,
     /// The last sample's messages (their addresses: each is held in `pieces` until the next
     /// sample, so an address seen again is the same message).
-    previous: HashSet<usize>,
+    previous: BTreeSet<usize>,
     /// Each message of the last sample's request: the message, its part of the request text,
     /// that part with whitespace flattened.
-    pieces: HashMap<usize, (Arc<Message>, String, String)>,
+    pieces: BTreeMap<usize, (Arc<Message>, String, String)>,
     /// In the last sample's request, the message whose non-empty part follows each one's.
-    next: HashMap<usize, usize>,
+    next: BTreeMap<usize, usize>,
     /// Whether no message was twice in the last sample's request.
     unique: bool,
 }
@@ -98,7 +98,7 @@ impl Recall {
     pub(crate) fn sample(&mut self, messages: &[Arc<Message>]) {
         let mut text = String::new();
         let mut shown = String::new();
-        let mut current = HashSet::with_capacity(messages.len());
+        let mut current = BTreeSet::new();
         let mut fresh = String::new();
         // The messages with a non-empty part, in order, and where each part starts in `shown`.
         let mut parts: Vec<(usize, usize)> = Vec::with_capacity(messages.len());
@@ -177,8 +177,8 @@ impl Recall {
 /// One sample's request, as [`Search::settle`] looks facts up in it.
 struct Search<'a> {
     messages: &'a [Arc<Message>],
-    pieces: &'a HashMap<usize, (Arc<Message>, String, String)>,
-    current: &'a HashSet<usize>,
+    pieces: &'a BTreeMap<usize, (Arc<Message>, String, String)>,
+    current: &'a BTreeSet<usize>,
     shown: &'a str,
     /// The parts of the messages new since the last sample, each followed by a space.
     fresh: &'a str,
@@ -238,8 +238,8 @@ impl Search<'_> {
 fn changed_regions<'s>(
     shown: &'s str,
     parts: &[(usize, usize)],
-    previous: &HashSet<usize>,
-    next: &HashMap<usize, usize>,
+    previous: &BTreeSet<usize>,
+    next: &BTreeMap<usize, usize>,
     longest: usize,
 ) -> Vec<&'s str> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
@@ -318,4 +318,76 @@ fn push_strings(value: &serde_json::Value, out: &mut String) {
 
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolCall;
+
+    fn log() -> Vec<Arc<Message>> {
+        let mut out = vec![Arc::new(Message::user(
+            "Fix the parser in `src/a.rs` please",
+        ))];
+        for turn in 0..60 {
+            let id = format!("c{turn}");
+            out.push(Arc::new(Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    &id,
+                    "read",
+                    format!(r#"{{"file_path":"src/m{}.rs"}}"#, turn % 7),
+                )],
+            )));
+            out.push(Arc::new(Message::tool_result(
+                &id,
+                format!("error: bad token at src/m{}.rs line {turn}", turn % 7),
+                turn % 5 == 0,
+            )));
+            if turn % 9 == 4 {
+                out.push(Arc::new(Message::user(format!(
+                    "Now check the lexer too, step {turn}"
+                ))));
+            }
+        }
+        out
+    }
+
+    /// Counts of one sample taken from scratch: every fact searched in the whole request.
+    fn from_scratch(log: &[Arc<Message>], view: &[Arc<Message>]) -> (usize, usize) {
+        let mut recall = Recall::default();
+        recall.read(log);
+        recall.sample(view);
+        (recall.expected, recall.kept)
+    }
+
+    #[test]
+    fn samples_count_what_a_search_of_the_whole_request_counts() {
+        let log = log();
+        let mut recall = Recall::default();
+        // Growing views, windows that slide, a view that drops its middle, one that repeats a
+        // message, and a rewritten message in place: each sample as if taken from scratch.
+        let mut views: Vec<(usize, Vec<Arc<Message>>)> = Vec::new();
+        for end in (10..log.len()).step_by(7) {
+            views.push((end, log[..end].to_vec()));
+            views.push((end, log[end.saturating_sub(12)..end].to_vec()));
+            let mut gapped = log[..3].to_vec();
+            gapped.extend_from_slice(&log[end - 4..end]);
+            views.push((end, gapped));
+            let mut twice = log[end - 5..end].to_vec();
+            twice.push(log[end - 5].clone());
+            views.push((end, twice));
+            let mut rewritten = log[end - 6..end].to_vec();
+            rewritten[2] = Arc::new(Message::user("Now check the lexer too, step 13"));
+            views.push((end, rewritten));
+        }
+        for (end, view) in views {
+            let before = (recall.expected, recall.kept);
+            recall.read(&log[..end]);
+            recall.sample(&view);
+            let counted = (recall.expected - before.0, recall.kept - before.1);
+            assert_eq!(counted, from_scratch(&log[..end], &view), "view of {end}");
+            assert!(counted.1 > 0 && counted.1 <= counted.0);
+        }
+    }
 }
