@@ -49,6 +49,17 @@ pub fn view_blocks(
     provider: CacheProvider,
     family: ModelFamily,
 ) -> ViewBlocks {
+    let mut out = head_blocks(reserve_tokens, system, family);
+    for message in messages {
+        out.blocks.extend(message_blocks(message, provider, family));
+        out.message_ends.push(out.blocks.len());
+    }
+    out
+}
+
+/// The blocks of a request before its messages: the reserve (when not zero) and the system
+/// prompt (when not empty).
+pub(crate) fn head_blocks(reserve_tokens: u64, system: &str, family: ModelFamily) -> ViewBlocks {
     let mut out = ViewBlocks::default();
     if reserve_tokens > 0 {
         out.blocks.push(Block {
@@ -63,13 +74,18 @@ pub fn view_blocks(
             tokens: estimate_text(system, family),
         });
     }
-    for message in messages {
-        let rendered = rendered_blocks(message, provider);
-        let tokens = estimate_message(message, family);
-        out.blocks.extend(share_tokens(&rendered, tokens));
-        out.message_ends.push(out.blocks.len());
-    }
     out
+}
+
+/// The blocks of one message, wherever it is in a view (a message's blocks depend on it
+/// alone, so a replay computes them once per message).
+pub(crate) fn message_blocks(
+    message: &Message,
+    provider: CacheProvider,
+    family: ModelFamily,
+) -> Vec<Block> {
+    let rendered = rendered_blocks(message, provider);
+    share_tokens(&rendered, estimate_message(message, family))
 }
 
 /// How many content blocks each message renders to in an Anthropic request.

@@ -72,14 +72,29 @@ impl CacheBill {
 }
 
 /// The provider's cache across a session's requests.
+///
+/// Per request it does work in proportion to what changed since the request before: the
+/// fingerprints and running token sums of the blocks both share are kept, not recomputed; a
+/// read looks only at the breakpoints (or, automatic, back from the end to the first cached
+/// prefix); entries past their lifetime are dropped (they can never be read again: the clock
+/// only moves forward).
 #[derive(Debug, Clone)]
 pub struct CacheSimulator {
     rules: CacheRules,
     /// Cached prefixes: chained fingerprint → expiry (seconds; `i64::MAX` without times).
     entries: BTreeMap<u64, i64>,
-    /// The previous request's chained fingerprints of its stable blocks.
-    previous_stable: Vec<u64>,
+    /// The previous request's stable prefix: its length in blocks and its last chained
+    /// fingerprint.
+    previous_stable: (usize, Option<u64>),
     clock: i64,
+    /// The previous request's blocks, their chained fingerprints and running token sums.
+    blocks: Vec<Block>,
+    chain: Vec<u64>,
+    cumulative: Vec<u64>,
+    /// The expiry the previous request (automatic mode) gave every prefix it cached.
+    stamped: Option<i64>,
+    /// How many entries there were after the last sweep of expired ones.
+    swept: usize,
 }
 
 impl CacheSimulator {
@@ -88,56 +103,104 @@ impl CacheSimulator {
         CacheSimulator {
             rules,
             entries: BTreeMap::new(),
-            previous_stable: Vec::new(),
+            previous_stable: (0, None),
             clock: 0,
+            blocks: Vec::new(),
+            chain: Vec::new(),
+            cumulative: Vec::new(),
+            stamped: None,
+            swept: 0,
         }
     }
 
     /// Bills `request` and updates the cache.
     pub fn bill(&mut self, request: &CacheRequest) -> CacheBill {
-        if let Some(at) = request.at_seconds {
+        self.bill_blocks(
+            &request.blocks,
+            0,
+            &request.breakpoints,
+            request.stable_blocks,
+            request.at_seconds,
+        )
+    }
+
+    /// Bills a request of `blocks` (see [`CacheRequest`] for the other fields) whose first
+    /// `unchanged` blocks the caller knows to be the previous request's (the rest are compared
+    /// here), and updates the cache.
+    pub(crate) fn bill_blocks(
+        &mut self,
+        blocks: &[Block],
+        unchanged: usize,
+        breakpoints: &[usize],
+        stable_blocks: usize,
+        at_seconds: Option<i64>,
+    ) -> CacheBill {
+        if let Some(at) = at_seconds {
             self.clock = self.clock.max(at);
         }
-        let chain = chained(&request.blocks);
-        let cumulative: Vec<u64> = request
-            .blocks
-            .iter()
-            .scan(0u64, |sum, block| {
-                *sum = sum.saturating_add(block.tokens);
-                Some(*sum)
-            })
-            .collect();
-        let total = cumulative.last().copied().unwrap_or(0);
+        let shared = self.extend_chain(blocks, unchanged);
+        let total = self.cumulative.last().copied().unwrap_or(0);
         // The previous stable prefix is repeated when its last chained fingerprint is at the same
         // place here (the chain covers everything before it).
-        let prefix_break = self.previous_stable.last().is_some_and(|last| {
-            chain.get(self.previous_stable.len().saturating_sub(1)) != Some(last)
-        });
+        let (previous_len, previous_last) = self.previous_stable;
+        let prefix_break = previous_last
+            .is_some_and(|last| self.chain.get(previous_len.saturating_sub(1)) != Some(&last));
         let (read, write) = match self.rules.mode {
             CacheMode::Explicit {
                 max_breakpoints,
                 lookback_blocks,
-            } => self.explicit(
-                request,
-                &chain,
-                &cumulative,
-                max_breakpoints,
-                lookback_blocks,
-            ),
-            CacheMode::Exact { max_breakpoints } => {
-                self.explicit(request, &chain, &cumulative, max_breakpoints, 0)
-            }
-            CacheMode::Automatic { step_tokens } => {
-                self.automatic(&chain, &cumulative, step_tokens)
-            }
+            } => self.explicit(breakpoints, max_breakpoints, lookback_blocks),
+            CacheMode::Exact { max_breakpoints } => self.explicit(breakpoints, max_breakpoints, 0),
+            CacheMode::Automatic { step_tokens } => self.automatic(step_tokens, shared),
         };
-        let stable = request.stable_blocks.min(chain.len());
-        self.previous_stable = chain.get(..stable).unwrap_or_default().to_vec();
+        let stable = stable_blocks.min(self.chain.len());
+        self.previous_stable = (
+            stable,
+            stable
+                .checked_sub(1)
+                .and_then(|at| self.chain.get(at))
+                .copied(),
+        );
+        self.sweep();
         CacheBill {
             uncached: total.saturating_sub(read).saturating_sub(write),
             cache_write: write,
             cache_read: read,
             prefix_break,
+        }
+    }
+
+    /// Makes the kept chain that of `blocks`, recomputing only past the blocks shared with the
+    /// previous request; returns how many were shared.
+    fn extend_chain(&mut self, blocks: &[Block], unchanged: usize) -> usize {
+        let mut shared = unchanged.min(blocks.len()).min(self.blocks.len());
+        while blocks
+            .get(shared)
+            .is_some_and(|b| self.blocks.get(shared) == Some(b))
+        {
+            shared += 1;
+        }
+        self.blocks.truncate(shared);
+        self.chain.truncate(shared);
+        self.cumulative.truncate(shared);
+        let mut previous = self.chain.last().copied().unwrap_or(0);
+        let mut sum = self.cumulative.last().copied().unwrap_or(0);
+        for block in blocks.get(shared..).unwrap_or_default() {
+            previous = link(previous, block.hash);
+            sum = sum.saturating_add(block.tokens);
+            self.blocks.push(*block);
+            self.chain.push(previous);
+            self.cumulative.push(sum);
+        }
+        shared
+    }
+
+    /// Drops the entries past their lifetime once they have doubled since the last sweep.
+    fn sweep(&mut self) {
+        if self.entries.len() > self.swept.saturating_mul(2).max(1_024) {
+            let clock = self.clock;
+            self.entries.retain(|_, expires| *expires >= clock);
+            self.swept = self.entries.len();
         }
     }
 
@@ -166,16 +229,14 @@ impl CacheSimulator {
 
     fn explicit(
         &mut self,
-        request: &CacheRequest,
-        chain: &[u64],
-        cumulative: &[u64],
+        request_breakpoints: &[usize],
         max_breakpoints: usize,
         lookback: usize,
     ) -> (u64, u64) {
+        let (chain, cumulative) = (&self.chain, &self.cumulative);
         // Each breakpoint as (its chained fingerprint, the tokens up to it, its index); a
         // provider refuses more than its limit, so the simulator uses the first ones.
-        let breakpoints: Vec<(usize, u64, u64)> = request
-            .breakpoints
+        let breakpoints: Vec<(usize, u64, u64)> = request_breakpoints
             .iter()
             .filter_map(|&at| Some((at, *chain.get(at)?, *cumulative.get(at)?)))
             .take(max_breakpoints)
@@ -207,10 +268,12 @@ impl CacheSimulator {
         (read_tokens, write)
     }
 
-    fn automatic(&mut self, chain: &[u64], cumulative: &[u64], step: u64) -> (u64, u64) {
-        let matched = chain
+    /// `shared`: how many leading blocks are the previous request's.
+    fn automatic(&mut self, step: u64, shared: usize) -> (u64, u64) {
+        let matched = self
+            .chain
             .iter()
-            .zip(cumulative)
+            .zip(&self.cumulative)
             .rev()
             .find(|(hash, _)| self.live(**hash))
             .map_or(0, |(_, tokens)| *tokens);
@@ -221,13 +284,27 @@ impl CacheSimulator {
             self.rules.min_tokens + (matched - self.rules.min_tokens) / step * step
         };
         let expires = self.expiry();
-        for (hash, tokens) in chain.iter().zip(cumulative) {
+        // The shared blocks' prefixes were given this same expiry by the previous request
+        // (expiries only grow): only the others need it.
+        let from = if self.stamped == Some(expires) {
+            shared
+        } else {
+            0
+        };
+        for (hash, tokens) in self.chain.iter().zip(&self.cumulative).skip(from) {
             if *tokens >= self.rules.min_tokens {
                 self.entries.insert(*hash, expires);
             }
         }
+        self.stamped = Some(expires);
         (read, 0)
     }
+}
+
+/// The chained fingerprint of a prefix whose previous prefix's is `previous` and whose last
+/// block's is `hash`.
+fn link(previous: u64, hash: u64) -> u64 {
+    fingerprint(&format!("{previous:016x}{hash:016x}"))
 }
 
 /// The fingerprint of every prefix: `chain[i]` covers blocks `0..=i`.
@@ -235,7 +312,7 @@ fn chained(blocks: &[Block]) -> Vec<u64> {
     let mut out = Vec::with_capacity(blocks.len());
     let mut previous = 0u64;
     for block in blocks {
-        previous = fingerprint(&format!("{previous:016x}{:016x}", block.hash));
+        previous = link(previous, block.hash);
         out.push(previous);
     }
     out

@@ -8,20 +8,24 @@
 //! nudges), and the time the agent made the call when the transcript records it. A strategy's
 //! summary call is billed too: the cached prefix it re-sends, its instruction, its output.
 //!
-//! Pinned recall is sampled every [`RECALL_EVERY`] calls and at the last one: of the pinned
-//! paths, user requests and error lines of the log so far (as the strategy stored it), the
-//! share whose text (the head, for one pinned head and tail) the request holds.
+//! Pinned recall is sampled every [`RECALL_EVERY`] calls and at the last one (`recall.rs`).
+//!
+//! A call is billed in proportion to what it changed: the replay reports the messages after
+//! those it repeats ([`StrategyCall::kept`]), each message's blocks are rendered once while it
+//! stays in the view, and the simulator keeps the fingerprints of the unchanged blocks. Calls
+//! are billed as the replay makes them ([`strategy_cost`]), so no call's request is kept.
 
-use super::blocks::{view_blocks, CacheProvider};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::blocks::{head_blocks, message_blocks, CacheProvider, ViewBlocks};
 use super::breakpoints::place_breakpoints;
 use super::cache::{Block, CacheRequest, CacheSimulator};
 use super::openai_breakpoints::openai_breakpoints;
 use super::prices::{CacheMode, ModelPricing};
+use super::recall::Recall;
 use super::report::{CostTotals, StrategyCost};
-use super::strategies::{replay_strategy, Replay, ReplaySetup, Strategy, StrategyCall};
-use crate::compaction::pinned::gather_pinned;
-use crate::compaction::workdir::{declared_working_directory, relativize_text};
-use crate::compaction::FactKind;
+use super::strategies::{replay_strategy_with, Replay, ReplaySetup, Strategy, StrategyCall};
 use crate::model::Message;
 use crate::text::fingerprint;
 use crate::turn::cache_expired;
@@ -69,187 +73,224 @@ pub fn compare_strategies(transcript: &[Message], setup: &CostSetup) -> Vec<Stra
         .collect()
 }
 
-/// One strategy's row.
+/// One strategy's row: its calls billed as the replay makes them (none is kept).
 pub fn strategy_cost(
     strategy: Strategy,
     transcript: &[Message],
     setup: &CostSetup,
 ) -> StrategyCost {
-    let replay = replay_strategy(strategy, transcript, &setup.replay);
-    bill_replay(strategy.name(), &replay, setup)
+    let mut biller = Biller::new(setup);
+    replay_strategy_with(strategy, transcript, &setup.replay, &mut |log, call| {
+        biller.call(log, &call);
+    });
+    biller.finish(strategy.name())
 }
 
 /// Bills the calls of `replay` and measures their recall.
 pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
-    let provider = match setup.pricing.cache.mode {
-        CacheMode::Explicit { .. } => CacheProvider::Anthropic,
-        CacheMode::Automatic { .. } | CacheMode::Exact { .. } => CacheProvider::OpenAi,
-    };
-    let mut cache = CacheSimulator::new(setup.pricing.cache);
-    let mut totals = CostTotals::default();
-    let (mut breaks, mut compactions, mut overflows) = (0, 0, 0);
-    let (mut expected, mut kept) = (0usize, 0usize);
-    let last = replay.calls.len().saturating_sub(1);
-    for (index, call) in replay.calls.iter().enumerate() {
-        let at_seconds = setup.call_times.get(index).copied().flatten();
+    let mut biller = Biller::new(setup);
+    for call in &replay.calls {
+        biller.call(&replay.log, call);
+    }
+    biller.finish(name)
+}
+
+/// A message's blocks, kept while the message is in the view (or was lately).
+struct Rendered {
+    /// Held so the address that keys it is not reused.
+    _message: Arc<Message>,
+    blocks: Vec<Block>,
+}
+
+/// Bills a replay's calls one at a time. It keeps the current conversation and its blocks:
+/// a call's messages past those it repeats are rendered (once per message: a message sent
+/// again, even at another place, reuses its blocks), the cache simulator is told how many
+/// blocks are unchanged, and the recall samples read each log message once.
+struct Biller<'s> {
+    setup: &'s CostSetup,
+    provider: CacheProvider,
+    cache: CacheSimulator,
+    totals: CostTotals,
+    breaks: usize,
+    compactions: usize,
+    overflows: usize,
+    /// The reserve and system prompt's blocks (a warm reserve split in two).
+    head: ViewBlocks,
+    view: Vec<Arc<Message>>,
+    blocks: Vec<Block>,
+    message_ends: Vec<usize>,
+    rendered: BTreeMap<usize, Rendered>,
+    recall: Recall,
+    /// The index of the next call.
+    index: usize,
+    /// Whether the last call's recall was sampled.
+    sampled: bool,
+}
+
+impl<'s> Biller<'s> {
+    fn new(setup: &'s CostSetup) -> Self {
+        let replay = &setup.replay;
+        let mut head = head_blocks(replay.reserve_tokens, &replay.system, replay.family);
+        // A partly warm reserve is two blocks: the part already cached, then the rest.
+        let warm = setup.warm_reserve_tokens.min(replay.reserve_tokens);
+        if warm > 0 && warm < replay.reserve_tokens {
+            if let Some(first) = head.blocks.first_mut() {
+                first.tokens = warm;
+            }
+            head.blocks.insert(
+                1,
+                Block {
+                    hash: fingerprint("reserved: the part not cached at the start"),
+                    tokens: replay.reserve_tokens - warm,
+                },
+            );
+            head.system_block = head.system_block.map(|at| at + 1);
+        }
+        Biller {
+            setup,
+            provider: match setup.pricing.cache.mode {
+                CacheMode::Explicit { .. } => CacheProvider::Anthropic,
+                CacheMode::Automatic { .. } | CacheMode::Exact { .. } => CacheProvider::OpenAi,
+            },
+            cache: CacheSimulator::new(setup.pricing.cache),
+            totals: CostTotals::default(),
+            breaks: 0,
+            compactions: 0,
+            overflows: 0,
+            blocks: head.blocks.clone(),
+            head,
+            view: Vec::new(),
+            message_ends: Vec::new(),
+            rendered: BTreeMap::new(),
+            recall: Recall::default(),
+            index: 0,
+            sampled: false,
+        }
+    }
+
+    /// Bills one call; `log`: the log as stored so far.
+    fn call(&mut self, log: &[Arc<Message>], call: &StrategyCall) {
+        let index = self.index;
+        self.index += 1;
+        let at_seconds = self.setup.call_times.get(index).copied().flatten();
         if let Some(summary) = call.summary_call {
-            totals.add_summary_call(summary.new_input, summary.cached_input, summary.output);
+            self.totals
+                .add_summary_call(summary.new_input, summary.cached_input, summary.output);
         }
-        let request = cache_request(call, setup, provider, at_seconds);
-        if index == 0 && setup.warm_reserve_tokens > 0 && setup.replay.reserve_tokens > 0 {
-            cache.prewarm(&request, 0);
+        let unchanged = self.update_view(call);
+        let (breakpoints, stable_blocks) = self.request_shape(call);
+        if index == 0 && self.setup.warm_reserve_tokens > 0 && self.setup.replay.reserve_tokens > 0
+        {
+            let request = CacheRequest {
+                blocks: self.blocks.clone(),
+                breakpoints: breakpoints.clone(),
+                stable_blocks,
+                at_seconds,
+            };
+            self.cache.prewarm(&request, 0);
         }
-        let bill = cache.bill(&request);
-        totals.add_call(
+        let bill = self.cache.bill_blocks(
+            &self.blocks,
+            unchanged,
+            &breakpoints,
+            stable_blocks,
+            at_seconds,
+        );
+        self.totals.add_call(
             bill.input(),
             bill.uncached,
             bill.cache_write,
             0,
             bill.cache_read,
         );
-        breaks += usize::from(bill.prefix_break);
-        compactions += usize::from(call.compacted);
-        overflows += usize::from(call.overflow);
-        if index % RECALL_EVERY == 0 || index == last {
-            let log = replay.log.get(..call.log_len).unwrap_or(&replay.log);
-            let (e, k) = recall_at(log, call);
-            expected += e;
-            kept += k;
+        self.breaks += usize::from(bill.prefix_break);
+        self.compactions += usize::from(call.compacted);
+        self.overflows += usize::from(call.overflow);
+        self.recall.read(log.get(..call.log_len).unwrap_or(log));
+        self.sampled = index % RECALL_EVERY == 0;
+        if self.sampled {
+            self.recall.sample(&self.view);
         }
     }
-    let recall = (expected > 0).then(|| kept as f64 / expected as f64);
-    let mut row = totals.finish(name, &setup.pricing.prices, breaks, compactions, recall);
-    row.overflow_calls = overflows;
-    row
-}
 
-fn cache_request(
-    call: &StrategyCall,
-    cost: &CostSetup,
-    provider: CacheProvider,
-    at_seconds: Option<i64>,
-) -> CacheRequest {
-    let setup = &cost.replay;
-    let mut blocks = view_blocks(
-        setup.reserve_tokens,
-        &setup.system,
-        &call.messages,
-        provider,
-        setup.family,
-    );
-    // A partly warm reserve is two blocks: the part already cached, then the rest.
-    let warm = cost.warm_reserve_tokens.min(setup.reserve_tokens);
-    if warm > 0 && warm < setup.reserve_tokens {
-        if let Some(first) = blocks.blocks.first_mut() {
-            first.tokens = warm;
+    /// The row, the last call's recall sampled if it was not.
+    fn finish(mut self, name: &str) -> StrategyCost {
+        if self.index > 0 && !self.sampled {
+            self.recall.sample(&self.view);
         }
-        blocks.blocks.insert(
-            1,
-            Block {
-                hash: fingerprint("reserved: the part not cached at the start"),
-                tokens: setup.reserve_tokens - warm,
-            },
+        let recall = self.recall.share();
+        let mut row = self.totals.finish(
+            name,
+            &self.setup.pricing.prices,
+            self.breaks,
+            self.compactions,
+            recall,
         );
-        blocks.system_block = blocks.system_block.map(|at| at + 1);
-        blocks.message_ends.iter_mut().for_each(|end| *end += 1);
+        row.overflow_calls = self.overflows;
+        row
     }
-    let head_end = blocks
-        .system_block
-        .map_or(blocks.blocks.len().min(1), |at| at + 1);
-    let mut placed = place_breakpoints(
-        &call.messages,
-        head_end > 0,
-        call.has_summary,
-        call.trailing_nudges,
-    );
-    if matches!(cost.pricing.cache.mode, CacheMode::Exact { .. }) {
-        placed = openai_breakpoints(&call.messages, &placed);
-    }
-    let breakpoints = placed
-        .iter()
-        .filter_map(|breakpoint| match breakpoint.after_message {
-            None => head_end.checked_sub(1),
-            Some(index) => blocks
-                .message_ends
-                .get(index)
-                .and_then(|end| end.checked_sub(1)),
-        })
-        .collect();
-    let stable_messages = call.messages.len().saturating_sub(call.trailing_nudges);
-    let stable_blocks = stable_messages
-        .checked_sub(1)
-        .and_then(|last| blocks.message_ends.get(last).copied())
-        .unwrap_or(head_end);
-    CacheRequest {
-        blocks: blocks.blocks,
-        breakpoints,
-        stable_blocks,
-        at_seconds,
-    }
-}
 
-/// (expected, kept) pinned facts of `log` in `call`'s request. A fact is kept when the
-/// request holds it as written, or relative to the working directory a summary in the request
-/// states (the summary writes paths under it relative: the pinned check's rule,
-/// `pinned::summary_holds`).
-fn recall_at(log: &[Message], call: &StrategyCall) -> (usize, usize) {
-    let facts = gather_pinned(log, &[], &[]);
-    let text = request_text(&call.messages);
-    let workdir = declared_working_directory(&text);
-    let shown = flat(&text);
-    let held = |head: &str| {
-        shown.contains(&flat(head))
-            || workdir.is_some_and(|dir| {
-                let relative = relativize_text(head, Some(dir));
-                relative != head && shown.contains(&flat(&relative))
+    /// Makes the conversation the call's; returns how many blocks are as they were.
+    fn update_view(&mut self, call: &StrategyCall) -> usize {
+        let kept = call.kept.min(self.view.len());
+        self.view.truncate(kept);
+        self.message_ends.truncate(kept);
+        let head_len = self.head.blocks.len();
+        self.blocks
+            .truncate(self.message_ends.last().copied().unwrap_or(head_len));
+        let unchanged = self.blocks.len();
+        let (provider, family) = (self.provider, self.setup.replay.family);
+        for message in &call.messages {
+            let key = Arc::as_ptr(message) as usize;
+            let rendered = self.rendered.entry(key).or_insert_with(|| Rendered {
+                _message: message.clone(),
+                blocks: message_blocks(message, provider, family),
+            });
+            self.blocks.extend_from_slice(&rendered.blocks);
+            self.message_ends.push(self.blocks.len());
+            self.view.push(message.clone());
+        }
+        // Forget the messages no longer in the view once they outnumber it.
+        if self.rendered.len() > 2 * self.view.len() + 1_024 {
+            let live: BTreeSet<usize> = self.view.iter().map(|m| Arc::as_ptr(m) as usize).collect();
+            self.rendered.retain(|key, _| live.contains(key));
+        }
+        unchanged
+    }
+
+    /// The call's breakpoint blocks and how many blocks the next call should repeat.
+    fn request_shape(&self, call: &StrategyCall) -> (Vec<usize>, usize) {
+        let head_end = self
+            .head
+            .system_block
+            .map_or(self.blocks.len().min(1), |at| at + 1);
+        let mut placed = place_breakpoints(
+            &self.view,
+            head_end > 0,
+            call.has_summary,
+            call.trailing_nudges,
+        );
+        // Exact-match caching (GPT-5.6 and later) marks only eligible parts.
+        if matches!(self.setup.pricing.cache.mode, CacheMode::Exact { .. }) {
+            placed = openai_breakpoints(&self.view, &placed);
+        }
+        let breakpoints = placed
+            .iter()
+            .filter_map(|breakpoint| match breakpoint.after_message {
+                None => head_end.checked_sub(1),
+                Some(index) => self
+                    .message_ends
+                    .get(index)
+                    .and_then(|end| end.checked_sub(1)),
             })
-    };
-    let mut counts = (0, 0);
-    for fact in facts.iter().filter(|fact| {
-        matches!(
-            fact.kind,
-            FactKind::Path | FactKind::Request | FactKind::Error
-        )
-    }) {
-        counts.0 += 1;
-        if held(fact.verbatim_head()) {
-            counts.1 += 1;
-        }
+            .collect();
+        let stable_messages = self.view.len().saturating_sub(call.trailing_nudges);
+        let stable_blocks = stable_messages
+            .checked_sub(1)
+            .and_then(|last| self.message_ends.get(last).copied())
+            .unwrap_or(head_end);
+        (breakpoints, stable_blocks)
     }
-    counts
-}
-
-fn request_text(messages: &[Message]) -> String {
-    let mut text = String::new();
-    for message in messages {
-        text.push_str(&message.text_content());
-        text.push('\n');
-        for call in &message.tool_calls {
-            text.push_str(&call.arguments);
-            text.push('\n');
-            // Paths in arguments are JSON strings: the decoded form is what facts hold.
-            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
-                push_strings(&value, &mut text);
-            }
-        }
-    }
-    text
-}
-
-fn push_strings(value: &serde_json::Value, out: &mut String) {
-    match value {
-        serde_json::Value::String(s) => {
-            out.push_str(s);
-            out.push('\n');
-        }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| push_strings(v, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|v| push_strings(v, out)),
-        _ => {}
-    }
-}
-
-fn flat(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

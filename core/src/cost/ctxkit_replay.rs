@@ -17,14 +17,16 @@
 //! the summary call's output. A pause past the cache's lifetime before a summary call is not
 //! modelled (the call is billed as if the previous call's prefix were still cached).
 
+use std::sync::Arc;
+
 use crate::compaction::{Policy, SummaryMode, SummaryRequest};
 use crate::memory::NudgePolicy;
-use crate::model::{Message, Role};
+use crate::model::{Entry, Message, Role, View};
 use crate::offload::{plan_offload, OffloadPolicy};
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
 use crate::turn::{Session, TurnDriver, TurnInputs, TurnStep};
 
-use super::strategies::{Replay, ReplaySetup, StrategyCall, SummaryCall};
+use super::strategies::{ReplaySetup, StrategyCall, SummaryCall};
 
 /// Whether and how a replay bills summary calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,13 +37,18 @@ pub(crate) enum SummaryCalls {
     Llm(SummaryMode),
 }
 
-/// The calls ctxkit makes over `transcript`: one before each assistant message.
+/// The calls ctxkit makes over `transcript`, one before each assistant message, each handed to
+/// `on_call` with the log stored so far; returns the stored log. A view message the turn left
+/// as the log's own is the stored message itself (shared, not copied), and a message the turn
+/// made that is the same as the one at its place in the call before is that one, so billing
+/// renders each message once; a call reports only what follows the messages it repeats.
 pub(crate) fn replay_ctxkit(
     transcript: &[Message],
     setup: &ReplaySetup,
     policy: &Policy,
     summaries: SummaryCalls,
-) -> Replay {
+    on_call: &mut dyn FnMut(&[Arc<Message>], StrategyCall),
+) -> Vec<Arc<Message>> {
     // The agent's tools, as a caller tells ctxkit (`NudgePolicy::agent_tools`): the ones the
     // transcript calls. A nudge about tools the agent does not have (a memory nudge without a
     // memory tool, a stall nudge without file tools) is not sent.
@@ -65,51 +72,57 @@ pub(crate) fn replay_ctxkit(
     let offload = OffloadPolicy::default();
     let inputs = TurnInputs::new(&setup.system, setup.budget(), &policy);
     let mut session = Session::new(setup.family);
-    let mut calls: Vec<StrategyCall> = Vec::new();
+    // The stored log, shared; the previous call's conversation and trailing nudges.
+    let mut stored: Vec<Arc<Message>> = Vec::with_capacity(transcript.len());
+    let mut previous: Option<(Vec<Arc<Message>>, usize)> = None;
+    let mut calls = 0usize;
     for message in transcript {
         if message.role == Role::Assistant {
             let before = session.latest_checkpoint().map(|c| c.through_seq);
-            let previous = calls.last().map(|call| sent_tokens(call, setup));
             // The caller's word on the cache, as a shell would give it from its clock.
             let inputs = TurnInputs {
-                cache_expired: setup
-                    .cache_expired
-                    .get(calls.len())
-                    .copied()
-                    .unwrap_or(false),
+                cache_expired: setup.cache_expired.get(calls).copied().unwrap_or(false),
                 ..inputs
             };
-            if let Some(mut call) = one_call(&mut session, &inputs) {
+            let last = previous
+                .as_ref()
+                .map_or(&[][..], |(view, _)| view.as_slice());
+            if let Some(mut call) = one_call(&mut session, &inputs, &stored, last) {
                 // A new checkpoint rewrites the view.
                 call.compacted |= call.checkpoint != before;
                 if let (SummaryCalls::Llm(mode), Some(request)) = (summaries, call.request.take()) {
                     let output = session.latest_checkpoint().map_or(0, |c| c.tokens);
-                    call.summary_call = Some(bill_summary(&request, mode, previous, output, setup));
+                    let sent = previous
+                        .as_ref()
+                        .map(|(view, nudges)| sent_tokens(view, *nudges, setup));
+                    call.summary_call = Some(bill_summary(&request, mode, sent, output, setup));
                 }
-                calls.push(call.into_call(session.entries.len()));
+                let kept = last
+                    .iter()
+                    .zip(&call.messages)
+                    .take_while(|(a, b)| Arc::ptr_eq(a, b))
+                    .count();
+                let (view, nudges) = (call.messages.clone(), call.trailing_nudges);
+                calls += 1;
+                on_call(&stored, call.into_call(kept, session.entries.len()));
+                previous = Some((view, nudges));
             }
         }
         let seq = session.entries.len() as u64 + 1;
-        let stored = match plan_offload(seq, "cost", message, None, &offload) {
+        let stored_message = match plan_offload(seq, "cost", message, None, &offload) {
             Ok(Some(plan)) => plan.reference,
             _ => message.clone(),
         };
-        session.append([stored]);
+        stored.push(Arc::new(stored_message.clone()));
+        session.append([stored_message]);
     }
-    Replay {
-        log: session
-            .entries
-            .into_iter()
-            .map(|entry| entry.message)
-            .collect(),
-        calls,
-    }
+    stored
 }
 
 /// One turn's call, before it is a [`StrategyCall`]: the view and the summary request the
 /// turn answered, if any.
 struct Turn {
-    messages: Vec<Message>,
+    messages: Vec<Arc<Message>>,
     has_summary: bool,
     trailing_nudges: usize,
     compacted: bool,
@@ -120,9 +133,10 @@ struct Turn {
 }
 
 impl Turn {
-    fn into_call(self, log_len: usize) -> StrategyCall {
+    fn into_call(self, kept: usize, log_len: usize) -> StrategyCall {
         StrategyCall {
-            messages: self.messages,
+            kept,
+            messages: self.messages.get(kept..).unwrap_or_default().to_vec(),
             has_summary: self.has_summary,
             trailing_nudges: self.trailing_nudges,
             compacted: self.compacted,
@@ -133,8 +147,15 @@ impl Turn {
     }
 }
 
-/// Drives one turn with extractive answers, keeping the summary request it asked.
-fn one_call(session: &mut Session, inputs: &TurnInputs<'_>) -> Option<Turn> {
+/// Drives one turn with extractive answers, keeping the summary request it asked. `stored`:
+/// the log's messages shared (entry `i` of the session is `stored[i]`); `last`: the previous
+/// call's conversation.
+fn one_call(
+    session: &mut Session,
+    inputs: &TurnInputs<'_>,
+    stored: &[Arc<Message>],
+    last: &[Arc<Message>],
+) -> Option<Turn> {
     let mut turn = TurnDriver::start(inputs).ok()?;
     let mut request = None;
     let mut messages = loop {
@@ -144,7 +165,7 @@ fn one_call(session: &mut Session, inputs: &TurnInputs<'_>) -> Option<Turn> {
                 request = Some(asked);
                 turn.answer_summary(session, None).ok()?;
             }
-            TurnStep::Ready(view) => break view.to_messages(),
+            TurnStep::Ready(view) => break shared_messages(&view, &session.entries, stored, last),
         }
     };
     let (result, _) = turn.finish(session).ok()?;
@@ -165,16 +186,51 @@ fn one_call(session: &mut Session, inputs: &TurnInputs<'_>) -> Option<Turn> {
     })
 }
 
-/// The tokens a call sent before its trailing nudges (the prefix the next call can read from
-/// the cache): the reserve, the system prompt and its stable messages.
-fn sent_tokens(call: &StrategyCall, setup: &ReplaySetup) -> u64 {
-    let stable = call.messages.len().saturating_sub(call.trailing_nudges);
+/// `view.to_messages()` with each message shared: the stored message when the view borrows a
+/// log entry, the previous call's message at the same place when equal, else a new one.
+fn shared_messages(
+    view: &View<'_>,
+    entries: &[Entry],
+    stored: &[Arc<Message>],
+    last: &[Arc<Message>],
+) -> Vec<Arc<Message>> {
+    let system = view.system_message().map(Arc::new);
+    let offset = usize::from(system.is_some());
+    let mut out: Vec<Arc<Message>> = system.into_iter().collect();
+    for item in &view.messages {
+        // The place this message had in the previous call's list (its system prompt removed).
+        let place = out.len().checked_sub(offset);
+        let own = item
+            .seq
+            .filter(|_| item.is_borrowed())
+            .and_then(|seq| usize::try_from(seq).ok()?.checked_sub(1))
+            .filter(|&at| entries.get(at).is_some_and(|e| Some(e.seq) == item.seq))
+            .and_then(|at| stored.get(at));
+        let same = place
+            .and_then(|at| last.get(at))
+            .filter(|previous| ***previous == *item.message);
+        out.push(match (own, same) {
+            (Some(own), _) => own.clone(),
+            (None, Some(same)) => same.clone(),
+            (None, None) => Arc::new(item.message.as_ref().clone()),
+        });
+    }
+    out
+}
+
+/// The tokens a call of conversation `view` with `nudges` trailing nudges sent before them
+/// (the prefix the next call can read from the cache): the reserve, the system prompt and its
+/// stable messages.
+fn sent_tokens(view: &[Arc<Message>], nudges: usize, setup: &ReplaySetup) -> u64 {
+    let stable = view.len().saturating_sub(nudges);
     setup.reserve_tokens
         + estimate_text(&setup.system, setup.family)
-        + tokens(
-            call.messages.get(..stable).unwrap_or_default(),
-            setup.family,
-        )
+        + view
+            .get(..stable)
+            .unwrap_or_default()
+            .iter()
+            .map(|m| estimate_message(m, setup.family))
+            .sum::<u64>()
 }
 
 fn tokens(messages: &[Message], family: ModelFamily) -> u64 {

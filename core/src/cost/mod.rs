@@ -13,14 +13,19 @@
 //!   ([`openai_breakpoints`]: on eligible input parts, from 1,024 tokens) and its marker;
 //! - `blocks`: a view as the blocks a cache sees;
 //! - `cache`: the cache simulator ([`CacheSimulator`]);
-//! - `strategies`: the strategies a report compares, replayed over a transcript;
+//! - `strategies`: the strategies a report compares, replayed over a transcript (`baselines`,
+//!   `ctxkit_replay`), each call reported as what changed since the call before;
 //! - `recorded`: what the session really cost, from its recorded usage;
-//! - `report`, `compare`: a report's rows ([`compare_strategies`]);
+//! - `report`, `compare`, `recall`: a report's rows ([`compare_strategies`]), each call billed
+//!   as the replay makes it;
 //! - `transcript`: the report of one transcript file ([`cost_report`]).
 //!
 //! Guarantees: pure and deterministic (times are inputs); every figure is computed from the
-//! requests the strategies would send, billed by the rules in `prices`.
+//! requests the strategies would send, billed by the rules in `prices`; a report's work and
+//! memory grow in proportion to the transcript (a call costs what it changes; see
+//! `docs/performance.md`, "The cost report").
 
+pub(crate) mod baselines;
 pub(crate) mod blocks;
 pub(crate) mod breakpoints;
 pub(crate) mod cache;
@@ -28,11 +33,13 @@ pub(crate) mod compare;
 pub(crate) mod ctxkit_replay;
 pub(crate) mod openai_breakpoints;
 pub(crate) mod prices;
+pub(crate) mod recall;
 pub(crate) mod recorded;
 pub(crate) mod report;
 pub(crate) mod strategies;
 pub(crate) mod transcript;
 
+pub use baselines::{CLAUDE_CODE_KEEP_MESSAGES, MASK_KEEP_OUTPUTS, SUMMARY_INSTRUCTION_TOKENS};
 pub use blocks::{anthropic_block_counts, view_blocks, CacheProvider, ViewBlocks};
 pub use breakpoints::{
     mark_anthropic, place_breakpoints, BreakpointReason, CacheBreakpoint, MAX_BREAKPOINTS,
@@ -52,8 +59,7 @@ pub use prices::{
 pub use recorded::{call_times, recorded_cost, recorded_reserve, utc_seconds};
 pub use report::{CostTotals, StrategyCost};
 pub use strategies::{
-    replay_strategy, Replay, ReplaySetup, Strategy, StrategyCall, SummaryCall,
-    CLAUDE_CODE_KEEP_MESSAGES, MASK_KEEP_OUTPUTS, SUMMARY_INSTRUCTION_TOKENS,
+    replay_strategy, replay_strategy_with, Replay, ReplaySetup, Strategy, StrategyCall, SummaryCall,
 };
 pub use transcript::{
     cost_report, CostOptions, CostReport, DEFAULT_RESERVE_TOKENS, REPORT_SYSTEM_PROMPT,

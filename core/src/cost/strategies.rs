@@ -20,17 +20,20 @@
 //!   placeholder, the newest messages that fit when that is not enough.
 //!
 //! Every strategy gets the same budget, system prompt and reserved tokens (the real agent's
-//! tools and system prompt, which the transcript does not hold).
+//! tools and system prompt, which the transcript does not hold). The baselines are replayed in
+//! `baselines.rs`, ctxkit in `ctxkit_replay.rs`; each reports a call as what changed since the
+//! call before ([`StrategyCall::kept`]).
 
 use serde::{Deserialize, Serialize};
 
+use std::sync::Arc;
+
+use super::baselines::replay_baseline;
 use super::ctxkit_replay::{replay_ctxkit, SummaryCalls};
 
-use crate::compaction::{
-    extractive_summary, Budget, ClearPolicy, ExtractiveLimits, Policy, SummaryMode,
-};
-use crate::model::{Message, Role};
-use crate::tokens::{estimate_message, estimate_text, ModelFamily};
+use crate::compaction::{Budget, ClearPolicy, Policy, SummaryMode};
+use crate::model::Message;
+use crate::tokens::ModelFamily;
 
 /// A context strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,11 +128,16 @@ pub struct SummaryCall {
     pub output: u64,
 }
 
-/// What a strategy sent at one model call.
+/// What a strategy sent at one model call, as a change to the call before: the conversation
+/// (the system prompt not included) is the previous call's first `kept` messages, then
+/// `messages`. A replay reports only what changed, so the work of billing a call is in
+/// proportion to it (a message left in place is not rendered again).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrategyCall {
-    /// The conversation (the system prompt not included).
-    pub messages: Vec<Message>,
+    /// How many leading messages of the previous call's conversation this one repeats.
+    pub kept: usize,
+    /// The messages after those.
+    pub messages: Vec<Arc<Message>>,
     /// True when `messages[0]` is a summary.
     pub has_summary: bool,
     /// Nudge messages at the end (not stored, dropped next call).
@@ -150,246 +158,68 @@ pub struct StrategyCall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Replay {
     /// The log, one message per transcript message.
-    pub log: Vec<Message>,
+    pub log: Vec<Arc<Message>>,
     /// One call per assistant message of the transcript.
     pub calls: Vec<StrategyCall>,
 }
 
 /// The calls `strategy` makes over `transcript`: one before each assistant message.
 pub fn replay_strategy(strategy: Strategy, transcript: &[Message], setup: &ReplaySetup) -> Replay {
+    let mut calls = Vec::new();
+    let log = replay_strategy_with(strategy, transcript, setup, &mut |_, call| calls.push(call));
+    Replay { log, calls }
+}
+
+/// The calls of [`replay_strategy`] handed to `on_call` one at a time, with the log as the
+/// strategy has stored it so far (at least the call's `log_len` messages), instead of kept:
+/// a cost report bills each call as it comes, so its memory is the view's and the log's, not
+/// every call's. Returns the stored log.
+pub fn replay_strategy_with(
+    strategy: Strategy,
+    transcript: &[Message],
+    setup: &ReplaySetup,
+    on_call: &mut dyn FnMut(&[Arc<Message>], StrategyCall),
+) -> Vec<Arc<Message>> {
+    let ctxkit =
+        |policy: Policy, summaries, on_call: &mut dyn FnMut(&[Arc<Message>], StrategyCall)| {
+            replay_ctxkit(transcript, setup, &policy, summaries, on_call)
+        };
     match strategy {
-        Strategy::Ctxkit => {
-            replay_ctxkit(transcript, setup, &Policy::default(), SummaryCalls::None)
-        }
-        Strategy::CtxkitClearing => replay_ctxkit(
-            transcript,
-            setup,
-            &Policy {
+        Strategy::Ctxkit => ctxkit(Policy::default(), SummaryCalls::None, on_call),
+        Strategy::CtxkitClearing => ctxkit(
+            Policy {
                 clear_tool_results: Some(ClearPolicy::default()),
                 ..Policy::default()
             },
             SummaryCalls::None,
+            on_call,
         ),
-        Strategy::CtxkitLlmFresh => replay_ctxkit(
-            transcript,
-            setup,
-            &Policy::default(),
+        Strategy::CtxkitLlmFresh => ctxkit(
+            Policy::default(),
             SummaryCalls::Llm(SummaryMode::Fresh),
+            on_call,
         ),
-        Strategy::CtxkitLlmCacheSafe => replay_ctxkit(
-            transcript,
-            setup,
-            &Policy::default(),
+        Strategy::CtxkitLlmCacheSafe => ctxkit(
+            Policy::default(),
             SummaryCalls::Llm(SummaryMode::CacheSafe),
+            on_call,
         ),
-        Strategy::CtxkitNoColdTrigger => replay_ctxkit(
-            transcript,
-            setup,
-            &Policy {
+        Strategy::CtxkitNoColdTrigger => ctxkit(
+            Policy {
                 cold_trigger_percent: None,
                 ..Policy::default()
             },
             SummaryCalls::None,
+            on_call,
         ),
-        other => Replay {
-            log: transcript.to_vec(),
-            calls: replay_baseline(other, transcript, setup),
-        },
+        other => replay_baseline(other, transcript, setup, on_call),
     }
-}
-
-/// How many tool outputs observation masking keeps.
-pub const MASK_KEEP_OUTPUTS: usize = 10;
-/// How many messages the Claude-Code-like strategy keeps after its summary.
-pub const CLAUDE_CODE_KEEP_MESSAGES: usize = 4;
-/// The instruction a summary call sends after the cached prefix, in tokens.
-pub const SUMMARY_INSTRUCTION_TOKENS: u64 = 600;
-
-fn replay_baseline(
-    strategy: Strategy,
-    transcript: &[Message],
-    setup: &ReplaySetup,
-) -> Vec<StrategyCall> {
-    let budget = setup.budget();
-    let room = budget
-        .usable()
-        .saturating_sub(estimate_text(&setup.system, setup.family));
-    let tokens: Vec<u64> = transcript
-        .iter()
-        .map(|message| estimate_message(message, setup.family))
-        .collect();
-    // The Claude-Code-like strategy's state: its summary and where the kept tail starts.
-    let mut state = ClaudeCodeState::default();
-    let mut calls = Vec::new();
-    for (index, message) in transcript.iter().enumerate() {
-        if message.role != Role::Assistant {
-            continue;
-        }
-        let log = upto(transcript, index);
-        let log_tokens = upto(&tokens, index);
-        let mut call = match strategy {
-            Strategy::NoCompaction => plain(log.to_vec(), log_tokens.iter().sum::<u64>() > room),
-            Strategy::SlidingWindow => plain(newest_that_fit(log, log_tokens, room), false),
-            Strategy::ObservationMasking => {
-                let masked = mask_outputs(log);
-                let masked_tokens: Vec<u64> = masked
-                    .iter()
-                    .map(|m| estimate_message(m, setup.family))
-                    .collect();
-                plain(newest_that_fit(&masked, &masked_tokens, room), false)
-            }
-            _ => state.call(log, log_tokens, room, setup),
-        };
-        call.log_len = index;
-        calls.push(call);
-    }
-    calls
-}
-
-/// `items[..end]`, or all of them.
-fn upto<T>(items: &[T], end: usize) -> &[T] {
-    items.get(..end).unwrap_or(items)
-}
-
-/// `items[start..]`, or nothing.
-fn from<T>(items: &[T], start: usize) -> &[T] {
-    items.get(start..).unwrap_or_default()
-}
-
-fn plain(messages: Vec<Message>, overflow: bool) -> StrategyCall {
-    StrategyCall {
-        messages,
-        has_summary: false,
-        trailing_nudges: 0,
-        compacted: false,
-        overflow,
-        summary_call: None,
-        log_len: 0,
-    }
-}
-
-/// The Claude-Code-like strategy between calls: its summary and where the kept tail starts.
-#[derive(Default)]
-struct ClaudeCodeState {
-    summary: Option<String>,
-    tail_start: usize,
-}
-
-impl ClaudeCodeState {
-    fn summary_tokens(&self, family: ModelFamily) -> u64 {
-        self.summary
-            .as_deref()
-            .map_or(0, |text| estimate_text(text, family))
-    }
-
-    fn call(
-        &mut self,
-        log: &[Message],
-        tokens: &[u64],
-        room: u64,
-        setup: &ReplaySetup,
-    ) -> StrategyCall {
-        let view_tokens =
-            self.summary_tokens(setup.family) + from(tokens, self.tail_start).iter().sum::<u64>();
-        let mut summary_call = None;
-        if view_tokens > room * 95 / 100 {
-            let mut keep_from = log
-                .len()
-                .saturating_sub(CLAUDE_CODE_KEEP_MESSAGES)
-                .max(self.tail_start);
-            // Never start the kept tail with a tool result cut from its call.
-            while keep_from > self.tail_start
-                && log.get(keep_from).is_some_and(|m| m.role == Role::Tool)
-            {
-                keep_from -= 1;
-            }
-            let limits = ExtractiveLimits {
-                max_bytes: 16_000,
-                ..ExtractiveLimits::default()
-            };
-            let covered = upto(from(log, self.tail_start), keep_from - self.tail_start);
-            let written = extractive_summary(covered, self.summary.as_deref(), &limits);
-            summary_call = Some(SummaryCall {
-                cached_input: setup.reserve_tokens
-                    + estimate_text(&setup.system, setup.family)
-                    + view_tokens,
-                new_input: SUMMARY_INSTRUCTION_TOKENS,
-                output: estimate_text(&written, setup.family),
-            });
-            self.summary = Some(written);
-            self.tail_start = keep_from;
-        }
-        let mut messages: Vec<Message> = self
-            .summary
-            .iter()
-            .map(|text| {
-                Message::user(format!(
-                    "This session is being continued from a previous conversation. Summary:\n{text}"
-                ))
-            })
-            .collect();
-        let has_summary = !messages.is_empty();
-        messages.extend(from(log, self.tail_start).iter().cloned());
-        let total =
-            self.summary_tokens(setup.family) + from(tokens, self.tail_start).iter().sum::<u64>();
-        StrategyCall {
-            messages,
-            has_summary,
-            trailing_nudges: 0,
-            compacted: summary_call.is_some(),
-            overflow: total > room,
-            summary_call,
-            log_len: 0,
-        }
-    }
-}
-
-/// The newest messages of `log` whose tokens fit in `room`, starting at the first that is not
-/// a tool result (so no result is cut from its call; an agent log has few user messages, and
-/// starting only at one would often leave nothing).
-fn newest_that_fit(log: &[Message], tokens: &[u64], room: u64) -> Vec<Message> {
-    let mut start = log.len().min(tokens.len());
-    let mut used = 0u64;
-    while let Some(&size) = start.checked_sub(1).and_then(|at| tokens.get(at)) {
-        if used + size > room {
-            break;
-        }
-        start -= 1;
-        used += size;
-    }
-    while log.get(start).is_some_and(|m| m.role == Role::Tool) {
-        start += 1;
-    }
-    from(log, start).to_vec()
-}
-
-/// `log` with every tool output but the newest [`MASK_KEEP_OUTPUTS`] replaced.
-fn mask_outputs(log: &[Message]) -> Vec<Message> {
-    let outputs = log.iter().filter(|m| m.role == Role::Tool).count();
-    let mut seen = 0usize;
-    log.iter()
-        .map(|message| {
-            if message.role != Role::Tool {
-                return message.clone();
-            }
-            seen += 1;
-            if seen + MASK_KEEP_OUTPUTS > outputs {
-                return message.clone();
-            }
-            let mut masked = Message::tool_result(
-                message.tool_call_id.clone().unwrap_or_default(),
-                "[Old tool output omitted to save context.]",
-                message.is_error,
-            );
-            masked.name = message.name.clone();
-            masked
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Message;
     use crate::ToolCall;
 
     fn transcript(turns: usize, output_bytes: usize) -> Vec<Message> {
@@ -441,15 +271,5 @@ mod tests {
         }
         let claude = replay_strategy(Strategy::ClaudeCodeLike, &log, &setup(32_000)).calls;
         assert!(claude.iter().any(|call| call.summary_call.is_some()));
-    }
-
-    #[test]
-    fn masking_keeps_the_newest_outputs() {
-        let masked = mask_outputs(&transcript(15, 10));
-        let kept = masked
-            .iter()
-            .filter(|m| m.role == Role::Tool && !m.text_content().contains("omitted"))
-            .count();
-        assert_eq!(kept, MASK_KEEP_OUTPUTS);
     }
 }
