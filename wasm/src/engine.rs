@@ -35,7 +35,6 @@ use crate::background::BackgroundCell;
 use crate::convert::{
     decode, fail, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
-use crate::idle::{compact_if_idle, split_idle_options};
 use crate::offload_store::{tool_names, OffloadConfig};
 use crate::prepare::{prepare_turn, read_prepare_options, Parts};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
@@ -358,12 +357,7 @@ impl Engine {
         #[wasm_bindgen(unchecked_optional_param_type = "PrepareOptions & { format?: \"ctxkit\" }")]
         options: JsValue,
     ) -> js_sys::Promise {
-        let parts = Parts {
-            session: Rc::clone(&self.session),
-            cache: Rc::clone(&self.cache),
-            background: Rc::clone(&self.background),
-            alive: Rc::downgrade(&self.alive),
-        };
+        let parts = self.parts();
         // Read now, so later changes to the caller's object do not leak into this turn.
         let read = read_prepare_options(&options, &parts.session);
         wasm_bindgen_futures::future_to_promise(async move {
@@ -371,37 +365,6 @@ impl Engine {
             prepare_turn(parts, options, summarizer)
                 .await
                 .map_err(|error| JsValue::from(fail("Engine.prepare")(error)))
-        })
-    }
-
-    /// Compaction ahead of the cache's expiry, for the loop's timer while the user is away:
-    /// `options` are `prepare`'s plus `idle_seconds` (since the last model call, by the
-    /// caller's clock) and `ttl_seconds` (the cache lifetime in use, default 300). In the last
-    /// `policy.idle_margin_percent` of the lifetime, a session whose next view is above the
-    /// idle floor is compacted now (asking `summarize`), so the next turn writes the small
-    /// prefix; otherwise `decision` says how long to wait or why not, and nothing changes.
-    #[wasm_bindgen(js_name = compactIfIdle, unchecked_return_type = "Promise<IdleResult>")]
-    pub fn compact_if_idle(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "IdleOptions")] options: JsValue,
-    ) -> js_sys::Promise {
-        let parts = Parts {
-            session: Rc::clone(&self.session),
-            cache: Rc::clone(&self.cache),
-            background: Rc::clone(&self.background),
-            alive: Rc::downgrade(&self.alive),
-        };
-        // Read now, so later changes to the caller's object do not leak into this call.
-        let read = split_idle_options(&options).and_then(|(idle, ttl, rest)| {
-            read_prepare_options(&rest, &parts.session)
-                .map(|(turn, summarizer)| (idle, ttl, turn, summarizer))
-        });
-        wasm_bindgen_futures::future_to_promise(async move {
-            let (idle, ttl, options, summarizer) =
-                read.map_err(|error| fail("Engine.compactIfIdle")(error))?;
-            compact_if_idle(parts, idle, ttl, options, summarizer)
-                .await
-                .map_err(|error| JsValue::from(fail("Engine.compactIfIdle")(error)))
         })
     }
 
@@ -464,6 +427,17 @@ impl Engine {
     }
 
     /// The session's cell (for the history tools, `crate::history`).
+    /// What a turn run off the engine holds: shared handles to its state, and a weak one to
+    /// the engine itself (so a turn outliving a dropped engine keeps nothing).
+    pub(crate) fn parts(&self) -> Parts {
+        Parts {
+            session: Rc::clone(&self.session),
+            cache: Rc::clone(&self.cache),
+            background: Rc::clone(&self.background),
+            alive: Rc::downgrade(&self.alive),
+        }
+    }
+
     pub(crate) fn session_cell(&self) -> &RefCell<Session> {
         &self.session
     }

@@ -12,9 +12,9 @@ use ctxkit_core::turn::{idle_decision, IdleDecision};
 use ctxkit_core::{CoreError, TurnDriver, TurnStep};
 use wasm_bindgen::JsValue;
 
-use crate::convert::{js_error_message, set, to_js, Result};
-use crate::engine::busy;
-use crate::prepare::{prepare_turn, Parts, Summarizer};
+use crate::convert::{fail, js_error_message, set, to_js, Result};
+use crate::engine::{busy, Engine};
+use crate::prepare::{prepare_turn, read_prepare_options, Parts, Summarizer};
 use crate::view::JsTurnInputs;
 
 /// The TypeScript of what `compactIfIdle` takes and gives.
@@ -41,6 +41,35 @@ export interface IdleResult {
   result: TurnResultOf<"ctxkit"> | null;
 }
 "#;
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+impl Engine {
+    /// Compaction ahead of the cache's expiry, for the loop's timer while the user is away:
+    /// `options` are `prepare`'s plus `idle_seconds` (since the last model call, by the
+    /// caller's clock) and `ttl_seconds` (the cache lifetime in use, default 300). In the last
+    /// `policy.idle_margin_percent` of the lifetime, a session whose next view is above the
+    /// idle floor is compacted now (asking `summarize`), so the next turn writes the small
+    /// prefix; otherwise `decision` says how long to wait or why not, and nothing changes.
+    #[wasm_bindgen(js_name = compactIfIdle, unchecked_return_type = "Promise<IdleResult>")]
+    pub fn compact_if_idle(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "IdleOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        let parts = self.parts();
+        // Read now, so later changes to the caller's object do not leak into this call.
+        let read = split_idle_options(&options).and_then(|(idle, ttl, rest)| {
+            read_prepare_options(&rest, &parts.session)
+                .map(|(turn, summarizer)| (idle, ttl, turn, summarizer))
+        });
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (idle, ttl, options, summarizer) =
+                read.map_err(|error| fail("Engine.compactIfIdle")(error))?;
+            compact_if_idle(parts, idle, ttl, options, summarizer)
+                .await
+                .map_err(|error| JsValue::from(fail("Engine.compactIfIdle")(error)))
+        })
+    }
+}
 
 /// The idle time and lifetime of `options`, and the options without them (a turn's own).
 pub(crate) fn split_idle_options(options: &JsValue) -> Result<(u64, u64, JsValue)> {
