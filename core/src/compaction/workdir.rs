@@ -2,19 +2,19 @@
 //!
 //! A transcript rarely says where the agent ran, but its absolute paths do: the directory
 //! [`working_directory`] returns is the deepest one that at least four in five of the absolute
-//! paths in tool-call arguments lie under (at least two components deep, so `/home` alone is
-//! never taken). Both the extractive summary (which writes paths relative to it, once each)
+//! paths in tool-call arguments lie under (one component deep only when it is not a system
+//! directory: a sandbox's `/workspace` is taken, `/home` or `/tmp` alone never). Both the extractive summary (which writes paths relative to it, once each)
 //! and the needed-next measure (which treats a path and its relative form as the same fact)
 //! use it. Deterministic: the same log gives the same directory.
 
 use std::collections::BTreeMap;
 
-use crate::compaction::extractive::file_paths_in_arguments;
+use crate::compaction::extractive::{file_paths_in_arguments, is_known_extension};
 use crate::model::Message;
 
 /// The directory most absolute paths of the log's tool calls lie under, with no trailing `/`
 /// (`None` when the calls name fewer than three absolute paths or they share no directory
-/// two components deep).
+/// but a system one such as `/home`).
 ///
 /// ```
 /// use ctxkit_core::compaction::working_directory;
@@ -34,15 +34,22 @@ pub fn working_directory(messages: &[Message]) -> Option<String> {
                 }
                 absolute += 1;
                 let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-                // Every proper ancestor directory of the path, two components deep or more,
-                // and the path itself when it names a directory (`cd /w`: no extension).
-                let is_dir = parts.last().is_some_and(|last| !last.contains('.'));
+                // Every proper ancestor directory of the path (not a system one directly
+                // under `/`), and the path itself when it names a directory (`cd /w`, or
+                // `/w/repo__0.1`: no file extension).
+                let is_dir = parts.last().is_some_and(|last| {
+                    last.rsplit_once('.')
+                        .is_none_or(|(_, ext)| !is_known_extension(ext))
+                });
                 let deepest = if is_dir {
                     parts.len()
                 } else {
                     parts.len().saturating_sub(1)
                 };
-                for depth in 2..=deepest {
+                for depth in 1..=deepest {
+                    if depth == 1 && parts.first().is_some_and(|top| is_system_root(top)) {
+                        continue;
+                    }
                     let dir = format!("/{}", parts.get(..depth).unwrap_or_default().join("/"));
                     *under.entry(dir).or_default() += 1;
                 }
@@ -57,6 +64,44 @@ pub fn working_directory(messages: &[Message]) -> Option<String> {
         .filter(|(_, count)| count * 5 >= absolute * 4)
         .max_by_key(|(dir, _)| dir.matches('/').count())
         .map(|(dir, _)| dir)
+}
+
+/// Top-level directories that hold many users' or the system's files, never one project
+/// (`/home`, `/tmp`): a working directory directly under `/` is taken only when it is not one
+/// of these (a sandbox's `/workspace` or `/testbed` is).
+const SYSTEM_ROOTS: &[&str] = &[
+    "Applications",
+    "Library",
+    "System",
+    "Users",
+    "Volumes",
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "media",
+    "mnt",
+    "nix",
+    "opt",
+    "private",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "snap",
+    "srv",
+    "sys",
+    "tmp",
+    "usr",
+    "var",
+];
+
+fn is_system_root(name: &str) -> bool {
+    SYSTEM_ROOTS.contains(&name)
 }
 
 /// `path` relative to `workdir` when it lies under it (`/w/src/a.rs` → `src/a.rs`), else as
@@ -96,10 +141,23 @@ pub fn declared_working_directory(summary: &str) -> Option<&str> {
         .filter(|dir| dir.starts_with('/') && dir.len() > 1 && !dir.ends_with('/'))
 }
 
+/// Whether `text` runs `cd` (at its start, after a shell separator or an opening backtick).
+fn changes_directory(text: &str) -> bool {
+    text.match_indices("cd ").any(|(at, _)| {
+        text.get(..at)
+            .unwrap_or_default()
+            .trim_end()
+            .chars()
+            .next_back()
+            .is_none_or(|c| matches!(c, '&' | ';' | '|' | '(' | '`' | '\n'))
+    })
+}
+
 /// `text` with every absolute path under `workdir` written relative to it
 /// (`cat /w/src/a.rs` → `cat src/a.rs`; `/w/` alone → `./`), and a leading `cd /w && ` (or
 /// `;`) dropped: what a summary writes, so no path under the working directory is spelled out
-/// in full. A `/w` that is a suffix of a longer path (`/x/w/a`) is left alone.
+/// in full. A `/w` that is a suffix of a longer path (`/x/w/a`) is left alone, and so is a
+/// text that then changes directory (`cd /x && /w/run`: `run` alone would be read from `/x`).
 pub fn relativize_text(text: &str, workdir: Option<&str>) -> String {
     let Some(dir) = workdir.filter(|dir| dir.len() > 1) else {
         return text.to_owned();
@@ -111,6 +169,11 @@ pub fn relativize_text(text: &str, workdir: Option<&str>) -> String {
             text = rest;
             break;
         }
+    }
+    if changes_directory(text) {
+        // After `cd /elsewhere`, a relative path would be read from there: keep every path
+        // as written.
+        return text.to_owned();
     }
     let prefix = format!("{dir}/");
     let path_char =
@@ -172,6 +235,66 @@ mod tests {
             "/home/u/proj"
         );
         assert_eq!(relative_to("a.rs", None), "a.rs");
+        let dir = Some("/w/app");
+        assert_eq!(
+            relativize_text("cd /w/app && cat /w/app/a.rs", dir),
+            "cat a.rs"
+        );
+        for elsewhere in ["cd /w && /w/app/bin/run", "make; cd /w && /w/app/bin/run"] {
+            assert_eq!(relativize_text(elsewhere, dir), elsewhere);
+        }
+        assert_eq!(relativize_text("abcd /w/app/a.rs", dir), "abcd a.rs");
+    }
+
+    #[test]
+    fn a_sandbox_directory_under_the_root_is_taken_a_system_one_never() {
+        let run = |id: &str, command: &str| {
+            Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    id,
+                    "execute_bash",
+                    serde_json::json!({ "command": command }).to_string(),
+                )],
+            )
+        };
+        let edit = |id: &str, path: &str| {
+            Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    id,
+                    "str_replace_editor",
+                    serde_json::json!({ "path": path }).to_string(),
+                )],
+            )
+        };
+        // The OpenHands trajectory's shape: the repository folder ends in `.1`, the agent
+        // also works in /workspace itself.
+        let log = [
+            edit("1", "/workspace/ponyc__0.1/src/parser.c"),
+            edit("2", "/workspace/ponyc__0.1/src/parser.c"),
+            run("3", "cd /workspace && ./ponyc__0.1/ponyc test.pony"),
+            edit("4", "/workspace/test.c"),
+            run("5", "ls -l /workspace/ponyc__0.1"),
+        ];
+        assert_eq!(working_directory(&log).as_deref(), Some("/workspace"));
+        let repo = [
+            edit("1", "/workspace/ponyc__0.1/src/parser.c"),
+            edit("2", "/workspace/ponyc__0.1/src/lexer.c"),
+            run("3", "ls -l /workspace/ponyc__0.1"),
+        ];
+        assert_eq!(
+            working_directory(&repo).as_deref(),
+            Some("/workspace/ponyc__0.1")
+        );
+        for root in ["/home", "/tmp", "/Users"] {
+            let scattered = [
+                edit("1", &format!("{root}/ada/a.rs")),
+                edit("2", &format!("{root}/bob/b.rs")),
+                edit("3", &format!("{root}/cy/c.rs")),
+            ];
+            assert_eq!(working_directory(&scattered), None, "{root}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!   args minus thought}`; actions from one model response (same `model_response.id`, parallel
 //!   calls) become one assistant message with several calls;
 //! - the observation carrying the same `tool_call_id` → the tool result (`content`); an
-//!   `error` observation is a result with `is_error`;
+//!   `error` observation, or one that reports a failure (`success: false`, a non-zero
+//!   `extras.metadata.exit_code`), is a result with `is_error`;
 //! - `recall` actions and their observations are skipped (OpenHands' own retrieval, never
 //!   shown to the model as such); `finish` has no observation, so it becomes a plain assistant
 //!   message with its final text instead of a call that would stay unanswered.
@@ -114,10 +115,27 @@ pub fn import_openhands(events: &Value, at: &str) -> Result<Vec<Message>> {
             let meta_at = field_path(&event_at, "tool_call_metadata");
             let id = required_id(metadata, &meta_at)?;
             let content = optional_str(object, &event_at, "content")?.unwrap_or_default();
-            messages.push(Message::tool_result(id, content, observation == "error"));
+            messages.push(Message::tool_result(
+                id,
+                content,
+                observation == "error" || reports_failure(object),
+            ));
         }
     }
     Ok(messages)
+}
+
+/// Whether an observation says its command failed: `success: false`, or a non-zero
+/// `extras.metadata.exit_code` (a `run` that exited 2 is a failure even though OpenHands sends
+/// it as an ordinary `run` observation).
+fn reports_failure(observation: &Map<String, Value>) -> bool {
+    let exit_code = observation
+        .get("extras")
+        .and_then(|extras| extras.get("metadata"))
+        .and_then(|metadata| metadata.get("exit_code"))
+        .and_then(Value::as_i64);
+    observation.get("success") == Some(&Value::Bool(false))
+        || exit_code.is_some_and(|code| code != 0)
 }
 
 fn required_id(metadata: &Map<String, Value>, at: &str) -> Result<String> {
@@ -205,7 +223,7 @@ mod tests {
             {"source": "environment", "observation": "recall", "content": "ctx"},
             {"source": "agent", "action": "run", "tool_call_metadata": meta("a", "execute_bash", "r1"), "args": {"command": "ls", "thought": "look"}},
             {"source": "agent", "action": "read", "tool_call_metadata": meta("b", "str_replace_editor", "r1"), "args": {"path": "/x"}},
-            {"source": "agent", "observation": "run", "tool_call_metadata": meta("a", "execute_bash", "r1"), "content": "x"},
+            {"source": "agent", "observation": "run", "tool_call_metadata": meta("a", "execute_bash", "r1"), "content": "x", "success": true, "extras": {"metadata": {"exit_code": 0}}},
             {"source": "agent", "observation": "error", "tool_call_metadata": meta("b", "str_replace_editor", "r1"), "content": "no such file"},
             {"source": "agent", "action": "finish", "tool_call_metadata": meta("c", "finish", "r2"), "args": {"thought": "done", "final_thought": ""}, "message": "All fixed."}
         ]);
@@ -225,7 +243,45 @@ mod tests {
         assert_eq!(messages[2].text_content(), "look");
         assert_eq!(messages[2].tool_calls.len(), 2);
         assert_eq!(messages[2].tool_calls[0].arguments, r#"{"command":"ls"}"#);
+        assert!(!messages[3].is_error);
         assert!(messages[4].is_error);
         assert_eq!(messages[5].text_content(), "done\n\nAll fixed.");
+    }
+
+    #[test]
+    fn a_run_that_exited_non_zero_is_a_failed_result() {
+        let run = |id: &str, extra: Value| {
+            let mut event = json!({"source": "agent", "observation": "run", "tool_call_metadata": meta(id, "execute_bash", id), "content": "make: *** [Makefile:192: build] Error 2"});
+            if let (Some(event), Value::Object(extra)) = (event.as_object_mut(), extra) {
+                event.extend(extra);
+            }
+            event
+        };
+        let call = |id: &str| json!({"source": "agent", "action": "run", "tool_call_metadata": meta(id, "execute_bash", id), "args": {"command": "make"}});
+        let events = json!([
+            call("a"),
+            run(
+                "a",
+                json!({"success": false, "extras": {"metadata": {"exit_code": 2}}})
+            ),
+            call("b"),
+            run("b", json!({"extras": {"metadata": {"exit_code": 127}}})),
+            call("c"),
+            run("c", json!({"success": false})),
+            call("d"),
+            run(
+                "d",
+                json!({"success": true, "extras": {"metadata": {"exit_code": 0}}})
+            ),
+            call("e"),
+            run("e", json!({})),
+        ]);
+        let messages = import_openhands(&events, "history").unwrap();
+        let failed: Vec<bool> = messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| m.is_error)
+            .collect();
+        assert_eq!(failed, [true, true, true, false, false]);
     }
 }

@@ -18,11 +18,13 @@ use serde::{Deserialize, Serialize};
 
 mod appendix;
 mod facts;
+mod file_names;
 mod previous;
 pub(crate) mod signals;
 mod state;
 
 pub(crate) use appendix::log_state_appendix;
+pub(crate) use file_names::is_known_extension;
 pub use signals::file_paths_in_arguments;
 pub(crate) use signals::{identifiers, paths_in_text};
 
@@ -349,8 +351,13 @@ pub fn extractive_summary_with(
     let mut written = BTreeSet::new();
     for (name, body) in sections {
         let body = body.trim_end();
-        // No path under the working directory is written out in full.
-        let body = relativize_text(body, workdir);
+        // No path under the working directory is written out in full (line by line: a line
+        // that changes directory keeps its paths as written).
+        let body = body
+            .lines()
+            .map(|line| relativize_text(line, workdir))
+            .collect::<Vec<_>>()
+            .join("\n");
         // A quoted line that markdown reads as a heading goes behind a list marker.
         let heading_like = body.lines().any(|line| line.trim_start().starts_with('#'));
         let body = if heading_like {

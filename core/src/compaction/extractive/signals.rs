@@ -2,6 +2,7 @@
 //! says what a call did, which output lines are errors, which sentences state a decision.
 //! Each is a small pure function over text, tested on real shapes from the corpus.
 
+use super::file_names::is_known_extension;
 use super::{one_line, whole_words};
 
 /// File paths named in a tool call's JSON arguments: string values under keys that name a
@@ -53,10 +54,15 @@ fn looks_like_path(text: &str) -> bool {
 }
 
 /// Words of `text` that look like file paths: containing `/` with a file-ish tail, or a bare
-/// name with a short extension (`main.rs`). Surrounding quotes, backticks and punctuation are
-/// stripped.
+/// name with a known file extension (`main.rs`, not `Enum.take`). Surrounding quotes,
+/// backticks and punctuation are stripped.
 pub(crate) fn paths_in_text(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // A closing tag (`</uploaded_files>`) is markup, not the absolute path `/uploaded_files`.
+    let text = match text.contains("</") {
+        true => std::borrow::Cow::Owned(text.replace("</", "<")),
+        false => std::borrow::Cow::Borrowed(text),
+    };
     for word in text.split(|c: char| {
         c.is_whitespace()
             || matches!(
@@ -82,6 +88,9 @@ pub(crate) fn paths_in_text(text: &str) -> Vec<String> {
         if has_dir && (has_extension || word.starts_with('/') || word.starts_with("./"))
             || has_extension
                 && !word.contains('/')
+                && word
+                    .rsplit_once('.')
+                    .is_some_and(|(_, ext)| is_known_extension(ext))
                 && word
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
@@ -150,8 +159,11 @@ pub(crate) fn telling_line(text: &str) -> Option<String> {
         "unknown",
         "warning",
     ];
+    // Output a hook or tool printed JSON-escaped keeps its line breaks as `\n`: they break
+    // lines too, so the telling line is one line, not the whole escaped output.
     let candidates: Vec<&str> = text
         .lines()
+        .flat_map(|line| line.split("\\n"))
         .map(str::trim)
         .filter(|line| line.len() > 3 && !is_noise_line(line))
         .collect();
@@ -398,6 +410,14 @@ mod tests {
             Some("something broke")
         );
         assert_eq!(telling_line("Exit code 6\n\n"), None);
+        // A hook's JSON-escaped output (the marot-spotter session's pre-commit hook).
+        assert_eq!(
+            telling_line(
+                r"Exit code 1\nPre-commit validation failed:\n\n[FORMAT] Code is not formatted."
+            )
+            .as_deref(),
+            Some("Pre-commit validation failed:")
+        );
     }
 
     #[test]
@@ -420,6 +440,17 @@ mod tests {
         assert_eq!(
             paths_in_text("see `src/main.rs:12` and README.md, v1.2 or https://x.io/a.js"),
             vec!["src/main.rs", "README.md"]
+        );
+        // Dotted words of prose and pasted code are not files (the marot-spotter session
+        // listed these under Files); a folder makes a path whatever its extension.
+        assert_eq!(
+            paths_in_text("Enum.take, Map.get and MapSet.new (e.g. os.path) in lib/x.heex app.js"),
+            vec!["lib/x.heex", "app.js"]
+        );
+        // OpenHands wraps its request in tags: a closing tag is not a path.
+        assert_eq!(
+            paths_in_text("<uploaded_files> /workspace/p </uploaded_files> <f>/a/b.rs</f>"),
+            vec!["/workspace/p", "/a/b.rs"]
         );
     }
 }
