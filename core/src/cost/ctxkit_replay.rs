@@ -23,8 +23,8 @@
 //! tool's result: the answer to a question the agent asked, a long command): the session sat
 //! idle with the model's messages stored. The timer's check is [`idle_decision`] on the view
 //! the next turn would send (the previous call's view without its nudges, plus the messages
-//! since), asked when the pause began and again when the answer was to wait, if the pause
-//! outlasted the wait. When it says compact,
+//! since), asked when the timer fires (when the pause began, or when the decision's wait is
+//! over) if the pause outlasts that; a shorter pause is not measured. When it says compact,
 //! a turn planned with its lowered budget runs in the pause (as `Engine::compact_if_idle`
 //! does), and the next call starts from that checkpoint. Its summary call is billed as the
 //! cache-safe request: the prefix the previous call sent is read from the cache (the call runs
@@ -186,15 +186,7 @@ fn idle_compaction(
     pause: &IdlePause<'_>,
 ) -> Option<SummaryCall> {
     let gap = pause.gap?;
-    // The view the next turn would send, without the reserve: what a preview measures.
-    let sent = sent_tokens(pause.view, pause.nudges, setup);
-    let view_tokens = sent.saturating_sub(setup.reserve_tokens)
-        + pause
-            .since
-            .iter()
-            .map(|m| estimate_message(m, setup.family))
-            .sum::<u64>();
-    let decide = |idle_seconds| {
+    let decide = |view_tokens, idle_seconds| {
         idle_decision(
             view_tokens,
             idle_seconds,
@@ -203,15 +195,24 @@ fn idle_compaction(
             inputs.policy,
         )
     };
-    // The timer asks when the pause begins, and again when told to wait, if the user is still
-    // away by then.
-    let budget = match decide(0) {
-        IdleDecision::Compact { budget, .. } => budget,
-        IdleDecision::Wait { seconds } if seconds < gap => match decide(seconds) {
-            IdleDecision::Compact { budget, .. } => budget,
-            IdleDecision::Wait { .. } | IdleDecision::Skip { .. } => return None,
-        },
+    // When the timer fires, whatever the view's size: a pause that ends first (most do) is
+    // not measured, so a call's work stays in proportion to what it changes.
+    let due = match decide(u64::MAX, 0) {
+        IdleDecision::Compact { .. } => 0,
+        IdleDecision::Wait { seconds } if seconds < gap => seconds,
         IdleDecision::Wait { .. } | IdleDecision::Skip { .. } => return None,
+    };
+    // The view the next turn would send, without the reserve: what a preview measures.
+    let sent = sent_tokens(pause.view, pause.nudges, setup);
+    let view_tokens = sent.saturating_sub(setup.reserve_tokens)
+        + pause
+            .since
+            .iter()
+            .map(|m| estimate_message(m, setup.family))
+            .sum::<u64>();
+    // The timer's check when it fires (the user still away).
+    let IdleDecision::Compact { budget, .. } = decide(view_tokens, due) else {
+        return None;
     };
     let before = session.latest_checkpoint().map(|c| c.through_seq);
     let idle_inputs = TurnInputs {
