@@ -287,7 +287,7 @@ billed:
   keep the reserve and system prompt cached for the next call).
 
 `ctxkit cost FILE --json --window N [--model M]`, the rows' `input_cost_units` and
-`idle_compactions` (units; the share of the recorded session in brackets). Made with a later
+`idle_compactions` (the text table shows the latter in its compactions column, `4 (1 idle)`) (units; the share of the recorded session in brackets). Made with a later
 ctxkit than the per-transcript tables above, whose ctxkit rows differ from these by what changed
 in between (the main session at 200k: 970,460 there, 967,421 here):
 

@@ -245,6 +245,10 @@ fn the_idle_row_compacts_in_a_pause_only_above_its_floor() {
     // ... as the cold trigger's compaction at that call does, whose extractive summary needs
     // no call: the idle row pays its summary call (the cached prefix read, the instruction).
     assert!(idle > ctxkit && idle - ctxkit < 20_000.0, "{idle} {ctxkit}");
+    let text = String::from_utf8(cost(&["--window", "80000"]).stdout).unwrap();
+    let line = text.lines().find(|l| l.contains("ctxkit-idle")).unwrap();
+    assert!(line.contains(" (1 idle) "), "{text}");
+    assert!(text.contains("made by the idle timer"), "{text}");
     // At the real 200k window both pauses find the view below the floor: the row is ctxkit's.
     let at_200k = rows(&["--json"]);
     let (idle, idle_row) = units(&at_200k, "ctxkit-idle");
