@@ -177,7 +177,8 @@ struct IdlePause<'a> {
 
 /// The idle timer over one pause: when [`idle_decision`] says compact before the pause ends,
 /// runs the compaction turn with the budget it gives and returns its summary call, billed as
-/// the cache-safe request made while the prefix is cached. `None`: the timer did nothing.
+/// the cache-safe request made while the prefix is cached (all zero when the turn asked no
+/// summary). `None`: the timer did not compact.
 fn idle_compaction(
     session: &mut Session,
     inputs: &TurnInputs<'_>,
@@ -225,14 +226,11 @@ fn idle_compaction(
         return None;
     }
     let output = session.latest_checkpoint().map_or(0, |c| c.tokens);
-    let request = turn.request?;
-    Some(bill_summary(
-        &request,
-        SummaryMode::CacheSafe,
-        Some(sent),
-        output,
-        setup,
-    ))
+    // A checkpoint made without a summary request (none asked) costs no call, but it is still
+    // the pause's compaction.
+    Some(turn.request.map_or_else(SummaryCall::default, |request| {
+        bill_summary(&request, SummaryMode::CacheSafe, Some(sent), output, setup)
+    }))
 }
 
 /// One turn's call, before it is a [`StrategyCall`]: the view and the summary request the
