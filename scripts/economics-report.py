@@ -76,6 +76,33 @@ def both_providers(binary, corpus):
     return "\n".join(lines) + "\n"
 
 
+# The idle strategy beside the cold trigger: the main session at windows where its pauses do
+# and do not find the view above the idle floor, priced as its model and as gpt-5.6.
+IDLE = [
+    (CLAUDE[0], 200_000, None), (CLAUDE[0], 100_000, None), (CLAUDE[0], 80_000, None),
+    (CLAUDE[0], 60_000, None), (CLAUDE[0], 50_000, None), (CLAUDE[0], 200_000, "gpt-5.6"),
+    (CLAUDE[1], 200_000, None),
+]
+
+
+def idle_table(binary, corpus):
+    lines = ["| transcript | window | model | ctxkit | ctxkit-no-cold-trigger | ctxkit-idle | idle compactions |",
+             "|---|---|---|---|---|---|---|"]
+    for file, window, model in IDLE:
+        args = ["--window", str(window)] + (["--model", model] if model else [])
+        rows = {r["strategy"]: r for r in cost(binary, os.path.join(corpus, file), args)}
+        recorded = rows.get("recorded")
+
+        def cell(name):
+            units = rows[name]["input_cost_units"]
+            if recorded:
+                return f"{units:,.0f} ({units * 100 / recorded['input_cost_units']:.1f}%)"
+            return f"{units:,.0f}"
+        lines.append(f"| {file.split('/')[-1]} | {window // 1000}k | {rows['ctxkit']['model']} | {cell('ctxkit')} | "
+                     f"{cell('ctxkit-no-cold-trigger')} | {cell('ctxkit-idle')} | {rows['ctxkit-idle']['idle_compactions']} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
@@ -102,6 +129,9 @@ def main():
         doc.write("\n".join(sections))
         doc.write(BOTH_HEADER)
         doc.write(both_providers(binary, corpus))
+        doc.write(IDLE_HEADER)
+        doc.write(idle_table(binary, corpus))
+        doc.write(IDLE_NOTES)
         doc.write(FOOTER)
 
 
@@ -112,7 +142,7 @@ cached prefix at a fraction of the input price (Anthropic: reads 0.1x, writes 1.
 minutes, 2x for an hour; OpenAI before GPT-5.6: free writes, reads at the model's cached-input
 price; GPT-5.6 and later: writes 1.25x for thirty minutes, reads 0.1x), so what
 a context strategy costs depends less on how big its views are than on how often it rewrites
-them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under nine
+them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under ten
 strategies in one run, one model call before each assistant message as the agent made them,
 bills every request with a cache simulator (`core/src/cost/cache.rs`), and, when the transcript
 records the API's usage (Claude Code does, per call), adds a `recorded` row: what the session
@@ -123,7 +153,9 @@ really cost, the anchor of every other figure.
   18,000 unless the window's percentages say less, and, at a call more than the cache's
   five-minute lifetime after the one before, from the lower cold trigger: a quarter of the way
   from 18,000 to 36,000); **ctxkit-clearing**: the same with old tool results cleared;
-  **ctxkit-no-cold-trigger**: the defaults with the same trigger warm or cold; **ctxkit-llm-fresh** and **ctxkit-llm-cache-safe**: the defaults with the
+  **ctxkit-no-cold-trigger**: the defaults with the same trigger warm or cold; **ctxkit-idle**:
+  the defaults plus compaction ahead of the cache's expiry in the recorded pauses, its summary
+  call billed (see "Idle compaction" below); **ctxkit-llm-fresh** and **ctxkit-llm-cache-safe**: the defaults with the
   call an LLM summarizer would make at each compaction billed, sent the fresh prompt (the
   covered messages as a fenced transcript: all new input) or the cache-safe request (the
   session's own request re-sent, then one instruction; see below); **no-compaction**: the whole log (calls past the window are counted as
@@ -228,6 +260,61 @@ but for the token estimates of the model's family. Made by the same command.
 
 """
 
+IDLE_HEADER = """
+## Idle compaction (`ctxkit-idle`)
+
+The `ctxkit-idle` row replays ctxkit's defaults (the cold trigger included) plus the idle timer
+of `Engine::compact_if_idle` (`core/src/turn/idle.rs`). Between two recorded calls the session
+waits from the model's last message to the first message that is not the model's: a user's
+message, or a tool's result (the main session's 19-minute pause is the agent waiting for the
+user's answer to the question it asked). When that pause lasts into the margin before the
+cache's lifetime ends (`Policy::idle_margin_percent`, 10% of it, at least 30 seconds: 4 min 30 s
+into Anthropic's five minutes, 27 minutes into gpt-5.6's thirty; the lifetime is the priced
+model's, the one the simulator and the cold trigger use, so Anthropic is priced at five minutes,
+not the one-hour option) and the view the next turn would send is above the idle floor
+(`Policy::idle_trigger_percent`, half-way from the low-water mark to the trigger: 27,000 tokens
+under the cost marks), `idle_decision` says compact, and a turn planned with the lowered budget
+it gives compacts in the pause. A shorter pause or a smaller view changes nothing. What is
+billed:
+
+- the idle summary call, as an LLM summarizer's cache-safe request made at that moment: the
+  prefix the previous call sent is read from the cache (0.1: the call runs before the lifetime
+  ends), the messages since that call and the instruction are new input (1), the summary is its
+  output (left out of the input cost, like every summary call's);
+- the next call, at its recorded time, writes the compacted prefix (and the reserve and system
+  prompt if their lifetime has run out by then);
+- not credited: the cache the summary call refreshes (the simulator is not told of it; it could
+  keep the reserve and system prompt cached for the next call).
+
+`ctxkit cost FILE --json --window N [--model M]`, the rows' `input_cost_units` and
+`idle_compactions` (the text table shows the latter in its compactions column, `4 (1 idle)`) (units; the share of the recorded session in brackets). Made with a later
+ctxkit than the per-transcript tables above, whose ctxkit rows differ from these by what changed
+in between (the main session at 200k: 970,460 there, 967,421 here):
+
+"""
+
+IDLE_NOTES = """
+- At 200k and 100k (cost marks 36,000 and 18,000, idle floor 27,000) the timer never compacts:
+  at the four-hour pause the view is 15,501 tokens, at the 19-minute one 24,742, both below the
+  floor, so the row is ctxkit's. Priced as gpt-5.6 the 19-minute pause ends before the timer's 27
+  minutes. The sub-agent's views stay below the floor.
+- At 80k it compacts once, in the 19-minute pause (the view is 27,467): 13,023 units less than
+  without the cold trigger (the next call writes the compacted prefix, not the whole one), but
+  8,106 more than the default, whose cold trigger compacts at that same call (the cache has
+  expired and the view is above the cold trigger) with an extractive summary that needs no
+  call: the same rewrite, without the idle row's summary call. At 60k and 50k likewise: 7,098
+  and 6,264 units more than the default (at 60k also more than without the cold trigger, which
+  compacts twice less there).
+- So with extractive summaries the cold trigger already takes idle compaction's saving at the
+  call after the pause, for nothing; idle compaction is for an LLM summarizer. Its summary call
+  reads the prefix from the cache while it is still cached and runs off the critical path,
+  where the cold trigger's, made after the lifetime, would read none of it and keep the user
+  waiting. The `ctxkit-llm-*` rows do not show that difference yet: they bill a summary call
+  made after a pause as if the prefix were still cached (`core/src/cost/ctxkit_replay.rs`).
+  This is Claude Code's case: an idle session of 200k tokens or more compacted 54 minutes into
+  its one-hour lifetime (214k tokens down to 31k).
+"""
+
 FOOTER = """
 ## What the figures say
 
@@ -288,7 +375,10 @@ FOOTER = """
 The properties behind the figures are tests: `tests/tests/prefix_stability.rs` (a turn with no
 compaction begins with the previous request, for both providers, on generated logs and every
 corpus replay), `native/tests/cli_cost.rs` (the recorded row equals the raw usage of the file,
-ctxkit's prefix breaks are at most its compactions) and the unit tests of `core/src/cost/`.
+ctxkit's prefix breaks are at most its compactions, the idle row compacts in the 19-minute
+pause at 80k and is ctxkit's at 200k) and the unit tests of `core/src/cost/` (`idle_tests.rs`:
+a pause past the lifetime with a big view is compacted in it, a short pause or a small view
+changes nothing).
 """
 
 if __name__ == "__main__":

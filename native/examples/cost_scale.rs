@@ -126,6 +126,8 @@ fn strategies(count: usize) -> Result<(), String> {
             reserve_tokens: report.reserve_tokens,
             system: ctxkit::core::cost::REPORT_SYSTEM_PROMPT.to_owned(),
             cache_expired: Vec::new(),
+            call_gaps: Vec::new(),
+            cache_ttl_seconds: 300,
         },
         pricing,
         call_times: Vec::new(),

@@ -1,7 +1,8 @@
 //! `ctxkit cost` end to end on the corpus Claude Code session: the `recorded` row is what the
 //! transcript's own usage says (recomputed here from the raw JSONL), every strategy is there
 //! with the fields the JSON promises, ctxkit breaks the cache prefix at most once per
-//! compaction and keeps every pinned fact, and bad input is a usage error.
+//! compaction and keeps every pinned fact, the idle row compacts in the session's 19-minute
+//! pause when its view is big enough, and bad input is a usage error.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -76,6 +77,7 @@ fn every_strategy_is_billed_beside_the_recorded_session() {
             "ctxkit-llm-fresh",
             "ctxkit-llm-cache-safe",
             "ctxkit-no-cold-trigger",
+            "ctxkit-idle",
             "no-compaction",
             "claude-code-like",
             "sliding-window",
@@ -90,6 +92,7 @@ fn every_strategy_is_billed_beside_the_recorded_session() {
             "prefix_breaks",
             "peak_tokens",
             "compactions",
+            "idle_compactions",
         ] {
             assert!(
                 row.get(field).is_some_and(|v| !v.is_null()),
@@ -211,4 +214,46 @@ fn gpt_5_6_bills_explicit_breakpoints_writes_at_1_25x_and_reads_them_back() {
         text.contains("(a cache write 1.25, a cache read 0.1)"),
         "{text}"
     );
+}
+
+#[test]
+fn the_idle_row_compacts_in_a_pause_only_above_its_floor() {
+    let units = |rows: &[Value], name: &str| {
+        let row = rows.iter().find(|r| r["strategy"] == name).unwrap().clone();
+        (row["input_cost_units"].as_f64().unwrap(), row)
+    };
+    // At 80k the view is above the idle floor when the agent waits 19 minutes for the user's
+    // answer to its question: the timer compacts in the pause, 30 seconds before the
+    // five-minute lifetime ends.
+    let at_80k = rows(&["--json", "--window", "80000"]);
+    for row in &at_80k {
+        if row["strategy"] != "ctxkit-idle" {
+            assert_eq!(row["idle_compactions"], 0, "{row}");
+        }
+    }
+    let (idle, idle_row) = units(&at_80k, "ctxkit-idle");
+    let (ctxkit, ctxkit_row) = units(&at_80k, "ctxkit");
+    let (warm_only, _) = units(&at_80k, "ctxkit-no-cold-trigger");
+    assert_eq!(idle_row["idle_compactions"], 1, "{idle_row}");
+    assert_eq!(
+        idle_row["compactions"], ctxkit_row["compactions"],
+        "{idle_row}"
+    );
+    assert_eq!(idle_row["pinned_recall"], 1.0, "{idle_row}");
+    // The next call writes the compacted prefix instead of the whole one ...
+    assert!(idle < warm_only, "{idle} {warm_only}");
+    // ... as the cold trigger's compaction at that call does, whose extractive summary needs
+    // no call: the idle row pays its summary call (the cached prefix read, the instruction).
+    assert!(idle > ctxkit && idle - ctxkit < 20_000.0, "{idle} {ctxkit}");
+    let text = String::from_utf8(cost(&["--window", "80000"]).stdout).unwrap();
+    let line = text.lines().find(|l| l.contains("ctxkit-idle")).unwrap();
+    assert!(line.contains(" (1 idle) "), "{text}");
+    assert!(text.contains("made by the idle timer"), "{text}");
+    // At the real 200k window both pauses find the view below the floor: the row is ctxkit's.
+    let at_200k = rows(&["--json"]);
+    let (idle, idle_row) = units(&at_200k, "ctxkit-idle");
+    let (ctxkit, ctxkit_row) = units(&at_200k, "ctxkit");
+    assert_eq!(idle_row["idle_compactions"], 0, "{idle_row}");
+    assert_eq!(idle, ctxkit);
+    assert_eq!(idle_row["compactions"], ctxkit_row["compactions"]);
 }

@@ -120,6 +120,7 @@ fn plain(kept: usize, messages: Vec<Arc<Message>>, overflow: bool) -> StrategyCa
         overflow,
         summary_call: None,
         log_len: 0,
+        idle_compaction: false,
     }
 }
 
@@ -294,6 +295,7 @@ impl ClaudeCodeState {
             overflow: total > room,
             summary_call,
             log_len: 0,
+            idle_compaction: false,
         }
     }
 }
@@ -341,6 +343,8 @@ mod tests {
             reserve_tokens: 1_000,
             system: "You are a coding agent.".into(),
             cache_expired: Vec::new(),
+            call_gaps: Vec::new(),
+            cache_ttl_seconds: 300,
         };
         let masked = replay_strategy(Strategy::ObservationMasking, &log, &setup);
         let last = views(&masked.calls).pop().unwrap();

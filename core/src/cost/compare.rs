@@ -65,6 +65,30 @@ pub fn expired_calls(call_times: &[Option<i64>], ttl_seconds: i64) -> Vec<bool> 
         .collect()
 }
 
+/// For each call of `call_times`, the seconds since the call before (the last one with a
+/// time) when both have a time; `None` for the first call, a call without a time, or a clock
+/// that went back.
+///
+/// ```
+/// use ctxkit_core::cost::call_gaps;
+/// assert_eq!(call_gaps(&[Some(10), None, Some(400), Some(390)]), [None, None, Some(390), None]);
+/// ```
+pub fn call_gaps(call_times: &[Option<i64>]) -> Vec<Option<u64>> {
+    let mut last: Option<i64> = None;
+    call_times
+        .iter()
+        .map(|time| {
+            let gap = time
+                .zip(last)
+                .and_then(|(now, before)| u64::try_from(now.checked_sub(before)?).ok());
+            if time.is_some() {
+                last = *time;
+            }
+            gap
+        })
+        .collect()
+}
+
 /// Every strategy of [`Strategy::ALL`] over `transcript`.
 pub fn compare_strategies(transcript: &[Message], setup: &CostSetup) -> Vec<StrategyCost> {
     Strategy::ALL
@@ -113,6 +137,7 @@ struct Biller<'s> {
     totals: CostTotals,
     breaks: usize,
     compactions: usize,
+    idle_compactions: usize,
     overflows: usize,
     /// The reserve and system prompt's blocks (a warm reserve split in two).
     head: ViewBlocks,
@@ -156,6 +181,7 @@ impl<'s> Biller<'s> {
             totals: CostTotals::default(),
             breaks: 0,
             compactions: 0,
+            idle_compactions: 0,
             overflows: 0,
             blocks: head.blocks.clone(),
             head,
@@ -205,6 +231,7 @@ impl<'s> Biller<'s> {
         );
         self.breaks += usize::from(bill.prefix_break);
         self.compactions += usize::from(call.compacted);
+        self.idle_compactions += usize::from(call.idle_compaction);
         self.overflows += usize::from(call.overflow);
         self.recall.read(log.get(..call.log_len).unwrap_or(log));
         self.sampled = index % RECALL_EVERY == 0;
@@ -227,6 +254,7 @@ impl<'s> Biller<'s> {
             recall,
         );
         row.overflow_calls = self.overflows;
+        row.idle_compactions = self.idle_compactions;
         row
     }
 
@@ -331,6 +359,8 @@ mod tests {
                 reserve_tokens: 12_000,
                 system: "You are a coding agent.".into(),
                 cache_expired: Vec::new(),
+                call_gaps: Vec::new(),
+                cache_ttl_seconds: 300,
             },
             pricing: pricing_for("claude-sonnet-4-5").unwrap(),
             call_times: Vec::new(),

@@ -16,6 +16,21 @@
 //! The summary itself is the extractive one (the report makes no model call); its tokens are
 //! the summary call's output. A pause past the cache's lifetime before a summary call is not
 //! modelled (the call is billed as if the previous call's prefix were still cached).
+//!
+//! With idle compaction (`ctxkit-idle`), an agent loop's idle timer is replayed too. A
+//! recorded pause before a call ([`super::ReplaySetup::call_gaps`]) is taken to end with the
+//! first message after the previous call that is not the model's (a user's message, or a
+//! tool's result: the answer to a question the agent asked, a long command): the session sat
+//! idle with the model's messages stored. The timer's check is [`idle_decision`] on the view
+//! the next turn would send (the previous call's view without its nudges, plus the messages
+//! since), asked when the timer fires (when the pause began, or when the decision's wait is
+//! over) if the pause outlasts that; a shorter pause is not measured. When it says compact,
+//! a turn planned with its lowered budget runs in the pause (as `Engine::compact_if_idle`
+//! does), and the next call starts from that checkpoint. Its summary call is billed as the
+//! cache-safe request: the prefix the previous call sent is read from the cache (the call runs
+//! before the lifetime ends), what came after it and the instruction are new input, the
+//! summary is its output. The simulator is not told of it: the cache it refreshed is not
+//! credited to the next call.
 
 use std::sync::Arc;
 
@@ -24,7 +39,7 @@ use crate::memory::NudgePolicy;
 use crate::model::{Entry, Message, Role, View};
 use crate::offload::{plan_offload, OffloadPolicy};
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
-use crate::turn::{Session, TurnDriver, TurnInputs, TurnStep};
+use crate::turn::{idle_decision, IdleDecision, Session, TurnDriver, TurnInputs, TurnStep};
 
 use super::strategies::{ReplaySetup, StrategyCall, SummaryCall};
 
@@ -42,11 +57,13 @@ pub(crate) enum SummaryCalls {
 /// as the log's own is the stored message itself (shared, not copied), and a message the turn
 /// made that is the same as the one at its place in the call before is that one, so billing
 /// renders each message once; a call reports only what follows the messages it repeats.
+/// `idle`: replay the idle timer in the recorded pauses (see the module doc).
 pub(crate) fn replay_ctxkit(
     transcript: &[Message],
     setup: &ReplaySetup,
     policy: &Policy,
     summaries: SummaryCalls,
+    idle: bool,
     on_call: &mut dyn FnMut(&[Arc<Message>], StrategyCall),
 ) -> Vec<Arc<Message>> {
     // The agent's tools, as a caller tells ctxkit (`NudgePolicy::agent_tools`): the ones the
@@ -61,6 +78,8 @@ pub(crate) fn replay_ctxkit(
         family: setup.family,
         summary_mode: match summaries {
             SummaryCalls::Llm(mode) => mode,
+            // An idle summary is the cache-safe request.
+            SummaryCalls::None if idle => SummaryMode::CacheSafe,
             SummaryCalls::None => SummaryMode::Fresh,
         },
         nudges: NudgePolicy {
@@ -76,7 +95,26 @@ pub(crate) fn replay_ctxkit(
     let mut stored: Vec<Arc<Message>> = Vec::with_capacity(transcript.len());
     let mut previous: Option<(Vec<Arc<Message>>, usize)> = None;
     let mut calls = 0usize;
+    // The log's length at the previous call; the idle compaction made in the current pause.
+    let mut log_at_call = 0usize;
+    let mut idle_checked = 0usize;
+    let mut idle_summary: Option<SummaryCall> = None;
     for message in transcript {
+        // The first message after a call that is not the model's (a user's message, a tool's
+        // result) ends the pause before the next call, if there was one: the idle timer ran
+        // while the session waited for it.
+        if idle && message.role != Role::Assistant && calls > idle_checked {
+            idle_checked = calls;
+            if let Some((view, nudges)) = previous.as_ref() {
+                let pause = IdlePause {
+                    gap: setup.call_gaps.get(calls).copied().flatten(),
+                    view,
+                    nudges: *nudges,
+                    since: stored.get(log_at_call..).unwrap_or_default(),
+                };
+                idle_summary = idle_compaction(&mut session, &inputs, setup, &stored, &pause);
+            }
+        }
         if message.role == Role::Assistant {
             let before = session.latest_checkpoint().map(|c| c.through_seq);
             // The caller's word on the cache, as a shell would give it from its clock.
@@ -104,7 +142,14 @@ pub(crate) fn replay_ctxkit(
                     .count();
                 let (view, nudges) = (call.messages.clone(), call.trailing_nudges);
                 calls += 1;
-                on_call(&stored, call.into_call(kept, session.entries.len()));
+                log_at_call = session.entries.len();
+                let mut call = call.into_call(kept, log_at_call);
+                if let Some(summary) = idle_summary.take() {
+                    call.compacted = true;
+                    call.idle_compaction = true;
+                    call.summary_call = Some(summary);
+                }
+                on_call(&stored, call);
                 previous = Some((view, nudges));
             }
         }
@@ -117,6 +162,75 @@ pub(crate) fn replay_ctxkit(
         session.append([stored_message]);
     }
     stored
+}
+
+/// A recorded pause before a call, as the idle timer sees it.
+struct IdlePause<'a> {
+    /// Its length in seconds (`None`: not recorded, so no timer fires).
+    gap: Option<u64>,
+    /// The previous call's conversation and trailing nudges.
+    view: &'a [Arc<Message>],
+    nudges: usize,
+    /// The messages stored since that call.
+    since: &'a [Arc<Message>],
+}
+
+/// The idle timer over one pause: when [`idle_decision`] says compact before the pause ends,
+/// runs the compaction turn with the budget it gives and returns its summary call, billed as
+/// the cache-safe request made while the prefix is cached (all zero when the turn asked no
+/// summary). `None`: the timer did not compact.
+fn idle_compaction(
+    session: &mut Session,
+    inputs: &TurnInputs<'_>,
+    setup: &ReplaySetup,
+    stored: &[Arc<Message>],
+    pause: &IdlePause<'_>,
+) -> Option<SummaryCall> {
+    let gap = pause.gap?;
+    let decide = |view_tokens, idle_seconds| {
+        idle_decision(
+            view_tokens,
+            idle_seconds,
+            setup.cache_ttl_seconds,
+            &inputs.budget,
+            inputs.policy,
+        )
+    };
+    // When the timer fires, whatever the view's size: a pause that ends first (most do) is
+    // not measured, so a call's work stays in proportion to what it changes.
+    let due = match decide(u64::MAX, 0) {
+        IdleDecision::Compact { .. } => 0,
+        IdleDecision::Wait { seconds } if seconds < gap => seconds,
+        IdleDecision::Wait { .. } | IdleDecision::Skip { .. } => return None,
+    };
+    // The view the next turn would send, without the reserve: what a preview measures.
+    let sent = sent_tokens(pause.view, pause.nudges, setup);
+    let view_tokens = sent.saturating_sub(setup.reserve_tokens)
+        + pause
+            .since
+            .iter()
+            .map(|m| estimate_message(m, setup.family))
+            .sum::<u64>();
+    // The timer's check when it fires (the user still away).
+    let IdleDecision::Compact { budget, .. } = decide(view_tokens, due) else {
+        return None;
+    };
+    let before = session.latest_checkpoint().map(|c| c.through_seq);
+    let idle_inputs = TurnInputs {
+        budget,
+        cache_expired: false,
+        ..*inputs
+    };
+    let turn = one_call(session, &idle_inputs, stored, pause.view)?;
+    if turn.checkpoint == before {
+        return None;
+    }
+    let output = session.latest_checkpoint().map_or(0, |c| c.tokens);
+    // A checkpoint made without a summary request (none asked) costs no call, but it is still
+    // the pause's compaction.
+    Some(turn.request.map_or_else(SummaryCall::default, |request| {
+        bill_summary(&request, SummaryMode::CacheSafe, Some(sent), output, setup)
+    }))
 }
 
 /// One turn's call, before it is a [`StrategyCall`]: the view and the summary request the
@@ -143,6 +257,7 @@ impl Turn {
             overflow: self.overflow,
             summary_call: self.summary_call,
             log_len,
+            idle_compaction: false,
         }
     }
 }

@@ -39,6 +39,9 @@ pub(crate) mod report;
 pub(crate) mod strategies;
 pub(crate) mod transcript;
 
+#[cfg(test)]
+mod idle_tests;
+
 pub use baselines::{CLAUDE_CODE_KEEP_MESSAGES, MASK_KEEP_OUTPUTS, SUMMARY_INSTRUCTION_TOKENS};
 pub use blocks::{anthropic_block_counts, view_blocks, CacheProvider, ViewBlocks};
 pub use breakpoints::{
@@ -46,7 +49,8 @@ pub use breakpoints::{
 };
 pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
 pub use compare::{
-    bill_replay, compare_strategies, expired_calls, strategy_cost, CostSetup, RECALL_EVERY,
+    bill_replay, call_gaps, compare_strategies, expired_calls, strategy_cost, CostSetup,
+    RECALL_EVERY,
 };
 pub use openai_breakpoints::{
     openai_breakpoint_marker, openai_breakpoints, openai_eligible_part_types,

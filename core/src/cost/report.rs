@@ -35,6 +35,10 @@ pub struct StrategyCost {
     pub peak_tokens: u64,
     /// Compactions (summaries written).
     pub compactions: usize,
+    /// Of those, the ones an idle timer made in a pause, ahead of the cache's expiry
+    /// (`ctxkit-idle` only).
+    #[serde(default)]
+    pub idle_compactions: usize,
     /// Calls larger than the budget (the provider would refuse them).
     pub overflow_calls: usize,
     /// Output tokens of summary calls, in base-input-token units (at the output price).
@@ -126,6 +130,7 @@ impl CostTotals {
             mean_tokens: (self.call_tokens as f64 / calls) as u64,
             peak_tokens: self.peak,
             compactions,
+            idle_compactions: 0,
             overflow_calls: 0,
             summary_output_units: self.summary_output as f64 * output,
             pinned_recall,

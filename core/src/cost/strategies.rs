@@ -7,6 +7,11 @@
 //! - [`Strategy::CtxkitClearing`]: the same with old tool results cleared;
 //! - [`Strategy::CtxkitNoColdTrigger`]: the defaults without the lower trigger taken when the
 //!   cache has expired (a call more than the cache's lifetime after the one before);
+//! - [`Strategy::CtxkitIdle`]: the defaults plus compaction ahead of the cache's expiry: where
+//!   a recorded pause between two calls (waiting for the user, or for a tool) lasts into the
+//!   margin before the cache's lifetime ends, the idle timer compacts in the pause
+//!   ([`crate::turn::idle_decision`]) and its summary call, a cache-safe request made while
+//!   the prefix is still cached, is billed;
 //! - [`Strategy::CtxkitLlmFresh`], [`Strategy::CtxkitLlmCacheSafe`]: the defaults with the
 //!   call an LLM summarizer would make at each compaction billed, sent the fresh prompt or the
 //!   cache-safe request (see `ctxkit_replay.rs`);
@@ -51,6 +56,8 @@ pub enum Strategy {
     /// ctxkit without the cold-cache trigger (`cold_trigger_percent: None`): the trigger is
     /// the same when the cache has expired.
     CtxkitNoColdTrigger,
+    /// ctxkit's defaults plus idle compaction in the recorded gaps (its summary calls billed).
+    CtxkitIdle,
     /// Everything, every call.
     NoCompaction,
     /// Summarize all but the last messages when nearly full.
@@ -63,12 +70,13 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, in report order.
-    pub const ALL: [Strategy; 9] = [
+    pub const ALL: [Strategy; 10] = [
         Strategy::Ctxkit,
         Strategy::CtxkitClearing,
         Strategy::CtxkitLlmFresh,
         Strategy::CtxkitLlmCacheSafe,
         Strategy::CtxkitNoColdTrigger,
+        Strategy::CtxkitIdle,
         Strategy::NoCompaction,
         Strategy::ClaudeCodeLike,
         Strategy::SlidingWindow,
@@ -83,6 +91,7 @@ impl Strategy {
             Strategy::CtxkitLlmFresh => "ctxkit-llm-fresh",
             Strategy::CtxkitLlmCacheSafe => "ctxkit-llm-cache-safe",
             Strategy::CtxkitNoColdTrigger => "ctxkit-no-cold-trigger",
+            Strategy::CtxkitIdle => "ctxkit-idle",
             Strategy::NoCompaction => "no-compaction",
             Strategy::ClaudeCodeLike => "claude-code-like",
             Strategy::SlidingWindow => "sliding-window",
@@ -105,6 +114,12 @@ pub struct ReplaySetup {
     /// For each call (one per assistant message), whether the provider's cache had expired
     /// since the call before (see [`super::expired_calls`]); missing entries: it had not.
     pub cache_expired: Vec<bool>,
+    /// For each call, the seconds since the call before when both times are recorded (see
+    /// [`super::call_gaps`]); missing or `None` entries: no pause (an idle timer never fires).
+    pub call_gaps: Vec<Option<u64>>,
+    /// The provider's cache lifetime, in seconds: an idle compaction runs in the margin before
+    /// it ends.
+    pub cache_ttl_seconds: u64,
 }
 
 impl ReplaySetup {
@@ -151,6 +166,9 @@ pub struct StrategyCall {
     pub summary_call: Option<SummaryCall>,
     /// How many messages of the log had been sent when the call was made.
     pub log_len: usize,
+    /// True when the compaction before this call was an idle one, made in the pause before it
+    /// (its summary call is `summary_call`).
+    pub idle_compaction: bool,
 }
 
 /// A strategy's replay: its calls, and the log as it stored it (ctxkit stores offload
@@ -182,7 +200,7 @@ pub fn replay_strategy_with(
 ) -> Vec<Arc<Message>> {
     let ctxkit =
         |policy: Policy, summaries, on_call: &mut dyn FnMut(&[Arc<Message>], StrategyCall)| {
-            replay_ctxkit(transcript, setup, &policy, summaries, on_call)
+            replay_ctxkit(transcript, setup, &policy, summaries, false, on_call)
         };
     match strategy {
         Strategy::Ctxkit => ctxkit(Policy::default(), SummaryCalls::None, on_call),
@@ -210,6 +228,14 @@ pub fn replay_strategy_with(
                 ..Policy::default()
             },
             SummaryCalls::None,
+            on_call,
+        ),
+        Strategy::CtxkitIdle => replay_ctxkit(
+            transcript,
+            setup,
+            &Policy::default(),
+            SummaryCalls::None,
+            true,
             on_call,
         ),
         other => replay_baseline(other, transcript, setup, on_call),
@@ -243,6 +269,8 @@ mod tests {
             reserve_tokens: 1_000,
             system: "You are a coding agent.".into(),
             cache_expired: Vec::new(),
+            call_gaps: Vec::new(),
+            cache_ttl_seconds: 300,
         }
     }
 

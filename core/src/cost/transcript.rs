@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::{compare_strategies, expired_calls, CostSetup};
+use super::compare::{call_gaps, compare_strategies, expired_calls, CostSetup};
 use super::prices::{pricing_for, ModelPricing};
 use super::recorded::{call_times, recorded_cost, recorded_reserve};
 use super::report::StrategyCost;
@@ -111,6 +111,8 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
             reserve_tokens,
             system: REPORT_SYSTEM_PROMPT.to_owned(),
             cache_expired: expired_calls(&times, pricing.cache.ttl_seconds),
+            call_gaps: call_gaps(&times),
+            cache_ttl_seconds: u64::try_from(pricing.cache.ttl_seconds).unwrap_or(0),
         },
         pricing: pricing.clone(),
         call_times: times,

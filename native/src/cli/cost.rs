@@ -93,13 +93,18 @@ fn render(report: &CostReport, file_name: &str) -> String {
     } else {
         "a default: the transcript records no usage"
     };
+    let idle = if report.rows.iter().any(|row| row.idle_compactions > 0) {
+        "compactions \"(N idle)\": N of them made by the idle timer in a recorded pause, before the cache's lifetime ended (its summary call billed)\n"
+    } else {
+        ""
+    };
     // The units of the model's own prices (the core's table; a model it lacks has no report).
     let (write, read, _) = pricing_for(&report.model)
         .map(|pricing| pricing.prices.units())
         .unwrap_or((1.0, 1.0, 1.0));
     format!(
         "{file_name}: {} at a {}-token window; {} tokens of tools and system prompt reserved in every request ({reserve})\n\n{}\
-         \nunits: one uncached input token = 1 (a cache write {}, a cache read {}); a summary call's input is counted, its output is not\n",
+         \nunits: one uncached input token = 1 (a cache write {}, a cache read {}); a summary call's input is counted, its output is not\n{idle}",
         report.model,
         thousands(report.window),
         thousands(report.reserve_tokens),
@@ -131,7 +136,10 @@ fn cells(row: &StrategyCost, recorded: Option<f64>) -> Vec<String> {
         format!("{:.1}", row.prefix_breaks_per_100),
         thousands(row.mean_tokens),
         thousands(row.peak_tokens),
-        row.compactions.to_string(),
+        match row.idle_compactions {
+            0 => row.compactions.to_string(),
+            idle => format!("{} ({idle} idle)", row.compactions),
+        },
         row.overflow_calls.to_string(),
         row.pinned_recall
             .map_or("–".to_owned(), |recall| format!("{:.1}%", recall * 100.0)),
