@@ -337,4 +337,43 @@ mod tests {
         let trailing = "<analysis>t</analysis><summary>## Goal\ny</summary> and </summary>";
         assert!(answer_summary(trailing, tag).is_err());
     }
+
+    #[test]
+    fn an_anthropic_summary_sends_the_block_then_what_the_checkpoint_adds() {
+        use crate::model::{Content, Part, Provider};
+        let block = r#"{"type":"compaction","content":"Goal: ship","signature":"c2ln"}"#;
+        let mut checkpoint = Checkpoint {
+            through_seq: 4,
+            summary: "Goal: ship\n\n## Pinned facts\n- src/a.rs".to_owned(),
+            method: SummaryMethod::Llm,
+            active_tasks: Some("## Active Tasks\n- [ ] ship".to_owned()),
+            tokens: 10,
+            made_at_turn: 2,
+            pinned: Vec::new(),
+            dropped_facts: DroppedFacts::default(),
+            compaction_block: None,
+        };
+        assert_eq!(anthropic_summary_message(&checkpoint), None);
+        checkpoint.compaction_block = Some(block.to_owned());
+        let message = anthropic_summary_message(&checkpoint).unwrap();
+        let Content::Parts(parts) = &message.content else {
+            panic!("parts expected: {message:?}");
+        };
+        assert_eq!(
+            parts.first(),
+            Some(&Part::Opaque {
+                provider: Provider::Anthropic,
+                block: serde_json::from_str(block).unwrap(),
+            })
+        );
+        assert_eq!(
+            parts.get(1),
+            Some(&Part::Text {
+                text: "## Pinned facts\n- src/a.rs\n\n## Active Tasks\n- [ ] ship".to_owned()
+            })
+        );
+        assert_eq!(parts.len(), 2);
+        checkpoint.compaction_block = Some("not json".to_owned());
+        assert_eq!(anthropic_summary_message(&checkpoint), None);
+    }
 }

@@ -196,7 +196,7 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     -- Anthropic-bound state beside a checkpoint (issue 21): the signed compaction block
     -- Anthropic's server compaction answered with, as JSON text (through the escape of
     -- postgres/text.rs, so it comes back byte for byte); NULL for every other checkpoint.
-    ALTER TABLE checkpoints ADD COLUMN compaction_block TEXT;
+    ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS compaction_block TEXT;
     "#,
         None,
     ),
