@@ -278,3 +278,62 @@ fn a_refused_malformed_or_failed_compaction_falls_back_with_the_reason() {
         }
     }
 }
+
+#[test]
+fn the_cli_replays_with_anthropic_compaction_and_views_the_block_first() {
+    let server = LoopbackServer::start(|request, _| {
+        if request.is_extraction() {
+            Reply::ok(common::anthropic_answer("[]"))
+        } else {
+            Reply::ok(anthropic_compaction_answer(BLOCK, &[(10, 2)]))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_BASE_URL", &server.base_url)
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("CTXKIT_MODEL", "agent-model")
+            .env_remove("CTXKIT_DATABASE_URL")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    run(&[
+        "replay",
+        "--window",
+        "3000",
+        "--summarizer",
+        "anthropic-compaction",
+    ]);
+    let received = server.received();
+    let summaries: Vec<_> = received
+        .iter()
+        .filter(|request| !request.is_extraction())
+        .collect();
+    assert!(!summaries.is_empty(), "{received:?}");
+    for request in &summaries {
+        assert_eq!(request.header("anthropic-beta"), Some(COMPACTION_BETA));
+        assert!(request
+            .body
+            .contains(r#""compaction":{"type":"summarize"}"#));
+    }
+    for request in received.iter().filter(|request| request.is_extraction()) {
+        assert_eq!(
+            request.header("anthropic-beta"),
+            None,
+            "extraction is plain"
+        );
+    }
+    let view: Value =
+        serde_json::from_str(&run(&["view", "replay-demo", "--format", "anthropic"])).unwrap();
+    let block: Value = serde_json::from_str(BLOCK).unwrap();
+    assert_eq!(view["messages"][0]["content"][0], block, "{view}");
+    let openai = run(&["view", "replay-demo", "--format", "openai"]);
+    assert!(!openai.contains("EqQBCkgIARABGAIiQL"), "{openai}");
+}
