@@ -214,6 +214,32 @@ fn the_compaction_block_is_stored_and_sent_first_in_anthropic_views_only() {
         let preview = reopened.preview_turn("s").unwrap();
         check_views(&preview, &format!("{what}, a new engine"));
         assert_eq!(server.received().len(), 1, "{what}: no other call");
+
+        // The next compaction sends the conversation as the Anthropic views sent it: the
+        // block first, where the agent's requests had it, not the summary's text.
+        let mut turn = 1_001;
+        loop {
+            engine.record("s", turn_messages(turn)).unwrap();
+            if engine.prepare_turn("s").unwrap().compacted.is_some() {
+                break;
+            }
+            turn += 1;
+            assert!(turn < 1_200, "{what}: no second compaction");
+        }
+        let received = server.received();
+        assert_eq!(received.len(), 2, "{what}");
+        let body: Value = serde_json::from_str(&received[1].body).unwrap();
+        let mut first = body["messages"][0]["content"][0].clone();
+        if let Some(fields) = first.as_object_mut() {
+            fields.remove("cache_control");
+        }
+        assert_eq!(
+            first,
+            serde_json::from_str::<Value>(BLOCK).unwrap(),
+            "{what}"
+        );
+        let violations = validate(&body, WireFormat::Anthropic).unwrap();
+        assert!(violations.is_empty(), "{what}: {violations:?}");
     }
 }
 

@@ -27,8 +27,8 @@ use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
 use ctxkit_core::{TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
-use super::view::anthropic_summary;
 pub use super::view::TurnResult;
+use super::view::{anthropic_conversation, anthropic_summary};
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Result};
 use crate::llm::{LlmRequest, SummarizerError, SummaryAnswer};
@@ -152,7 +152,7 @@ impl Engine {
                         self.emit(&mut events, summary_requested(session, &request));
                     }
                     let answer = match answers {
-                        Answers::Llm => match self.ask_for_summary(&request) {
+                        Answers::Llm => match self.ask_for_summary(session, &request) {
                             Ok(Some(answer)) => {
                                 if let Some(usage) = answer.usage {
                                     let event = Event::SummarizerUsage {
@@ -331,6 +331,7 @@ impl Engine {
             system: &request.system,
             prompt: &request.prompt,
             messages: &[],
+            anthropic_messages: None,
             max_tokens: request.max_output_tokens,
         }))
     }
@@ -339,15 +340,20 @@ impl Engine {
     /// the call failed.
     fn ask_for_summary(
         &self,
+        session: &str,
         request: &SummaryRequest,
     ) -> std::result::Result<Option<SummaryAnswer>, SummarizerError> {
         let Some(llm) = self.llm.as_ref() else {
             return Ok(None);
         };
+        let anthropic = self.sessions.get(session).and_then(|cached| {
+            anthropic_conversation(&request.cache_safe_messages, &cached.session)
+        });
         llm.summarize(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
             messages: &request.cache_safe_messages,
+            anthropic_messages: anthropic.as_deref(),
             max_tokens: request.max_output_tokens,
         })
         .map(Some)

@@ -1,7 +1,9 @@
 //! Anthropic's on-demand server compaction (beta `compact-2026-09-04`) as a summarizer.
 //!
 //! The request is the turn's own Anthropic request, as a cache-safe summary request carries it
-//! (`system` and `messages` with their cache breakpoints, so the agent's prompt cache is read),
+//! (`system` and `messages` with their cache breakpoints, so the agent's prompt cache is read;
+//! the previous checkpoint's block first where the agent's Anthropic views had it:
+//! [`LlmRequest::anthropic_messages`]),
 //! plus `"compaction": {"type": "summarize"}` and the header `anthropic-beta:`
 //! [`COMPACTION_BETA`]; never `context_management`, which the API does not combine with it.
 //! Without a cache-safe conversation (a fresh summary request) the summary request's own
@@ -68,9 +70,10 @@ impl AnthropicCompaction {
             "system": request.system,
             "messages": [{"role": "user", "content": request.prompt}],
         });
-        if let (Some(fields), Some(Value::Object(conversation))) =
-            (body.as_object_mut(), cached_conversation(request.messages))
-        {
+        if let (Some(fields), Some(Value::Object(conversation))) = (
+            body.as_object_mut(),
+            cached_conversation(request.anthropic_messages.unwrap_or(request.messages)),
+        ) {
             fields.remove("system");
             fields.extend(conversation);
         }

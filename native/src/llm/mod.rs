@@ -108,6 +108,11 @@ pub struct LlmRequest<'a> {
     /// When not empty, the whole conversation to send instead of `system` + `prompt` (a
     /// cache-safe summary request: the agent's own request, then the instruction).
     pub messages: &'a [ctxkit_core::Message],
+    /// `messages` as the agent's Anthropic requests sent them, when they differ: the previous
+    /// checkpoint's server-compaction block in place of its summary's text. Sent by
+    /// [`AnthropicCompaction`] (whose beta header the block needs); other clients send
+    /// `messages`.
+    pub anthropic_messages: Option<&'a [ctxkit_core::Message]>,
     /// At most this many output tokens.
     pub max_tokens: u64,
 }
