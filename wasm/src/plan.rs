@@ -173,7 +173,7 @@ export interface Checkpoint {
   /** Pinned facts that summary caps dropped so far (the log keeps them). */
   dropped_facts?: DroppedFacts;
   /** Anthropic's signed compaction block (JSON text, byte for byte), sent only in Anthropic views. */
-  compaction_block?: string;
+  compaction_block?: string | null;
 }
 
 /** What kind of fact a checkpoint pins. */
