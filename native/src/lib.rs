@@ -19,8 +19,9 @@
 //! - [`offload`], [`files`], [`held_dir`], [`db_folder`]: big tool outputs, `MEMORY.md` and the database under
 //!   `<workdir>/.ctxkit/`, opened through held folders that refuse symbolic links.
 //! - [`llm`]: the LLM client that answers the turn driver's summary and extraction requests:
-//!   OpenAI-compatible Chat Completions and the Anthropic Messages API, with timeouts, retries
-//!   and fallback (the extractive summary is the default, offline).
+//!   OpenAI-compatible Chat Completions, the Anthropic Messages API and Anthropic's server
+//!   compaction (its signed block kept beside the checkpoint for Anthropic views), with
+//!   timeouts, retries and fallback (the extractive summary is the default, offline).
 //! - [`reports`]: a transcript replayed through an engine and measured (the fidelity report
 //!   the CLI prints and the Python package returns).
 //! - [`clock`]: the time, behind a trait. [`Error`]: the one error type.

@@ -21,7 +21,7 @@ const SUMMARY: &str = "<summary>\n## Goal\nRead the files.\n## Progress\nRead sr
 fn config(api: Api, server: &LoopbackServer, mode: SummaryMode) -> EngineConfig {
     let base_url = match api {
         Api::OpenAiChat => format!("{}/v1", server.base_url),
-        Api::AnthropicMessages => server.base_url.clone(),
+        _ => server.base_url.clone(),
     };
     let small = small_window_config();
     EngineConfig {
@@ -71,7 +71,7 @@ fn run(api: Api, mode: SummaryMode) -> (TurnResult, TurnResult, Value) {
     let server = LoopbackServer::start(move |_, _| {
         Reply::ok(match api {
             Api::OpenAiChat => openai_answer(SUMMARY),
-            Api::AnthropicMessages => anthropic_answer(SUMMARY),
+            _ => anthropic_answer(SUMMARY),
         })
     });
     let dir = tempfile::tempdir().unwrap();

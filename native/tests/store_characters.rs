@@ -79,6 +79,7 @@ fn round_trip(store: &mut dyn Store, postgres: bool, n: usize, text: &str) -> Re
         made_at_turn: 1,
         pinned: Vec::new(),
         dropped_facts: Default::default(),
+        compaction_block: None,
     };
     store
         .add_checkpoint(&session, &checkpoint, 3)

@@ -56,6 +56,7 @@ fn checkpoint(through_seq: u64) -> Checkpoint {
             errors: 1,
             ..DroppedFacts::default()
         },
+        compaction_block: None,
     }
 }
 

@@ -19,7 +19,7 @@ use ctxkit::{Engine, Event, TurnResult, WarningKind};
 fn endpoint(api: Api, server: &LoopbackServer) -> LlmEndpoint {
     let base_url = match api {
         Api::OpenAiChat => format!("{}/v1", server.base_url),
-        Api::AnthropicMessages => server.base_url.clone(),
+        _ => server.base_url.clone(),
     };
     LlmEndpoint {
         api,
@@ -196,7 +196,7 @@ fn a_refusal_is_a_refused_fallback_on_both_apis() {
             if request.is_extraction() {
                 Reply::ok(match api {
                     Api::OpenAiChat => openai_answer("[]"),
-                    Api::AnthropicMessages => anthropic_answer("[]"),
+                    _ => anthropic_answer("[]"),
                 })
             } else {
                 Reply::ok(body.clone())

@@ -24,7 +24,7 @@ const MEMORIES: &str = r#"[{"title": "Test command", "content": "Run cargo test 
 fn endpoint(api: Api, server: &LoopbackServer) -> LlmEndpoint {
     let base_url = match api {
         Api::OpenAiChat => format!("{}/v1", server.base_url),
-        Api::AnthropicMessages => server.base_url.clone(),
+        _ => server.base_url.clone(),
     };
     LlmEndpoint {
         api,
@@ -46,7 +46,7 @@ fn endpoint(api: Api, server: &LoopbackServer) -> LlmEndpoint {
 fn answer(api: Api, text: &str) -> Reply {
     Reply::ok(match api {
         Api::OpenAiChat => openai_answer(text),
-        Api::AnthropicMessages => anthropic_answer(text),
+        _ => anthropic_answer(text),
     })
 }
 

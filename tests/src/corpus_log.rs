@@ -79,6 +79,7 @@ pub fn steady_checkpoint(
         made_at_turn: 1,
         pinned: Vec::new(),
         dropped_facts: Default::default(),
+        compaction_block: None,
     };
     checkpoint.tokens = estimate_message(&summary_message(&checkpoint), family);
     Some(checkpoint)

@@ -172,6 +172,8 @@ export interface Checkpoint {
   pinned?: PinnedFact[];
   /** Pinned facts that summary caps dropped so far (the log keeps them). */
   dropped_facts?: DroppedFacts;
+  /** Anthropic's signed compaction block (JSON text, byte for byte), sent only in Anthropic views. */
+  compaction_block?: string | null;
 }
 
 /** What kind of fact a checkpoint pins. */

@@ -68,6 +68,12 @@ pub struct Checkpoint {
     /// them: history search finds them).
     #[serde(default, skip_serializing_if = "DroppedFacts::is_none")]
     pub dropped_facts: DroppedFacts,
+    /// Anthropic-bound state: the signed `compaction` block Anthropic's server compaction
+    /// answered with, as JSON text byte for byte, when the summary is that block's text. Sent
+    /// back only in Anthropic views, first, in place of the summary's text
+    /// ([`anthropic_summary_message`]); every other format gets the plaintext `summary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction_block: Option<String>,
 }
 
 /// The opening line of every summary message.
@@ -79,6 +85,45 @@ pub fn summary_message(checkpoint: &Checkpoint) -> Message {
         &checkpoint.summary,
         checkpoint.active_tasks.as_deref(),
     ))
+}
+
+/// The user message that stands for the checkpoint in an Anthropic view when it holds a
+/// compaction block: that block first (parsed, sent verbatim), then, in a text block, what the
+/// checkpoint adds to the block's own text (the pinned facts the server's summary left out, the
+/// active tasks). `None` when the checkpoint has no block, or its block is not a JSON object
+/// (the view then carries the plaintext [`summary_message`]).
+pub fn anthropic_summary_message(checkpoint: &Checkpoint) -> Option<Message> {
+    use crate::model::{Content, Part, Provider};
+    let raw = checkpoint.compaction_block.as_deref()?;
+    let block: serde_json::Value = serde_json::from_str(raw).ok()?;
+    let block_text = block
+        .get("content")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .trim();
+    let summary = checkpoint.summary.trim();
+    let added = summary.strip_prefix(block_text).unwrap_or(summary).trim();
+    let mut extra = added.to_owned();
+    if let Some(tasks) = checkpoint.active_tasks.as_deref() {
+        if !extra.is_empty() {
+            extra.push_str("\n\n");
+        }
+        extra.push_str(tasks.trim_end());
+    }
+    if !block.is_object() {
+        return None;
+    }
+    let mut parts = vec![Part::Opaque {
+        provider: Provider::Anthropic,
+        block,
+    }];
+    if !extra.trim().is_empty() {
+        parts.push(Part::Text { text: extra });
+    }
+    Some(Message {
+        content: Content::Parts(parts),
+        ..Message::user(String::new())
+    })
 }
 
 fn render_summary_text(summary: &str, active_tasks: Option<&str>) -> String {
@@ -193,6 +238,7 @@ pub(crate) fn build_checkpoint(
         made_at_turn: request.turn,
         pinned: request.pinned.clone(),
         dropped_facts: request.dropped_facts,
+        compaction_block: None,
     }
 }
 
@@ -290,5 +336,44 @@ mod tests {
         );
         let trailing = "<analysis>t</analysis><summary>## Goal\ny</summary> and </summary>";
         assert!(answer_summary(trailing, tag).is_err());
+    }
+
+    #[test]
+    fn an_anthropic_summary_sends_the_block_then_what_the_checkpoint_adds() {
+        use crate::model::{Content, Part, Provider};
+        let block = r#"{"type":"compaction","content":"Goal: ship","signature":"c2ln"}"#;
+        let mut checkpoint = Checkpoint {
+            through_seq: 4,
+            summary: "Goal: ship\n\n## Pinned facts\n- src/a.rs".to_owned(),
+            method: SummaryMethod::Llm,
+            active_tasks: Some("## Active Tasks\n- [ ] ship".to_owned()),
+            tokens: 10,
+            made_at_turn: 2,
+            pinned: Vec::new(),
+            dropped_facts: DroppedFacts::default(),
+            compaction_block: None,
+        };
+        assert_eq!(anthropic_summary_message(&checkpoint), None);
+        checkpoint.compaction_block = Some(block.to_owned());
+        let message = anthropic_summary_message(&checkpoint).unwrap();
+        let Content::Parts(parts) = &message.content else {
+            panic!("parts expected: {message:?}");
+        };
+        assert_eq!(
+            parts.first(),
+            Some(&Part::Opaque {
+                provider: Provider::Anthropic,
+                block: serde_json::from_str(block).unwrap(),
+            })
+        );
+        assert_eq!(
+            parts.get(1),
+            Some(&Part::Text {
+                text: "## Pinned facts\n- src/a.rs\n\n## Active Tasks\n- [ ] ship".to_owned()
+            })
+        );
+        assert_eq!(parts.len(), 2);
+        checkpoint.compaction_block = Some("not json".to_owned());
+        assert_eq!(anthropic_summary_message(&checkpoint), None);
     }
 }

@@ -360,6 +360,7 @@ fn truncation_checkpoint(
         made_at_turn: this_turn,
         pinned: Vec::new(),
         dropped_facts: DroppedFacts::default(),
+        compaction_block: None,
     };
     let summary_tokens = estimate_message(&summary_message(&checkpoint), policy.family);
     let previous_tokens = input.checkpoint.map_or(0, |c| c.tokens);

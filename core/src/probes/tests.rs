@@ -141,6 +141,7 @@ fn checkpoint(through_seq: u64) -> Checkpoint {
         made_at_turn: 1,
         pinned: Vec::new(),
         dropped_facts: Default::default(),
+        compaction_block: None,
     }
 }
 

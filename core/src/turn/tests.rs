@@ -254,6 +254,7 @@ fn a_session_from_outside_is_checked() {
         made_at_turn: 1,
         pinned: Vec::new(),
         dropped_facts: Default::default(),
+        compaction_block: None,
     });
     assert_eq!(
         Session::validated(beyond).map_err(|e| e.to_string()),

@@ -12,7 +12,7 @@ use ctxkit::reports::{measure_fidelity, play_steps, FidelityReport};
 use ctxkit_core::compaction::FactKind;
 
 use super::output::{line, text};
-use super::replay::{scratch_replay, ReportSource, SummarizerArg};
+use super::replay::{scratch_replay, ReportSource};
 use super::report::{grid, thousands};
 use super::{Failure, Places};
 
@@ -61,11 +61,7 @@ fn render(report: &FidelityReport, args: &FidelityArgs, session: &str) -> String
         "fidelity of {} at a {}-token window ({} summarizer, session {session}): {} checkpoints\n\n",
         args.source.file.display(),
         thousands(args.source.window),
-        match args.source.summarizer {
-            SummarizerArg::Extractive => "extractive",
-            SummarizerArg::Openai => "openai",
-            SummarizerArg::Anthropic => "anthropic",
-        },
+        args.source.summarizer.as_str(),
         measured.len()
     );
     let mut header = vec![

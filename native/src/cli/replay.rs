@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use ctxkit::files::open_folder_inside;
-use ctxkit::llm::{LlmEndpoint, SummarizerConfig};
+use ctxkit::llm::{Api, LlmEndpoint, SummarizerConfig};
 use ctxkit::offload::discard_offload;
 use ctxkit::reports::{session_stem, split_steps, Step};
 use ctxkit::store::SqliteStore;
@@ -143,6 +143,9 @@ pub enum SummarizerArg {
     Openai,
     /// The Anthropic Messages API.
     Anthropic,
+    /// Anthropic's server compaction (beta): the summary is the signed compaction block's
+    /// text, and the block is sent back in Anthropic views.
+    AnthropicCompaction,
 }
 
 /// Runs `ctxkit replay`.
@@ -334,6 +337,7 @@ impl SummarizerArg {
             SummarizerArg::Extractive => "extractive",
             SummarizerArg::Openai => "openai",
             SummarizerArg::Anthropic => "anthropic",
+            SummarizerArg::AnthropicCompaction => "anthropic-compaction",
         }
     }
 }
@@ -344,6 +348,12 @@ pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfi
         SummarizerArg::Extractive => return Ok(SummarizerConfig::Extractive),
         SummarizerArg::Openai => LlmEndpoint::openai_from_env(lookup),
         SummarizerArg::Anthropic => LlmEndpoint::anthropic_from_env(lookup),
+        SummarizerArg::AnthropicCompaction => {
+            LlmEndpoint::anthropic_from_env(lookup).map(|endpoint| LlmEndpoint {
+                api: Api::AnthropicCompaction,
+                ..endpoint
+            })
+        }
     };
     endpoint
         .map(SummarizerConfig::Llm)

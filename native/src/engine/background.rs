@@ -99,6 +99,7 @@ impl Jobs {
                 system: &asked.system,
                 prompt: &asked.prompt,
                 messages: &asked.cache_safe_messages,
+                anthropic_messages: None,
                 max_tokens: asked.max_output_tokens,
             });
             // A failed call sends nothing: the slot is cleared when the thread ends.

@@ -102,6 +102,18 @@ pub enum Event {
         /// Its size.
         bytes: u64,
     },
+    /// The summary call's cost, when its API said (Anthropic's server compaction: the sum of
+    /// its iterations).
+    SummarizerUsage {
+        /// The session.
+        session: String,
+        /// Input tokens billed.
+        input_tokens: u64,
+        /// Output tokens billed.
+        output_tokens: u64,
+        /// The server-side iterations they were summed over (1 when none were listed).
+        iterations: usize,
+    },
     /// Something fell back instead of failing.
     Warning {
         /// The session, when there is one.

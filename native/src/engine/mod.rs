@@ -40,6 +40,7 @@ mod memory;
 mod prompt;
 mod record;
 mod turn;
+mod view;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

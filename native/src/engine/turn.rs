@@ -21,72 +21,18 @@
 //! stored.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest, ViewStats,
+    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest,
 };
 use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
-use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
-use ctxkit_core::{Message, TurnChanges, TurnDriver, TurnInputs, TurnStep};
+use ctxkit_core::{TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
+pub use super::view::TurnResult;
+use super::view::{anthropic_conversation, anthropic_summary};
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Result};
-use crate::llm::{LlmRequest, SummarizerError};
+use crate::llm::{LlmRequest, SummarizerError, SummaryAnswer};
 use crate::store::{AddedMemory, NewMemory};
-
-/// One turn of one session, as the native engine returns it: the core's turn result with the
-/// view rendered (owned) and the events of the turn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnResult {
-    /// The session.
-    pub session: String,
-    /// What to send: the system prompt first, then the conversation.
-    pub messages: Vec<Message>,
-    /// How the view was made and what it costs.
-    pub stats: ViewStats,
-    /// The method of the checkpoint made this turn, if one was.
-    pub compacted: Option<SummaryMethod>,
-    /// What happened on the way (token estimate, compaction, warnings).
-    pub events: Vec<Event>,
-}
-
-impl TurnResult {
-    /// The view in `format`, rendered by the core's one renderer.
-    pub fn render(&self, format: WireFormat) -> Result<serde_json::Value> {
-        render_messages(&self.messages, format)
-            .context(|| format!("session {:?}: view", self.session))
-    }
-
-    /// The view in `format` with its cache breakpoints (`stats.cache_breakpoints`) marked
-    /// where the format has markers: Anthropic's `cache_control`, OpenAI's
-    /// `prompt_cache_breakpoint` for Responses and Chat Completions (GPT-5.6 and later; see the
-    /// core's [`render_messages_cached`]); the other formats render as [`TurnResult::render`]
-    /// does.
-    pub fn render_cached(&self, format: WireFormat) -> Result<serde_json::Value> {
-        render_messages_cached(&self.messages, format, &self.stats.cache_breakpoints)
-            .context(|| format!("session {:?}: view", self.session))
-    }
-
-    /// The view as an OpenAI Chat Completions `messages` array.
-    pub fn to_openai(&self) -> serde_json::Value {
-        ctxkit_core::to_openai(&self.messages)
-    }
-
-    /// The view as an Anthropic Messages request body (`system` and `messages`).
-    pub fn to_anthropic(&self) -> Result<serde_json::Value> {
-        self.render(WireFormat::Anthropic)
-    }
-
-    /// The system prompt sent this turn.
-    pub fn system_prompt(&self) -> &str {
-        match self.messages.first() {
-            Some(first) if first.role == ctxkit_core::Role::System => match &first.content {
-                ctxkit_core::Content::Text(text) => text,
-                ctxkit_core::Content::Parts(_) => "",
-            },
-            _ => "",
-        }
-    }
-}
 
 /// What one attempt at a turn came to.
 enum Attempt {
@@ -183,6 +129,8 @@ impl Engine {
         let mut turn = TurnDriver::start(&inputs)
             .context(|| format!("session {session:?}: planning the turn"))?;
         let mut requested = false;
+        // A summary answer's compaction block: (through seq, summary text, block).
+        let mut kept_block: Option<(u64, String, String)> = None;
         let messages = loop {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             let step = turn
@@ -204,7 +152,25 @@ impl Engine {
                         self.emit(&mut events, summary_requested(session, &request));
                     }
                     let answer = match answers {
-                        Answers::Llm => self.ask_for_summary(&request),
+                        Answers::Llm => match self.ask_for_summary(session, &request) {
+                            Ok(Some(answer)) => {
+                                if let Some(usage) = answer.usage {
+                                    let event = Event::SummarizerUsage {
+                                        session: session.to_owned(),
+                                        input_tokens: usage.input_tokens,
+                                        output_tokens: usage.output_tokens,
+                                        iterations: usage.iterations,
+                                    };
+                                    self.emit(&mut events, event);
+                                }
+                                kept_block = answer
+                                    .compaction_block
+                                    .map(|block| (request.through_seq, answer.text.clone(), block));
+                                Answer::Text(answer.text)
+                            }
+                            Ok(None) => Answer::None,
+                            Err(error) => Answer::of(Err(error)),
+                        },
                         Answers::Offline => Answer::None,
                     };
                     let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
@@ -217,9 +183,16 @@ impl Engine {
                 }
             }
         };
-        let (result, changes) = turn
+        let (result, mut changes) = turn
             .result()
             .context(|| format!("session {session:?}: the turn's result"))?;
+        keep_block(&mut changes, kept_block);
+        let anthropic_summary = anthropic_summary(
+            &messages,
+            &result.stats,
+            changes.checkpoint.as_ref(),
+            self.sessions.get(session).map(|cached| &cached.session),
+        );
         let compacted = result.compacted(&changes);
         if answers == Answers::Offline {
             return Ok(Attempt::Done(Box::new(TurnResult {
@@ -228,6 +201,7 @@ impl Engine {
                 stats: result.stats,
                 compacted,
                 events,
+                anthropic_summary,
             })));
         }
         for fallback in &result.stats.fallbacks {
@@ -290,6 +264,7 @@ impl Engine {
             stats: result.stats,
             compacted,
             events,
+            anthropic_summary,
         })))
     }
 
@@ -332,6 +307,15 @@ impl Engine {
             if turn.finish(&mut cached.session).is_err() {
                 self.sessions.remove(session);
             } else {
+                // The driver's checkpoint is the core's; the block kept beside it is the shell's.
+                if let (Some(stored), Some(last)) = (
+                    changes.checkpoint.as_ref(),
+                    cached.session.checkpoints.last_mut(),
+                ) {
+                    if last.through_seq == stored.through_seq {
+                        last.compaction_block.clone_from(&stored.compaction_block);
+                    }
+                }
                 cached.trim_to_turn_tail();
             }
         }
@@ -347,21 +331,32 @@ impl Engine {
             system: &request.system,
             prompt: &request.prompt,
             messages: &[],
+            anthropic_messages: None,
             max_tokens: request.max_output_tokens,
         }))
     }
 
-    /// The LLM's summary, or why there is none.
-    fn ask_for_summary(&self, request: &SummaryRequest) -> Answer {
+    /// The LLM's summary (with any state to keep beside it), `None` without an LLM, or why
+    /// the call failed.
+    fn ask_for_summary(
+        &self,
+        session: &str,
+        request: &SummaryRequest,
+    ) -> std::result::Result<Option<SummaryAnswer>, SummarizerError> {
         let Some(llm) = self.llm.as_ref() else {
-            return Answer::None;
+            return Ok(None);
         };
-        Answer::of(llm.complete(&LlmRequest {
+        let anthropic = self.sessions.get(session).and_then(|cached| {
+            anthropic_conversation(&request.cache_safe_messages, &cached.session)
+        });
+        llm.summarize(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
             messages: &request.cache_safe_messages,
+            anthropic_messages: anthropic.as_deref(),
             max_tokens: request.max_output_tokens,
-        }))
+        })
+        .map(Some)
     }
 }
 
@@ -384,6 +379,22 @@ impl Answer {
             Err(SummarizerError::NotConfigured { .. }) => Answer::None,
             Err(error) => Answer::Failed(fallback_kind(&error), error.to_string()),
         }
+    }
+}
+
+/// Puts a summary answer's compaction block beside the turn's checkpoint, when that checkpoint
+/// is the answer's: an LLM checkpoint over the same messages whose summary is the answer's
+/// text (with any pinned facts appended). A refused or stale answer's block is dropped.
+fn keep_block(changes: &mut TurnChanges, kept: Option<(u64, String, String)>) {
+    let (Some(checkpoint), Some((through_seq, text, block))) = (changes.checkpoint.as_mut(), kept)
+    else {
+        return;
+    };
+    if checkpoint.method == SummaryMethod::Llm
+        && checkpoint.through_seq == through_seq
+        && checkpoint.summary.trim().starts_with(text.trim())
+    {
+        checkpoint.compaction_block = Some(block);
     }
 }
 

@@ -65,7 +65,7 @@ impl Llm for AnthropicMessages {
 /// breakpoints on the system prompt and on the end of the history before the instruction
 /// (where the agent's own requests wrote them), or `None` for a fresh request, or one
 /// Anthropic cannot carry (then the fresh prompt is sent).
-fn cached_conversation(messages: &[ctxkit_core::Message]) -> Option<Value> {
+pub(super) fn cached_conversation(messages: &[ctxkit_core::Message]) -> Option<Value> {
     use ctxkit_core::cost::place_breakpoints;
     use ctxkit_core::wire::{render_messages_cached, WireFormat};
     use ctxkit_core::Role;

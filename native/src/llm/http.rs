@@ -36,6 +36,22 @@ pub(crate) fn post_json(
     body: &Value,
     options: &HttpOptions,
 ) -> Result<Value, SummarizerError> {
+    let text = post_text(agent, url, headers, body, options)?;
+    serde_json::from_str(&text).map_err(|error| SummarizerError::Malformed {
+        url: url.to_owned(),
+        problem: format!("not JSON ({error}): {}", quote(&text)),
+    })
+}
+
+/// POSTs `body` to `url` with `headers`; the body of a 2xx response as text, unparsed (for a
+/// caller that keeps part of it byte for byte).
+pub(crate) fn post_text(
+    agent: &Agent,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+    options: &HttpOptions,
+) -> Result<String, SummarizerError> {
     let body = body.to_string();
     let mut attempt: u32 = 0;
     loop {
@@ -72,10 +88,7 @@ pub(crate) fn post_json(
                 body: quote(&text),
             });
         }
-        return serde_json::from_str(&text).map_err(|error| SummarizerError::Malformed {
-            url: url.to_owned(),
-            problem: format!("not JSON ({error}): {}", quote(&text)),
-        });
+        return Ok(text);
     }
 }
 

@@ -5,6 +5,10 @@
 //! - [`SummarizerConfig::Llm`] with [`Api::OpenAiChat`]: any OpenAI-compatible Chat
 //!   Completions endpoint (OpenAI, vLLM, llama.cpp's server, Ollama's `/v1`).
 //! - [`SummarizerConfig::Llm`] with [`Api::AnthropicMessages`]: the Anthropic Messages API.
+//! - [`SummarizerConfig::Llm`] with [`Api::AnthropicCompaction`]: Anthropic's server
+//!   compaction (`anthropic-compaction`): the summary is the text of the signed `compaction`
+//!   block the API answers with, and the block is kept beside the checkpoint for Anthropic
+//!   views ([`AnthropicCompaction`]).
 //!
 //! HTTP goes through `ureq` 3: blocking (the engine's turn is synchronous, so no async
 //! runtime is pulled in), small, with rustls (no system OpenSSL) and per-phase timeouts.
@@ -14,12 +18,14 @@
 //! fallback and a warning, so a summarizer never aborts a turn.
 
 mod anthropic;
+mod anthropic_compaction;
 mod http;
 mod openai;
 
 use std::time::Duration;
 
 pub use anthropic::AnthropicMessages;
+pub use anthropic_compaction::{AnthropicCompaction, COMPACTION_BETA};
 pub use openai::{OpenAiChat, Sampling};
 
 /// What went wrong calling an LLM.
@@ -102,15 +108,52 @@ pub struct LlmRequest<'a> {
     /// When not empty, the whole conversation to send instead of `system` + `prompt` (a
     /// cache-safe summary request: the agent's own request, then the instruction).
     pub messages: &'a [ctxkit_core::Message],
+    /// `messages` as the agent's Anthropic requests sent them, when they differ: the previous
+    /// checkpoint's server-compaction block in place of its summary's text. Sent by
+    /// [`AnthropicCompaction`] (whose beta header the block needs); other clients send
+    /// `messages`.
+    pub anthropic_messages: Option<&'a [ctxkit_core::Message]>,
     /// At most this many output tokens.
     pub max_tokens: u64,
 }
 
-/// A model that completes a prompt. Implemented by [`OpenAiChat`] and [`AnthropicMessages`];
-/// a program may bring its own (a local model, a test double).
+/// A summarizer's answer to a summary request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryAnswer {
+    /// The summary's text (the checkpoint's summary, held to the pinned facts).
+    pub text: String,
+    /// Provider-bound state to keep beside the checkpoint: Anthropic's signed `compaction`
+    /// block, as the JSON text it arrived as.
+    pub compaction_block: Option<String>,
+    /// What the call cost, when the API said.
+    pub usage: Option<SummaryUsage>,
+}
+
+/// The tokens a summary call was billed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummaryUsage {
+    /// Input tokens (summed over the server's iterations, when it listed them).
+    pub input_tokens: u64,
+    /// Output tokens (summed likewise).
+    pub output_tokens: u64,
+    /// How many iterations the server reported (1 when it listed none).
+    pub iterations: usize,
+}
+
+/// A model that completes a prompt. Implemented by [`OpenAiChat`], [`AnthropicMessages`] and
+/// [`AnthropicCompaction`]; a program may bring its own (a local model, a test double).
 pub trait Llm: Send + Sync + std::fmt::Debug {
     /// The model's text answer.
     fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError>;
+    /// The answer to a summary request: by default [`Llm::complete`]'s text, with no state
+    /// to keep and no usage.
+    fn summarize(&self, request: &LlmRequest<'_>) -> Result<SummaryAnswer, SummarizerError> {
+        self.complete(request).map(|text| SummaryAnswer {
+            text,
+            compaction_block: None,
+            usage: None,
+        })
+    }
     /// A short description for logs (`openai-compatible gpt-4o-mini at http://...`).
     fn describe(&self) -> String;
 }
@@ -122,6 +165,9 @@ pub enum Api {
     OpenAiChat,
     /// Anthropic Messages (`POST {base_url}/v1/messages`).
     AnthropicMessages,
+    /// Anthropic's server compaction: the same endpoint, summary requests sent with
+    /// `compaction: {type: "summarize"}` and the beta header [`COMPACTION_BETA`].
+    AnthropicCompaction,
 }
 
 /// Timeouts, size bound and retries of HTTP calls.
@@ -231,6 +277,7 @@ impl LlmEndpoint {
         match self.api {
             Api::OpenAiChat => Box::new(OpenAiChat::new(self.clone())),
             Api::AnthropicMessages => Box::new(AnthropicMessages::new(self.clone())),
+            Api::AnthropicCompaction => Box::new(AnthropicCompaction::new(self.clone())),
         }
     }
 }
@@ -261,8 +308,9 @@ pub enum SummarizerConfig {
 }
 
 impl SummarizerConfig {
-    /// From the environment: `CTXKIT_SUMMARIZER` = `extractive` (or unset), `openai` or
-    /// `anthropic`, then that endpoint's variables (see [`LlmEndpoint::openai_from_env`]).
+    /// From the environment: `CTXKIT_SUMMARIZER` = `extractive` (or unset), `openai`,
+    /// `anthropic` or `anthropic-compaction`, then that endpoint's variables (see
+    /// [`LlmEndpoint::openai_from_env`]; `anthropic-compaction` reads Anthropic's).
     ///
     /// ```
     /// use ctxkit::llm::{Api, SummarizerConfig};
@@ -284,9 +332,17 @@ impl SummarizerConfig {
             "" | "extractive" => Ok(SummarizerConfig::Extractive),
             "openai" => LlmEndpoint::openai_from_env(lookup).map(SummarizerConfig::Llm),
             "anthropic" => LlmEndpoint::anthropic_from_env(lookup).map(SummarizerConfig::Llm),
+            "anthropic-compaction" => LlmEndpoint::anthropic_from_env(lookup).map(|endpoint| {
+                SummarizerConfig::Llm(LlmEndpoint {
+                    api: Api::AnthropicCompaction,
+                    ..endpoint
+                })
+            }),
             other => Err(SummarizerError::NotConfigured {
                 setting: "CTXKIT_SUMMARIZER".to_owned(),
-                problem: format!("{other:?}: expected extractive, openai or anthropic"),
+                problem: format!(
+                    "{other:?}: expected extractive, openai, anthropic or anthropic-compaction"
+                ),
             }),
         }
     }

@@ -63,7 +63,7 @@ impl CheckpointFacts {
 
 /// The columns a checkpoint is read from, in the order [`CheckpointColumns`] lists them.
 pub(crate) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts";
+    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts, compaction_block";
 
 /// A checkpoint's columns as a backend read them (its stored text decoded).
 #[derive(Debug)]
@@ -75,6 +75,7 @@ pub(crate) struct CheckpointColumns {
     pub tokens: u64,
     pub made_at_turn: u64,
     pub facts: String,
+    pub compaction_block: Option<String>,
 }
 
 /// The checkpoint `columns` hold. An unknown method (which the schema's CHECK prevents short
@@ -101,6 +102,7 @@ pub(crate) fn checkpoint_from_columns(
         made_at_turn: columns.made_at_turn,
         pinned: facts.pinned,
         dropped_facts: facts.dropped_facts,
+        compaction_block: columns.compaction_block,
     })
 }
 

@@ -98,6 +98,24 @@ pub fn anthropic_answer(text: &str) -> String {
         .to_string()
 }
 
+/// An answer of Anthropic's server compaction (beta `compact-2026-09-04`), as the documented
+/// shape has it: `stop_reason: "compaction"`, `content` holding `block` (JSON text, written
+/// into the answer byte for byte), and `usage` listing one entry per `(input, output)` of
+/// `iterations` beside totals that differ from their sum.
+pub fn anthropic_compaction_answer(block: &str, iterations: &[(u64, u64)]) -> String {
+    let iterations: Vec<serde_json::Value> = iterations
+        .iter()
+        .map(|(input, output)| {
+            serde_json::json!({"type": "compaction", "input_tokens": input, "output_tokens": output})
+        })
+        .collect();
+    let usage =
+        serde_json::json!({"input_tokens": 1, "output_tokens": 1, "iterations": iterations});
+    format!(
+        r#"{{"id":"msg_compact","type":"message","role":"assistant","model":"agent-model","content":[{block}],"stop_reason":"compaction","stop_sequence":null,"usage":{usage}}}"#
+    )
+}
+
 type Handler = dyn Fn(&Received, usize) -> Reply + Send + Sync;
 
 /// An HTTP/1.1 server on 127.0.0.1 answering each request with `handler(request, index)`.

@@ -152,8 +152,9 @@ pub fn validate_anthropic(request: &Value) -> Vec<Violation> {
     violations
 }
 
-/// The content block types the Messages API takes (client and server tool blocks included).
-const BLOCK_TYPES: [&str; 17] = [
+/// The content block types the Messages API takes (client and server tool blocks included, and
+/// the `compaction` block of server compaction, sent back as it was returned).
+const BLOCK_TYPES: [&str; 18] = [
     "text",
     "image",
     "document",
@@ -171,6 +172,7 @@ const BLOCK_TYPES: [&str; 17] = [
     "mcp_tool_use",
     "mcp_tool_result",
     "container_upload",
+    "compaction",
 ];
 
 /// The message's content as blocks (a string is one text block); reports empty content, blank

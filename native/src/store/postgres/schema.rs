@@ -190,10 +190,20 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     "#,
         Some(fill_offload_keys),
     ),
+    (
+        4,
+        r#"
+    -- Anthropic-bound state beside a checkpoint (issue 21): the signed compaction block
+    -- Anthropic's server compaction answered with, as JSON text (through the escape of
+    -- postgres/text.rs, so it comes back byte for byte); NULL for every other checkpoint.
+    ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS compaction_block TEXT;
+    "#,
+        None,
+    ),
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 3;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 4;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.

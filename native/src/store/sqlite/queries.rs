@@ -165,7 +165,8 @@ pub(super) fn insert_checkpoint(
     transaction
         .prepare_cached(
             "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
-             tokens, made_at_turn, created_at, facts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             tokens, made_at_turn, created_at, facts, compaction_block) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -177,7 +178,8 @@ pub(super) fn insert_checkpoint(
                 checkpoint.tokens,
                 checkpoint.made_at_turn,
                 now,
-                CheckpointFacts::json_of(checkpoint)
+                CheckpointFacts::json_of(checkpoint),
+                checkpoint.compaction_block
             ])
         })
         .context(|| format!("session {name:?}: storing the checkpoint through seq {through}"))?;

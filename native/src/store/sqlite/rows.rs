@@ -20,6 +20,7 @@ pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<CheckpointCol
         tokens: row.get(4)?,
         made_at_turn: row.get(5)?,
         facts: row.get(6)?,
+        compaction_block: row.get(7)?,
     })
 }
 

@@ -214,10 +214,23 @@ const MIGRATIONS: &[Migration] = &[
     CREATE INDEX offloads_unindexed ON offloads (session_id, seq) WHERE search_text IS NULL;
     "#,
     },
+    // 6: Anthropic-bound state beside a checkpoint (issue 21): the signed `compaction` block
+    // Anthropic's server compaction answered with, as JSON text byte for byte
+    // (core::compaction::Checkpoint's `compaction_block`); NULL for every other checkpoint.
+    Migration {
+        number: 6,
+        present: Some(
+            "SELECT 1 FROM pragma_table_info('checkpoints') WHERE name = 'compaction_block'",
+        ),
+        backfill: None,
+        sql: r#"
+    ALTER TABLE checkpoints ADD COLUMN compaction_block TEXT;
+    "#,
+    },
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while
@@ -347,10 +360,10 @@ mod tests {
         let version: i64 = connection
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .unwrap();
-        assert_eq!(version, 5);
-        assert!(!needs_migration(&connection, 5).unwrap());
+        assert_eq!(version, SCHEMA_VERSION);
+        assert!(!needs_migration(&connection, SCHEMA_VERSION).unwrap());
 
-        // A database at 2 goes to 5 across the gap.
+        // A database at 2 goes to the newest across the gap.
         let mut older = Connection::open_in_memory().unwrap();
         for migration in MIGRATIONS.iter().filter(|m| m.number <= 2) {
             older.execute_batch(migration.sql).unwrap();
@@ -376,7 +389,16 @@ mod tests {
         passed.execute_batch("PRAGMA user_version = 4").unwrap();
         assert!(needs_migration(&passed, 4).unwrap());
         migrate(&mut passed, path).unwrap();
-        assert!(!needs_migration(&passed, 5).unwrap());
+        assert!(!needs_migration(&passed, SCHEMA_VERSION).unwrap());
+        let block_column: i64 = passed
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('checkpoints') \
+                 WHERE name = 'compaction_block'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(block_column, 1);
     }
 
     /// A database as version 1 left it: the first migration only, with a session and messages
