@@ -12,10 +12,17 @@
 //!   refresh. A day that changes, a memory added or an AGENTS.md edited between compactions
 //!   shows up at the next one.
 //! - **The parts read this turn are used and frozen** when there are none yet (a session's
-//!   first turn, or a session older than the frozen prefix), when a checkpoint came since they
-//!   were frozen (the turn after a compaction: a compaction rewrites the prefix after the
-//!   system prompt anyway, and memories its extraction found reach the prompt), when the caller
-//!   asks for a refresh, and when the frozen date is not a real date (a damaged store).
+//!   first turn, or a session older than the frozen prefix), when the caller asks for a
+//!   refresh, when a checkpoint came since they were frozen that no turn of this shell froze
+//!   parts with (another writer's, an import), and when the frozen date is not a real date (a
+//!   damaged store).
+//! - **A turn that compacts refreshes**: the driver plans the view that follows its new
+//!   checkpoint with the prompt of the parts read this turn
+//!   ([`crate::TurnInputs::refreshed_system_prompt`]; the summary request keeps the frozen
+//!   prompt, the cached prefix), says so ([`crate::TurnResult::prompt_refreshed`]), and
+//!   [`FrozenPrompt::after_turn`] freezes those parts at the new checkpoint. So the turn after
+//!   a compaction begins byte for byte like the compaction's request; memories the
+//!   compaction's extraction found reach the prompt at the next compaction.
 //!
 //! Everything else in [`PromptParts`] (the base, the working directory, skills, guidance, and
 //! the history guidance, which follows the checkpoint) comes from this turn's parts. The shell
@@ -67,12 +74,38 @@ impl FrozenParts {
 /// What [`freeze_prompt`] decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrozenPrompt {
-    /// The parts to build this turn's system prompt from.
+    /// The parts to build this turn's system prompt from
+    /// ([`crate::TurnInputs::system_prompt`]).
     pub parts: PromptParts,
-    /// The frozen parts after this turn.
+    /// The parts read this turn, for a view planned from a checkpoint the turn makes
+    /// ([`crate::TurnInputs::refreshed_system_prompt`]); equal to `parts` when those are fresh.
+    pub fresh: PromptParts,
+    /// The frozen parts `parts` came from, or the fresh ones.
     pub frozen: FrozenParts,
-    /// True when `frozen` differs from what was stored: the shell stores it.
+    /// What the store held before this turn.
+    pub stored: Option<FrozenParts>,
+    /// True when `frozen` differs from `stored`: the shell stores it (a preview stores
+    /// nothing; a turn stores [`FrozenPrompt::after_turn`]).
     pub store: bool,
+}
+
+impl FrozenPrompt {
+    /// What to store after a turn, or `None` when the store already holds it: the fresh parts
+    /// frozen at the latest checkpoint after the turn (`checkpoint_after`) when the turn's view
+    /// was planned from a checkpoint it made (`prompt_refreshed`, the core's
+    /// [`crate::TurnResult::prompt_refreshed`]), else the parts this turn used.
+    pub fn after_turn(
+        &self,
+        prompt_refreshed: bool,
+        checkpoint_after: Option<u64>,
+    ) -> Option<FrozenParts> {
+        let after = if prompt_refreshed {
+            FrozenParts::of(&self.fresh, checkpoint_after)
+        } else {
+            self.frozen.clone()
+        };
+        (self.stored.as_ref() != Some(&after)).then_some(after)
+    }
 }
 
 /// The parts this turn's system prompt is built from, and whether to freeze them anew (see the
@@ -89,9 +122,11 @@ pub struct FrozenPrompt {
 /// let tuesday = PromptParts { date: "2026-03-03".into(), ..PromptParts::default() };
 /// let kept = freeze_prompt(&tuesday, Some(&first.frozen), None, false);
 /// assert_eq!((kept.parts.date.as_str(), kept.store), ("2026-03-02", false));
-/// let compacted = freeze_prompt(&tuesday, Some(&first.frozen), Some(40), false);
-/// assert_eq!((compacted.parts.date.as_str(), compacted.store), ("2026-03-03", true));
-/// assert_eq!(compacted.frozen.checkpoint_through, Some(40));
+/// assert_eq!(kept.fresh.date, "2026-03-03");
+/// // The turn compacted: its view holds the fresh parts, frozen at its checkpoint.
+/// let stored = kept.after_turn(true, Some(40)).unwrap();
+/// assert_eq!((stored.date.as_str(), stored.checkpoint_through), ("2026-03-03", Some(40)));
+/// assert_eq!(kept.after_turn(false, None), None);
 /// ```
 pub fn freeze_prompt(
     read: &PromptParts,
@@ -104,20 +139,16 @@ pub fn freeze_prompt(
             && frozen.checkpoint_through == latest_checkpoint
             && validate_date(&frozen.date).is_ok()
     });
-    match current {
-        Some(frozen) => FrozenPrompt {
-            parts: frozen.apply(read),
-            frozen: frozen.clone(),
-            store: false,
-        },
-        None => {
-            let fresh = FrozenParts::of(read, latest_checkpoint);
-            FrozenPrompt {
-                parts: read.clone(),
-                store: frozen != Some(&fresh),
-                frozen: fresh,
-            }
-        }
+    let (parts, decided) = match current {
+        Some(frozen) => (frozen.apply(read), frozen.clone()),
+        None => (read.clone(), FrozenParts::of(read, latest_checkpoint)),
+    };
+    FrozenPrompt {
+        parts,
+        fresh: read.clone(),
+        store: frozen != Some(&decided),
+        frozen: decided,
+        stored: frozen.cloned(),
     }
 }
 

@@ -46,6 +46,12 @@ pub struct Session {
 pub struct TurnInputs<'x> {
     /// The system prompt of this turn (see [`crate::prompt`]); never stored in the log.
     pub system_prompt: &'x str,
+    /// The system prompt of a view planned from a checkpoint this turn makes, when the caller
+    /// freezes the prompt between compactions ([`crate::prompt::freeze_prompt`]): the one built
+    /// from the parts read this turn. `None`: [`TurnInputs::system_prompt`] in every case.
+    /// The turn's result says which one its view holds
+    /// ([`crate::TurnResult::prompt_refreshed`]).
+    pub refreshed_system_prompt: Option<&'x str>,
     /// The token budget.
     pub budget: Budget,
     /// The policy (the turn plans for the session's family whatever it says: see
@@ -77,6 +83,7 @@ impl<'x> TurnInputs<'x> {
     pub fn new(system_prompt: &'x str, budget: Budget, policy: &'x Policy) -> Self {
         TurnInputs {
             system_prompt,
+            refreshed_system_prompt: None,
             budget,
             policy,
             todos: &[],
