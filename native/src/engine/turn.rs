@@ -146,7 +146,7 @@ impl Engine {
     fn try_turn(&mut self, session: &str, answers: Answers, budget: Budget) -> Result<Attempt> {
         let mut events = Vec::new();
         let now = self.clock.now_unix();
-        let system_prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
+        let prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
         let policy = self.config.policy.clone();
         let extract_memories = answers == Answers::Llm
             && self.llm.is_some()
@@ -159,7 +159,8 @@ impl Engine {
                 now,
                 DEFAULT_CACHE_TTL_SECONDS,
             ),
-            ..TurnInputs::new(&system_prompt, budget, &policy)
+            refreshed_system_prompt: Some(&prompt.refreshed),
+            ..TurnInputs::new(&prompt.prompt, budget, &policy)
         };
         // Background compaction: pick up a finished answer first; the driver reads the slot.
         let background = answers == Answers::Llm && policy.background_percent.is_some();
@@ -240,6 +241,7 @@ impl Engine {
             Committed::Raced(error) => return Ok(Attempt::Raced(error)),
         };
         self.last_turn_at.insert(session.to_owned(), now);
+        self.store_frozen_prompt(session, &prompt.frozen, result.prompt_refreshed)?;
         if let (true, Some(llm)) = (background, &self.llm) {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             if let Some(request) = self.background.after_turn(session, cached, &base, llm) {

@@ -213,11 +213,25 @@ const MIGRATIONS: &[Migration] = &[
     ALTER TABLE offloads ADD COLUMN search_text TEXT;
     CREATE INDEX offloads_unindexed ON offloads (session_id, seq) WHERE search_text IS NULL;
     "#,
+    }, // 6: the frozen prefix (issue 21): the system prompt's parts that change between
+    // compactions (core::prompt::FrozenParts: the date, AGENTS.md, the memory precis, and the
+    // checkpoint they were frozen at), one row per session, as JSON, so they come back byte for
+    // byte. A session without a row (one from before this migration) freezes at its next turn.
+    Migration {
+        number: 6,
+        present: Some("SELECT 1 FROM sqlite_schema WHERE name = 'frozen_prompts'"),
+        backfill: None,
+        sql: r#"
+    CREATE TABLE frozen_prompts (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        parts TEXT NOT NULL
+    );
+    "#,
     },
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while
@@ -347,10 +361,10 @@ mod tests {
         let version: i64 = connection
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .unwrap();
-        assert_eq!(version, 5);
-        assert!(!needs_migration(&connection, 5).unwrap());
+        assert_eq!(version, SCHEMA_VERSION);
+        assert!(!needs_migration(&connection, SCHEMA_VERSION).unwrap());
 
-        // A database at 2 goes to 5 across the gap.
+        // A database at 2 goes to the newest across the gap.
         let mut older = Connection::open_in_memory().unwrap();
         for migration in MIGRATIONS.iter().filter(|m| m.number <= 2) {
             older.execute_batch(migration.sql).unwrap();
@@ -376,7 +390,7 @@ mod tests {
         passed.execute_batch("PRAGMA user_version = 4").unwrap();
         assert!(needs_migration(&passed, 4).unwrap());
         migrate(&mut passed, path).unwrap();
-        assert!(!needs_migration(&passed, 5).unwrap());
+        assert!(!needs_migration(&passed, SCHEMA_VERSION).unwrap());
     }
 
     /// A database as version 1 left it: the first migration only, with a session and messages
