@@ -13,6 +13,7 @@ use crate::compaction::{Budget, Checkpoint, Policy, TodoItem, ViewStats};
 use crate::error::{CoreError, Result};
 use crate::memory::NudgeState;
 use crate::model::{Entry, Message};
+use crate::prompt::FrozenParts;
 use crate::tokens::{check_usage, ModelFamily, RefusedUsage, UsageAnchor};
 use crate::turn::{BackgroundSlot, SummarizerBreaker, TurnChanges, TurnDriver, TurnStep};
 
@@ -39,6 +40,12 @@ pub struct Session {
     /// compactions still to skip. Absent when closed with no timeout counted.
     #[serde(skip_serializing_if = "SummarizerBreaker::is_closed_and_clear")]
     pub summarizer_breaker: SummarizerBreaker,
+    /// The system prompt's parts frozen with the latest checkpoint
+    /// ([`crate::prompt::freeze_prompt`]), for a shell that keeps the whole session as one
+    /// value (the JS engine's state); the native stores keep them in a table of their own.
+    /// Absent before a turn froze any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frozen_prompt: Option<FrozenParts>,
 }
 
 /// A turn's inputs, besides the session itself.
@@ -117,6 +124,7 @@ impl Session {
             usage_anchor,
             refused_usage,
             summarizer_breaker,
+            frozen_prompt,
         } = session;
         let mut checked = Session::new(family);
         checked.append_entries(entries)?;
@@ -134,6 +142,7 @@ impl Session {
         checked.usage_anchor = usage_anchor;
         checked.refused_usage = refused_usage;
         checked.summarizer_breaker = summarizer_breaker;
+        checked.frozen_prompt = frozen_prompt;
         Ok(checked)
     }
 
