@@ -9,9 +9,13 @@
 //! every fallback in the view's stats (`stats.fallbacks`, with the kind the call's error says:
 //! a timeout, a refusal, another error), and the engine reports each as one
 //! [`Event::Warning`], in the same words; the session's summarizer circuit breaker (the core's,
-//! kept with the cached session in this process) skips a summarizer that keeps timing out. The memories
-//! extracted this turn reach the system prompt from the next turn on (this turn's prompt was
-//! built before the plan asked for a summary).
+//! kept with the cached session in this process) skips a summarizer that keeps timing out.
+//!
+//! The system prompt's parts that change between compactions are frozen with the checkpoint
+//! (`prompt.rs`): the turn plans with the frozen prompt and, when it compacts, plans the view
+//! after its new checkpoint with the prompt of the parts read this turn, then stores those
+//! parts. The memories extracted this turn reach the system prompt at the next compaction (or
+//! [`Engine::refresh_prompt`]): both prompts were built before the plan asked for a summary.
 //!
 //! Two workers preparing one session's turn at once (a fleet on one PostgreSQL store, or two
 //! processes on one SQLite file) both plan from the same log; the first to store its
