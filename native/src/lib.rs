@@ -42,7 +42,8 @@
 //! engine.create_session("demo")?;
 //! engine.record("demo", vec![Message::user("What is in src/?")])?;
 //!
-//! // Before the model call: the view, with the system prompt rebuilt for this turn.
+//! // Before the model call: the view, with the system prompt built for this turn (its date,
+//! // AGENTS.md and memory frozen with the checkpoint until the next compaction).
 //! let turn = engine.prepare_turn("demo")?;
 //! assert!(turn.system_prompt().contains("Current date: 2026-02-11"));
 //! assert!(turn.system_prompt().contains("cargo test"));

@@ -51,6 +51,11 @@ fn every_turn_reads_the_clock_agents_md_and_memory_and_stores_no_prompt() {
             ..NewMemory::default()
         })
         .unwrap();
+    // Without a compaction the prompt stays frozen (native/tests/frozen_prefix.rs); a refresh
+    // the caller asks for reads everything anew.
+    let frozen = engine.prepare_turn("s").unwrap();
+    assert_eq!(frozen.system_prompt(), first.system_prompt());
+    engine.refresh_prompt("s");
     let second = engine.prepare_turn("s").unwrap();
     let prompt = second.system_prompt();
     assert!(prompt.contains("Current date: 2026-02-12"), "{prompt}");
@@ -64,7 +69,7 @@ fn every_turn_reads_the_clock_agents_md_and_memory_and_stores_no_prompt() {
 
     let log = engine.export_session("s").unwrap();
     assert!(log.entries.iter().all(|e| e.message.role != Role::System));
-    assert_eq!(log.nudge_state.turn, 2);
+    assert_eq!(log.nudge_state.turn, 3);
     assert!(matches!(
         engine.prepare_turn("missing").unwrap_err(),
         Error::NoSuchSession(name) if name == "missing"

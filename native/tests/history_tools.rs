@@ -222,15 +222,16 @@ fn the_prompt_carries_the_guidance_once_the_session_has_a_checkpoint() {
         let first = engine.prepare_turn("s").unwrap();
         assert!(!first.system_prompt().contains(HISTORY_HEADING));
         let compacted = common::run_until_compaction(&mut engine, "s");
-        // The turn that compacts was planned with the prompt built before it: the next one has it.
-        assert!(!compacted.system_prompt().contains(HISTORY_HEADING));
+        // The view after the new checkpoint has it (the refreshed prompt, which the next turns
+        // keep byte for byte).
+        assert!(
+            compacted.system_prompt().contains(HISTORY_HEADING),
+            "{}",
+            compacted.system_prompt()
+        );
         engine.record("s", common::turn_messages(500)).unwrap();
         let next = engine.prepare_turn("s").unwrap();
-        assert!(
-            next.system_prompt().contains(HISTORY_HEADING),
-            "{}",
-            next.system_prompt()
-        );
+        assert_eq!(next.system_prompt(), compacted.system_prompt());
         assert!(next.stats.fits);
         // An agent without the tools turns it off.
         let mut config = common::small_window_config();

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use common::backends::Backend;
 use ctxkit::core::compaction::Checkpoint;
 use ctxkit::core::model::Entry;
+use ctxkit::core::prompt::FrozenParts;
 use ctxkit::core::recall::{ReadRequest, SearchOutcome, SearchRequest};
 use ctxkit::core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit::core::turn::{Session, TurnChanges};
@@ -112,6 +113,12 @@ impl SessionStore for RacingStore {
     }
     fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<i64> {
         self.inner.record_usage(name, anchor, now)
+    }
+    fn frozen_prompt(&self, name: &str) -> Result<Option<FrozenParts>> {
+        self.inner.frozen_prompt(name)
+    }
+    fn store_frozen_prompt(&mut self, name: &str, parts: &FrozenParts) -> Result<()> {
+        self.inner.store_frozen_prompt(name, parts)
     }
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>> {
         self.inner.offloads(name)

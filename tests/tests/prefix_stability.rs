@@ -15,6 +15,10 @@
 //! Completions) they are valid markers on input parts only (never assistant output), at most
 //! four, none ending under 1,024 tokens, and the previous turn's last marker is marked again
 //! in the next turn's request, where that request reads it back.
+//!
+//! With the frozen prefix (`freeze_prompt`), the system prompt's parts that move without a
+//! compaction (a new day, a memory added) are read anew every turn: the requests still extend
+//! each other between compactions, and the date and memory read at a compaction are in it.
 
 use ctxkit_core::compaction::{Budget, Policy};
 use ctxkit_core::cost::{
@@ -22,6 +26,7 @@ use ctxkit_core::cost::{
     OPENAI_MIN_BREAKPOINT_TOKENS,
 };
 use ctxkit_core::import::import_transcript;
+use ctxkit_core::prompt::{build_system_prompt, freeze_prompt, FrozenParts, PromptParts};
 use ctxkit_core::tokens::estimate_message;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{
@@ -45,20 +50,59 @@ struct Turn {
 
 /// Replays `log` turn by turn (a turn before each assistant message) and returns each turn.
 fn turns(log: &[Message], window: u64, family: ModelFamily) -> Vec<Turn> {
+    drifting_turns(log, window, family, false).0
+}
+
+/// The parts a shell reads before turn `turn`: with `drift`, each turn is a new day and has
+/// one more memory.
+fn read_parts(turn: usize, drift: bool) -> PromptParts {
+    let (day, memories) = if drift { (turn, turn) } else { (0, 0) };
+    PromptParts {
+        base: Some("You are a coding agent.".into()),
+        date: format!("2026-{:02}-{:02}", 1 + (day / 28) % 12, 1 + day % 28),
+        memory_precis: (memories > 0)
+            .then(|| (0..memories).map(|m| format!("- memory {m}\n")).collect()),
+        ..PromptParts::default()
+    }
+}
+
+/// [`turns`], each turn's system prompt frozen as a shell freezes it, from the parts read that
+/// turn (see [`read_parts`]); also returns, for each turn that compacted, whether its view's
+/// prompt holds the date and memories read that turn.
+fn drifting_turns(
+    log: &[Message],
+    window: u64,
+    family: ModelFamily,
+    drift: bool,
+) -> (Vec<Turn>, Vec<bool>) {
     let policy = Policy {
         family,
         ..Policy::default()
     };
-    let inputs = TurnInputs::new(
-        "You are a coding agent.",
-        Budget::for_window(window),
-        &policy,
-    );
     let mut session = Session::new(family);
+    let mut stored: Option<FrozenParts> = None;
     let mut out = Vec::new();
+    let mut refreshed_at_compaction = Vec::new();
     for message in log {
         if message.role == Role::Assistant {
+            let read = read_parts(out.len(), drift);
+            let latest = session.latest_checkpoint().map(|c| c.through_seq);
+            let decided = freeze_prompt(&read, stored.as_ref(), latest, false);
+            let prompt = build_system_prompt(&decided.parts).unwrap();
+            let fresh = build_system_prompt(&decided.fresh).unwrap();
+            let inputs = TurnInputs {
+                refreshed_system_prompt: Some(&fresh),
+                ..TurnInputs::new(&prompt, Budget::for_window(window), &policy)
+            };
             if let Ok((messages, stats)) = session.prepare_offline(&inputs) {
+                // Offline, a turn's view is planned from its new checkpoint whenever it made one.
+                let after = session.latest_checkpoint().map(|c| c.through_seq);
+                if after != latest {
+                    refreshed_at_compaction.push(messages[0].text_content() == fresh);
+                }
+                if let Some(frozen) = decided.after_turn(after != latest, after) {
+                    stored = Some(frozen);
+                }
                 out.push(Turn {
                     messages,
                     nudges: stats.nudges.len(),
@@ -70,7 +114,7 @@ fn turns(log: &[Message], window: u64, family: ModelFamily) -> Vec<Turn> {
         }
         session.append([message.clone()]);
     }
-    out
+    (out, refreshed_at_compaction)
 }
 
 /// Every content block of an Anthropic rendering, in order, with its role; the system prompt
@@ -356,6 +400,20 @@ proptest! {
         if let Err(problem) = check_stable(&replayed, "generated log") {
             return Err(TestCaseError::fail(problem));
         }
+    }
+
+    /// A new day and a new memory before every turn: the prompt stays frozen between
+    /// compactions, and each compaction's view holds what was read that turn.
+    #[test]
+    fn a_date_change_and_a_memory_added_keep_the_prefix_until_a_compaction(
+        log in arb_agent_log(),
+        window in prop_oneof![Just(8_000u64), Just(16_000), Just(200_000)],
+    ) {
+        let (replayed, refreshed) = drifting_turns(&log, window, ModelFamily::Claude, true);
+        if let Err(problem) = check_stable(&replayed, "generated log, drifting parts") {
+            return Err(TestCaseError::fail(problem));
+        }
+        prop_assert!(refreshed.iter().all(|r| *r), "{refreshed:?}");
     }
 }
 

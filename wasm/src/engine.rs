@@ -67,6 +67,8 @@ export interface EngineState {
   refused_usage?: RefusedUsage | null;
   /** The summarizer's circuit breaker (absent when closed with no timeout counted). */
   summarizer_breaker?: SummarizerBreaker;
+  /** The system prompt's parts frozen with the latest checkpoint (absent before a turn given `prompt`). */
+  frozen_prompt?: FrozenParts | null;
 }
 
 /**
@@ -327,7 +329,8 @@ impl Engine {
             let json = read_json(&options, "options")?;
             let mut session = self.session.try_borrow_mut().map_err(|_| busy())?;
             let mut cache = self.cache.try_borrow_mut().map_err(|_| busy())?;
-            let options = JsTurnInputs::read(json, "options", Some(session.family))?;
+            let mut options = JsTurnInputs::read(json, "options", Some(session.family))?;
+            let frozen = crate::frozen::resolve(&mut options, Some(&session))?;
             let inputs = options.inputs();
             let mut turn = TurnDriver::start(&inputs)?;
             let rendered = loop {
@@ -341,6 +344,7 @@ impl Engine {
                 }
             };
             let (result, _) = turn.finish(&mut session)?;
+            crate::frozen::keep(&mut session, frozen.as_ref(), result.prompt_refreshed);
             finish(rendered, result)
         })()
         .map_err(fail("Engine.view"))

@@ -117,7 +117,10 @@ pub(crate) async fn compact_if_idle(
 ) -> Result<JsValue> {
     let view_tokens = {
         let session = parts.session.try_borrow().map_err(|_| busy())?;
-        let inputs = options.inputs();
+        // Measured with the prompt the turn would send (`prepare` resolves it again).
+        let mut measured = options.clone();
+        crate::frozen::resolve(&mut measured, Some(&session))?;
+        let inputs = measured.inputs();
         let mut turn = TurnDriver::start(&inputs)?;
         let mut compacts = false;
         loop {

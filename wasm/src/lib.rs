@@ -54,6 +54,7 @@ pub mod background;
 pub mod convert;
 pub mod defaults;
 pub mod engine;
+pub mod frozen;
 pub mod history;
 pub mod idle;
 pub mod json_path;

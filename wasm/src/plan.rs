@@ -389,7 +389,9 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let checkpoint: Option<Checkpoint> = take_decoded(&mut fields, "checkpoint")?;
     let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
     let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
-    let options = JsTurnInputs::read(Value::Object(fields), "input", None)?;
+    let mut options = JsTurnInputs::read(Value::Object(fields), "input", None)?;
+    // Stateless: the parts given are the parts used.
+    crate::frozen::resolve(&mut options, None)?;
 
     // One step of the core's turn driver over a session holding exactly this state.
     let family = options.policy.family;

@@ -153,7 +153,7 @@ pub(crate) struct Parts {
 
 pub(crate) async fn prepare_turn(
     parts: Parts,
-    options: JsTurnInputs,
+    mut options: JsTurnInputs,
     summarizer: Summarizer,
 ) -> Result<JsValue> {
     let Parts {
@@ -162,6 +162,10 @@ pub(crate) async fn prepare_turn(
         background,
         alive,
     } = parts;
+    let frozen = {
+        let borrowed = session.try_borrow().map_err(|_| busy())?;
+        crate::frozen::resolve(&mut options, Some(&borrowed))?
+    };
     let waiting = background::current(&background, &options, &summarizer);
     let inputs = TurnInputs {
         extract_memories: summarizer.extract.is_some(),
@@ -242,6 +246,7 @@ pub(crate) async fn prepare_turn(
             Next::Rendered(rendered) => {
                 let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
                 let (result, _) = turn.finish(&mut borrowed)?;
+                crate::frozen::keep(&mut borrowed, frozen.as_ref(), result.prompt_refreshed);
                 let extraction = ExtractionOutput {
                     asked: summarizer.extract.is_some(),
                     outcome: result.extraction.clone(),

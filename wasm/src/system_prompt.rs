@@ -48,6 +48,15 @@ export interface PromptParts {
   /** The memory precis (see `renderPrecis`). */
   memory_precis?: string | null;
 }
+
+/** The system prompt's parts an Engine froze with its latest checkpoint (its state's `frozen_prompt`). */
+export interface FrozenParts {
+  /** The latest checkpoint's `through_seq` when they were frozen; null before any. */
+  checkpoint_through: number | null;
+  date: string;
+  agents_md: string | null;
+  memory_precis: string | null;
+}
 "#;
 
 /// Builds the system prompt from its parts. Throws when the date is not a real `YYYY-MM-DD`

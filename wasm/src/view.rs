@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use ctxkit_core::compaction::{fill_window_defaults, Budget, Policy, TodoItem};
 use ctxkit_core::cost::CacheBreakpoint;
+use ctxkit_core::prompt::PromptParts;
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
 use ctxkit_core::wire::{dropped_state, render_message, render_view_cached, WireFormat};
 use ctxkit_core::{Message, ModelFamily, TurnDriver, TurnInputs, View};
@@ -39,6 +40,15 @@ export type ViewFormat = "ctxkit" | "openai" | "anthropic" | "responses" | "gemi
 export interface TurnInputs {
   /** This turn's system prompt (see `buildSystemPrompt`); never stored in the log. */
   system?: string;
+  /**
+   * The system prompt's parts, instead of `system`: an Engine freezes their date, AGENTS.md
+   * and memory precis in its state with the latest checkpoint and uses those until the next
+   * compaction, whose view takes the parts given then (set `history_guidance` as usual), so
+   * every request between two compactions begins byte for byte like the one before.
+   */
+  prompt?: PromptParts | null;
+  /** With `prompt`: use and freeze the parts given now, whatever is frozen. Default false. */
+  refresh_prompt?: boolean;
   /**
    * The token budget (defaults: a 200k window). `output_reserve` and `safety_margin`, when left
    * out, scale with `context_window` (at most 16,384 and an eighth of it, 2,048 and a
@@ -153,6 +163,14 @@ pub struct JsTurnInputs {
     pub cache: bool,
     /// The provider's cache has expired since the caller's last model call.
     pub cache_expired: bool,
+    /// The system prompt's parts, frozen by the engine ([`crate::frozen::resolve`]).
+    pub prompt: Option<PromptParts>,
+    /// Use and freeze the parts of `prompt` given now.
+    pub refresh_prompt: bool,
+    /// The prompt of the parts given now, for a view planned from a new checkpoint (set by
+    /// [`crate::frozen::resolve`]).
+    #[serde(skip)]
+    pub refreshed: Option<String>,
 }
 
 impl Default for JsTurnInputs {
@@ -165,6 +183,9 @@ impl Default for JsTurnInputs {
             format: WireFormat::Ctxkit,
             cache: false,
             cache_expired: false,
+            prompt: None,
+            refresh_prompt: false,
+            refreshed: None,
         }
     }
 }
@@ -215,6 +236,7 @@ impl JsTurnInputs {
         TurnInputs {
             todos: &self.todos,
             cache_expired: self.cache_expired,
+            refreshed_system_prompt: self.refreshed.as_deref(),
             ..TurnInputs::new(&self.system, self.budget, &self.policy)
         }
     }

@@ -1,8 +1,13 @@
 //! Layer 1, the system prompt: assembled every turn from explicit parts (the base with the
 //! working directory and today's date, AGENTS.md, the skills index, todo and offload guidance,
-//! long-term memory), so it is never stored and always current.
+//! long-term memory), so it is never stored. The parts that change between compactions (the
+//! date, AGENTS.md, the memory precis) are frozen with the latest checkpoint ([`freeze_prompt`])
+//! so the prompt, and the provider's cached prefix, stay the same until the next one.
 
+pub(crate) mod frozen;
 pub(crate) mod system_prompt;
+
+pub use frozen::{freeze_prompt, FrozenParts, FrozenPrompt};
 
 pub use system_prompt::{
     build_system_prompt, validate_date, OffloadGuidance, PromptParts, Skill, AGENTS_MD_TRUNCATED,

@@ -100,6 +100,11 @@ pub struct TurnResult {
     pub extraction: Option<ExtractionOutcome>,
     /// The summarizer's circuit breaker after this turn (`finish` keeps it in the session).
     pub summarizer_breaker: SummarizerBreaker,
+    /// True when the view was planned from a checkpoint this turn made, so it holds
+    /// [`TurnInputs::refreshed_system_prompt`] (when given): a caller that freezes the
+    /// prompt's parts freezes the ones read this turn
+    /// ([`crate::prompt::FrozenPrompt::after_turn`]).
+    pub prompt_refreshed: bool,
 }
 
 impl TurnResult {
@@ -156,6 +161,8 @@ pub struct TurnDriver<'x> {
     fallbacks: Vec<Fallback>,
     /// The breaker as this turn left it, when it changed it.
     breaker: Option<SummarizerBreaker>,
+    /// The plan uses the refreshed system prompt: the turn made a checkpoint.
+    refreshed: bool,
 }
 
 impl<'x> TurnDriver<'x> {
@@ -171,6 +178,7 @@ impl<'x> TurnDriver<'x> {
             background_tried: false,
             fallbacks: Vec::new(),
             breaker: None,
+            refreshed: false,
         })
     }
 
@@ -200,11 +208,12 @@ impl<'x> TurnDriver<'x> {
             self.summary = None;
         }
         let policy = policy_for_session(self.inputs.policy, session.family);
+        self.refreshed |= self.pending.is_some();
         let checkpoint = self.pending.as_ref().or(session.latest_checkpoint());
         let plan = plan_turn(&PlanInput {
             log: &session.entries,
             checkpoint,
-            system_prompt: self.inputs.system_prompt,
+            system_prompt: self.system_prompt(),
             budget: match policy.cold_trigger_percent {
                 Some(percent) if self.inputs.cache_expired => {
                     self.inputs.budget.with_cold_cache(percent)
@@ -217,23 +226,17 @@ impl<'x> TurnDriver<'x> {
             todos: self.inputs.todos,
         })?;
         match plan {
-            Plan::Ready(ready) => {
-                let ReadyView {
-                    view,
-                    mut stats,
-                    next_nudge_state,
-                    new_checkpoint,
-                } = *ready;
-                stats.refused_usage = session.refused_usage;
-                stats.fallbacks = self.fallbacks.clone();
-                self.state = State::Ready(Box::new(Prepared {
-                    stats,
-                    next_nudge_state,
-                    truncation: new_checkpoint,
-                    planned_on: shape(session),
-                }));
-                Ok(TurnStep::Ready(view))
+            // A view cut to fit makes its own checkpoint: planned again with the refreshed
+            // prompt (once), when that prompt differs.
+            Plan::Ready(ready) if ready.new_checkpoint.is_some() && !self.refreshed => {
+                self.refreshed = true;
+                if self.system_prompt() == self.inputs.system_prompt {
+                    self.step_ready(session, *ready)
+                } else {
+                    self.step(session)
+                }
             }
+            Plan::Ready(ready) => self.step_ready(session, *ready),
             Plan::Summarize(_) if self.summary.is_none() && self.take_background(session) => {
                 self.step(session)
             }
@@ -347,6 +350,7 @@ impl<'x> TurnDriver<'x> {
             summary: self.summary.clone(),
             extraction: self.extraction.clone(),
             summarizer_breaker: self.breaker.unwrap_or_default(),
+            prompt_refreshed: self.refreshed,
         };
         let changes = TurnChanges {
             checkpoint: self.pending.clone().or_else(|| prepared.truncation.clone()),
@@ -378,6 +382,37 @@ impl<'x> TurnDriver<'x> {
             session.summarizer_breaker = breaker;
         }
         Ok((result, changes))
+    }
+
+    /// The system prompt the plan uses: the refreshed one once the turn made a checkpoint.
+    fn system_prompt(&self) -> &'x str {
+        match self.inputs.refreshed_system_prompt {
+            Some(refreshed) if self.refreshed => refreshed,
+            _ => self.inputs.system_prompt,
+        }
+    }
+
+    /// Keeps a ready plan and hands back its view.
+    fn step_ready<'s>(
+        &mut self,
+        session: &'s Session,
+        ready: ReadyView<'s>,
+    ) -> Result<TurnStep<'s>> {
+        let ReadyView {
+            view,
+            mut stats,
+            next_nudge_state,
+            new_checkpoint,
+        } = ready;
+        stats.refused_usage = session.refused_usage;
+        stats.fallbacks = self.fallbacks.clone();
+        self.state = State::Ready(Box::new(Prepared {
+            stats,
+            next_nudge_state,
+            truncation: new_checkpoint,
+            planned_on: shape(session),
+        }));
+        Ok(TurnStep::Ready(view))
     }
 
     /// Takes the caller's background checkpoint as this turn's summary when it is usable

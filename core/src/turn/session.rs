@@ -13,6 +13,7 @@ use crate::compaction::{Budget, Checkpoint, Policy, TodoItem, ViewStats};
 use crate::error::{CoreError, Result};
 use crate::memory::NudgeState;
 use crate::model::{Entry, Message};
+use crate::prompt::FrozenParts;
 use crate::tokens::{check_usage, ModelFamily, RefusedUsage, UsageAnchor};
 use crate::turn::{BackgroundSlot, SummarizerBreaker, TurnChanges, TurnDriver, TurnStep};
 
@@ -39,6 +40,12 @@ pub struct Session {
     /// compactions still to skip. Absent when closed with no timeout counted.
     #[serde(skip_serializing_if = "SummarizerBreaker::is_closed_and_clear")]
     pub summarizer_breaker: SummarizerBreaker,
+    /// The system prompt's parts frozen with the latest checkpoint
+    /// ([`crate::prompt::freeze_prompt`]), for a shell that keeps the whole session as one
+    /// value (the JS engine's state); the native stores keep them in a table of their own.
+    /// Absent before a turn froze any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frozen_prompt: Option<FrozenParts>,
 }
 
 /// A turn's inputs, besides the session itself.
@@ -46,6 +53,12 @@ pub struct Session {
 pub struct TurnInputs<'x> {
     /// The system prompt of this turn (see [`crate::prompt`]); never stored in the log.
     pub system_prompt: &'x str,
+    /// The system prompt of a view planned from a checkpoint this turn makes, when the caller
+    /// freezes the prompt between compactions ([`crate::prompt::freeze_prompt`]): the one built
+    /// from the parts read this turn. `None`: [`TurnInputs::system_prompt`] in every case.
+    /// The turn's result says which one its view holds
+    /// ([`crate::TurnResult::prompt_refreshed`]).
+    pub refreshed_system_prompt: Option<&'x str>,
     /// The token budget.
     pub budget: Budget,
     /// The policy (the turn plans for the session's family whatever it says: see
@@ -77,6 +90,7 @@ impl<'x> TurnInputs<'x> {
     pub fn new(system_prompt: &'x str, budget: Budget, policy: &'x Policy) -> Self {
         TurnInputs {
             system_prompt,
+            refreshed_system_prompt: None,
             budget,
             policy,
             todos: &[],
@@ -110,6 +124,7 @@ impl Session {
             usage_anchor,
             refused_usage,
             summarizer_breaker,
+            frozen_prompt,
         } = session;
         let mut checked = Session::new(family);
         checked.append_entries(entries)?;
@@ -127,6 +142,7 @@ impl Session {
         checked.usage_anchor = usage_anchor;
         checked.refused_usage = refused_usage;
         checked.summarizer_breaker = summarizer_breaker;
+        checked.frozen_prompt = frozen_prompt;
         Ok(checked)
     }
 

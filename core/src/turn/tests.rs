@@ -356,3 +356,35 @@ fn an_implausible_usage_is_refused_said_in_the_stats_and_never_calibrates() {
     assert!(calibrated.stats.calibrated_tokens.is_some());
     assert_eq!(calibrated.stats.refused_usage, None);
 }
+
+#[test]
+fn a_turn_that_compacts_plans_its_view_with_the_refreshed_prompt() {
+    let policy = small_policy();
+    let inputs = TurnInputs {
+        refreshed_system_prompt: Some("fresh"),
+        ..TurnInputs::new("frozen", small_budget(), &policy)
+    };
+    let mut session = long_session();
+    let mut turn = TurnDriver::start(&inputs).unwrap();
+    let TurnStep::NeedSummary(_) = turn.step(&session).unwrap() else {
+        panic!("the long session compacts");
+    };
+    turn.answer_summary(&session, None).unwrap();
+    let TurnStep::Ready(view) = turn.step(&session).unwrap() else {
+        panic!("ready after the summary");
+    };
+    assert_eq!(view.to_messages()[0].text_content(), "fresh");
+    let (result, _) = turn.finish(&mut session).unwrap();
+    assert!(result.prompt_refreshed);
+    // The next turn, without a compaction, keeps the prompt frozen at the checkpoint.
+    let next_inputs = TurnInputs {
+        refreshed_system_prompt: Some("fresher"),
+        ..TurnInputs::new("fresh", small_budget(), &policy)
+    };
+    let mut next = TurnDriver::start(&next_inputs).unwrap();
+    let TurnStep::Ready(view) = next.step(&session).unwrap() else {
+        panic!("no second compaction");
+    };
+    assert_eq!(view.to_messages()[0].text_content(), "fresh");
+    assert!(!next.finish(&mut session).unwrap().0.prompt_refreshed);
+}

@@ -42,7 +42,7 @@ mod record;
 mod turn;
 mod view;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -114,6 +114,9 @@ pub struct Engine {
     /// the core's [`ctxkit_core::turn::cache_expired`] rule; in memory, so a new process takes
     /// its first turn as warm.
     last_turn_at: BTreeMap<String, i64>,
+    /// The sessions whose next turn refreshes the frozen prompt parts
+    /// ([`Engine::refresh_prompt`]).
+    prompt_refresh: BTreeSet<String>,
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
@@ -220,6 +223,7 @@ impl Engine {
             llm,
             background: background::Jobs::default(),
             last_turn_at: BTreeMap::new(),
+            prompt_refresh: BTreeSet::new(),
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,

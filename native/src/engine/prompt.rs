@@ -1,7 +1,11 @@
 //! The system prompt of a turn, from the config and what the engine reads every turn: the
 //! date, `<workdir>/AGENTS.md`, the memory precis, and whether the session has a checkpoint
 //! (then the history tools' guidance is added). The core assembles it
-//! ([`build_system_prompt`]); it is never stored.
+//! ([`build_system_prompt`]); it is never stored, but the parts that change between
+//! compactions (the date, AGENTS.md, the precis) are frozen with the session's checkpoint in
+//! the store: the core decides which parts a turn uses ([`freeze_prompt`]: the frozen ones
+//! until a compaction, or a refresh the caller asks for with [`Engine::refresh_prompt`]), and
+//! the turn stores what it decided ([`FrozenPrompt::after_turn`]).
 //!
 //! AGENTS.md is read up to one byte past its cap (the core cuts it and marks the cut), so a
 //! huge file costs no more than the cap; invalid UTF-8 is replaced, not refused. A missing
@@ -11,7 +15,8 @@ use std::io::Read;
 
 use ctxkit_core::memory::render_precis;
 use ctxkit_core::prompt::{
-    build_system_prompt, OffloadGuidance, PromptParts, DEFAULT_TODO_GUIDANCE,
+    build_system_prompt, freeze_prompt, FrozenPrompt, OffloadGuidance, PromptParts,
+    DEFAULT_TODO_GUIDANCE,
 };
 use ctxkit_core::recall::wants_history_guidance;
 
@@ -25,6 +30,16 @@ pub const AGENTS_MD: &str = "AGENTS.md";
 /// The most live memories the precis is ranked from (the precis shows at most 30).
 pub(crate) const PRECIS_CANDIDATES: usize = 10_000;
 
+/// A turn's system prompts and the core's decision about its frozen parts.
+pub(crate) struct TurnPrompt {
+    /// The prompt the turn plans with: from the frozen parts, or from the fresh ones.
+    pub(crate) prompt: String,
+    /// The prompt of the parts read this turn, for a view planned from a new checkpoint.
+    pub(crate) refreshed: String,
+    /// What the core decided, to store after the turn.
+    pub(crate) frozen: FrozenPrompt,
+}
+
 impl Engine {
     /// The memory precis of this project at `now` (ranked and bounded by the core).
     pub(crate) fn precis_at(&self, now: i64) -> Result<String> {
@@ -37,14 +52,21 @@ impl Engine {
         Ok(render_precis(&entries, &self.config.memory.precis))
     }
 
-    /// This turn's system prompt for `session`; warnings go to `events`.
+    /// The next turn of `session` uses the date, AGENTS.md and memory precis it reads, and
+    /// freezes them anew, instead of the parts frozen at the session's latest checkpoint
+    /// (which a turn uses until the next compaction, so the prompt's prefix stays cached).
+    pub fn refresh_prompt(&mut self, session: &str) {
+        self.prompt_refresh.insert(session.to_owned());
+    }
+
+    /// This turn's system prompts for `session` (see [`TurnPrompt`]); warnings go to `events`.
     pub(crate) fn system_prompt(
         &mut self,
         session: &str,
         date: String,
         now: i64,
         events: &mut Vec<Event>,
-    ) -> Result<String> {
+    ) -> Result<TurnPrompt> {
         let prompt = &self.config.prompt;
         let agents_md = if prompt.read_agents_md {
             self.read_agents_md(session, events)
@@ -56,10 +78,11 @@ impl Engine {
         } else {
             None
         };
-        let history_guidance = self.config.prompt.history_guidance
-            && wants_history_guidance(self.store.session_head(session)?.checkpoint_through);
+        let latest_checkpoint = self.store.session_head(session)?.checkpoint_through;
+        let history_guidance =
+            self.config.prompt.history_guidance && wants_history_guidance(latest_checkpoint);
         let prompt = &self.config.prompt;
-        let parts = PromptParts {
+        let read = PromptParts {
             base: prompt.base.clone(),
             working_directory: prompt
                 .working_directory
@@ -76,7 +99,39 @@ impl Engine {
             history_guidance,
             memory_precis,
         };
-        build_system_prompt(&parts).context(|| format!("session {session:?}: system prompt"))
+        let stored = self.store.frozen_prompt(session)?;
+        let refresh = self.prompt_refresh.contains(session);
+        let frozen = freeze_prompt(&read, stored.as_ref(), latest_checkpoint, refresh);
+        let what = || format!("session {session:?}: system prompt");
+        let prompt = build_system_prompt(&frozen.parts).context(what)?;
+        // Used for a view planned from a checkpoint this turn makes: the history tools'
+        // guidance comes with it.
+        let fresh = PromptParts {
+            history_guidance: self.config.prompt.history_guidance,
+            ..frozen.fresh.clone()
+        };
+        let refreshed = build_system_prompt(&fresh).context(what)?;
+        Ok(TurnPrompt {
+            prompt,
+            refreshed,
+            frozen,
+        })
+    }
+
+    /// Stores what a turn froze (the core's [`FrozenPrompt::after_turn`]) and ends a refresh
+    /// the caller asked for.
+    pub(crate) fn store_frozen_prompt(
+        &mut self,
+        session: &str,
+        frozen: &FrozenPrompt,
+        prompt_refreshed: bool,
+    ) -> Result<()> {
+        let checkpoint = self.store.session_head(session)?.checkpoint_through;
+        if let Some(parts) = frozen.after_turn(prompt_refreshed, checkpoint) {
+            self.store.store_frozen_prompt(session, &parts)?;
+        }
+        self.prompt_refresh.remove(session);
+        Ok(())
     }
 
     fn read_agents_md(&mut self, session: &str, events: &mut Vec<Event>) -> Option<String> {

@@ -9,9 +9,13 @@
 //! every fallback in the view's stats (`stats.fallbacks`, with the kind the call's error says:
 //! a timeout, a refusal, another error), and the engine reports each as one
 //! [`Event::Warning`], in the same words; the session's summarizer circuit breaker (the core's,
-//! kept with the cached session in this process) skips a summarizer that keeps timing out. The memories
-//! extracted this turn reach the system prompt from the next turn on (this turn's prompt was
-//! built before the plan asked for a summary).
+//! kept with the cached session in this process) skips a summarizer that keeps timing out.
+//!
+//! The system prompt's parts that change between compactions are frozen with the checkpoint
+//! (`prompt.rs`): the turn plans with the frozen prompt and, when it compacts, plans the view
+//! after its new checkpoint with the prompt of the parts read this turn, then stores those
+//! parts. The memories extracted this turn reach the system prompt at the next compaction (or
+//! [`Engine::refresh_prompt`]): both prompts were built before the plan asked for a summary.
 //!
 //! Two workers preparing one session's turn at once (a fleet on one PostgreSQL store, or two
 //! processes on one SQLite file) both plan from the same log; the first to store its
@@ -92,7 +96,7 @@ impl Engine {
     fn try_turn(&mut self, session: &str, answers: Answers, budget: Budget) -> Result<Attempt> {
         let mut events = Vec::new();
         let now = self.clock.now_unix();
-        let system_prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
+        let prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
         let policy = self.config.policy.clone();
         let extract_memories = answers == Answers::Llm
             && self.llm.is_some()
@@ -105,7 +109,8 @@ impl Engine {
                 now,
                 DEFAULT_CACHE_TTL_SECONDS,
             ),
-            ..TurnInputs::new(&system_prompt, budget, &policy)
+            refreshed_system_prompt: Some(&prompt.refreshed),
+            ..TurnInputs::new(&prompt.prompt, budget, &policy)
         };
         // Background compaction: pick up a finished answer first; the driver reads the slot.
         let background = answers == Answers::Llm && policy.background_percent.is_some();
@@ -214,6 +219,7 @@ impl Engine {
             Committed::Raced(error) => return Ok(Attempt::Raced(error)),
         };
         self.last_turn_at.insert(session.to_owned(), now);
+        self.store_frozen_prompt(session, &prompt.frozen, result.prompt_refreshed)?;
         if let (true, Some(llm)) = (background, &self.llm) {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             if let Some(request) = self.background.after_turn(session, cached, &base, llm) {

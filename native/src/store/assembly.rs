@@ -79,6 +79,8 @@ pub(crate) fn turn_session(reads: &mut impl SessionReads) -> Result<Session> {
         usage_anchor: reads.latest_anchor()?,
         refused_usage: None,
         summarizer_breaker: Default::default(),
+        // Kept apart, in the frozen prompt table (`SessionStore::frozen_prompt`).
+        frozen_prompt: None,
     })
 }
 
@@ -94,6 +96,8 @@ pub(crate) fn whole_session(reads: &mut impl SessionReads) -> Result<Session> {
         usage_anchor: reads.latest_anchor()?,
         refused_usage: None,
         summarizer_breaker: Default::default(),
+        // Kept apart, in the frozen prompt table (`SessionStore::frozen_prompt`).
+        frozen_prompt: None,
     })
 }
 

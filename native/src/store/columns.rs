@@ -7,6 +7,7 @@
 use ctxkit_core::compaction::{Checkpoint, DroppedFacts, PinnedFact, SummaryMethod};
 use ctxkit_core::memory::{entry_quarantine, MemoryScope, MemorySource};
 use ctxkit_core::model::Entry;
+use ctxkit_core::prompt::FrozenParts;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::Message;
 use serde::{Deserialize, Serialize};
@@ -199,4 +200,24 @@ pub(crate) fn source_from_name(name: &str) -> MemorySource {
         "document" => MemorySource::Document,
         _ => MemorySource::Agent,
     }
+}
+
+/// The `parts` column of a session's frozen prompt: the core's [`FrozenParts`] as JSON (its
+/// strings escaped by JSON, so every text comes back byte for byte).
+pub(crate) fn frozen_parts_json(session: &str, parts: &FrozenParts) -> Result<String> {
+    serde_json::to_string(parts).map_err(|error| {
+        Error::invalid(
+            format!("session {session:?}, frozen prompt"),
+            format!("cannot be serialized: {error}"),
+        )
+    })
+}
+
+/// The frozen prompt parts a `parts` column holds.
+pub(crate) fn frozen_parts_from_json(session: &str, json: &str) -> Result<FrozenParts> {
+    serde_json::from_str(json).map_err(|error| Error::CorruptRow {
+        session: session.to_owned(),
+        row: "frozen prompt".to_owned(),
+        problem: format!("the stored parts are not the core's FrozenParts: {error}"),
+    })
 }

@@ -47,6 +47,7 @@ pub use sqlite::{SqliteOptions, SqliteStore};
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
+use ctxkit_core::prompt::FrozenParts;
 use ctxkit_core::recall::{HistoryMessage, ReadRequest, SearchOutcome, SearchRequest};
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{Session, TurnChanges};
@@ -208,6 +209,14 @@ pub trait SessionStore {
     /// Records the real usage the API reported (the calibration anchor of later turns);
     /// returns the session's new [`SessionHead::usage_version`].
     fn record_usage(&mut self, name: &str, anchor: &UsageAnchor, now: i64) -> Result<i64>;
+
+    /// The system prompt's parts frozen for the session (the core's
+    /// [`ctxkit_core::prompt::freeze_prompt`]), byte for byte as stored; `None` before its
+    /// first turn stored them.
+    fn frozen_prompt(&self, name: &str) -> Result<Option<FrozenParts>>;
+
+    /// Stores `parts` as the session's frozen prompt parts, in place of any before.
+    fn store_frozen_prompt(&mut self, name: &str, parts: &FrozenParts) -> Result<()>;
 
     /// The session's offload records, in `seq` order.
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>>;

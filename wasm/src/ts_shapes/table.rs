@@ -23,7 +23,7 @@ use ctxkit_core::memory::{
 };
 use ctxkit_core::model::{ImageSource, Part, Provider, ProviderFields, Role, ToolCall};
 use ctxkit_core::offload::{OffloadPlan, OffloadPolicy};
-use ctxkit_core::prompt::{OffloadGuidance, PromptParts, Skill};
+use ctxkit_core::prompt::{FrozenParts, OffloadGuidance, PromptParts, Skill};
 use ctxkit_core::recall::ToolDefinition;
 use ctxkit_core::text::TranscriptLimits;
 use ctxkit_core::tokens::{ModelFamily, RefusedUsage, UsageAnchor, UsageShape};
@@ -128,6 +128,7 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<crate::engine::SummaryOutput>("SummaryOutcome", "TurnResult.summary"),
         output::<RefusedUsage>("RefusedUsage", "ViewStats.refused_usage and EngineState.refused_usage (read back by fromJSON)"),
         output::<SummarizerBreaker>("SummarizerBreaker", "EngineState.summarizer_breaker (read back by fromJSON)"),
+        output::<FrozenParts>("FrozenParts", "EngineState.frozen_prompt (read back by fromJSON)"),
         output::<Fallback>("Fallback", "ViewStats.fallbacks; the adapters' fallback events carry its fields"),
         both::<LlmCall>("LlmCall", "Fallback.call"),
         both::<FallbackKind>("FallbackKind", "Fallback.kind"),

@@ -200,10 +200,24 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     "#,
         None,
     ),
+    (
+        5,
+        r#"
+    -- The frozen prefix (issue 21): the system prompt's parts that change between
+    -- compactions (core::prompt::FrozenParts: the date, AGENTS.md, the memory precis, and the
+    -- checkpoint they were frozen at), one row per session, as JSON (NUL escaped as the other
+    -- texts), so they come back byte for byte. A session without a row freezes at its next turn.
+    CREATE TABLE frozen_prompts (
+        session_id BIGINT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        parts TEXT NOT NULL
+    );
+    "#,
+        None,
+    ),
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 4;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 5;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.

@@ -6,6 +6,7 @@
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
+use ctxkit_core::prompt::FrozenParts;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{Session, TurnChanges};
 
@@ -13,7 +14,7 @@ use postgres::types::Type;
 
 use crate::error::{Error, Result};
 use crate::store::assembly::{turn_session, whole_session};
-use crate::store::columns::family_from_name;
+use crate::store::columns::{family_from_name, frozen_parts_from_json, frozen_parts_json};
 use crate::store::postgres::memory::add_memory_in;
 use crate::store::postgres::queries::{
     append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
@@ -220,6 +221,39 @@ impl SessionStore for PostgresStore {
         self.write(&|| format!("session {name:?}: recording usage"), |tx| {
             let (id, _) = session_row(tx, name, true)?;
             insert_usage_anchor(tx, name, id, anchor, now)
+        })
+    }
+
+    fn frozen_prompt(&self, name: &str) -> Result<Option<FrozenParts>> {
+        let what = || format!("session {name:?}: reading its frozen prompt");
+        self.read(&what, |tx| {
+            let (id, _) = session_row(tx, name, false)?;
+            let row = tx.query_opt(
+                "SELECT parts FROM frozen_prompts WHERE session_id = $1",
+                &[&id],
+                &what,
+            )?;
+            let target = tx.target;
+            row.map(|row| {
+                let json: String = get(&row, 0, target)?;
+                frozen_parts_from_json(name, &from_column(json))
+            })
+            .transpose()
+        })
+    }
+
+    fn store_frozen_prompt(&mut self, name: &str, parts: &FrozenParts) -> Result<()> {
+        let json = to_column(&frozen_parts_json(name, parts)?).into_owned();
+        let what = || format!("session {name:?}: storing its frozen prompt");
+        self.write(&what, |tx| {
+            let (id, _) = session_row(tx, name, true)?;
+            tx.execute(
+                "INSERT INTO frozen_prompts (session_id, parts) VALUES ($1, $2) \
+                 ON CONFLICT (session_id) DO UPDATE SET parts = excluded.parts",
+                &[&id, &json],
+                &what,
+            )?;
+            Ok(())
         })
     }
 

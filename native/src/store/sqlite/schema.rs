@@ -227,10 +227,25 @@ const MIGRATIONS: &[Migration] = &[
     ALTER TABLE checkpoints ADD COLUMN compaction_block TEXT;
     "#,
     },
+    // 7: the frozen prefix (issue 21): the system prompt's parts that change between
+    // compactions (core::prompt::FrozenParts: the date, AGENTS.md, the memory precis, and the
+    // checkpoint they were frozen at), one row per session, as JSON, so they come back byte for
+    // byte. A session without a row (one from before this migration) freezes at its next turn.
+    Migration {
+        number: 7,
+        present: Some("SELECT 1 FROM sqlite_schema WHERE name = 'frozen_prompts'"),
+        backfill: None,
+        sql: r#"
+    CREATE TABLE frozen_prompts (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        parts TEXT NOT NULL
+    );
+    "#,
+    },
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while

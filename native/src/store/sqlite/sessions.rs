@@ -6,13 +6,14 @@
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
 use ctxkit_core::model::Entry;
+use ctxkit_core::prompt::FrozenParts;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use ctxkit_core::turn::{Session, TurnChanges};
 use rusqlite::{params, OptionalExtension};
 
 use crate::error::{Context, Error, Result};
 use crate::store::assembly::{turn_session, whole_session};
-use crate::store::columns::family_from_name;
+use crate::store::columns::{family_from_name, frozen_parts_from_json, frozen_parts_json};
 use crate::store::sqlite::memory::add_memory_in;
 use crate::store::sqlite::queries::{
     append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
@@ -256,6 +257,35 @@ impl SessionStore for SqliteStore {
         let version = insert_usage_anchor(&transaction, name, id, anchor, now)?;
         transaction.commit().context(what)?;
         Ok(version)
+    }
+
+    fn frozen_prompt(&self, name: &str) -> Result<Option<FrozenParts>> {
+        let result = (|| -> Result<Option<FrozenParts>> {
+            let (id, _) = session_row(&self.connection, name)?;
+            let json: Option<String> = self
+                .connection
+                .prepare_cached("SELECT parts FROM frozen_prompts WHERE session_id = ?1")
+                .and_then(|mut statement| statement.query_row([id], |row| row.get(0)).optional())
+                .context(|| format!("session {name:?}: reading its frozen prompt"))?;
+            json.map(|json| frozen_parts_from_json(name, &json))
+                .transpose()
+        })();
+        self.checked(result)
+    }
+
+    fn store_frozen_prompt(&mut self, name: &str, parts: &FrozenParts) -> Result<()> {
+        let json = frozen_parts_json(name, parts)?;
+        let what = || format!("session {name:?}: storing its frozen prompt");
+        let transaction = self.write(what)?;
+        let (id, _) = session_row(&transaction, name)?;
+        transaction
+            .execute(
+                "INSERT INTO frozen_prompts (session_id, parts) VALUES (?1, ?2) \
+                 ON CONFLICT (session_id) DO UPDATE SET parts = excluded.parts",
+                params![id, json],
+            )
+            .context(what)?;
+        transaction.commit().context(what)
     }
 
     fn offloads(&self, name: &str) -> Result<Vec<OffloadRecord>> {
