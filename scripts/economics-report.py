@@ -103,10 +103,28 @@ def idle_table(binary, corpus):
     return "\n".join(lines) + "\n"
 
 
+def server_table(server_rows):
+    """The server summary's cost beside the extractive default and ctxkit's own LLM prompts."""
+    lines = ["| transcript | window | compactions | ctxkit (extractive) | ctxkit's LLM prompt, fresh | server compaction (the cache-safe request) | vs recorded | summary output |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, window, rows in server_rows:
+        by = {r["strategy"]: r for r in rows}
+        base, fresh, safe = by["ctxkit"], by["ctxkit-llm-fresh"], by["ctxkit-llm-cache-safe"]
+        recorded = by.get("recorded")
+        versus = "–"
+        if recorded and recorded["input_cost_units"] > 0:
+            versus = f"{safe['input_cost_units'] * 100 / recorded['input_cost_units']:.0f}%"
+        lines.append(f"| {name} | {window // 1000}k | {safe['compactions']} | {base['input_cost_units']:,.0f} | "
+                     f"{fresh['input_cost_units']:,.0f} | {safe['input_cost_units']:,.0f} | {versus} | "
+                     f"{safe['summary_output_units']:,.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
     sections = []
+    server_rows = []
     for file in CLAUDE:
         for window in [200_000, 100_000]:
             if "acompact" in file and window < 200_000:
@@ -114,6 +132,7 @@ def main():
                                 "Not run: its one call sent 170k tokens, more than the window holds.\n")
                 continue
             rows = cost(binary, os.path.join(corpus, file), ["--window", str(window)])
+            server_rows.append((file.split('/')[-1], window, rows))
             head = rows[0]
             sections.append(f"### {file.split('/')[-1]} at {window // 1000}k\n\n"
                             f"{head['model']}, {head['reserve_tokens']:,} tokens of tools and system prompt reserved "
@@ -129,6 +148,8 @@ def main():
         doc.write("\n".join(sections))
         doc.write(BOTH_HEADER)
         doc.write(both_providers(binary, corpus))
+        doc.write(SERVER_HEADER)
+        doc.write(server_table(server_rows))
         doc.write(IDLE_HEADER)
         doc.write(idle_table(binary, corpus))
         doc.write(IDLE_NOTES)
@@ -260,6 +281,21 @@ but for the token estimates of the model's family. Made by the same command.
 
 """
 
+SERVER_HEADER = """
+## Server compaction (`--summarizer anthropic-compaction`)
+
+Anthropic's server compaction (beta `compact-2026-09-04`) answers the turn's own request, sent
+with `compaction: {type: "summarize"}`, with one signed `compaction` block. ctxkit sends it the
+cache-safe request without the instruction message (the server brings its own), so what it bills
+is what the `ctxkit-llm-cache-safe` row bills: the prefix the previous call cached, read at 0.1,
+the messages since then as new input, and the summary as output (its `usage.iterations` summed).
+The block then stands first in the next Anthropic requests in place of ctxkit's summary message;
+the replay bills those calls with ctxkit's summary in its place, so a server summary of another
+length moves them by the difference (a few hundred tokens per call, read from the cache). The table puts it beside the extractive default and ctxkit's fresh LLM prompt (units of
+input; the summary output in units of output, left out of the input cost). Made by the same
+command (`ctxkit cost FILE --json --window N`, the three rows' `input_cost_units`):
+
+"""
 IDLE_HEADER = """
 ## Idle compaction (`ctxkit-idle`)
 

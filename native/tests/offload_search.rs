@@ -17,7 +17,9 @@ use ctxkit::core::model::Entry;
 use ctxkit::core::recall::{render_search, SearchRequest};
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::{Message, ToolCall};
-use ctxkit::store::{HistoryStore, OffloadRecord, PostgresStore, SessionStore};
+use ctxkit::store::{
+    HistoryStore, OffloadRecord, PostgresStore, SessionStore, POSTGRES_SCHEMA_VERSION,
+};
 use ctxkit::{Engine, EngineConfig};
 
 const FAMILY: ModelFamily = ModelFamily::OpenAi;
@@ -204,6 +206,7 @@ fn a_sqlite_database_from_schema_4_gains_the_text_of_its_offloads() {
     connection
         .execute_batch(
             "DROP INDEX offloads_unindexed; ALTER TABLE offloads DROP COLUMN search_text; \
+             ALTER TABLE checkpoints DROP COLUMN compaction_block; DROP TABLE frozen_prompts; \
              PRAGMA user_version = 4;",
         )
         .unwrap();
@@ -234,11 +237,12 @@ fn a_postgres_database_at_schema_2_gains_keys_for_its_offloads() {
     client
         .batch_execute(
             "DROP INDEX offloads_search; ALTER TABLE offloads DROP COLUMN search_text; \
+             ALTER TABLE checkpoints DROP COLUMN compaction_block; DROP TABLE frozen_prompts; \
              UPDATE ctxkit_schema SET version = 2;",
         )
         .unwrap();
     let store = PostgresStore::open(&url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), POSTGRES_SCHEMA_VERSION);
     let at_line = Some((PATH.to_owned(), 1_234));
     assert_eq!(
         hits(&store, "QUOKKA MIGRATION"),

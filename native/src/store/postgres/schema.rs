@@ -207,7 +207,7 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     -- compactions (core::prompt::FrozenParts: the date, AGENTS.md, the memory precis, and the
     -- checkpoint they were frozen at), one row per session, as JSON (NUL escaped as the other
     -- texts), so they come back byte for byte. A session without a row freezes at its next turn.
-    CREATE TABLE frozen_prompts (
+    CREATE TABLE IF NOT EXISTS frozen_prompts (
         session_id BIGINT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
         parts TEXT NOT NULL
     );
