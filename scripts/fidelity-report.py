@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes docs/fidelity.md: `ctxkit fidelity --json` for every transcript of the corpus at
-32k, 64k and 100k windows (the first three conversations of a file that holds several).
+32k, 100k and 200k windows (the first three conversations of a file that holds several), with
+the needed-next figure beside the pinned facts. The hand-written sections between the tables
+(from "## Needed next" to the small windows' section) are kept as the doc has them.
 
 Run from the project root after `cargo build --release -p ctxkit`:
     python3 scripts/fidelity-report.py [CORPUS_DIR]
@@ -22,7 +24,7 @@ FILES = [
     ("openhands/multi_swe_bench_examples_output.jsonl", 3),
     ("openhands/runtime_trajs_basic.json", 1),
 ]
-WINDOWS = [32_000, 64_000, 100_000]
+WINDOWS = [32_000, 100_000, 200_000]
 # Windows so small that summary caps must drop facts: what `search_history` finds again.
 SMALL_WINDOWS = [6_000, 12_000]
 KINDS = ["path", "request", "error", "identifier", "task", "next_step"]
@@ -36,6 +38,13 @@ def run(binary, corpus, file, index, window, workdir):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def share(figure):
+    """`held/needed (pct)` of a needed-next figure, `–` when nothing was needed."""
+    if not figure or not figure["needed"]:
+        return "–"
+    return f"{figure['held']}/{figure['needed']} ({figure['held'] * 100 / figure['needed']:.0f}%)"
+
+
 def cell(kinds, kind):
     k = kinds[kind]
     return f"{k['kept']}/{k['expected']}" if k["expected"] else "–"
@@ -46,6 +55,7 @@ def table(binary, corpus, windows):
     rows = []
     totals = {kind: [0, 0] for kind in KINDS}
     dropped = found = 0
+    needed = {"ctxkit": [0, 0], "transcript": [0, 0]}
     for file, sessions in FILES:
         for index in range(sessions):
             for window in windows:
@@ -55,6 +65,10 @@ def table(binary, corpus, windows):
                 for kind in KINDS:
                     totals[kind][0] += kinds[kind]["kept"]
                     totals[kind][1] += kinds[kind]["expected"]
+                for who, key in [("ctxkit", "needed_next"), ("transcript", "transcript_needed_next")]:
+                    figure = total.get(key) or {"held": 0, "needed": 0}
+                    needed[who][0] += figure["held"]
+                    needed[who][1] += figure["needed"]
                 d = sum(kinds[k]["dropped"] for k in KINDS)
                 f = sum(kinds[k]["found_again"] for k in KINDS)
                 dropped += d
@@ -64,29 +78,41 @@ def table(binary, corpus, windows):
                     name += f" #{index}"
                 rows.append(f"| {name} | {window // 1000}k | {total['checkpoints']} | "
                             + " | ".join(cell(kinds, k) for k in KINDS)
+                            + f" | {share(total.get('needed_next'))} | {share(total.get('transcript_needed_next'))}"
                             + f" | {d} ({f}) | {total['max_summary_bytes']:,} |")
-    return rows, totals, dropped, found
+    return rows, totals, dropped, found, needed
 
 
-def write_table(doc, rows, totals, dropped, found):
+def write_table(doc, rows, totals, dropped, found, needed):
     doc.write("| transcript | window | checkpoints | " + " | ".join(KINDS)
+              + " | needed next | the transcript's own compactions, needed next"
               + " | dropped (found again) | largest summary (bytes) |\n")
-    doc.write("|---|---|---|" + "---|" * len(KINDS) + "---|---|\n")
+    doc.write("|---|---|---|" + "---|" * len(KINDS) + "---|---|---|---|\n")
     doc.write("\n".join(rows) + "\n")
+    figures = {who: {"held": h, "needed": n} for who, (h, n) in needed.items()}
     doc.write("\nAll rows: " + ", ".join(f"{k} {totals[k][0]}/{totals[k][1]}" for k in KINDS)
-              + f"; dropped {dropped}, found again {found}.\n")
+              + f"; needed next {share(figures['ctxkit'])}, the transcripts' own compactions"
+              + f" {share(figures['transcript'])}; dropped {dropped}, found again {found}.\n")
 
 
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
+    with open("docs/fidelity.md") as old:
+        text = old.read()
+    start = text.index(NEEDED_HEADING)
+    kept = text[start:text.index(SMALL_HEADING, start)]
     with open("docs/fidelity.md", "w") as doc:
         doc.write(HEADER)
         write_table(doc, *table(binary, corpus, WINDOWS))
+        doc.write("\n" + kept.rstrip() + "\n")
         doc.write(SMALL)
         write_table(doc, *table(binary, corpus, SMALL_WINDOWS))
         doc.write(FOOTER)
 
+
+NEEDED_HEADING = "## Needed next: graded by what the agent did next"
+SMALL_HEADING = "## Windows too small for every fact"
 
 HEADER = """# Fidelity: what checkpoints keep
 
@@ -101,8 +127,10 @@ the view's `dropped_facts`); the log keeps everything, and `search_history` find
 transcript through the engine, as `ctxkit replay` does, and prints for every checkpoint how many
 facts of each kind its summary holds verbatim (`kept/expected`, measured on the summary text the
 model sees), how many it dropped and how many of those `search_history` finds again, and the
-summary's size. The table below is every corpus transcript with the extractive summarizer (the
-first three conversations of a file that holds several; a `–` is a kind with no facts), made by:
+summary's size, and the needed-next figure (below) for ctxkit's summaries and for the
+transcript's own compactions where it has them. The table below is every corpus transcript with
+the extractive summarizer (the first three conversations of a file that holds several; a `–` is
+a kind with no facts), made by:
 
 ```sh
 cargo build --release -p ctxkit && python3 scripts/fidelity-report.py
@@ -111,7 +139,7 @@ cargo build --release -p ctxkit && python3 scripts/fidelity-report.py
 """
 
 SMALL = """
-## Windows too small for every fact
+""" + SMALL_HEADING + """
 
 At 6k and 12k tokens a summary's cap (a tenth of the budget) cannot hold every pinned fact: the
 oldest are dropped, counted in the view's `dropped_facts`. "Found again" counts a dropped fact
