@@ -33,7 +33,9 @@ use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS
 use ctxkit_core::{TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
 pub use super::view::TurnResult;
-use super::view::{anthropic_conversation, anthropic_summary};
+use super::view::{
+    anthropic_conversation, anthropic_summary, responses_conversation, responses_summary,
+};
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Result};
 use crate::llm::{LlmRequest, SummarizerError, SummaryAnswer};
@@ -208,6 +210,12 @@ impl Engine {
             changes.checkpoint.as_ref(),
             self.sessions.get(session).map(|cached| &cached.session),
         );
+        let responses_summary = responses_summary(
+            &messages,
+            &result.stats,
+            changes.checkpoint.as_ref(),
+            self.sessions.get(session).map(|cached| &cached.session),
+        );
         let compacted = result.compacted(&changes);
         if answers == Answers::Offline {
             return Ok(Attempt::Done(Box::new(TurnResult {
@@ -217,6 +225,7 @@ impl Engine {
                 compacted,
                 events,
                 anthropic_summary,
+                responses_summary,
             })));
         }
         for fallback in &result.stats.fallbacks {
@@ -281,6 +290,7 @@ impl Engine {
             compacted,
             events,
             anthropic_summary,
+            responses_summary,
         })))
     }
 
@@ -366,12 +376,16 @@ impl Engine {
         let anthropic = self.sessions.get(session).and_then(|cached| {
             anthropic_conversation(&request.cache_safe_messages, &cached.session)
         });
+        let responses = self.sessions.get(session).and_then(|cached| {
+            let (_instruction, conversation) = request.cache_safe_messages.split_last()?;
+            responses_conversation(conversation, &cached.session)
+        });
         llm.summarize(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
             messages: &request.cache_safe_messages,
             anthropic_messages: anthropic.as_deref(),
-            responses_input: None,
+            responses_input: responses.as_ref(),
             max_tokens: request.max_output_tokens,
         })
         .map(Some)
