@@ -207,9 +207,10 @@ fn responses_with_items(
 fn is_marker(item: &Value) -> bool {
     match item.get("content") {
         Some(Value::String(text)) => text == ITEM_MARKER,
-        Some(Value::Array(parts)) => {
-            parts.len() == 1 && parts[0].get("text").and_then(Value::as_str) == Some(ITEM_MARKER)
-        }
+        Some(Value::Array(parts)) => match parts.as_slice() {
+            [part] => part.get("text").and_then(Value::as_str) == Some(ITEM_MARKER),
+            _ => false,
+        },
         _ => false,
     }
 }
