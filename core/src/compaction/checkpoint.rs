@@ -68,10 +68,13 @@ pub struct Checkpoint {
     /// them: history search finds them).
     #[serde(default, skip_serializing_if = "DroppedFacts::is_none")]
     pub dropped_facts: DroppedFacts,
-    /// Anthropic-bound state: the signed `compaction` block Anthropic's server compaction
-    /// answered with, as JSON text byte for byte, when the summary is that block's text. Sent
-    /// back only in Anthropic views, first, in place of the summary's text
-    /// ([`anthropic_summary_message`]); every other format gets the plaintext `summary`.
+    /// Provider-bound state kept beside the summary, as JSON text. Either Anthropic's signed
+    /// `compaction` block, byte for byte, when the summary is that block's text (sent back only
+    /// in Anthropic views, first, in place of the summary's text: [`anthropic_summary_message`]);
+    /// or OpenAI Responses' opaque `compaction` item wrapped as
+    /// `{"provider":"openai-responses","item":ITEM}` with ITEM byte for byte, when the summary is
+    /// the extractive one (sent back only in Responses views: [`responses_summary_items`]).
+    /// Every other format gets the plaintext `summary`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction_block: Option<String>,
 }
@@ -95,6 +98,9 @@ pub fn summary_message(checkpoint: &Checkpoint) -> Message {
 pub fn anthropic_summary_message(checkpoint: &Checkpoint) -> Option<Message> {
     use crate::model::{Content, Part, Provider};
     let raw = checkpoint.compaction_block.as_deref()?;
+    if responses_compaction_item(checkpoint).is_some() {
+        return None;
+    }
     let block: serde_json::Value = serde_json::from_str(raw).ok()?;
     let block_text = block
         .get("content")
@@ -124,6 +130,49 @@ pub fn anthropic_summary_message(checkpoint: &Checkpoint) -> Option<Message> {
         content: Content::Parts(parts),
         ..Message::user(String::new())
     })
+}
+
+/// How [`Checkpoint::compaction_block`] opens when it holds an OpenAI Responses `compaction`
+/// item; the item's own text follows, then a closing `}`.
+pub const RESPONSES_ITEM_PREFIX: &str = r#"{"provider":"openai-responses","item":"#;
+
+/// `item` (a Responses `compaction` item's JSON text, kept byte for byte) as it is stored in
+/// [`Checkpoint::compaction_block`].
+pub fn responses_compaction_block(item: &str) -> String {
+    format!("{RESPONSES_ITEM_PREFIX}{item}}}")
+}
+
+/// The Responses `compaction` item the checkpoint keeps, as the JSON text it arrived as, or
+/// `None` when its block is not one (none, or Anthropic's).
+pub fn responses_compaction_item(checkpoint: &Checkpoint) -> Option<&str> {
+    checkpoint
+        .compaction_block
+        .as_deref()?
+        .strip_prefix(RESPONSES_ITEM_PREFIX)?
+        .strip_suffix('}')
+}
+
+/// The Responses input items that stand for the checkpoint in a Responses view when it keeps
+/// a Responses `compaction` item: that item (parsed, sent as it is), then, when the checkpoint
+/// has active tasks, a user message carrying them (the opaque item cannot). `None` when the
+/// checkpoint keeps no such item or it is not a JSON object of type `compaction` (the view
+/// then carries the plaintext [`summary_message`]).
+pub fn responses_summary_items(checkpoint: &Checkpoint) -> Option<Vec<serde_json::Value>> {
+    let item: serde_json::Value =
+        serde_json::from_str(responses_compaction_item(checkpoint)?).ok()?;
+    if item.get("type").and_then(serde_json::Value::as_str) != Some("compaction") {
+        return None;
+    }
+    let mut items = vec![item];
+    if let Some(tasks) = checkpoint.active_tasks.as_deref() {
+        if !tasks.trim().is_empty() {
+            items.push(serde_json::json!({
+                "role": "user",
+                "content": [{"type": "input_text", "text": tasks.trim_end()}],
+            }));
+        }
+    }
+    Some(items)
 }
 
 fn render_summary_text(summary: &str, active_tasks: Option<&str>) -> String {
@@ -375,5 +424,37 @@ mod tests {
         assert_eq!(parts.len(), 2);
         checkpoint.compaction_block = Some("not json".to_owned());
         assert_eq!(anthropic_summary_message(&checkpoint), None);
+    }
+
+    #[test]
+    fn a_responses_item_is_kept_byte_for_byte_and_never_sent_to_anthropic() {
+        let item = r#"{"type":"compaction","id":"cmp_1","encrypted_content":"gAAA=="}"#;
+        let mut checkpoint = Checkpoint {
+            through_seq: 4,
+            summary: "## Goal\nship".to_owned(),
+            method: SummaryMethod::Extractive,
+            active_tasks: Some("## Active Tasks\n- [ ] ship".to_owned()),
+            tokens: 10,
+            made_at_turn: 2,
+            pinned: Vec::new(),
+            dropped_facts: DroppedFacts::default(),
+            compaction_block: Some(responses_compaction_block(item)),
+        };
+        assert_eq!(responses_compaction_item(&checkpoint), Some(item));
+        assert_eq!(anthropic_summary_message(&checkpoint), None);
+        let items = responses_summary_items(&checkpoint).unwrap();
+        assert_eq!(items.first(), Some(&serde_json::from_str(item).unwrap()));
+        assert_eq!(
+            items.get(1),
+            Some(&serde_json::json!({"role": "user", "content": [
+                {"type": "input_text", "text": "## Active Tasks\n- [ ] ship"}]}))
+        );
+        assert_eq!(items.len(), 2);
+        checkpoint.compaction_block =
+            Some(r#"{"type":"compaction","content":"Goal","signature":"s"}"#.to_owned());
+        assert_eq!(responses_summary_items(&checkpoint), None);
+        assert!(anthropic_summary_message(&checkpoint).is_some());
+        checkpoint.compaction_block = Some(responses_compaction_block(r#"{"type":"text"}"#));
+        assert_eq!(responses_summary_items(&checkpoint), None);
     }
 }

@@ -31,8 +31,9 @@ pub(crate) mod workdir;
 pub use budget::{fill_window_defaults, Budget, COST_LOW_WATER_TOKENS, COST_TRIGGER_TOKENS};
 pub use cache_safe::{cache_safe_instruction, cache_safe_messages};
 pub use checkpoint::{
-    anthropic_summary_message, checkpoint_from_answer, checkpoint_from_summary, summary_message,
-    with_pinned, Checkpoint, SummaryMethod, SUMMARY_HEADER,
+    anthropic_summary_message, checkpoint_from_answer, checkpoint_from_summary,
+    responses_compaction_block, responses_compaction_item, responses_summary_items,
+    summary_message, with_pinned, Checkpoint, SummaryMethod, RESPONSES_ITEM_PREFIX, SUMMARY_HEADER,
 };
 pub use clearing::{clear_old_tool_results, cleared_placeholder, ClearPolicy};
 pub use extractive::{

@@ -146,6 +146,9 @@ pub enum SummarizerArg {
     /// Anthropic's server compaction (beta): the summary is the signed compaction block's
     /// text, and the block is sent back in Anthropic views.
     AnthropicCompaction,
+    /// OpenAI Responses compaction: the opaque compaction item is kept and sent back in
+    /// Responses views; the plaintext summary is the extractive one.
+    OpenaiResponsesCompaction,
 }
 
 /// Runs `ctxkit replay`.
@@ -338,6 +341,7 @@ impl SummarizerArg {
             SummarizerArg::Openai => "openai",
             SummarizerArg::Anthropic => "anthropic",
             SummarizerArg::AnthropicCompaction => "anthropic-compaction",
+            SummarizerArg::OpenaiResponsesCompaction => "openai-responses-compaction",
         }
     }
 }
@@ -351,6 +355,12 @@ pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfi
         SummarizerArg::AnthropicCompaction => {
             LlmEndpoint::anthropic_from_env(lookup).map(|endpoint| LlmEndpoint {
                 api: Api::AnthropicCompaction,
+                ..endpoint
+            })
+        }
+        SummarizerArg::OpenaiResponsesCompaction => {
+            LlmEndpoint::openai_from_env(lookup).map(|endpoint| LlmEndpoint {
+                api: Api::ResponsesCompaction,
                 ..endpoint
             })
         }

@@ -100,6 +100,7 @@ impl Jobs {
                 prompt: &asked.prompt,
                 messages: &asked.cache_safe_messages,
                 anthropic_messages: None,
+                responses_input: None,
                 max_tokens: asked.max_output_tokens,
             });
             // A failed call sends nothing: the slot is cleared when the thread ends.

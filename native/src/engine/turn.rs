@@ -26,13 +26,16 @@
 
 use ctxkit_core::compaction::{
     Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest,
+    RESPONSES_ITEM_PREFIX,
 };
 use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
 use ctxkit_core::{TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
 pub use super::view::TurnResult;
-use super::view::{anthropic_conversation, anthropic_summary};
+use super::view::{
+    anthropic_conversation, anthropic_summary, responses_conversation, responses_summary,
+};
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Result};
 use crate::llm::{LlmRequest, SummarizerError, SummaryAnswer};
@@ -168,10 +171,19 @@ impl Engine {
                                     };
                                     self.emit(&mut events, event);
                                 }
+                                let opaque = answer
+                                    .compaction_block
+                                    .as_deref()
+                                    .is_some_and(|block| block.starts_with(RESPONSES_ITEM_PREFIX));
                                 kept_block = answer
                                     .compaction_block
                                     .map(|block| (request.through_seq, answer.text.clone(), block));
-                                Answer::Text(answer.text)
+                                if opaque {
+                                    // An opaque item: the plaintext is the extractive summary.
+                                    Answer::None
+                                } else {
+                                    Answer::Text(answer.text)
+                                }
                             }
                             Ok(None) => Answer::None,
                             Err(error) => Answer::of(Err(error)),
@@ -198,6 +210,12 @@ impl Engine {
             changes.checkpoint.as_ref(),
             self.sessions.get(session).map(|cached| &cached.session),
         );
+        let responses_summary = responses_summary(
+            &messages,
+            &result.stats,
+            changes.checkpoint.as_ref(),
+            self.sessions.get(session).map(|cached| &cached.session),
+        );
         let compacted = result.compacted(&changes);
         if answers == Answers::Offline {
             return Ok(Attempt::Done(Box::new(TurnResult {
@@ -207,6 +225,7 @@ impl Engine {
                 compacted,
                 events,
                 anthropic_summary,
+                responses_summary,
             })));
         }
         for fallback in &result.stats.fallbacks {
@@ -271,6 +290,7 @@ impl Engine {
             compacted,
             events,
             anthropic_summary,
+            responses_summary,
         })))
     }
 
@@ -338,6 +358,7 @@ impl Engine {
             prompt: &request.prompt,
             messages: &[],
             anthropic_messages: None,
+            responses_input: None,
             max_tokens: request.max_output_tokens,
         }))
     }
@@ -355,11 +376,16 @@ impl Engine {
         let anthropic = self.sessions.get(session).and_then(|cached| {
             anthropic_conversation(&request.cache_safe_messages, &cached.session)
         });
+        let responses = self.sessions.get(session).and_then(|cached| {
+            let (_instruction, conversation) = request.cache_safe_messages.split_last()?;
+            responses_conversation(conversation, &cached.session)
+        });
         llm.summarize(&LlmRequest {
             system: &request.system,
             prompt: &request.prompt,
             messages: &request.cache_safe_messages,
             anthropic_messages: anthropic.as_deref(),
+            responses_input: responses.as_ref(),
             max_tokens: request.max_output_tokens,
         })
         .map(Some)
@@ -389,17 +415,22 @@ impl Answer {
 }
 
 /// Puts a summary answer's compaction block beside the turn's checkpoint, when that checkpoint
-/// is the answer's: an LLM checkpoint over the same messages whose summary is the answer's
-/// text (with any pinned facts appended). A refused or stale answer's block is dropped.
+/// is the answer's: over the same messages, and either an LLM checkpoint whose summary is the
+/// answer's text (with any pinned facts appended), or, for a Responses item (opaque, so the
+/// summary is the extractive one), an extractive checkpoint. A refused or stale answer's block
+/// is dropped.
 fn keep_block(changes: &mut TurnChanges, kept: Option<(u64, String, String)>) {
     let (Some(checkpoint), Some((through_seq, text, block))) = (changes.checkpoint.as_mut(), kept)
     else {
         return;
     };
-    if checkpoint.method == SummaryMethod::Llm
-        && checkpoint.through_seq == through_seq
-        && checkpoint.summary.trim().starts_with(text.trim())
-    {
+    let answered = if block.starts_with(RESPONSES_ITEM_PREFIX) {
+        checkpoint.method == SummaryMethod::Extractive
+    } else {
+        checkpoint.method == SummaryMethod::Llm
+            && checkpoint.summary.trim().starts_with(text.trim())
+    };
+    if answered && checkpoint.through_seq == through_seq {
         checkpoint.compaction_block = Some(block);
     }
 }

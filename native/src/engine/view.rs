@@ -1,13 +1,16 @@
 //! The native turn's result: the view the core made, rendered in any format. An Anthropic
 //! rendering sends the checkpoint's compaction block (Anthropic's server compaction, kept
-//! beside the checkpoint) first, in place of the summary's text; every other format gets the
-//! plaintext summary.
+//! beside the checkpoint) first, in place of the summary's text; a Responses rendering sends
+//! the checkpoint's Responses `compaction` item (OpenAI Responses compaction) there instead;
+//! every other format gets the plaintext summary.
 
 use ctxkit_core::compaction::{
-    anthropic_summary_message, summary_message, Checkpoint, SummaryMethod, ViewStats,
+    anthropic_summary_message, responses_summary_items, summary_message, Checkpoint, SummaryMethod,
+    ViewStats,
 };
 use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
 use ctxkit_core::Message;
+use serde_json::Value;
 
 use super::Event;
 use crate::error::{Context, Result};
@@ -29,6 +32,10 @@ pub struct TurnResult {
     /// Where the checkpoint's summary message is in `messages`, and what stands for it in an
     /// Anthropic view, when the checkpoint holds Anthropic's compaction block.
     pub(super) anthropic_summary: Option<(usize, Message)>,
+    /// Where the checkpoint's summary message is in `messages`, and the Responses input items
+    /// that stand for it in a Responses view, when the checkpoint holds a Responses
+    /// `compaction` item.
+    pub(super) responses_summary: Option<(usize, Vec<Value>)>,
 }
 
 impl TurnResult {
@@ -44,6 +51,13 @@ impl TurnResult {
             }),
             ctxkit_core::Content::Text(_) => None,
         }
+    }
+
+    /// The Responses `compaction` item the view's checkpoint holds (OpenAI Responses
+    /// compaction): a Responses rendering sends it first, in place of the summary message;
+    /// every other format sends the plaintext (extractive) summary in `messages`.
+    pub fn responses_compaction_item(&self) -> Option<&Value> {
+        self.responses_summary.as_ref()?.1.first()
     }
 
     /// The messages to render in `format`: `messages`, with the compaction block in place of
@@ -63,6 +77,12 @@ impl TurnResult {
 
     /// The view in `format`, rendered by the core's one renderer.
     pub fn render(&self, format: WireFormat) -> Result<serde_json::Value> {
+        if let (WireFormat::Responses, Some((index, items))) = (format, &self.responses_summary) {
+            return responses_with_items(&self.messages, *index, items, |messages| {
+                render_messages(messages, format)
+            })
+            .context(|| format!("session {:?}: view", self.session));
+        }
         render_messages(&self.messages_for(format), format)
             .context(|| format!("session {:?}: view", self.session))
     }
@@ -73,6 +93,12 @@ impl TurnResult {
     /// core's [`render_messages_cached`]); the other formats render as [`TurnResult::render`]
     /// does.
     pub fn render_cached(&self, format: WireFormat) -> Result<serde_json::Value> {
+        if let (WireFormat::Responses, Some((index, items))) = (format, &self.responses_summary) {
+            return responses_with_items(&self.messages, *index, items, |messages| {
+                render_messages_cached(messages, format, &self.stats.cache_breakpoints)
+            })
+            .context(|| format!("session {:?}: view", self.session));
+        }
         render_messages_cached(
             &self.messages_for(format),
             format,
@@ -103,6 +129,23 @@ impl TurnResult {
     }
 }
 
+/// The checkpoint the view was made from: this turn's (`pending`), or one of the session's.
+fn view_checkpoint<'a>(
+    stats: &ViewStats,
+    pending: Option<&'a Checkpoint>,
+    session: Option<&'a ctxkit_core::Session>,
+) -> Option<&'a Checkpoint> {
+    let through = stats.checkpoint_through?;
+    match pending.filter(|checkpoint| checkpoint.through_seq == through) {
+        Some(checkpoint) => Some(checkpoint),
+        None => session?
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|checkpoint| checkpoint.through_seq == through),
+    }
+}
+
 /// Where the view's summary message is and the message that stands for it in an Anthropic
 /// view, when the view's checkpoint (this turn's, or one of the session's) holds a compaction
 /// block and its summary message is in the view as the core made it.
@@ -112,19 +155,82 @@ pub(super) fn anthropic_summary(
     pending: Option<&Checkpoint>,
     session: Option<&ctxkit_core::Session>,
 ) -> Option<(usize, Message)> {
-    let through = stats.checkpoint_through?;
-    let checkpoint = match pending.filter(|checkpoint| checkpoint.through_seq == through) {
-        Some(checkpoint) => checkpoint,
-        None => session?
-            .checkpoints
-            .iter()
-            .rev()
-            .find(|checkpoint| checkpoint.through_seq == through)?,
-    };
+    let checkpoint = view_checkpoint(stats, pending, session)?;
     checkpoint.compaction_block.as_ref()?;
     let plain = summary_message(checkpoint);
     let index = messages.iter().position(|message| *message == plain)?;
     Some((index, anthropic_summary_message(checkpoint)?))
+}
+
+/// Where the view's summary message is and the Responses items that stand for it in a
+/// Responses view, when the view's checkpoint holds a Responses `compaction` item and its
+/// summary message is in the view as the core made it.
+pub(super) fn responses_summary(
+    messages: &[Message],
+    stats: &ViewStats,
+    pending: Option<&Checkpoint>,
+    session: Option<&ctxkit_core::Session>,
+) -> Option<(usize, Vec<Value>)> {
+    let checkpoint = view_checkpoint(stats, pending, session)?;
+    let items = responses_summary_items(checkpoint)?;
+    let plain = summary_message(checkpoint);
+    let index = messages.iter().position(|message| *message == plain)?;
+    Some((index, items))
+}
+
+/// Stands in for the summary message while a Responses view is rendered, so its item can be
+/// found and replaced (no conversation holds these bytes: they open with a NUL).
+const ITEM_MARKER: &str = "\u{0}ctxkit: the Responses compaction item goes here\u{0}";
+
+/// `messages` rendered by `render` as a Responses body, with the message at `index` replaced
+/// by `items` in `input` (the rest rendered exactly as without them).
+fn responses_with_items(
+    messages: &[Message],
+    index: usize,
+    items: &[Value],
+    render: impl Fn(&[Message]) -> ctxkit_core::Result<Value>,
+) -> ctxkit_core::Result<Value> {
+    let mut marked = messages.to_vec();
+    if let Some(slot) = marked.get_mut(index) {
+        *slot = Message::user(ITEM_MARKER);
+    }
+    let mut body = render(&marked)?;
+    if let Some(Value::Array(input)) = body.get_mut("input") {
+        if let Some(at) = input.iter().position(is_marker) {
+            input.splice(at..=at, items.iter().cloned());
+        }
+    }
+    Ok(body)
+}
+
+/// Whether a rendered Responses item is [`ITEM_MARKER`]'s message.
+fn is_marker(item: &Value) -> bool {
+    match item.get("content") {
+        Some(Value::String(text)) => text == ITEM_MARKER,
+        Some(Value::Array(parts)) => match parts.as_slice() {
+            [part] => part.get("text").and_then(Value::as_str) == Some(ITEM_MARKER),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// `messages` (a cache-safe summary request's conversation, without its final instruction)
+/// as the agent's Responses requests sent them: the session's latest checkpoint's Responses
+/// `compaction` item in place of its summary message, or `None` when that checkpoint has no
+/// such item or its summary message is not there.
+pub(super) fn responses_conversation(
+    messages: &[Message],
+    session: &ctxkit_core::Session,
+) -> Option<Value> {
+    let checkpoint = session.latest_checkpoint()?;
+    let items = responses_summary_items(checkpoint)?;
+    let plain = summary_message(checkpoint);
+    let index = messages.iter().position(|message| *message == plain)?;
+    responses_with_items(messages, index, &items, |messages| {
+        render_messages(messages, WireFormat::Responses)
+    })
+    .ok()
 }
 
 /// `messages` (a cache-safe summary request's conversation) as the agent's Anthropic requests

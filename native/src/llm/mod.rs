@@ -9,6 +9,10 @@
 //!   compaction (`anthropic-compaction`): the summary is the text of the signed `compaction`
 //!   block the API answers with, and the block is kept beside the checkpoint for Anthropic
 //!   views ([`AnthropicCompaction`]).
+//! - [`SummarizerConfig::Llm`] with [`Api::ResponsesCompaction`]: OpenAI Responses compaction
+//!   (`openai-responses-compaction`): the answer is an opaque `compaction` item, kept beside
+//!   the checkpoint for Responses views; the checkpoint's plaintext summary is the extractive
+//!   one ([`ResponsesCompaction`]).
 //!
 //! HTTP goes through `ureq` 3: blocking (the engine's turn is synchronous, so no async
 //! runtime is pulled in), small, with rustls (no system OpenSSL) and per-phase timeouts.
@@ -21,12 +25,14 @@ mod anthropic;
 mod anthropic_compaction;
 mod http;
 mod openai;
+mod responses_compaction;
 
 use std::time::Duration;
 
 pub use anthropic::AnthropicMessages;
 pub use anthropic_compaction::{AnthropicCompaction, COMPACTION_BETA};
 pub use openai::{OpenAiChat, Sampling};
+pub use responses_compaction::ResponsesCompaction;
 
 /// What went wrong calling an LLM.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -113,6 +119,11 @@ pub struct LlmRequest<'a> {
     /// [`AnthropicCompaction`] (whose beta header the block needs); other clients send
     /// `messages`.
     pub anthropic_messages: Option<&'a [ctxkit_core::Message]>,
+    /// The conversation of `messages` (without the final instruction) as the agent's
+    /// Responses requests sent it, when it differs from the plain rendering: the previous
+    /// checkpoint's Responses `compaction` item in place of its summary message. Sent by
+    /// [`ResponsesCompaction`]; other clients send `messages`.
+    pub responses_input: Option<&'a serde_json::Value>,
     /// At most this many output tokens.
     pub max_tokens: u64,
 }
@@ -123,7 +134,9 @@ pub struct SummaryAnswer {
     /// The summary's text (the checkpoint's summary, held to the pinned facts).
     pub text: String,
     /// Provider-bound state to keep beside the checkpoint: Anthropic's signed `compaction`
-    /// block, as the JSON text it arrived as.
+    /// block, as the JSON text it arrived as; or OpenAI Responses' opaque `compaction` item,
+    /// wrapped by [`ctxkit_core::compaction::responses_compaction_block`] (then `text` is empty
+    /// and the checkpoint's summary is the extractive one).
     pub compaction_block: Option<String>,
     /// What the call cost, when the API said.
     pub usage: Option<SummaryUsage>,
@@ -140,8 +153,8 @@ pub struct SummaryUsage {
     pub iterations: usize,
 }
 
-/// A model that completes a prompt. Implemented by [`OpenAiChat`], [`AnthropicMessages`] and
-/// [`AnthropicCompaction`]; a program may bring its own (a local model, a test double).
+/// A model that completes a prompt. Implemented by [`OpenAiChat`], [`AnthropicMessages`],
+/// [`AnthropicCompaction`] and [`ResponsesCompaction`]; a program may bring its own (a local model, a test double).
 pub trait Llm: Send + Sync + std::fmt::Debug {
     /// The model's text answer.
     fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError>;
@@ -168,6 +181,9 @@ pub enum Api {
     /// Anthropic's server compaction: the same endpoint, summary requests sent with
     /// `compaction: {type: "summarize"}` and the beta header [`COMPACTION_BETA`].
     AnthropicCompaction,
+    /// OpenAI Responses compaction (`POST {base_url}/responses` with a `compaction_trigger`
+    /// item last); memory extraction goes to Chat Completions at the same base URL.
+    ResponsesCompaction,
 }
 
 /// Timeouts, size bound and retries of HTTP calls.
@@ -278,6 +294,7 @@ impl LlmEndpoint {
             Api::OpenAiChat => Box::new(OpenAiChat::new(self.clone())),
             Api::AnthropicMessages => Box::new(AnthropicMessages::new(self.clone())),
             Api::AnthropicCompaction => Box::new(AnthropicCompaction::new(self.clone())),
+            Api::ResponsesCompaction => Box::new(ResponsesCompaction::new(self.clone())),
         }
     }
 }
@@ -309,8 +326,9 @@ pub enum SummarizerConfig {
 
 impl SummarizerConfig {
     /// From the environment: `CTXKIT_SUMMARIZER` = `extractive` (or unset), `openai`,
-    /// `anthropic` or `anthropic-compaction`, then that endpoint's variables (see
-    /// [`LlmEndpoint::openai_from_env`]; `anthropic-compaction` reads Anthropic's).
+    /// `anthropic`, `anthropic-compaction` or `openai-responses-compaction`, then that
+    /// endpoint's variables (see [`LlmEndpoint::openai_from_env`]; `anthropic-compaction`
+    /// reads Anthropic's, `openai-responses-compaction` OpenAI's).
     ///
     /// ```
     /// use ctxkit::llm::{Api, SummarizerConfig};
@@ -338,10 +356,18 @@ impl SummarizerConfig {
                     ..endpoint
                 })
             }),
+            "openai-responses-compaction" => {
+                LlmEndpoint::openai_from_env(lookup).map(|endpoint| {
+                    SummarizerConfig::Llm(LlmEndpoint {
+                        api: Api::ResponsesCompaction,
+                        ..endpoint
+                    })
+                })
+            }
             other => Err(SummarizerError::NotConfigured {
                 setting: "CTXKIT_SUMMARIZER".to_owned(),
                 problem: format!(
-                    "{other:?}: expected extractive, openai, anthropic or anthropic-compaction"
+                    "{other:?}: expected extractive, openai, anthropic, anthropic-compaction or openai-responses-compaction"
                 ),
             }),
         }

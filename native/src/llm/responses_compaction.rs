@@ -1,0 +1,265 @@
+//! OpenAI Responses compaction (`openai-responses-compaction`) as a summarizer.
+//!
+//! The request is `POST {base_url}/responses` with `store: false` and the turn's own request
+//! rendered as Responses items (the core's [`ctxkit_core::wire::to_responses`]: a leading
+//! system prompt becomes `instructions`), the previous checkpoint's compaction item first where
+//! the agent's Responses views had it ([`LlmRequest::responses_input`]), without ctxkit's
+//! summary instruction (the server writes its own summary), then `{"type":
+//! "compaction_trigger"}` as the last input item, as the API requires. Without a cache-safe
+//! conversation (a fresh summary request) the summary request's `system` (as `instructions`)
+//! and prompt (as a user message) come before the trigger.
+//!
+//! The answer's `output` must hold exactly one item, of type `compaction` with a non-empty
+//! `encrypted_content` string (`{"type":"compaction","id":"...","encrypted_content":"..."}`,
+//! as OpenAI's API reference and SDKs type it). The item is opaque: it is kept as the JSON text
+//! it arrived as, byte for byte, wrapped by [`ctxkit_core::compaction::responses_compaction_block`],
+//! and sent back only in Responses views. The checkpoint's plaintext summary, read by every
+//! other view, is the extractive one, made as the fallback makes it; the answer's `text` is
+//! therefore empty and the engine does not read it. `usage` (`input_tokens`,
+//! `output_tokens`) is reported.
+//!
+//! Everything else is a [`SummarizerError`] naming what was wrong: a `refusal` output item or
+//! content part (refused), no `output` array, no item or more than one, an item of another
+//! type, an item without `encrypted_content` (malformed); the engine then falls back to the
+//! extractive summary with that reason as a warning. Memory extraction, which needs plain
+//! text, is an ordinary Chat Completions call ([`super::OpenAiChat`]) to the same endpoint.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use ureq::Agent;
+
+use super::http::{agent, post_text, quote};
+use super::{
+    Llm, LlmEndpoint, LlmRequest, OpenAiChat, SummarizerError, SummaryAnswer, SummaryUsage,
+};
+use ctxkit_core::compaction::responses_compaction_block;
+
+/// A summarizer that asks OpenAI Responses compaction.
+#[derive(Debug)]
+pub struct ResponsesCompaction {
+    endpoint: LlmEndpoint,
+    url: String,
+    agent: Agent,
+    /// Plain completions (memory extraction).
+    chat: OpenAiChat,
+}
+
+impl ResponsesCompaction {
+    /// A client for `endpoint` (its `api` field is not read).
+    pub fn new(endpoint: LlmEndpoint) -> Self {
+        let url = format!("{}/responses", endpoint.base_url.trim_end_matches('/'));
+        let agent = agent(&endpoint.http);
+        let chat = OpenAiChat::new(endpoint.clone());
+        ResponsesCompaction {
+            endpoint,
+            url,
+            agent,
+            chat,
+        }
+    }
+
+    /// The request body for `request` (see the module doc).
+    fn body(&self, request: &LlmRequest<'_>) -> Value {
+        let mut body = match (request.responses_input, request.messages.split_last()) {
+            (Some(rendered), _) => rendered.clone(),
+            (None, Some((_instruction, conversation))) if !conversation.is_empty() => {
+                ctxkit_core::wire::to_responses(conversation)
+            }
+            _ => json!({
+                "instructions": request.system,
+                "input": [{"role": "user", "content": [{"type": "input_text", "text": request.prompt}]}],
+            }),
+        };
+        if let Some(fields) = body.as_object_mut() {
+            if let Some(Value::Array(input)) = fields.get_mut("input") {
+                input.push(json!({"type": "compaction_trigger"}));
+            }
+            fields.insert("model".to_owned(), json!(self.endpoint.model));
+            fields.insert("store".to_owned(), json!(false));
+        }
+        body
+    }
+}
+
+impl Llm for ResponsesCompaction {
+    fn complete(&self, request: &LlmRequest<'_>) -> Result<String, SummarizerError> {
+        self.chat.complete(request)
+    }
+
+    fn summarize(&self, request: &LlmRequest<'_>) -> Result<SummaryAnswer, SummarizerError> {
+        let authorization = self
+            .endpoint
+            .api_key
+            .as_ref()
+            .map(|key| format!("Bearer {key}"));
+        let headers: Vec<(&str, &str)> = authorization
+            .iter()
+            .map(|value| ("authorization", value.as_str()))
+            .collect();
+        let body = self.body(request);
+        let text = post_text(&self.agent, &self.url, &headers, &body, &self.endpoint.http)?;
+        compaction_answer(&self.url, &text)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "openai-responses-compaction {} at {}",
+            self.endpoint.model, self.url
+        )
+    }
+}
+
+/// The parts of a compaction answer read; the items stay raw.
+#[derive(Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    output: Option<Vec<&'a RawValue>>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize, Default)]
+struct Usage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+}
+
+/// The kept item of a compaction answer `text` from `url`, or why there is none (see the
+/// module doc).
+pub(crate) fn compaction_answer(url: &str, text: &str) -> Result<SummaryAnswer, SummarizerError> {
+    let malformed = |problem: String| SummarizerError::Malformed {
+        url: url.to_owned(),
+        problem,
+    };
+    let answer: Answer<'_> = serde_json::from_str(text)
+        .map_err(|error| malformed(format!("not a Responses answer ({error}): {}", quote(text))))?;
+    let items = answer
+        .output
+        .ok_or_else(|| malformed(format!("no output array: {}", quote(text))))?;
+    let parsed: Vec<Value> = items
+        .iter()
+        .map(|item| serde_json::from_str(item.get()))
+        .collect::<Result<_, _>>()
+        .map_err(|error| malformed(format!("unreadable output item ({error})")))?;
+    if let Some(refusal) = parsed.iter().find_map(refusal_of) {
+        return Err(SummarizerError::Refused {
+            url: url.to_owned(),
+            refusal,
+        });
+    }
+    let ([raw], [item]) = (items.as_slice(), parsed.as_slice()) else {
+        return Err(malformed(format!(
+            "{} output items where one compaction item was expected",
+            items.len()
+        )));
+    };
+    let kind = item.get("type").and_then(Value::as_str);
+    if kind != Some("compaction") {
+        return Err(malformed(format!(
+            "an output item of type {} where a compaction item was expected: {}",
+            kind.map_or("(none)".to_owned(), |kind| format!("{kind:?}")),
+            quote(raw.get())
+        )));
+    }
+    let content = item.get("encrypted_content").and_then(Value::as_str);
+    if content.is_none_or(|content| content.trim().is_empty()) {
+        return Err(malformed(format!(
+            "the compaction item has no \"encrypted_content\": {}",
+            quote(raw.get())
+        )));
+    }
+    Ok(SummaryAnswer {
+        text: String::new(),
+        compaction_block: Some(responses_compaction_block(raw.get())),
+        usage: answer.usage.map(|usage| SummaryUsage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            iterations: 1,
+        }),
+    })
+}
+
+/// The model's words when `item` is a refusal: a `refusal` item, or a message with a
+/// `refusal` content part.
+fn refusal_of(item: &Value) -> Option<String> {
+    let words = |value: &Value| {
+        value
+            .get("refusal")
+            .and_then(Value::as_str)
+            .unwrap_or("(no words)")
+            .to_owned()
+    };
+    if item.get("type").and_then(Value::as_str) == Some("refusal") {
+        return Some(words(item));
+    }
+    item.get("content")?
+        .as_array()?
+        .iter()
+        .find(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
+        .map(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_core::compaction::RESPONSES_ITEM_PREFIX;
+
+    const URL: &str = "http://127.0.0.1:1/responses";
+
+    #[test]
+    fn the_item_is_kept_byte_for_byte_with_the_usage() {
+        let item = r#"{"type":"compaction", "id":"cmp_1","encrypted_content":"gAAA=="}"#;
+        let text =
+            format!(r#"{{"output":[{item}],"usage":{{"input_tokens":120,"output_tokens":30}}}}"#);
+        let answer = compaction_answer(URL, &text).unwrap();
+        assert_eq!(answer.text, "");
+        assert_eq!(
+            answer.compaction_block,
+            Some(format!("{RESPONSES_ITEM_PREFIX}{item}}}"))
+        );
+        let usage = answer.usage.unwrap();
+        assert_eq!((usage.input_tokens, usage.output_tokens), (120, 30));
+    }
+
+    #[test]
+    fn refusals_and_malformed_answers_say_why() {
+        let refusals = [
+            r#"{"output":[{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"no"}]}]}"#,
+            r#"{"output":[{"type":"refusal","refusal":"no"}]}"#,
+        ];
+        for text in refusals {
+            let error = compaction_answer(URL, text).unwrap_err();
+            assert!(
+                matches!(error, SummarizerError::Refused { .. }),
+                "{text}: {error}"
+            );
+        }
+        let cases = [
+            (r#"{"output":[]}"#, "0 output items"),
+            (r#"{"id":"resp_1"}"#, "no output array"),
+            (
+                r#"{"output":[{"type":"message","role":"assistant","content":[]}]}"#,
+                "of type \"message\"",
+            ),
+            (
+                r#"{"output":[{"type":"compaction","id":"cmp_1"}]}"#,
+                "no \"encrypted_content\"",
+            ),
+            (
+                r#"{"output":[{"type":"compaction","encrypted_content":"a"},{"type":"compaction","encrypted_content":"b"}]}"#,
+                "2 output items",
+            ),
+            ("not json", "not a Responses answer"),
+        ];
+        for (text, expected) in cases {
+            let error = compaction_answer(URL, text).unwrap_err();
+            assert!(
+                matches!(error, SummarizerError::Malformed { .. }),
+                "{text}: {error}"
+            );
+            assert!(error.to_string().contains(expected), "{text}: {error}");
+        }
+    }
+}
