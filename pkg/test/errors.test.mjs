@@ -219,7 +219,7 @@ test('fromJSON refuses a broken state with a clear error', () => {
   throwsWith(() => ck.Engine.fromJSON('{not json'), 'Engine.fromJSON: state: is not valid JSON: key must be a string at line 1 column 2');
   throwsWith(() => ck.Engine.fromJSON(5), 'Engine.fromJSON: state: invalid type: number `5`, expected an object');
   throwsWith(() => ck.Engine.fromJSON({ ...state, extra: 1 }),
-    'Engine.fromJSON: state.extra: unknown field (expected one of `family`, `entries`, `checkpoints`, `nudge_state`, `usage_anchor`, `refused_usage`, `summarizer_breaker`)');
+    'Engine.fromJSON: state.extra: unknown field (expected one of `family`, `entries`, `checkpoints`, `nudge_state`, `usage_anchor`, `refused_usage`, `summarizer_breaker`, `frozen_prompt`)');
   const swapped = { ...state, entries: [state.entries[1], state.entries[0]] };
   throwsWith(() => ck.Engine.fromJSON(swapped), 'Engine.fromJSON: entries[seq 1]: seq must increase, but 1 follows 2');
   const beyond = { ...state, checkpoints: [{ through_seq: 9, summary: 's', method: 'llm', tokens: 1, made_at_turn: 1 }] };
