@@ -323,23 +323,23 @@ billed:
   keep the reserve and system prompt cached for the next call).
 
 `ctxkit cost FILE --json --window N [--model M]`, the rows' `input_cost_units` and
-`idle_compactions` (the text table shows the latter in its compactions column, `4 (1 idle)`) (units; the share of the recorded session in brackets). Made with a later
-ctxkit than the per-transcript tables above, whose ctxkit rows differ from these by what changed
-in between (the main session at 200k: 970,460 there, 967,421 here):
+`idle_compactions` (the text table shows the latter in its compactions column, `4 (1 idle)`) (units; the share of the recorded session in brackets). Made in the same
+run as the tables above:
 
 """
 
 IDLE_NOTES = """
 - At 200k and 100k (cost marks 36,000 and 18,000, idle floor 27,000) the timer never compacts:
   at the four-hour pause the view is 15,501 tokens, at the 19-minute one 24,742, both below the
-  floor, so the row is ctxkit's. Priced as gpt-5.6 the 19-minute pause ends before the timer's 27
+  floor, so the row is ctxkit's (views measured when the idle row was added; the summaries
+  have changed a little since, the rows' equality has not). Priced as gpt-5.6 the 19-minute pause ends before the timer's 27
   minutes. The sub-agent's views stay below the floor.
-- At 80k it compacts once, in the 19-minute pause (the view is 27,467): 13,023 units less than
+- At 80k it compacts once, in the 19-minute pause (the view is 27,467): 13,272 units less than
   without the cold trigger (the next call writes the compacted prefix, not the whole one), but
-  8,106 more than the default, whose cold trigger compacts at that same call (the cache has
+  8,065 more than the default, whose cold trigger compacts at that same call (the cache has
   expired and the view is above the cold trigger) with an extractive summary that needs no
-  call: the same rewrite, without the idle row's summary call. At 60k and 50k likewise: 7,098
-  and 6,264 units more than the default (at 60k also more than without the cold trigger, which
+  call: the same rewrite, without the idle row's summary call. At 60k and 50k likewise: 7,054
+  and 6,262 units more than the default (at 60k also more than without the cold trigger, which
   compacts twice less there).
 - So with extractive summaries the cold trigger already takes idle compaction's saving at the
   call after the pause, for nothing; idle compaction is for an LLM summarizer. Its summary call
@@ -370,7 +370,7 @@ FOOTER = """
   observation masking cost 1.5x to 4.4x the recorded session, because they rewrite the prefix at
   almost every call, and lose facts.
 - An LLM summarizer's calls cost little beside the session: on the main session its four
-  calls add 53,613 units sent the fresh prompt (5.5% of the extractive default) and 48,716
+  calls add 52,404 units sent the fresh prompt (5.4% of the extractive default) and 48,729
   sent the cache-safe request (5.0%), which reaches 58% of the recorded cost. The cache-safe
   request saves less than one might expect because ctxkit's fresh prompt is already small (the
   messages since the last checkpoint, tool outputs cut head and tail), while the cache-safe one
@@ -392,8 +392,8 @@ FOOTER = """
   prefix anyway. Compacting at such a call from a quarter of the way between the low-water
   mark and the trigger (`Policy::cold_trigger_percent`, default 25; the caller says the cache
   has expired with `TurnInputs::cache_expired`, which the native engine sets from its clock)
-  moved one of the four compactions onto a rewrite that was paid anyway: 970,460 units against
-  1,007,611 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
+  moved one of the four compactions onto a rewrite that was paid anyway: 967,324 units against
+  1,008,223 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
   same compactions, prefix breaks and pinned recall. At 50% neither pause found the view above
   the cold trigger (no change); 0%, 10% and 25% gave the same figures, so 25% was kept as the
   least eager.
