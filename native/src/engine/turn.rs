@@ -25,7 +25,7 @@
 //! stored.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest,
+    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryRequest,
 };
 use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
@@ -396,12 +396,7 @@ fn keep_block(changes: &mut TurnChanges, kept: Option<(u64, String, String)>) {
     else {
         return;
     };
-    if checkpoint.method == SummaryMethod::Llm
-        && checkpoint.through_seq == through_seq
-        && checkpoint.summary.trim().starts_with(text.trim())
-    {
-        checkpoint.compaction_block = Some(block);
-    }
+    ctxkit_core::compaction::keep_compaction_block(checkpoint, through_seq, &text, block);
 }
 
 /// The fallback kind of a summarizer error.
