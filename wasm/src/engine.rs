@@ -147,8 +147,8 @@ export interface Engine {
   prepare<F extends ViewFormat>(options: PrepareOptions & { format: F }): Promise<TurnResultOf<F>>;
 }
 
-/** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt`. */
-export type Summarizer = (request: SummaryRequest, context: CallbackContext) => Promise<string> | string;
+/** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt` (a string), or POST `request.anthropic_compaction` (an `AnthropicCompactionAnswer`). */
+export type Summarizer = (request: SummarizerRequest, context: CallbackContext) => Promise<string | AnthropicCompactionAnswer> | string | AnthropicCompactionAnswer;
 
 /** Asks an LLM for memories: `request.system` and `request.prompt`; answer its text (a JSON array). */
 export type Extractor = (request: ExtractionRequest, context: CallbackContext) => Promise<string> | string;
