@@ -36,7 +36,7 @@ use crate::convert::{
     decode, fail, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
 use crate::offload_store::{tool_names, OffloadConfig};
-use crate::prepare::{prepare_turn, read_prepare_options, Parts};
+use crate::prepare::{anthropic_summary, prepare_turn, read_prepare_options, Parts};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -337,7 +337,8 @@ impl Engine {
                 match turn.step(&session)? {
                     TurnStep::NeedExtraction(_) => turn.answer_extraction(None)?,
                     TurnStep::NeedSummary(_) => turn.answer_summary(&session, None)?,
-                    TurnStep::Ready(view) => {
+                    TurnStep::Ready(mut view) => {
+                        anthropic_summary(&mut view, options.format, &turn, &session, None);
                         let breakpoints = options.breakpoints(&turn);
                         break render_cached(&view, options.format, &mut cache, &breakpoints)?;
                     }

@@ -207,9 +207,8 @@ pub(crate) async fn prepare_turn(
                     Next::Summarize(Box::new(request), anthropic)
                 }
                 TurnStep::Ready(mut view) => {
-                    if options.format == WireFormat::Anthropic {
-                        anthropic_summary(&mut view, &turn, &borrowed, kept_block.as_ref())?;
-                    }
+                    let kept = kept_block.as_ref();
+                    anthropic_summary(&mut view, options.format, &turn, &borrowed, kept);
                     let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
                     let breakpoints = options.breakpoints(&turn);
                     Next::Rendered(render_cached(
@@ -316,41 +315,46 @@ pub(crate) async fn prepare_turn(
     }
 }
 
-/// In an Anthropic view, the checkpoint's summary message replaced by its compaction block
+/// In an Anthropic view (`format`), the checkpoint's summary message replaced by its compaction block
 /// first (when the view's checkpoint, this turn's or the session's, holds one); the view is
 /// left as it is otherwise.
-fn anthropic_summary(
+pub(crate) fn anthropic_summary(
     view: &mut View<'_>,
+    format: WireFormat,
     turn: &TurnDriver<'_>,
     session: &Session,
     kept: Option<&(u64, String, String)>,
-) -> Result<()> {
+) {
+    if format != WireFormat::Anthropic {
+        return;
+    }
     let Some(through) = turn
         .ready_stats()
         .and_then(|stats| stats.checkpoint_through)
     else {
-        return Ok(());
+        return;
     };
-    let pending: Option<Checkpoint> = match kept {
-        Some((through_seq, text, block)) => turn.result()?.1.checkpoint.and_then(|mut made| {
-            keep_compaction_block(&mut made, *through_seq, text, block.clone()).then_some(made)
-        }),
-        None => None,
-    };
-    let checkpoint = match pending.as_ref().filter(|made| made.through_seq == through) {
-        Some(made) => made,
-        None => match session
-            .checkpoints
-            .iter()
-            .rev()
-            .find(|stored| stored.through_seq == through)
-        {
-            Some(stored) => stored,
-            None => return Ok(()),
-        },
+    // This turn's checkpoint, with the answer's block when it is the answer's.
+    let pending: Option<Checkpoint> = kept.and_then(|(through_seq, text, block)| {
+        let (_, changes) = turn.result().ok()?;
+        let mut made = changes.checkpoint?;
+        keep_compaction_block(&mut made, *through_seq, text, block.clone()).then_some(made)
+    });
+    let found = pending
+        .as_ref()
+        .filter(|made| made.through_seq == through)
+        .or_else(|| {
+            session
+                .checkpoints
+                .iter()
+                .rev()
+                .find(|stored| stored.through_seq == through)
+        });
+    let Some(checkpoint) = found else {
+        return;
     };
     let Some(replacement) = anthropic_summary_message(checkpoint) else {
-        return Ok(());
+        return;
     };
     let plain = summary_message(checkpoint);
     if let Some(item) = view
@@ -361,7 +365,6 @@ fn anthropic_summary(
         item.message = Cow::Owned(replacement);
         item.tokens = None;
     }
-    Ok(())
 }
 
 /// Fails once the engine was freed while `callback` ran: the turn is not kept, and the caller
