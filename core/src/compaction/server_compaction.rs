@@ -16,7 +16,6 @@
 //! [`CompactionProblem`] naming what was wrong, and the caller falls back with it.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::compaction::checkpoint::{anthropic_summary_message, summary_message};
@@ -143,11 +142,10 @@ impl std::fmt::Display for CompactionProblem {
     }
 }
 
-/// The parts of a compaction answer read; the block stays raw.
+/// The parts of a compaction answer read; the block's raw text is found by [`raw_item`].
 #[derive(Deserialize)]
-struct Answer<'a> {
-    #[serde(borrow)]
-    content: Option<Vec<&'a RawValue>>,
+struct Answer {
+    content: Option<Vec<Value>>,
     stop_reason: Option<String>,
     usage: Option<Usage>,
 }
@@ -172,13 +170,60 @@ fn quote(text: &str) -> String {
     quoted
 }
 
+/// The raw text of the one item of the array under the top-level key `key` (the last such key,
+/// as serde_json reads duplicates) of the JSON object `text`, byte for byte. `text` must be
+/// valid JSON (it was parsed first); `None` when there is no such array or it is empty.
+fn raw_item<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut index) = (0usize, 0usize);
+    let (mut last_string, mut current_key) = (None, None);
+    let (mut start, mut found) = (None, None);
+    while let Some(&byte) = bytes.get(index) {
+        match byte {
+            b'"' => {
+                let open = index + 1;
+                index = open;
+                while let Some(&inner) = bytes.get(index) {
+                    match inner {
+                        b'\\' => index += 2,
+                        b'"' => break,
+                        _ => index += 1,
+                    }
+                }
+                if depth == 1 {
+                    last_string = text.get(open..index);
+                }
+            }
+            b':' if depth == 1 => current_key = last_string.take(),
+            b',' if depth == 1 => current_key = None,
+            b'{' | b'[' => {
+                if byte == b'[' && depth == 1 && current_key == Some(key) {
+                    start = Some(index + 1);
+                }
+                depth += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if byte == b']' && depth == 1 {
+                    if let Some(open) = start.take() {
+                        found = text.get(open..index).map(str::trim);
+                    }
+                }
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    found.filter(|item| !item.is_empty())
+}
+
 /// The summary and the kept block of a compaction answer `text` (the response body), or why
 /// there is none (see the module doc).
 pub fn parse_compaction_answer(
     text: &str,
 ) -> std::result::Result<CompactionAnswer, CompactionProblem> {
     use CompactionProblem::Malformed;
-    let answer: Answer<'_> = serde_json::from_str(text)
+    let answer: Answer = serde_json::from_str(text)
         .map_err(|error| Malformed(format!("not a Messages answer ({error}): {}", quote(text))))?;
     match answer.stop_reason.as_deref() {
         Some("compaction") => {}
@@ -203,9 +248,10 @@ pub fn parse_compaction_answer(
             blocks.len()
         )));
     };
-    let raw = block.get();
-    let parsed: Value = serde_json::from_str(raw)
-        .map_err(|error| Malformed(format!("unreadable content block ({error})")))?;
+    let parsed = block;
+    let raw = raw_item(text, "content")
+        .filter(|raw| serde_json::from_str::<Value>(raw).ok().as_ref() == Some(parsed))
+        .ok_or_else(|| Malformed("the content block's text could not be found".to_owned()))?;
     let kind = parsed.get("type").and_then(Value::as_str);
     if kind != Some("compaction") {
         return Err(Malformed(format!(
@@ -263,6 +309,13 @@ mod tests {
         let answer = parse_compaction_answer(&text).unwrap();
         assert_eq!(answer.text, "Goal: ship\nit");
         assert_eq!(answer.block, block);
+        // Spacing, escapes and a nested `content` array elsewhere do not move it.
+        let spaced = r#"{"type": "compaction",  "content": "a \"]\" b", "x": [[1]]}"#;
+        let text = format!(
+            r#"{{"usage":{{"content":[9]}}, "stop_reason":"compaction","content":[ {spaced}
+            ],"z":[]}}"#
+        );
+        assert_eq!(parse_compaction_answer(&text).unwrap().block, spaced);
         let usage = answer.usage.unwrap();
         assert_eq!((usage.input_tokens, usage.output_tokens), (140, 25));
         assert_eq!(usage.iterations, 2);
