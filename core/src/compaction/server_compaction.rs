@@ -15,7 +15,6 @@
 //! `iterations` (one per server-side step): their tokens are summed. Anything else is a
 //! [`CompactionProblem`] naming what was wrong, and the caller falls back with it.
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::compaction::checkpoint::{anthropic_summary_message, summary_message};
@@ -142,24 +141,6 @@ impl std::fmt::Display for CompactionProblem {
     }
 }
 
-/// The parts of a compaction answer read; the block's raw text is found by [`raw_item`].
-#[derive(Deserialize)]
-struct Answer {
-    content: Option<Vec<Value>>,
-    stop_reason: Option<String>,
-    usage: Option<Usage>,
-}
-
-#[derive(Deserialize, Default)]
-struct Usage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
-    #[serde(default)]
-    iterations: Option<Vec<Usage>>,
-}
-
 /// `text` cut to a one-line quote.
 fn quote(text: &str) -> String {
     let head = head_bytes(text, QUOTE_BYTES);
@@ -223,9 +204,10 @@ pub fn parse_compaction_answer(
     text: &str,
 ) -> std::result::Result<CompactionAnswer, CompactionProblem> {
     use CompactionProblem::Malformed;
-    let answer: Answer = serde_json::from_str(text)
+    // Read as a Value (the module has that reader already): no deserializer of its own.
+    let answer: Value = serde_json::from_str(text)
         .map_err(|error| Malformed(format!("not a Messages answer ({error}): {}", quote(text))))?;
-    match answer.stop_reason.as_deref() {
+    match answer.get("stop_reason").and_then(Value::as_str) {
         Some("compaction") => {}
         Some("refusal") => {
             return Err(CompactionProblem::Refused(
@@ -240,7 +222,8 @@ pub fn parse_compaction_answer(
         }
     }
     let blocks = answer
-        .content
+        .get("content")
+        .and_then(Value::as_array)
         .ok_or_else(|| Malformed(format!("no content array: {}", quote(text))))?;
     let [block] = blocks.as_slice() else {
         return Err(Malformed(format!(
@@ -272,25 +255,30 @@ pub fn parse_compaction_answer(
     Ok(CompactionAnswer {
         text: summary.to_owned(),
         block: raw.to_owned(),
-        usage: answer.usage.map(Usage::summed),
+        usage: answer.get("usage").map(summed_usage),
     })
 }
 
-impl Usage {
-    /// The tokens billed: the iterations' sum when the answer lists them, else the totals.
-    fn summed(self) -> CompactionUsage {
-        match self.iterations {
-            Some(iterations) if !iterations.is_empty() => CompactionUsage {
-                input_tokens: iterations.iter().map(|step| step.input_tokens).sum(),
-                output_tokens: iterations.iter().map(|step| step.output_tokens).sum(),
-                iterations: iterations.len(),
-            },
-            _ => CompactionUsage {
-                input_tokens: self.input_tokens,
-                output_tokens: self.output_tokens,
-                iterations: 1,
-            },
-        }
+/// The tokens billed: the iterations' sum when the answer lists them, else the totals.
+fn summed_usage(usage: &Value) -> CompactionUsage {
+    let tokens = |step: &Value, field: &str| step.get(field).and_then(Value::as_u64).unwrap_or(0);
+    match usage.get("iterations").and_then(Value::as_array) {
+        Some(iterations) if !iterations.is_empty() => CompactionUsage {
+            input_tokens: iterations
+                .iter()
+                .map(|step| tokens(step, "input_tokens"))
+                .sum(),
+            output_tokens: iterations
+                .iter()
+                .map(|step| tokens(step, "output_tokens"))
+                .sum(),
+            iterations: iterations.len(),
+        },
+        _ => CompactionUsage {
+            input_tokens: tokens(usage, "input_tokens"),
+            output_tokens: tokens(usage, "output_tokens"),
+            iterations: 1,
+        },
     }
 }
 
