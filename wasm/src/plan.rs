@@ -415,7 +415,10 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
                 "planTurn asks for no memory extraction",
             ))
         }
-        TurnStep::Ready(view) => render(&view, options.format, &options.breakpoints(&turn))?,
+        TurnStep::Ready(mut view) => {
+            crate::prepare::anthropic_summary(&mut view, options.format, &turn, &session, None);
+            render(&view, options.format, &options.breakpoints(&turn))?
+        }
     };
     let (result, changes) = turn.result()?;
     let out = to_js(&PlanOutput::Ready {

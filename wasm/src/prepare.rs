@@ -10,13 +10,26 @@
 //! timed out; while the breaker is open the turn compacts without calling `summarize`). No
 //! borrow of the session is held across an await, so a callback may use the engine; one that
 //! frees it makes `prepare` reject, keeping nothing.
+//!
+//! A `summarize` answer with Anthropic's server-compaction response (see
+//! [`crate::summarize`]) gives the checkpoint its text and keeps its block beside it
+//! (`Checkpoint::compaction_block`, the core's `keep_compaction_block`); a view rendered as
+//! `"anthropic"` sends that block first in place of the summary message
+//! (`anthropic_summary_message`), every other format the plaintext summary.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use ctxkit_core::compaction::{FallbackKind, SummaryRequest};
+use std::borrow::Cow;
+
+use ctxkit_core::compaction::{
+    anthropic_conversation, anthropic_summary_message, keep_compaction_block, summary_message,
+    Checkpoint, FallbackKind, SummaryRequest,
+};
 use ctxkit_core::memory::{ExtractionOutcome, ExtractionRequest};
+use ctxkit_core::wire::WireFormat;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnInputs, TurnStep};
+use ctxkit_core::{Message, View};
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -24,7 +37,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::background::{self, BackgroundCell};
 use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
 use crate::engine::{busy, finish};
-use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout, Answer};
+use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout, Reply};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 pub(crate) fn read_prepare_options(
@@ -139,7 +152,9 @@ fn callback(options: &JsValue, name: &str, expected: &str) -> Result<Option<js_s
 /// What one step of an awaited turn left to do.
 enum Next {
     Extract(Box<ExtractionRequest>),
-    Summarize(Box<SummaryRequest>),
+    /// The request, and its conversation as the agent's Anthropic requests sent it when that
+    /// differs (the previous checkpoint's compaction block in place of its summary).
+    Summarize(Box<SummaryRequest>, Option<Vec<Message>>),
     Rendered(JsValue),
 }
 
@@ -175,6 +190,8 @@ pub(crate) async fn prepare_turn(
     };
     let mut turn = TurnDriver::start(&inputs)?;
     let mut extract_failure = None;
+    // A server-compaction answer's (through_seq, text, block), kept with its checkpoint.
+    let mut kept_block: Option<(u64, String, String)> = None;
     loop {
         // The borrow of the session ends with each step: no borrow is held across the await,
         // so `summarize` may use the engine.
@@ -182,8 +199,16 @@ pub(crate) async fn prepare_turn(
             let borrowed = session.try_borrow().map_err(|_| busy())?;
             match turn.step(&borrowed)? {
                 TurnStep::NeedExtraction(request) => Next::Extract(Box::new(request)),
-                TurnStep::NeedSummary(request) => Next::Summarize(Box::new(request)),
-                TurnStep::Ready(view) => {
+                TurnStep::NeedSummary(request) => {
+                    let anthropic = anthropic_conversation(
+                        &request.cache_safe_messages,
+                        borrowed.latest_checkpoint(),
+                    );
+                    Next::Summarize(Box::new(request), anthropic)
+                }
+                TurnStep::Ready(mut view) => {
+                    let kept = kept_block.as_ref();
+                    anthropic_summary(&mut view, options.format, &turn, &borrowed, kept);
                     let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
                     let breakpoints = options.breakpoints(&turn);
                     Next::Rendered(render_cached(
@@ -220,12 +245,13 @@ pub(crate) async fn prepare_turn(
                     None => turn.answer_extraction(None)?,
                 }
             }
-            Next::Summarize(request) => {
-                let answer: Option<Answer> = match &summarizer.function {
+            Next::Summarize(request, anthropic) => {
+                let answer = match &summarizer.function {
                     Some(summarize) => Some(
                         ask(
                             summarize,
                             &request,
+                            anthropic.as_deref(),
                             summarizer.timeout_ms,
                             &summarizer.signal,
                         )
@@ -236,7 +262,11 @@ pub(crate) async fn prepare_turn(
                 still_alive(&alive, "summarize")?;
                 let borrowed = session.try_borrow().map_err(|_| busy())?;
                 match answer {
-                    Some(Ok(text)) => turn.answer_summary(&borrowed, Some(&text))?,
+                    Some(Ok(Reply::Text(text))) => turn.answer_summary(&borrowed, Some(&text))?,
+                    Some(Ok(Reply::Compaction(answer))) => {
+                        turn.answer_summary(&borrowed, Some(&answer.text))?;
+                        kept_block = Some((request.through_seq, answer.text, answer.block));
+                    }
                     Some(Err(failure)) => {
                         turn.summary_failed(&borrowed, failure.kind, failure.reason)?
                     }
@@ -246,6 +276,14 @@ pub(crate) async fn prepare_turn(
             Next::Rendered(rendered) => {
                 let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
                 let (result, _) = turn.finish(&mut borrowed)?;
+                if let (Some((through_seq, text, block)), Some(last)) =
+                    (kept_block.take(), borrowed.checkpoints.last_mut())
+                {
+                    // The driver's checkpoint is the core's; the block kept beside it is ours.
+                    if result.summary.is_some() {
+                        keep_compaction_block(last, through_seq, &text, block);
+                    }
+                }
                 crate::frozen::keep(&mut borrowed, frozen.as_ref(), result.prompt_refreshed);
                 let extraction = ExtractionOutput {
                     asked: summarizer.extract.is_some(),
@@ -274,6 +312,58 @@ pub(crate) async fn prepare_turn(
                 return Ok(rendered);
             }
         }
+    }
+}
+
+/// In an Anthropic view (`format`), the checkpoint's summary message replaced by its compaction block
+/// first (when the view's checkpoint, this turn's or the session's, holds one); the view is
+/// left as it is otherwise.
+pub(crate) fn anthropic_summary(
+    view: &mut View<'_>,
+    format: WireFormat,
+    turn: &TurnDriver<'_>,
+    session: &Session,
+    kept: Option<&(u64, String, String)>,
+) {
+    if format != WireFormat::Anthropic {
+        return;
+    }
+    let Some(through) = turn
+        .ready_stats()
+        .and_then(|stats| stats.checkpoint_through)
+    else {
+        return;
+    };
+    // This turn's checkpoint, with the answer's block when it is the answer's.
+    let pending: Option<Checkpoint> = kept.and_then(|(through_seq, text, block)| {
+        let (_, changes) = turn.result().ok()?;
+        let mut made = changes.checkpoint?;
+        keep_compaction_block(&mut made, *through_seq, text, block.clone()).then_some(made)
+    });
+    let found = pending
+        .as_ref()
+        .filter(|made| made.through_seq == through)
+        .or_else(|| {
+            session
+                .checkpoints
+                .iter()
+                .rev()
+                .find(|stored| stored.through_seq == through)
+        });
+    let Some(checkpoint) = found else {
+        return;
+    };
+    let Some(replacement) = anthropic_summary_message(checkpoint) else {
+        return;
+    };
+    let plain = summary_message(checkpoint);
+    if let Some(item) = view
+        .messages
+        .iter_mut()
+        .find(|item| item.seq.is_none() && *item.message == plain)
+    {
+        item.message = Cow::Owned(replacement);
+        item.tokens = None;
     }
 }
 

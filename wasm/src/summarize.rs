@@ -7,6 +7,13 @@
 //! breaker counts the timeouts); the engine never waits forever and never stores a replacement
 //! character in place of what the summarizer wrote.
 //!
+//! A `summarize` callback is also given the Anthropic server-compaction request
+//! (`request.anthropic_compaction`: `{ headers, body }`, the core's `compaction_body` of the
+//! turn's own request) and may answer `{ anthropic_compaction: <the Messages response, parsed
+//! or as its text> }` instead of a string: the core's `parse_compaction_answer` reads it, its
+//! text becomes the summary and its block is kept beside the checkpoint ([`Reply`]); a refused
+//! or malformed response is a [`Failure`] naming why.
+//!
 //! The same call serves the memory extractor (`extract`), with its own name in the reasons.
 //! Each callback gets the caller's `AbortSignal` (`options.signal`) as `{ signal }`, to pass to
 //! its HTTP client; the package's JS entry rejects the wait when the signal aborts.
@@ -16,13 +23,47 @@
 //! browsers and workers without web-sys). The timer is cleared as soon as the race ends: a
 //! pending timer would keep a Node process alive for up to the whole timeout.
 
-use ctxkit_core::compaction::{FallbackKind, SummaryRequest};
-use ctxkit_core::CoreError;
-use serde_json::Value;
+use ctxkit_core::compaction::{
+    compaction_body, parse_compaction_answer, CompactionAnswer, FallbackKind, SummaryRequest,
+    COMPACTION_BETA,
+};
+use ctxkit_core::{CoreError, Message};
+use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::convert::{decode, js_error_message, to_js, Result};
+use crate::convert::{decode, js_error_message, set, to_js, Result};
+
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const SERVER_COMPACTION_TYPES: &str = r#"
+/**
+ * Anthropic's server compaction (beta `compact-2026-09-04`) for this summary: POST `body` (add
+ * `model`) to `/v1/messages` with `headers` (add `anthropic-version` and the API key). `body`
+ * is the turn's own Anthropic request (`system` and `messages` with their cache breakpoints,
+ * or `request.system` and `request.prompt` without `cache_safe_messages`) plus
+ * `compaction: {type: "summarize"}`; never `context_management`.
+ */
+export interface AnthropicCompactionRequest {
+  headers: { "anthropic-beta": string };
+  body: Record<string, unknown>;
+}
+
+/** The argument of `prepare`'s `summarize`: the summary request, and its server-compaction form. */
+export interface SummarizerRequest extends SummaryRequest {
+  anthropic_compaction: AnthropicCompactionRequest;
+}
+
+/**
+ * A server-compaction answer: the Messages response to `request.anthropic_compaction`, parsed
+ * or as its JSON text. Its `compaction` block's text becomes the summary (held to the pinned
+ * facts) and the block is kept beside the checkpoint, sent first in `"anthropic"` views only; a
+ * refused or malformed response falls back to the extractive summary, saying why.
+ */
+export interface AnthropicCompactionAnswer {
+  anthropic_compaction: unknown;
+}
+
+"#;
 
 /// The default of `summarize_timeout_ms`: two minutes, longer than a slow LLM's summary.
 pub const DEFAULT_SUMMARIZE_TIMEOUT_MS: u32 = 120_000;
@@ -74,26 +115,63 @@ pub struct Failure {
 pub type Answer = std::result::Result<String, Failure>;
 
 fn failed(reason: String) -> Answer {
-    Err(Failure {
-        kind: FallbackKind::Error,
-        reason,
-    })
+    Err(failure(reason))
 }
 
-/// Calls the summarizer and waits at most `timeout_ms` for its answer; returns the answer, or
-/// why there is none.
+/// What `summarize` answered: a summary's text, or Anthropic's server-compaction response read
+/// by the core (its text and the block to keep).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A string answer.
+    Text(String),
+    /// An `{ anthropic_compaction }` answer, read.
+    Compaction(CompactionAnswer),
+}
+
+impl Reply {
+    /// The summary's text.
+    pub fn text(&self) -> &str {
+        match self {
+            Reply::Text(text) => text,
+            Reply::Compaction(answer) => &answer.text,
+        }
+    }
+}
+
+/// Calls the summarizer with `request` and its `anthropic_compaction` request (over
+/// `anthropic_messages` when the agent's Anthropic requests differ from
+/// `request.cache_safe_messages`), and waits at most `timeout_ms` for its answer; returns the
+/// answer, or why there is none.
 pub async fn ask(
     summarize: &js_sys::Function,
     request: &SummaryRequest,
+    anthropic_messages: Option<&[Message]>,
     timeout_ms: u32,
     signal: &JsValue,
-) -> Answer {
-    match to_js(request) {
-        Ok(argument) => {
-            call_with_deadline("summarize", summarize, &argument, timeout_ms, signal).await
-        }
-        Err(error) => failed(error.to_string()),
-    }
+) -> std::result::Result<Reply, Failure> {
+    let argument = match summary_argument(request, anthropic_messages) {
+        Ok(argument) => argument,
+        Err(error) => return Err(failure(error.to_string())),
+    };
+    let value = settled("summarize", summarize, &argument, timeout_ms, signal).await?;
+    read_reply("summarize", &value)
+}
+
+/// The JS argument of `summarize`: the request with `anthropic_compaction` added.
+fn summary_argument(
+    request: &SummaryRequest,
+    anthropic_messages: Option<&[Message]>,
+) -> Result<JsValue> {
+    let argument = to_js(request)?;
+    let body = compaction_body(
+        &request.system,
+        &request.prompt,
+        anthropic_messages.unwrap_or(&request.cache_safe_messages),
+        request.max_output_tokens,
+    );
+    let compaction = json!({"headers": {"anthropic-beta": COMPACTION_BETA}, "body": body});
+    set(&argument, "anthropic_compaction", &to_js(&compaction)?)?;
+    Ok(argument)
 }
 
 /// Calls `function` (named `name` in the reasons) with `argument` and, as a second argument,
@@ -106,15 +184,39 @@ pub async fn call_with_deadline(
     timeout_ms: u32,
     signal: &JsValue,
 ) -> Answer {
+    let value = settled(name, function, argument, timeout_ms, signal).await?;
+    read_answer(name, &value)
+}
+
+fn failure(reason: String) -> Failure {
+    Failure {
+        kind: FallbackKind::Error,
+        reason,
+    }
+}
+
+/// Calls `function` as [`call_with_deadline`] does and returns what it resolved with.
+async fn settled(
+    name: &str,
+    function: &js_sys::Function,
+    argument: &JsValue,
+    timeout_ms: u32,
+    signal: &JsValue,
+) -> std::result::Result<JsValue, Failure> {
     let context: JsValue = js_sys::Object::new().into();
     if js_sys::Reflect::set(&context, &JsValue::from_str("signal"), signal).is_err() {
-        return failed(format!(
+        return Err(failure(format!(
             "{name} was not called: its context could not be made"
-        ));
+        )));
     }
     let returned = match function.call2(&JsValue::UNDEFINED, argument, &context) {
         Ok(returned) => returned,
-        Err(thrown) => return failed(format!("{name} threw: {}", js_error_message(&thrown))),
+        Err(thrown) => {
+            return Err(failure(format!(
+                "{name} threw: {}",
+                js_error_message(&thrown)
+            )))
+        }
     };
     let answer = js_sys::Promise::resolve(&returned);
     let settled = match Deadline::start(timeout_ms, name) {
@@ -135,12 +237,44 @@ pub async fn call_with_deadline(
                 other => other,
             }
         }
-        Err(why) => return failed(why),
+        Err(why) => return Err(failure(why)),
     };
-    match settled {
-        Ok(value) => read_answer(name, &value),
-        Err(reason) => failed(format!("{name} rejected: {}", js_error_message(&reason))),
+    settled.map_err(|reason| failure(format!("{name} rejected: {}", js_error_message(&reason))))
+}
+
+/// The summarizer's resolved value: a string ([`read_answer`]), or an object with
+/// `anthropic_compaction` (the Messages response as an object or as its text) read by the
+/// core's parser.
+fn read_reply(name: &str, value: &JsValue) -> std::result::Result<Reply, Failure> {
+    let response = if value.is_object() {
+        js_sys::Reflect::get(value, &JsValue::from_str("anthropic_compaction"))
+            .unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    };
+    if response.is_undefined() {
+        return read_answer(name, value).map(Reply::Text);
     }
+    let text = match response.as_string() {
+        Some(text) => text,
+        None => js_sys::JSON::stringify(&response)
+            .ok()
+            .and_then(|text| text.as_string())
+            .ok_or_else(|| {
+                failure(format!(
+                    "{name} returned anthropic_compaction as {}, not a Messages response \
+                     (an object or its JSON text)",
+                    js_kind(&response)
+                ))
+            })?,
+    };
+    parse_compaction_answer(&text)
+        .map(Reply::Compaction)
+        .map_err(|problem| {
+            failure(format!(
+                "{name}'s anthropic_compaction response gives no summary: {problem}"
+            ))
+        })
 }
 
 /// The callback's resolved value as its answer: a string that is valid UTF-16.

@@ -21,6 +21,7 @@ pub mod needed_next;
 pub mod pinned;
 pub(crate) mod plan;
 pub(crate) mod policy;
+pub(crate) mod server_compaction;
 pub(crate) mod stats;
 pub(crate) mod summary_request;
 pub(crate) mod tiers;
@@ -44,6 +45,10 @@ pub use fallback::{Fallback, FallbackKind, LlmCall};
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy, SummaryMode};
+pub use server_compaction::{
+    anthropic_conversation, cached_conversation, compaction_body, keep_compaction_block,
+    parse_compaction_answer, CompactionAnswer, CompactionProblem, CompactionUsage, COMPACTION_BETA,
+};
 pub use stats::{Tier, ViewStats};
 pub use summary_request::{
     answer_extractively, covered_entries, summary_checkpoint, summary_output_tokens,

@@ -424,14 +424,12 @@ fn keep_block(changes: &mut TurnChanges, kept: Option<(u64, String, String)>) {
     else {
         return;
     };
-    let answered = if block.starts_with(RESPONSES_ITEM_PREFIX) {
-        checkpoint.method == SummaryMethod::Extractive
+    if block.starts_with(RESPONSES_ITEM_PREFIX) {
+        if checkpoint.method == SummaryMethod::Extractive && checkpoint.through_seq == through_seq {
+            checkpoint.compaction_block = Some(block);
+        }
     } else {
-        checkpoint.method == SummaryMethod::Llm
-            && checkpoint.summary.trim().starts_with(text.trim())
-    };
-    if answered && checkpoint.through_seq == through_seq {
-        checkpoint.compaction_block = Some(block);
+        ctxkit_core::compaction::keep_compaction_block(checkpoint, through_seq, &text, block);
     }
 }
 

@@ -234,17 +234,11 @@ pub(super) fn responses_conversation(
 }
 
 /// `messages` (a cache-safe summary request's conversation) as the agent's Anthropic requests
-/// sent them: the session's latest checkpoint's compaction block in place of its summary
-/// message, or `None` when that checkpoint has no block or its summary message is not there.
+/// sent them (the core's [`ctxkit_core::compaction::anthropic_conversation`] for the session's
+/// latest checkpoint).
 pub(super) fn anthropic_conversation(
     messages: &[Message],
     session: &ctxkit_core::Session,
 ) -> Option<Vec<Message>> {
-    let checkpoint = session.latest_checkpoint()?;
-    checkpoint.compaction_block.as_ref()?;
-    let plain = summary_message(checkpoint);
-    let index = messages.iter().position(|message| *message == plain)?;
-    let mut anthropic = messages.to_vec();
-    *anthropic.get_mut(index)? = anthropic_summary_message(checkpoint)?;
-    Some(anthropic)
+    ctxkit_core::compaction::anthropic_conversation(messages, session.latest_checkpoint())
 }

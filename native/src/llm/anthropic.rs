@@ -41,7 +41,7 @@ impl Llm for AnthropicMessages {
             "system": request.system,
             "messages": [{"role": "user", "content": request.prompt}],
         });
-        if let Some(conversation) = cached_conversation(request.messages) {
+        if let Some(conversation) = ctxkit_core::compaction::cached_conversation(request.messages) {
             if let (Some(fields), Value::Object(conversation)) =
                 (body.as_object_mut(), conversation)
             {
@@ -59,21 +59,6 @@ impl Llm for AnthropicMessages {
     fn describe(&self) -> String {
         format!("anthropic {} at {}", self.endpoint.model, self.url)
     }
-}
-
-/// A cache-safe request's conversation as Anthropic's `{system, messages}`, with cache
-/// breakpoints on the system prompt and on the end of the history before the instruction
-/// (where the agent's own requests wrote them), or `None` for a fresh request, or one
-/// Anthropic cannot carry (then the fresh prompt is sent).
-pub(super) fn cached_conversation(messages: &[ctxkit_core::Message]) -> Option<Value> {
-    use ctxkit_core::cost::place_breakpoints;
-    use ctxkit_core::wire::{render_messages_cached, WireFormat};
-    use ctxkit_core::Role;
-    let has_system = messages.first()?.role == Role::System;
-    let conversation = messages.get(usize::from(has_system)..)?;
-    let history = conversation.get(..conversation.len().checked_sub(1)?)?;
-    let breakpoints = place_breakpoints(history, has_system, false, 0);
-    render_messages_cached(messages, WireFormat::Anthropic, &breakpoints).ok()
 }
 
 /// The text blocks of `content`, joined.

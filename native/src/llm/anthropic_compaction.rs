@@ -23,20 +23,22 @@
 //! without text (malformed), blank text (empty); the engine then falls back to the extractive
 //! summary with that reason as a warning. Memory extraction, which needs plain text, is an
 //! ordinary Messages call ([`super::AnthropicMessages`]) to the same endpoint.
+//!
+//! The body and the answer's reading are the core's (`ctxkit_core::compaction::compaction_body`
+//! and `parse_compaction_answer`, shared with the JS engine); this shell sends and translates.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use ctxkit_core::compaction::{compaction_body, parse_compaction_answer, CompactionProblem};
+use serde_json::Value;
 use ureq::Agent;
 
-use super::anthropic::{cached_conversation, ANTHROPIC_VERSION};
-use super::http::{agent, post_text, quote};
+use super::anthropic::ANTHROPIC_VERSION;
+use super::http::{agent, post_text};
 use super::{
     AnthropicMessages, Llm, LlmEndpoint, LlmRequest, SummarizerError, SummaryAnswer, SummaryUsage,
 };
 
 /// The `anthropic-beta` header value of a compaction request.
-pub const COMPACTION_BETA: &str = "compact-2026-09-04";
+pub use ctxkit_core::compaction::COMPACTION_BETA;
 
 /// A summarizer that asks Anthropic's server compaction.
 #[derive(Debug)]
@@ -62,23 +64,19 @@ impl AnthropicCompaction {
         }
     }
 
-    /// The request body for `request` (see the module doc).
+    /// The request body for `request` (see the module doc): the core's, with the model.
     fn body(&self, request: &LlmRequest<'_>) -> Value {
-        let mut body = json!({
-            "model": self.endpoint.model,
-            "max_tokens": request.max_tokens,
-            "system": request.system,
-            "messages": [{"role": "user", "content": request.prompt}],
-        });
-        if let (Some(fields), Some(Value::Object(conversation))) = (
-            body.as_object_mut(),
-            cached_conversation(request.anthropic_messages.unwrap_or(request.messages)),
-        ) {
-            fields.remove("system");
-            fields.extend(conversation);
-        }
+        let mut body = compaction_body(
+            request.system,
+            request.prompt,
+            request.anthropic_messages.unwrap_or(request.messages),
+            request.max_tokens,
+        );
         if let Some(fields) = body.as_object_mut() {
-            fields.insert("compaction".to_owned(), json!({"type": "summarize"}));
+            fields.insert(
+                "model".to_owned(),
+                Value::from(self.endpoint.model.as_str()),
+            );
         }
         body
     }
@@ -110,102 +108,30 @@ impl Llm for AnthropicCompaction {
     }
 }
 
-/// The parts of a compaction answer read; the block stays raw.
-#[derive(Deserialize)]
-struct Answer<'a> {
-    #[serde(borrow)]
-    content: Option<Vec<&'a RawValue>>,
-    stop_reason: Option<String>,
-    usage: Option<Usage>,
-}
-
-#[derive(Deserialize, Default)]
-struct Usage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
-    #[serde(default)]
-    iterations: Option<Vec<Usage>>,
-}
-
 /// The summary and the kept block of a compaction answer `text` from `url`, or why there is
-/// none (see the module doc).
+/// none (the core's [`parse_compaction_answer`], its problem as a [`SummarizerError`]).
 pub(crate) fn compaction_answer(url: &str, text: &str) -> Result<SummaryAnswer, SummarizerError> {
-    let malformed = |problem: String| SummarizerError::Malformed {
-        url: url.to_owned(),
-        problem,
-    };
-    let answer: Answer<'_> = serde_json::from_str(text)
-        .map_err(|error| malformed(format!("not a Messages answer ({error}): {}", quote(text))))?;
-    match answer.stop_reason.as_deref() {
-        Some("compaction") => {}
-        Some("refusal") => {
-            return Err(SummarizerError::Refused {
-                url: url.to_owned(),
-                refusal: "stop_reason \"refusal\" instead of \"compaction\"".to_owned(),
-            })
-        }
-        other => {
-            return Err(malformed(format!(
-                "stop_reason {} instead of \"compaction\"",
-                other.map_or("missing".to_owned(), |reason| format!("{reason:?}"))
-            )))
-        }
-    }
-    let blocks = answer
-        .content
-        .ok_or_else(|| malformed(format!("no content array: {}", quote(text))))?;
-    let [block] = blocks.as_slice() else {
-        return Err(malformed(format!(
-            "{} content blocks where one compaction block was expected",
-            blocks.len()
-        )));
-    };
-    let raw = block.get();
-    let parsed: Value = serde_json::from_str(raw)
-        .map_err(|error| malformed(format!("unreadable content block ({error})")))?;
-    let kind = parsed.get("type").and_then(Value::as_str);
-    if kind != Some("compaction") {
-        return Err(malformed(format!(
-            "a content block of type {} where a compaction block was expected: {}",
-            kind.map_or("(none)".to_owned(), |kind| format!("{kind:?}")),
-            quote(raw)
-        )));
-    }
-    let Some(summary) = parsed.get("content").and_then(Value::as_str) else {
-        return Err(malformed(format!(
-            "the compaction block has no text in \"content\": {}",
-            quote(raw)
-        )));
-    };
-    if summary.trim().is_empty() {
-        return Err(SummarizerError::Empty {
+    match parse_compaction_answer(text) {
+        Ok(answer) => Ok(SummaryAnswer {
+            text: answer.text,
+            compaction_block: Some(answer.block),
+            usage: answer.usage.map(|usage| SummaryUsage {
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                iterations: usage.iterations,
+            }),
+        }),
+        Err(CompactionProblem::Refused(refusal)) => Err(SummarizerError::Refused {
             url: url.to_owned(),
-        });
-    }
-    Ok(SummaryAnswer {
-        text: summary.to_owned(),
-        compaction_block: Some(raw.to_owned()),
-        usage: answer.usage.map(|usage| usage.summed()),
-    })
-}
-
-impl Usage {
-    /// The tokens billed: the iterations' sum when the answer lists them, else the totals.
-    fn summed(self) -> SummaryUsage {
-        match self.iterations {
-            Some(iterations) if !iterations.is_empty() => SummaryUsage {
-                input_tokens: iterations.iter().map(|step| step.input_tokens).sum(),
-                output_tokens: iterations.iter().map(|step| step.output_tokens).sum(),
-                iterations: iterations.len(),
-            },
-            _ => SummaryUsage {
-                input_tokens: self.input_tokens,
-                output_tokens: self.output_tokens,
-                iterations: 1,
-            },
-        }
+            refusal,
+        }),
+        Err(CompactionProblem::Malformed(problem)) => Err(SummarizerError::Malformed {
+            url: url.to_owned(),
+            problem,
+        }),
+        Err(CompactionProblem::Empty) => Err(SummarizerError::Empty {
+            url: url.to_owned(),
+        }),
     }
 }
 
