@@ -163,12 +163,12 @@ pub struct JsTurnInputs {
     pub cache: bool,
     /// The provider's cache has expired since the caller's last model call.
     pub cache_expired: bool,
-    /// The system prompt's parts, frozen by the engine ([`crate::frozen::resolve`]).
+    /// The system prompt's parts, frozen by the engine (`frozen::resolve`).
     pub prompt: Option<PromptParts>,
     /// Use and freeze the parts of `prompt` given now.
     pub refresh_prompt: bool,
     /// The prompt of the parts given now, for a view planned from a new checkpoint (set by
-    /// [`crate::frozen::resolve`]).
+    /// `frozen::resolve`).
     #[serde(skip)]
     pub refreshed: Option<String>,
 }
