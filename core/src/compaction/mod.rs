@@ -47,7 +47,8 @@ pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy, SummaryMode};
 pub use server_compaction::{
     anthropic_conversation, cached_conversation, compaction_body, keep_compaction_block,
-    parse_compaction_answer, CompactionAnswer, CompactionProblem, CompactionUsage, COMPACTION_BETA,
+    parse_compaction_answer, responses_compaction_body, CompactionAnswer, CompactionProblem,
+    CompactionUsage, COMPACTION_BETA,
 };
 pub use stats::{Tier, ViewStats};
 pub use summary_request::{

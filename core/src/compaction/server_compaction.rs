@@ -1,6 +1,7 @@
 //! Anthropic's on-demand server compaction (beta `compact-2026-09-04`): the request and the
 //! answer, as data, for every shell (the native `anthropic-compaction` summarizer and the JS
-//! engine's `summarize` callback).
+//! engine's `summarize` callback); and the request of OpenAI Responses compaction
+//! ([`responses_compaction_body`], whose answer the native `openai-responses-compaction` reads).
 //!
 //! The request is the turn's own Anthropic request, as a cache-safe summary request carries it
 //! (`system` and `messages` with their cache breakpoints, so the agent's prompt cache is read),
@@ -59,6 +60,37 @@ pub fn compaction_body(system: &str, prompt: &str, messages: &[Message], max_tok
     }
     if let Some(fields) = body.as_object_mut() {
         fields.insert("compaction".to_owned(), json!({"type": "summarize"}));
+    }
+    body
+}
+
+/// The body of an OpenAI Responses compaction request without `model` (the caller's): the
+/// turn's own request as Responses items (`rendered`, the agent's Responses view with the
+/// previous checkpoint's compaction item first, when the caller has it; else the cache-safe
+/// conversation `messages` without its last message, ctxkit's instruction, since the server
+/// writes its own summary; else `system` as `instructions` and `prompt` as one user message),
+/// then `{"type": "compaction_trigger"}` as the last input item, and `store: false`.
+pub fn responses_compaction_body(
+    system: &str,
+    prompt: &str,
+    messages: &[Message],
+    rendered: Option<&Value>,
+) -> Value {
+    let mut body = match (rendered, messages.split_last()) {
+        (Some(rendered), _) => rendered.clone(),
+        (None, Some((_instruction, conversation))) if !conversation.is_empty() => {
+            crate::wire::to_responses(conversation)
+        }
+        _ => json!({
+            "instructions": system,
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": prompt}]}],
+        }),
+    };
+    if let Some(fields) = body.as_object_mut() {
+        if let Some(Value::Array(input)) = fields.get_mut("input") {
+            input.push(json!({"type": "compaction_trigger"}));
+        }
+        fields.insert("store".to_owned(), json!(false));
     }
     body
 }

@@ -33,7 +33,7 @@ use super::http::{agent, post_text, quote};
 use super::{
     Llm, LlmEndpoint, LlmRequest, OpenAiChat, SummarizerError, SummaryAnswer, SummaryUsage,
 };
-use ctxkit_core::compaction::responses_compaction_block;
+use ctxkit_core::compaction::{responses_compaction_block, responses_compaction_body};
 
 /// A summarizer that asks OpenAI Responses compaction.
 #[derive(Debug)]
@@ -59,24 +59,16 @@ impl ResponsesCompaction {
         }
     }
 
-    /// The request body for `request` (see the module doc).
+    /// The request body for `request` (see the module doc): the core's, with the model.
     fn body(&self, request: &LlmRequest<'_>) -> Value {
-        let mut body = match (request.responses_input, request.messages.split_last()) {
-            (Some(rendered), _) => rendered.clone(),
-            (None, Some((_instruction, conversation))) if !conversation.is_empty() => {
-                ctxkit_core::wire::to_responses(conversation)
-            }
-            _ => json!({
-                "instructions": request.system,
-                "input": [{"role": "user", "content": [{"type": "input_text", "text": request.prompt}]}],
-            }),
-        };
+        let mut body = responses_compaction_body(
+            request.system,
+            request.prompt,
+            request.messages,
+            request.responses_input,
+        );
         if let Some(fields) = body.as_object_mut() {
-            if let Some(Value::Array(input)) = fields.get_mut("input") {
-                input.push(json!({"type": "compaction_trigger"}));
-            }
             fields.insert("model".to_owned(), json!(self.endpoint.model));
-            fields.insert("store".to_owned(), json!(false));
         }
         body
     }
