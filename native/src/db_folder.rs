@@ -23,13 +23,19 @@
 //!   and appends come after the check), and the connection closes without checkpointing or
 //!   removing anything (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`).
 //!
+//! - while SQLite opens the files and until they are checked (or the connection is abandoned),
+//!   the process holds an exclusive lock on the held folder ([`DatabaseFolder::lock_open`]):
+//!   no two ctxkit processes are in that window at once. A connection led to another folder's
+//!   `-wal` while it got the real `-shm` as the only connection rebuilds that `-shm` for the
+//!   wrong `-wal` before it is refused; a correct connection that opened meanwhile would trust
+//!   the rebuilt `-shm` and could restart the real `-wal` over committed frames not yet in the
+//!   database (2 of 152 acknowledged appends lost in one run of `native/tests/db_folder_swap.rs`
+//!   before the lock). With the lock, the next connection opens after the refused one closed,
+//!   is the only one again, and rebuilds the `-shm` from the real `-wal`.
+//!
 //! What that leaves: SQLite may still *create* an empty `-wal` or `-shm` in the other folder
 //! in the microseconds it is led there; nothing of the database is written there and the open
-//! is refused. And the first read, which opens the `-wal` and `-shm`, runs before the check:
-//! a connection led to another folder's `-wal` while it got the real `-shm` as the only
-//! connection rebuilds that `-shm` for the wrong `-wal` before it is refused, and a writer that
-//! then trusted it could restart the real `-wal` over frames not yet checkpointed into the
-//! database. So a store opened this way checkpoints through its connection before it closes
+//! is refused. And a store opened this way checkpoints through its connection before it closes
 //! (`impl Drop for SqliteStore`): SQLite's own checkpoint at close looks at the database by
 //! its path first and skips when that leads elsewhere, which left such frames behind; with
 //! it, a `-wal` holds frames only while a connection that uses it is open (or after a kill). The files open in the process are listed from `/proc/self/fd` (Linux) or
@@ -39,8 +45,13 @@
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rustix::fs::FlockOperation;
+use rustix::io::Errno;
 
 use crate::error::{Error, Result};
 use crate::held_dir::HeldDir;
@@ -125,6 +136,60 @@ impl DatabaseFolder {
     }
 }
 
+/// How long [`DatabaseFolder::lock_open`] sleeps between tries.
+const LOCK_RETRY: Duration = Duration::from_millis(1);
+
+/// An exclusive lock on a database's held folder, taken by [`DatabaseFolder::lock_open`] and
+/// released when dropped. It holds its own handle on the folder (a duplicate, so the same
+/// lock), so the store can take the folder while the lock is held.
+#[derive(Debug)]
+pub struct OpenLock {
+    fd: OwnedFd,
+}
+
+impl Drop for OpenLock {
+    fn drop(&mut self) {
+        // Closing the duplicate alone would not release it: the store's handle shares it.
+        let _ = rustix::fs::flock(&self.fd, FlockOperation::Unlock);
+    }
+}
+
+impl DatabaseFolder {
+    /// Takes the exclusive lock that every ctxkit process holds from before SQLite opens this
+    /// database until its files are checked ([`DatabaseFolder::check_open`]) or the connection
+    /// is abandoned (why: the module docs). Another process's lock is waited for, up to `wait`;
+    /// then the error names the folder. The lock is on the held folder itself, so a folder
+    /// swapped for a link does not change which lock is taken.
+    pub fn lock_open(&self, wait: Duration) -> Result<OpenLock> {
+        let at = self.folder.path();
+        let fd = self
+            .folder
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Error::io("hold", at, e))?;
+        let started = Instant::now();
+        loop {
+            match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(OpenLock { fd }),
+                Err(Errno::WOULDBLOCK | Errno::INTR) if started.elapsed() < wait => {
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(Errno::WOULDBLOCK) => {
+                    let error = std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "another ctxkit process held it for {} ms while opening the database",
+                            wait.as_millis()
+                        ),
+                    );
+                    return Err(Error::io("lock the database folder", at, error));
+                }
+                Err(errno) => return Err(Error::io("lock the database folder", at, errno.into())),
+            }
+        }
+    }
+}
+
 /// The device and inode of every file this process has open, or `None` when they cannot be
 /// listed. A descriptor closed while listing is skipped.
 fn open_file_identities() -> Option<BTreeSet<(u64, u64)>> {
@@ -165,6 +230,28 @@ mod tests {
             folder.check_open(OpenFiles::WithWal),
             Err(Error::FolderChanged { .. })
         ));
+    }
+
+    #[test]
+    fn the_open_lock_is_one_per_folder_whatever_name_it_is_reached_by() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let first = database_in(&real);
+        let held = first.lock_open(Duration::ZERO).unwrap();
+        // The folder renamed and its name taken by a link elsewhere: a process holding the
+        // moved folder still waits for the same lock, and names the folder when it gives up.
+        std::fs::rename(&real, root.path().join("moved")).unwrap();
+        let second = DatabaseFolder::new(
+            HeldDir::open(&root.path().join("moved")).unwrap(),
+            OsStr::new("ctxkit.db"),
+        );
+        let error = second.lock_open(Duration::from_millis(20)).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("lock the database folder"), "{message}");
+        assert!(message.contains("moved"), "{message}");
+        drop(held);
+        second.lock_open(Duration::ZERO).unwrap();
     }
 
     #[test]

@@ -46,7 +46,7 @@ use std::time::Duration;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, MAIN_DB};
 
-use crate::db_folder::{DatabaseFolder, OpenFiles};
+use crate::db_folder::{DatabaseFolder, OpenFiles, OpenLock};
 use crate::error::{Context, Error, Result};
 use crate::files::{create_private_dir, create_private_file};
 use file_stamp::FileStamp;
@@ -210,6 +210,8 @@ impl SqliteStore {
         }
         // Named here rather than as a failed transaction later (see `open_with`).
         folder.folder().check_writable(&name)?;
+        // Held until the files are checked (or the connection abandoned): see crate::db_folder.
+        let lock = folder.lock_open(options.busy_timeout)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let connection = Connection::open_with_flags(folder.sqlite_path(), flags)
             .context(|| format!("opening {}", path.display()))?;
@@ -217,7 +219,7 @@ impl SqliteStore {
             abandon(connection);
             return Err(error);
         }
-        SqliteStore::configure(connection, path, options, Some(folder))
+        SqliteStore::configure(connection, path, options, Some((folder, lock)))
     }
 
     /// A store over `connection` as it is (no settings, no migrations).
@@ -248,12 +250,13 @@ impl SqliteStore {
     }
 
     /// Applies the settings and migrations. With `folder`, the database, `-wal` and `-shm` the
-    /// first read opened are checked to be that folder's before anything else is done.
+    /// first read opened are checked to be that folder's before anything else is done, and
+    /// its open lock is released once they are (or once the connection is abandoned).
     fn configure(
         mut connection: Connection,
         path: PathBuf,
         options: SqliteOptions,
-        folder: Option<DatabaseFolder>,
+        folder: Option<(DatabaseFolder, OpenLock)>,
     ) -> Result<Self> {
         let at = path.display().to_string();
         connection
@@ -264,7 +267,7 @@ impl SqliteStore {
                 row.get::<_, String>(0)
             })
             .context(|| format!("{at}: switching to WAL"));
-        if let Some(folder) = &folder {
+        let folder = if let Some((folder, lock)) = folder {
             // A read opens the -wal and -shm (a database already in WAL mode may not have
             // needed them for the pragma); then all three are checked, before any write. On
             // any failure until then the connection is abandoned: its files may be another
@@ -283,11 +286,15 @@ impl SqliteStore {
             });
             if let Err(error) = checked {
                 abandon(connection);
+                drop(lock);
                 return Err(error);
             }
+            drop(lock);
+            Some(folder)
         } else {
             switched?;
-        }
+            None
+        };
         let synchronous = if options.full_sync { "FULL" } else { "NORMAL" };
         connection
             .pragma_update(None, "synchronous", synchronous)

@@ -117,6 +117,12 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let at = path.display().to_string();
+        // Held through the open (see crate::db_folder): a read-only connection that is the
+        // only one rebuilds the `-shm` like any other.
+        let _lock = match &folder {
+            Some(folder) => Some(folder.lock_open(options.busy_timeout)?),
+            None => None,
+        };
         let connection = Connection::open_with_flags(file_uri(sqlite_path, at_rest), flags)
             .context(|| format!("opening {at} read-only"))?;
         if let Some(folder) = &folder {
