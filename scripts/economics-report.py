@@ -195,7 +195,8 @@ really cost, the anchor of every other figure.
   rows use extractive summaries, made without a call; the two `ctxkit-llm-*` rows bill the
   call (its summary is the extractive one, so their views and recall are the default's).
 - Pinned recall: of the paths, user requests and error lines of the log so far, the share the
-  request carries verbatim, sampled every ten calls.
+  request carries verbatim, sampled every ten calls (in a session of more than 2,000 calls, at
+  200 calls evenly spaced, so that the report stays linear in the session's length).
 
 Prices (USD per million tokens) are data in `core/src/cost/prices.rs`, from the providers' public
 pricing pages as mirrored on 2026-06 (Anthropic's "Pricing" and "Prompt caching" documentation

@@ -6,6 +6,7 @@
 //! cargo run --release -p ctxkit --example cost_scale
 //! cargo run --release -p ctxkit --example cost_scale -- 1000 2000 5000   # chosen sizes
 //! cargo run --release -p ctxkit --example cost_scale -- --strategies 5000 # per strategy
+//! cargo run --release -p ctxkit --example cost_scale -- --strategies 5000 sliding-window
 //! cargo run --release -p ctxkit --example cost_scale -- --write 5000 FILE # the transcript
 //! ```
 //!
@@ -82,6 +83,15 @@ fn text(count: usize) -> String {
     serde_json::to_string(&transcript(count)).unwrap_or_default()
 }
 
+/// The seconds this process has run on a CPU (`/proc/self/schedstat`, Linux only; 0 where
+/// there is none): unlike the wall time, not stretched by other programs on the machine.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |nanoseconds| nanoseconds / 1e9)
+}
+
 /// The process's peak resident memory in kB (`VmHWM`), 0 where `/proc` has none.
 fn peak_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -102,19 +112,21 @@ fn options() -> CostOptions<'static> {
     }
 }
 
-/// One size, in this process: prints `seconds peak_kb`.
+/// One size, in this process: prints `seconds cpu_seconds peak_kb calls` (the report's, not
+/// the transcript's making).
 fn one(count: usize) -> Result<(), String> {
     let input = text(count);
-    let started = Instant::now();
+    let (started, cpu_before) = (Instant::now(), cpu_seconds());
     let report = cost_report(&input, &options()).map_err(|e| e.to_string())?;
     let seconds = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_before;
     let calls = report.rows.first().map_or(0, |row| row.calls);
-    println!("{seconds:.3} {} {calls}", peak_kb());
+    println!("{seconds:.3} {cpu:.3} {} {calls}", peak_kb());
     Ok(())
 }
 
-/// Each strategy's time at one size, in this process.
-fn strategies(count: usize) -> Result<(), String> {
+/// Each strategy's time at one size (or only the strategy named `only`), in this process.
+fn strategies(count: usize, only: Option<&str>) -> Result<(), String> {
     let input = text(count);
     let messages: Vec<Message> = serde_json::from_str(&input).map_err(|e| e.to_string())?;
     let report = cost_report(&text(2), &options()).map_err(|e| e.to_string())?;
@@ -134,12 +146,16 @@ fn strategies(count: usize) -> Result<(), String> {
         warm_reserve_tokens: 0,
     };
     for strategy in Strategy::ALL {
-        let started = Instant::now();
+        if only.is_some_and(|name| name != strategy.name()) {
+            continue;
+        }
+        let (started, cpu_before) = (Instant::now(), cpu_seconds());
         let row = strategy_cost(strategy, &messages, &setup);
         println!(
-            "{:<24} {:>8.3} s  peak so far {:>8} kB  ({} compactions)",
+            "{:<24} {:>8.3} s ({:.3} s CPU)  peak so far {:>8} kB  ({} compactions)",
             strategy.name(),
             started.elapsed().as_secs_f64(),
+            cpu_seconds() - cpu_before,
             peak_kb(),
             row.compactions
         );
@@ -149,8 +165,10 @@ fn strategies(count: usize) -> Result<(), String> {
 
 fn table(sizes: &[usize]) -> Result<(), String> {
     let program = std::env::current_exe().map_err(|e| e.to_string())?;
-    println!("| messages | calls | wall time | ×time per step | peak memory | ×memory per step |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| messages | calls | wall time | CPU time | ×CPU time per step | peak memory | ×memory per step |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let mut previous: Option<(usize, f64, f64)> = None;
     for &count in sizes {
         let output = Command::new(&program)
@@ -165,7 +183,7 @@ fn table(sizes: &[usize]) -> Result<(), String> {
             .split_whitespace()
             .filter_map(|f| f.parse().ok())
             .collect();
-        let [seconds, kb, calls] = fields[..] else {
+        let [seconds, cpu, kb, calls] = fields[..] else {
             return Err(format!("unexpected child output {line:?}"));
         };
         let mb = kb / 1024.0;
@@ -177,10 +195,10 @@ fn table(sizes: &[usize]) -> Result<(), String> {
             }
         };
         let (time_ratio, memory_ratio) = match previous {
-            Some((size, before_s, before_mb)) => (
+            Some((size, before_cpu, before_mb)) => (
                 format!(
                     "{} (size ×{:.1})",
-                    ratio(seconds, before_s),
+                    ratio(cpu, before_cpu),
                     count as f64 / size as f64
                 ),
                 ratio(mb, before_mb),
@@ -188,9 +206,9 @@ fn table(sizes: &[usize]) -> Result<(), String> {
             None => ("–".to_owned(), "–".to_owned()),
         };
         println!(
-            "| {count} | {calls} | {seconds:.2} s | {time_ratio} | {mb:.0} MB | {memory_ratio} |"
+            "| {count} | {calls} | {seconds:.2} s | {cpu:.2} s | {time_ratio} | {mb:.0} MB | {memory_ratio} |"
         );
-        previous = Some((count, seconds, mb));
+        previous = Some((count, cpu, mb));
     }
     Ok(())
 }
@@ -204,7 +222,7 @@ fn main() -> Result<(), String> {
     };
     match args.first().map(String::as_str) {
         Some("--one") => one(number(1)?),
-        Some("--strategies") => strategies(number(1)?),
+        Some("--strategies") => strategies(number(1)?, args.get(2).map(String::as_str)),
         Some("--write") => {
             let file = args.get(2).ok_or("--write N FILE")?;
             std::fs::write(file, text(number(1)?)).map_err(|e| e.to_string())

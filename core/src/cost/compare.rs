@@ -8,7 +8,12 @@
 //! nudges), and the time the agent made the call when the transcript records it. A strategy's
 //! summary call is billed too: the cached prefix it re-sends, its instruction, its output.
 //!
-//! Pinned recall is sampled every [`RECALL_EVERY`] calls and at the last one (`recall.rs`).
+//! Pinned recall is sampled every [`RECALL_EVERY`] calls and at the last one (`recall.rs`); a
+//! session of more than [`RECALL_EVERY`] × [`RECALL_SAMPLES`] calls is sampled at
+//! [`RECALL_SAMPLES`] evenly spaced calls instead ([`recall_stride`]). A sample reads the whole
+//! request and every fact of the log so far, so a fixed stride made a long session's report
+//! grow with the square of its length (a strategy whose view is the whole log, or a log whose
+//! facts keep growing); a bounded count of samples keeps it linear.
 //!
 //! A call is billed in proportion to what it changed: the replay reports the messages after
 //! those it repeats ([`StrategyCall::kept`]), each message's blocks are rendered once while it
@@ -26,12 +31,30 @@ use super::prices::{CacheMode, ModelPricing};
 use super::recall::Recall;
 use super::report::{CostTotals, StrategyCost};
 use super::strategies::{replay_strategy_with, Replay, ReplaySetup, Strategy, StrategyCall};
-use crate::model::Message;
+use crate::model::{Message, Role};
 use crate::text::fingerprint;
 use crate::turn::cache_expired;
 
-/// Pinned recall is measured at every this many calls (and the last).
+/// Pinned recall is measured at every this many calls (and the last), in a session of up to
+/// [`RECALL_EVERY`] × [`RECALL_SAMPLES`] calls.
 pub const RECALL_EVERY: usize = 10;
+
+/// The most samples of pinned recall a report takes (and the last call's).
+pub const RECALL_SAMPLES: usize = 200;
+
+/// Every how many calls pinned recall is sampled in a session of `calls` calls: every
+/// [`RECALL_EVERY`], or evenly spaced so that at most [`RECALL_SAMPLES`] are taken.
+///
+/// ```
+/// use ctxkit_core::cost::recall_stride;
+/// assert_eq!(recall_stride(150), 10);
+/// assert_eq!(recall_stride(2_000), 10);
+/// assert_eq!(recall_stride(2_001), 11);
+/// assert_eq!(recall_stride(50_000), 250);
+/// ```
+pub fn recall_stride(calls: usize) -> usize {
+    calls.div_ceil(RECALL_SAMPLES).max(RECALL_EVERY)
+}
 
 /// What a report is run with.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +126,11 @@ pub fn strategy_cost(
     transcript: &[Message],
     setup: &CostSetup,
 ) -> StrategyCost {
-    let mut biller = Biller::new(setup);
+    let calls = transcript
+        .iter()
+        .filter(|message| message.role == Role::Assistant)
+        .count();
+    let mut biller = Biller::new(setup, calls);
     replay_strategy_with(strategy, transcript, &setup.replay, &mut |log, call| {
         biller.call(log, &call);
     });
@@ -112,7 +139,7 @@ pub fn strategy_cost(
 
 /// Bills the calls of `replay` and measures their recall.
 pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
-    let mut biller = Biller::new(setup);
+    let mut biller = Biller::new(setup, replay.calls.len());
     for call in &replay.calls {
         biller.call(&replay.log, call);
     }
@@ -148,12 +175,15 @@ struct Biller<'s> {
     recall: Recall,
     /// The index of the next call.
     index: usize,
+    /// Every how many calls recall is sampled ([`recall_stride`]).
+    recall_stride: usize,
     /// Whether the last call's recall was sampled.
     sampled: bool,
 }
 
 impl<'s> Biller<'s> {
-    fn new(setup: &'s CostSetup) -> Self {
+    /// A biller for a replay of `calls` calls.
+    fn new(setup: &'s CostSetup, calls: usize) -> Self {
         let replay = &setup.replay;
         let mut head = head_blocks(replay.reserve_tokens, &replay.system, replay.family);
         // A partly warm reserve is two blocks: the part already cached, then the rest.
@@ -190,6 +220,7 @@ impl<'s> Biller<'s> {
             rendered: BTreeMap::new(),
             recall: Recall::default(),
             index: 0,
+            recall_stride: recall_stride(calls),
             sampled: false,
         }
     }
@@ -234,7 +265,7 @@ impl<'s> Biller<'s> {
         self.idle_compactions += usize::from(call.idle_compaction);
         self.overflows += usize::from(call.overflow);
         self.recall.read(log.get(..call.log_len).unwrap_or(log));
-        self.sampled = index % RECALL_EVERY == 0;
+        self.sampled = index % self.recall_stride == 0;
         if self.sampled {
             self.recall.sample(&self.view);
         }

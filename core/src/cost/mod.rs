@@ -17,7 +17,8 @@
 //!   `ctxkit_replay`), each call reported as what changed since the call before;
 //! - `recorded`: what the session really cost, from its recorded usage;
 //! - `report`, `compare`, `recall`: a report's rows ([`compare_strategies`]), each call billed
-//!   as the replay makes it;
+//!   as the replay makes it; `needles`: the many-fact lookup a recall sample makes in one pass
+//!   over a text;
 //! - `transcript`: the report of one transcript file ([`cost_report`]).
 //!
 //! Guarantees: pure and deterministic (times are inputs); every figure is computed from the
@@ -31,6 +32,7 @@ pub(crate) mod breakpoints;
 pub(crate) mod cache;
 pub(crate) mod compare;
 pub(crate) mod ctxkit_replay;
+pub(crate) mod needles;
 pub(crate) mod openai_breakpoints;
 pub(crate) mod prices;
 pub(crate) mod recall;
@@ -49,8 +51,8 @@ pub use breakpoints::{
 };
 pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
 pub use compare::{
-    bill_replay, call_gaps, compare_strategies, expired_calls, strategy_cost, CostSetup,
-    RECALL_EVERY,
+    bill_replay, call_gaps, compare_strategies, expired_calls, recall_stride, strategy_cost,
+    CostSetup, RECALL_EVERY, RECALL_SAMPLES,
 };
 pub use openai_breakpoints::{
     openai_breakpoint_marker, openai_breakpoints, openai_eligible_part_types,

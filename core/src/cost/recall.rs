@@ -1,7 +1,7 @@
 //! A cost report's pinned recall: of the pinned paths, user requests and error lines of the
 //! log so far (as the strategy stored it), the share whose text (the head, for one pinned head
-//! and tail) a call's request holds, sampled every [`super::RECALL_EVERY`] calls and at the
-//! last one. A fact is kept when the request holds it as written, or relative to the working
+//! and tail) a call's request holds, sampled every [`super::RECALL_EVERY`] calls (further
+//! apart in a very long session: [`super::recall_stride`]) and at the last one. A fact is kept when the request holds it as written, or relative to the working
 //! directory a summary in the request states (the summary writes paths under it relative: the
 //! pinned check's rule, `pinned::summary_holds`).
 //!
@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::needles::{first_occurrences, occurring};
 use crate::compaction::pinned::PinnedGatherer;
 use crate::compaction::workdir::{declared_working_directory, relativize_text};
 use crate::compaction::FactKind;
@@ -148,14 +149,22 @@ impl Recall {
             pieces: &self.pieces,
             current: &current,
             shown: &shown,
-            fresh: &fresh,
-            changed: changed.as_deref(),
         };
+        let new_hits = new_hits(&self.facts, &fresh, changed.as_deref());
+        // Settled from what the last sample knew, or `None`: to be looked up in the request.
+        let early: Vec<Option<(State, bool)>> = self
+            .facts
+            .iter()
+            .zip(new_hits)
+            .map(|(fact, new_hit)| search.settle_early(fact.state, new_hit))
+            .collect();
+        let looked_up = search.look_up(&self.facts, &early, &parts);
         let mut kept = 0;
-        for fact in &mut self.facts {
-            let (state, held) = search.settle(&fact.needles, fact.state);
-            fact.state = state;
-            kept += usize::from(held);
+        for ((fact, early), late) in self.facts.iter_mut().zip(early).zip(looked_up) {
+            if let Some((state, held)) = early.or(late) {
+                fact.state = state;
+                kept += usize::from(held);
+            }
         }
         self.expected += self.facts.len();
         self.kept += kept;
@@ -180,41 +189,71 @@ struct Search<'a> {
     pieces: &'a BTreeMap<usize, (Arc<Message>, String, String)>,
     current: &'a BTreeSet<usize>,
     shown: &'a str,
-    /// The parts of the messages new since the last sample, each followed by a space.
-    fresh: &'a str,
-    /// The stretches of `shown` that differ from the last sample's request text (`None`: not
-    /// known, search all of it).
-    changed: Option<&'a [&'a str]>,
 }
 
 impl Search<'_> {
-    /// A fact's state now and whether the request holds it, from its state at the last sample.
-    /// A needle without a space is in the text exactly when it is in one message's part (parts
-    /// are joined by a space); one with a space may cross parts, but a text that holds it now
-    /// and did not before holds it across a stretch that changed.
-    fn settle(&self, needles: &[String], state: State) -> (State, bool) {
-        let spaced = needles.iter().any(|n| n.is_empty() || n.contains(' '));
-        let any_in = |text: &str| needles.iter().any(|n| text.contains(n.as_str()));
+    /// A fact's state now and whether the request holds it, when its state at the last sample
+    /// settles it: held by a message still in the request, or missing then and not in the
+    /// text that could newly hold it (`new_hit`: see [`new_hits`]). `None`: look it up.
+    fn settle_early(&self, state: State, new_hit: Option<bool>) -> Option<(State, bool)> {
         match state {
-            State::Held(key) if self.current.contains(&key) => return (state, true),
-            State::Missing if !spaced && !any_in(self.fresh) => return (state, false),
-            State::Missing if spaced => {
-                if let Some(changed) = self.changed {
-                    if !changed.iter().any(|stretch| any_in(stretch)) {
-                        return (state, false);
-                    }
-                }
+            State::Held(key) if self.current.contains(&key) => Some((state, true)),
+            State::Missing if new_hit == Some(false) => Some((state, false)),
+            _ => None,
+        }
+    }
+
+    /// The state and whether the request holds it of each fact `early` did not settle, looked
+    /// up in the whole request, all at once ([`first_occurrences`]). A needle without a space is
+    /// in the text exactly when it is in one message's part (parts are joined by a space), so
+    /// its first occurrence names its holder (`parts`: each message with a part and where the
+    /// part starts in `shown`); one with a space may cross parts, so a message holding it whole
+    /// is searched for, and without one it is held across parts.
+    fn look_up(
+        &self,
+        facts: &[Fact],
+        early: &[Option<(State, bool)>],
+        parts: &[(usize, usize)],
+    ) -> Vec<Option<(State, bool)>> {
+        let mut asked: Vec<(usize, &str)> = Vec::new();
+        for (index, (fact, early)) in facts.iter().zip(early).enumerate() {
+            if early.is_none() {
+                asked.extend(fact.needles.iter().map(|n| (index, n.as_str())));
             }
-            _ => {}
         }
-        if spaced && !any_in(self.shown) {
-            return (State::Missing, false);
+        let needles: Vec<&str> = asked.iter().map(|&(_, needle)| needle).collect();
+        // Each fact's first occurrence in the request (the earliest of its needles').
+        let mut first: Vec<Option<usize>> = vec![None; facts.len()];
+        for (&(index, _), found) in asked.iter().zip(first_occurrences(&needles, &[self.shown])) {
+            if let (Some(slot), Some((_, at))) = (first.get_mut(index), found) {
+                *slot = Some(slot.map_or(at, |before: usize| before.min(at)));
+            }
         }
-        match self.holder(needles) {
-            Some(key) => (State::Held(key), true),
-            None if spaced => (State::New, true),
-            None => (State::Missing, false),
-        }
+        facts
+            .iter()
+            .zip(early)
+            .zip(first)
+            .map(|((fact, early), first)| {
+                if early.is_some() {
+                    return None;
+                }
+                let Some(at) = first else {
+                    return Some((State::Missing, false));
+                };
+                if !is_spaced(&fact.needles) {
+                    let part = parts.partition_point(|&(_, start)| start <= at);
+                    let holder = part.checked_sub(1).and_then(|p| parts.get(p));
+                    return Some(match holder {
+                        Some(&(key, _)) => (State::Held(key), true),
+                        None => (State::Missing, false),
+                    });
+                }
+                Some(match self.holder(&fact.needles) {
+                    Some(key) => (State::Held(key), true),
+                    None => (State::New, true),
+                })
+            })
+            .collect()
     }
 
     /// The first message whose part holds one of `needles`.
@@ -228,6 +267,47 @@ impl Search<'_> {
                 .then_some(key)
         })
     }
+}
+
+/// Whether a fact's needles may cross two messages' parts (a space, or nothing to find).
+fn is_spaced(needles: &[String]) -> bool {
+    needles.iter().any(|n| n.is_empty() || n.contains(' '))
+}
+
+/// For each fact missing from the last sample, whether the text that can newly hold it does:
+/// `fresh` (the parts new since) for a needle without a space, the `changed` stretches for one
+/// with (`None` for it when they are not known); `None` for every other fact. All the
+/// needles are looked up in one pass over each text ([`occurring`]).
+fn new_hits(facts: &[Fact], fresh: &str, changed: Option<&[&str]>) -> Vec<Option<bool>> {
+    let mut plain: Vec<(usize, &str)> = Vec::new();
+    let mut spaced: Vec<(usize, &str)> = Vec::new();
+    for (index, fact) in facts.iter().enumerate() {
+        if fact.state != State::Missing {
+            continue;
+        }
+        let into = if is_spaced(&fact.needles) {
+            if changed.is_none() {
+                continue;
+            }
+            &mut spaced
+        } else {
+            &mut plain
+        };
+        into.extend(fact.needles.iter().map(|needle| (index, needle.as_str())));
+    }
+    let mut hits = vec![None; facts.len()];
+    for (needles, texts) in [
+        (plain, vec![fresh]),
+        (spaced, changed.unwrap_or_default().to_vec()),
+    ] {
+        let strings: Vec<&str> = needles.iter().map(|&(_, needle)| needle).collect();
+        for (&(index, _), found) in needles.iter().zip(occurring(&strings, &texts)) {
+            if let Some(hit) = hits.get_mut(index) {
+                *hit = Some(hit.unwrap_or(false) || found);
+            }
+        }
+    }
+    hits
 }
 
 /// The stretches of `shown` (whose non-empty parts are `parts`: each message and where its part
