@@ -18,7 +18,9 @@
 
 use serde_json::{json, Value};
 
-use crate::compaction::checkpoint::{anthropic_summary_message, summary_message};
+use crate::compaction::checkpoint::{
+    anthropic_summary_message, summary_message, RESPONSES_ITEM_PREFIX,
+};
 use crate::compaction::{Checkpoint, SummaryMethod};
 use crate::cost::place_breakpoints;
 use crate::model::{Message, Role};
@@ -112,18 +114,25 @@ pub fn anthropic_conversation(
 }
 
 /// Puts an answer's compaction `block` beside `checkpoint` when that checkpoint is the
-/// answer's: an LLM checkpoint over the same messages (`through_seq`) whose summary is the
-/// answer's `text` (with any pinned facts appended). True when kept; a refused or stale
-/// answer's block is dropped.
+/// answer's, over the same messages (`through_seq`): for an Anthropic block, an LLM checkpoint
+/// whose summary is the answer's `text` (with any pinned facts appended); for a Responses item
+/// ([`super::checkpoint::responses_compaction_block`]: opaque, so the plaintext record is the extractive
+/// summary), an extractive checkpoint. True when kept; a refused or stale answer's block is
+/// dropped.
 pub fn keep_compaction_block(
     checkpoint: &mut Checkpoint,
     through_seq: u64,
     text: &str,
     block: String,
 ) -> bool {
-    let belongs = checkpoint.method == SummaryMethod::Llm
-        && checkpoint.through_seq == through_seq
-        && checkpoint.summary.trim().starts_with(text.trim());
+    let same_messages = checkpoint.through_seq == through_seq;
+    let belongs = if block.starts_with(RESPONSES_ITEM_PREFIX) {
+        same_messages && checkpoint.method == SummaryMethod::Extractive
+    } else {
+        same_messages
+            && checkpoint.method == SummaryMethod::Llm
+            && checkpoint.summary.trim().starts_with(text.trim())
+    };
     if belongs {
         checkpoint.compaction_block = Some(block);
     }
@@ -339,6 +348,58 @@ mod tests {
         let usage = answer.usage.unwrap();
         assert_eq!((usage.input_tokens, usage.output_tokens), (140, 25));
         assert_eq!(usage.iterations, 2);
+    }
+
+    #[test]
+    fn a_block_is_kept_only_beside_the_checkpoint_of_its_answer() {
+        let checkpoint = |method| Checkpoint {
+            through_seq: 7,
+            summary: "Goal: ship it\n\nPinned: src/a.rs".into(),
+            method,
+            active_tasks: None,
+            tokens: 10,
+            made_at_turn: 3,
+            pinned: Vec::new(),
+            dropped_facts: Default::default(),
+            compaction_block: None,
+        };
+        let anthropic = r#"{"type":"compaction","content":"Goal: ship it"}"#.to_owned();
+        let item =
+            crate::compaction::checkpoint::responses_compaction_block(r#"{"type":"compaction"}"#);
+        // An Anthropic block: the LLM checkpoint over the same messages, whose summary is the
+        // answer's text with pinned facts appended.
+        let mut llm = checkpoint(SummaryMethod::Llm);
+        assert!(keep_compaction_block(
+            &mut llm,
+            7,
+            "Goal: ship it",
+            anthropic.clone()
+        ));
+        assert_eq!(llm.compaction_block.as_deref(), Some(anthropic.as_str()));
+        for (mut made, through, text) in [
+            (checkpoint(SummaryMethod::Llm), 6, "Goal: ship it"),
+            (checkpoint(SummaryMethod::Llm), 7, "Another summary"),
+            (checkpoint(SummaryMethod::Extractive), 7, "Goal: ship it"),
+        ] {
+            assert!(!keep_compaction_block(
+                &mut made,
+                through,
+                text,
+                anthropic.clone()
+            ));
+            assert_eq!(made.compaction_block, None);
+        }
+        // A Responses item: opaque, its plaintext record the extractive summary.
+        let mut extractive = checkpoint(SummaryMethod::Extractive);
+        assert!(keep_compaction_block(&mut extractive, 7, "", item.clone()));
+        assert_eq!(extractive.compaction_block, Some(item.clone()));
+        for (mut made, through) in [
+            (checkpoint(SummaryMethod::Llm), 7),
+            (checkpoint(SummaryMethod::Extractive), 8),
+        ] {
+            assert!(!keep_compaction_block(&mut made, through, "", item.clone()));
+            assert_eq!(made.compaction_block, None);
+        }
     }
 
     #[test]

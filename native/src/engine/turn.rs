@@ -25,8 +25,7 @@
 //! stored.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryMethod, SummaryRequest,
-    RESPONSES_ITEM_PREFIX,
+    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryRequest, RESPONSES_ITEM_PREFIX,
 };
 use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
@@ -414,21 +413,13 @@ impl Answer {
     }
 }
 
-/// Puts a summary answer's compaction block beside the turn's checkpoint, when that checkpoint
-/// is the answer's: over the same messages, and either an LLM checkpoint whose summary is the
-/// answer's text (with any pinned facts appended), or, for a Responses item (opaque, so the
-/// summary is the extractive one), an extractive checkpoint. A refused or stale answer's block
-/// is dropped.
+/// Puts a summary answer's compaction block beside the turn's checkpoint when that checkpoint
+/// is the answer's (the rule is the core's `keep_compaction_block`, for an Anthropic block and
+/// a Responses item alike); a refused or stale answer's block is dropped.
 fn keep_block(changes: &mut TurnChanges, kept: Option<(u64, String, String)>) {
-    let (Some(checkpoint), Some((through_seq, text, block))) = (changes.checkpoint.as_mut(), kept)
-    else {
-        return;
-    };
-    if block.starts_with(RESPONSES_ITEM_PREFIX) {
-        if checkpoint.method == SummaryMethod::Extractive && checkpoint.through_seq == through_seq {
-            checkpoint.compaction_block = Some(block);
-        }
-    } else {
+    if let (Some(checkpoint), Some((through_seq, text, block))) =
+        (changes.checkpoint.as_mut(), kept)
+    {
         ctxkit_core::compaction::keep_compaction_block(checkpoint, through_seq, &text, block);
     }
 }
