@@ -238,6 +238,9 @@ fn a_postgres_database_at_schema_2_gains_keys_for_its_offloads() {
         .batch_execute(
             "DROP INDEX offloads_search; ALTER TABLE offloads DROP COLUMN search_text; \
              ALTER TABLE checkpoints DROP COLUMN compaction_block; DROP TABLE frozen_prompts; \
+             ALTER TABLE messages ALTER COLUMN body SET COMPRESSION default, \
+             ALTER COLUMN search_text SET COMPRESSION default; \
+             ALTER TABLE offloads ALTER COLUMN content SET COMPRESSION default; \
              UPDATE ctxkit_schema SET version = 2;",
         )
         .unwrap();
