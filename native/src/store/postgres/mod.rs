@@ -377,6 +377,30 @@ impl PostgresStore {
         self.transaction(what, Mode::WriteUnflushed, f)
     }
 
+    /// Runs `query` alone, as its own transaction (one round trip: no `BEGIN`, no `COMMIT`),
+    /// when the store has no `SET LOCAL` to make first (no [`PostgresOptions::schema`]);
+    /// `None` when it has (the caller runs it in a transaction then). For a statement that is
+    /// a whole call by itself, which says in its own text how its commit waits, if it writes.
+    fn alone(
+        &self,
+        what: &dyn Fn() -> String,
+        query: &query::Query,
+    ) -> Option<Result<Vec<postgres::Row>>> {
+        if self.pool.local_setup.is_some() {
+            return None;
+        }
+        let target = self.pool.target.as_str();
+        let mut connection = match self.pool.checkout() {
+            Ok(connection) => connection,
+            Err(error) => return Some(Err(error)),
+        };
+        let rows = query
+            .run_alone(&mut connection.client)
+            .map_err(|e| Error::postgres(target, what(), e));
+        self.pool.give_back(connection);
+        Some(rows)
+    }
+
     fn transaction<T>(
         &self,
         what: &dyn Fn() -> String,
