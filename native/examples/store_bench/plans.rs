@@ -34,7 +34,12 @@ pub fn check(store: &PostgresStore) -> Vec<String> {
     for (name, text) in HISTORY_QUERIES {
         let request = SearchRequest::new(text, None).unwrap();
         let plans = store.explain_history_search(STEADY, &request).unwrap();
-        let passes = ["exact pass", "every-word pass"];
+        let passes = [
+            "exact pass, newest messages and offloaded outputs",
+            "exact pass, older messages",
+            "every-word pass, newest messages and offloaded outputs",
+            "every-word pass, older messages",
+        ];
         for (pass, plan) in passes.iter().zip(&plans) {
             let search = format!("history search, {name}, {pass}");
             failed.extend(check_plan(search, plan, "messages"));

@@ -12,15 +12,15 @@ use crate::store::memory_types::MemoryQuery;
 use crate::store::postgres::memory::search_query;
 use crate::store::postgres::queries::session_row;
 use crate::store::postgres::query::Query;
-use crate::store::postgres::reads::{pass_query, RECENT_MESSAGES};
+use crate::store::postgres::reads::{pass_query, Part, RECENT_MESSAGES};
 use crate::store::postgres::text::search_key;
 use crate::store::postgres::{get, PostgresStore, Tx};
 
 impl PostgresStore {
-    /// The plans of a history search of session `name` for `request`: the exact pass's, then
-    /// the every-word pass's when the request has one (each pass is one statement over the
-    /// newest messages and, when they hold too few, the older ones; with the offloaded outputs
-    /// the same way). Fails as the search would (no such session).
+    /// The plans of a history search of session `name` for `request`: for the exact pass, then
+    /// the every-word pass when the request has one, the plan of its first statement (the
+    /// newest messages and the offloaded outputs) and of its second (the older messages, run
+    /// only when the newest held too few). Fails as the search would (no such session).
     pub fn explain_history_search(
         &self,
         name: &str,
@@ -38,7 +38,13 @@ impl PostgresStore {
             let mut plans = Vec::new();
             for needles in passes {
                 let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
-                plans.push(plan(tx, &pass_query(id, &keys, wanted, floor), &what)?);
+                for part in [Part::Newest, Part::OlderMessages] {
+                    plans.push(plan(
+                        tx,
+                        &pass_query(id, &keys, wanted, floor, part),
+                        &what,
+                    )?);
+                }
             }
             Ok(plans)
         })

@@ -10,11 +10,12 @@
 //! does it look at the older messages, through the trigram GIN index (`LIKE`, the needle's key
 //! escaped by [`like_pattern`]), so a rare word or a miss costs its matches, not the session's
 //! length. The offloaded outputs' keys (`offloads.search_text`, written with each offload's
-//! row) are searched the same way, over the same spans of seqs. A pass is one statement
-//! ([`pass_query`]), one round trip: the older messages' part runs only when the newest held
-//! too few (a one-time filter on the newest part's count), so it costs what the two
-//! statements it replaced cost, less a round trip each. Every needle is bound as a parameter;
-//! no character of it is syntax.
+//! row) are searched the same way, over the same spans of seqs. A pass's first statement
+//! ([`pass_query`]) reads the newest messages and all the offloaded outputs' hits at once (the
+//! older outputs only when the newest held too few: a one-time filter on their count), so a
+//! pass is one round trip unless the newest messages hold too few; the older messages'
+//! statement is sent only then (planning it costs as much as the newest scan of a frequent
+//! word). Every needle is bound as a parameter; no character of it is syntax.
 
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
@@ -53,6 +54,35 @@ impl<'t, 'a> SessionRows<'t, 'a> {
             id,
             last_seq,
         }
+    }
+}
+
+impl SessionRows<'_, '_> {
+    /// Runs a part of a pass ([`pass_query`]), adding the messages and the offloaded outputs
+    /// it found, in its order, to `messages` and `offloads`.
+    fn read_pass(
+        &mut self,
+        query: &Query,
+        messages: &mut Vec<Entry>,
+        offloads: &mut Vec<OffloadFound>,
+    ) -> Result<()> {
+        let name = self.name;
+        let what = || format!("session {name:?}: searching its history");
+        let rows = query.run(self.tx, &what)?;
+        let target = self.tx.target;
+        for row in &rows {
+            let seq = unsigned(get(row, 1, target)?);
+            let entry = entry_from_parts(name, seq, get(row, 2, target)?, 0)?;
+            if get::<bool>(row, 0, target)? {
+                let path: String = get(row, 3, target)?;
+                let text: Option<String> = get(row, 4, target)?;
+                let text = from_column(text.unwrap_or_default());
+                offloads.push((entry, from_column(path), text));
+            } else {
+                messages.push(entry);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -96,31 +126,22 @@ impl SessionReads for SessionRows<'_, '_> {
         needles: &[&str],
         wanted: usize,
     ) -> Result<(Vec<Entry>, Vec<OffloadFound>)> {
-        let name = self.name;
-        let what = || format!("session {name:?}: searching its history");
         let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
         let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
-        let rows = pass_query(self.id, &keys, wanted, floor).run(self.tx, &what)?;
-        let target = self.tx.target;
         let (mut messages, mut offloads) = (Vec::new(), Vec::new());
-        for row in &rows {
-            let seq = unsigned(get(row, 1, target)?);
-            let entry = entry_from_parts(name, seq, get(row, 2, target)?, 0)?;
-            if get::<bool>(row, 0, target)? {
-                let path: String = get(row, 3, target)?;
-                let text: Option<String> = get(row, 4, target)?;
-                let text = from_column(text.unwrap_or_default());
-                offloads.push((entry, from_column(path), text));
-            } else {
-                messages.push(entry);
-            }
-        }
-        // The newest hits first, then the older ones: every newest hit is above the floor,
-        // every older one at or below it.
-        messages.sort_by_key(|entry| std::cmp::Reverse(entry.seq));
-        messages.truncate(wanted);
+        let query = pass_query(self.id, &keys, wanted, floor, Part::Newest);
+        self.read_pass(&query, &mut messages, &mut offloads)?;
+        // The offloaded outputs' newest hits first, then the older ones: every newest hit is
+        // above the floor, every older one at or below it.
         offloads.sort_by_key(|(entry, _, _)| std::cmp::Reverse(entry.seq));
         offloads.truncate(wanted);
+        let rest = wanted.saturating_sub(messages.len());
+        if rest > 0 && floor > 0 {
+            let query = pass_query(self.id, &keys, rest, floor, Part::OlderMessages);
+            self.read_pass(&query, &mut messages, &mut offloads)?;
+        }
+        // Newest first: the hits after the floor, then the older ones.
+        messages.sort_by_key(|entry| std::cmp::Reverse(entry.seq));
         Ok((messages, offloads))
     }
 
@@ -163,16 +184,28 @@ impl SessionReads for SessionRows<'_, '_> {
     }
 }
 
-/// A history pass as one statement, for the session whose row id is `id`: the messages whose
-/// key holds every one of `keys` (the needles' search keys), newest first, at most `wanted`,
-/// and the offloaded outputs whose key does, the same way. Rows are (whether it is an
-/// offloaded output, seq, the message's body, the output's path, its text as stored). Each
-/// looks after seq `floor` first (by its keys, newest first) and, when that found fewer than
-/// `wanted`, at or below it (through the trigram index, newest first, `wanted` at most: the
-/// caller keeps the first hits); a session with no message below the floor (`floor` 0) has
-/// no older part. [`SessionRows`] runs it,
-/// [`crate::store::PostgresStore::explain_history_search`] shows its plan.
-pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64) -> Query {
+/// The statements of a history pass ([`pass_query`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Part {
+    /// The newest messages (after the floor) and every offloaded output: the pass's first
+    /// statement.
+    Newest,
+    /// The older messages (at or below the floor), through the trigram index: run only when
+    /// the newest held too few.
+    OlderMessages,
+}
+
+/// A statement of a history pass, for the session whose row id is `id`: with
+/// [`Part::Newest`], the messages after seq `floor` whose key holds every one of `keys` (the
+/// needles' search keys), scanned newest first by their keys, at most `wanted`, and the
+/// offloaded outputs whose key does, the same way after the floor and, when those were fewer
+/// than `wanted` (a one-time filter on their count), at or below it through the trigram index
+/// (the caller keeps the first `wanted`); with [`Part::OlderMessages`], the messages at or below
+/// the floor, through the trigram index, newest first, at most `wanted`. Rows are (whether it
+/// is an offloaded output, seq, the message's body, the output's path, its text as stored).
+/// A session with no message below the floor (`floor` 0) has no older part. [`SessionRows`]
+/// runs it, [`crate::store::PostgresStore::explain_history_search`] shows its plan.
+pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64, part: Part) -> Query {
     let mut query = Query::new("");
     // $1, $2 and $3.
     query.bind(id, Type::INT8);
@@ -180,8 +213,13 @@ pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64) ->
     query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
     let (mut recent, mut older) = (Vec::new(), Vec::new());
     for key in keys {
-        recent.push(query.bind(key.clone(), Type::TEXT));
-        older.push(query.bind(like_pattern(key), Type::TEXT));
+        match part {
+            Part::Newest => recent.push(query.bind(key.clone(), Type::TEXT)),
+            Part::OlderMessages => {}
+        }
+        if floor > 0 || part == Part::OlderMessages {
+            older.push(query.bind(like_pattern(key), Type::TEXT));
+        }
     }
     let holds = |column: &str, recent_span: bool| -> String {
         let placeholders = if recent_span { &recent } else { &older };
@@ -193,12 +231,14 @@ pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64) ->
             })
             .collect()
     };
-    let messages = |span: &str, recent_span: bool| {
-        format!(
-            "SELECT seq, body FROM messages WHERE session_id = $1 AND seq {span} $2{} ",
-            holds("search_text", recent_span)
-        )
-    };
+    if part == Part::OlderMessages {
+        query.push(&format!(
+            "SELECT false, seq, body, NULL::text, NULL::text FROM messages \
+             WHERE session_id = $1 AND seq <= $2{} ORDER BY seq DESC LIMIT $3",
+            holds("search_text", false)
+        ));
+        return query;
+    }
     let offloads = |span: &str, recent_span: bool| {
         format!(
             "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
@@ -208,20 +248,17 @@ pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64) ->
         )
     };
     query.push(&format!(
-        "WITH recent_messages AS ({}ORDER BY seq DESC LIMIT $3), \
-         recent_offloads AS ({}ORDER BY o.seq DESC LIMIT $3) \
-         SELECT false, seq, body, NULL::text, NULL::text FROM recent_messages \
+        "WITH recent_offloads AS ({}ORDER BY o.seq DESC LIMIT $3) \
+         (SELECT false, seq, body, NULL::text, NULL::text FROM messages \
+         WHERE session_id = $1 AND seq > $2{} ORDER BY seq DESC LIMIT $3) \
          UNION ALL SELECT true, seq, body, relative_path, content FROM recent_offloads",
-        messages(">", true),
         offloads(">", true),
+        holds("search_text", true),
     ));
     if floor > 0 {
         query.push(&format!(
-            " UNION ALL (SELECT false, seq, body, NULL::text, NULL::text FROM ({}\
-             AND (SELECT count(*) FROM recent_messages) < $3 ORDER BY seq DESC LIMIT $3) older) \
-             UNION ALL (SELECT true, seq, body, relative_path, content FROM ({}\
+            " UNION ALL (SELECT true, seq, body, relative_path, content FROM ({}\
              AND (SELECT count(*) FROM recent_offloads) < $3 ORDER BY o.seq DESC LIMIT $3) older)",
-            messages("<=", false),
             offloads("<=", false),
         ));
     }
