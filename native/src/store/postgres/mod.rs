@@ -12,7 +12,9 @@
 //! (`SELECT ... FOR UPDATE`) before reading where its log ends, so two writers of one session
 //! queue and the second sees the first's commit (a stale `seq` is then
 //! [`crate::Error::SeqConflict`], and nothing is written); reads in `REPEATABLE READ READ ONLY`,
-//! so a read never mixes two commits. A failed call rolls back: it leaves the database as it
+//! so a read never mixes two commits. A call that is one statement (a memory search) runs as
+//! its own transaction instead, in one round trip (no `BEGIN`, no `COMMIT`), unless the
+//! store's schema must be set first. A failed call rolls back: it leaves the database as it
 //! was.
 //!
 //! Durability: by default every commit waits for the server's WAL flush (the server's
