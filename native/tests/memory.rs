@@ -2,15 +2,20 @@
 //! PostgreSQL ([`common::backends`]): trigram search (CJK
 //! substrings), user text that looks like FTS5 syntax, short queries, disabled and expired
 //! rows, duplicates, importance clamping, scopes, and MEMORY.md rewritten after each write.
+//! A PostgreSQL store without a schema of its own runs a search as one statement, its own
+//! transaction: the same hits in the same order, the same use counts, as with a schema.
 
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::backends::Backend;
+use common::backends::{fresh_database, postgres_url, Backend};
 use ctxkit::clock::FixedClock;
 use ctxkit::core::memory::{MemoryScope, MemorySource};
-use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryUpdate, NewMemory};
+use ctxkit::store::{
+    AddedMemory, MemoryFilter, MemoryQuery, MemoryStore, MemoryUpdate, NewMemory, PostgresOptions,
+    PostgresStore,
+};
 use ctxkit::{Engine, EngineConfig};
 
 const NOW: i64 = 1_770_768_000;
@@ -301,5 +306,94 @@ fn memory_md_is_bounded_private_and_rewritten_after_each_write() {
             .filter(|name| name.ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+}
+
+#[test]
+fn a_postgres_search_alone_finds_and_counts_as_one_in_a_transaction() {
+    let Some(server) = postgres_url("memory_search_alone") else {
+        return;
+    };
+    // The same memories in a database of their own (no schema: each search is one statement)
+    // and in a schema of the test's database (each search in a transaction setting it).
+    let plain_url = fresh_database(&server, "memory_alone");
+    let with_schema = Backend::all("memory_search_alone")
+        .into_iter()
+        .find(Backend::is_postgres)
+        .unwrap();
+    let mut stores: Vec<Box<dyn MemoryStore>> = vec![
+        Box::new(PostgresStore::open(&plain_url).unwrap()),
+        Box::new(with_schema.postgres()),
+    ];
+    let topics = ["deploy", "持久化会话", "db setup", "\"deploy\" AND NEAR(x"];
+    for store in &mut stores {
+        for index in 0..40usize {
+            let topic = topics[index % topics.len()];
+            let new = NewMemory {
+                title: format!("{topic} note {index}"),
+                content: format!("Memory {index} about {topic}, step {}", index % 7),
+                importance: (index % 10) as i64 + 1,
+                ..NewMemory::default()
+            };
+            store.add_memory("/p", &new, NOW).unwrap();
+        }
+    }
+    for text in [
+        "deploy",
+        "持久化",
+        "db",
+        "\"deploy\" AND NEAR(",
+        "note 7",
+        "absent",
+    ] {
+        let query = MemoryQuery {
+            text: text.into(),
+            limit: 5,
+        };
+        // Twice: the second search finds the same memories, each counted once more.
+        let mut before: Vec<(i64, String, i64)> = Vec::new();
+        for round in 0..2 {
+            let found: Vec<Vec<(i64, String, i64)>> = stores
+                .iter_mut()
+                .map(|store| {
+                    let hits = store.search_memories("/p", &query, NOW).unwrap();
+                    hits.iter()
+                        .map(|m| (m.id, m.title.clone(), m.use_count))
+                        .collect()
+                })
+                .collect();
+            assert_eq!(found[0], found[1], "{text:?}, round {round}");
+            let expect_hits = text != "absent";
+            assert_eq!(!found[0].is_empty(), expect_hits, "{text:?}");
+            if round == 1 {
+                let counted: Vec<(i64, String, i64)> = before
+                    .iter()
+                    .map(|(id, t, n)| (*id, t.clone(), n + 1))
+                    .collect();
+                assert_eq!(found[0], counted, "{text:?}");
+            }
+            before = found[0].clone();
+        }
+    }
+    // Read-only: found alone too, nothing counted.
+    let options = PostgresOptions {
+        read_only: true,
+        ..PostgresOptions::default()
+    };
+    let mut read_only = PostgresStore::open_with(&plain_url, options).unwrap();
+    let query = MemoryQuery {
+        text: "deploy".into(),
+        limit: 3,
+    };
+    let counts = |store: &mut PostgresStore| -> Vec<(i64, i64)> {
+        let hits = store.search_memories("/p", &query, NOW).unwrap();
+        hits.iter().map(|hit| (hit.id, hit.use_count)).collect()
+    };
+    let first = counts(&mut read_only);
+    assert_eq!(first.len(), 3);
+    assert_eq!(counts(&mut read_only), first, "nothing counted");
+    for (id, use_count) in first {
+        let stored = stores[0].get_memory(id).unwrap().unwrap();
+        assert_eq!(stored.use_count, use_count, "memory {id}");
     }
 }

@@ -221,6 +221,48 @@ fn a_sqlite_database_from_schema_4_gains_the_text_of_its_offloads() {
 }
 
 #[test]
+fn offloaded_outputs_among_the_newest_and_the_older_messages_come_in_one_order() {
+    // 1,300 messages, outputs offloaded at 5 seqs: 2 among the newest thousand (which
+    // PostgreSQL scans by their keys), 3 beyond them (through its index).
+    let offloaded = [10u64, 20, 30, 1_290, 1_296];
+    let entries = Entry::number(
+        (1..=1_300u64).map(|seq| {
+            if offloaded.contains(&(seq + 1)) {
+                Message::assistant("", vec![ToolCall::new(format!("c{seq}"), "bash", "{}")])
+            } else if offloaded.contains(&seq) {
+                Message::tool_result(format!("c{}", seq - 1), "[offloaded]", false)
+            } else {
+                Message::user(format!("filler {seq}"))
+            }
+        }),
+        1,
+        FAMILY,
+    );
+    let records: Vec<OffloadRecord> = offloaded
+        .iter()
+        .map(|&seq| OffloadRecord {
+            seq,
+            tool_call_id: Some(format!("c{}", seq - 1)),
+            relative_path: format!("out/{seq}.txt"),
+            bytes: 30,
+            lines: 1,
+            is_error: false,
+            content: Some(format!("the wombat of output {seq}\n")),
+        })
+        .collect();
+    for backend in Backend::all("offload_search_spans") {
+        let mut store = backend.open();
+        store.create_session("s", FAMILY, 1).unwrap();
+        store.append("s", &entries, &records, 2).unwrap();
+        let seqs: Vec<u64> = hits(store.as_ref(), "WOMBAT").iter().map(|h| h.0).collect();
+        assert_eq!(seqs, [1_296, 1_290, 30, 20, 10], "{}", backend.name());
+        let found = hits(store.as_ref(), "wombat of output 20");
+        assert_eq!(found.len(), 1, "{}", backend.name());
+        assert_eq!(found[0].0, 20, "{}", backend.name());
+    }
+}
+
+#[test]
 fn a_postgres_database_at_schema_2_gains_keys_for_its_offloads() {
     let Some(server) = postgres_url("offload_search_pg_migrate") else {
         return;
@@ -238,6 +280,9 @@ fn a_postgres_database_at_schema_2_gains_keys_for_its_offloads() {
         .batch_execute(
             "DROP INDEX offloads_search; ALTER TABLE offloads DROP COLUMN search_text; \
              ALTER TABLE checkpoints DROP COLUMN compaction_block; DROP TABLE frozen_prompts; \
+             ALTER TABLE messages ALTER COLUMN body SET COMPRESSION default, \
+             ALTER COLUMN search_text SET COMPRESSION default; \
+             ALTER TABLE offloads ALTER COLUMN content SET COMPRESSION default; \
              UPDATE ctxkit_schema SET version = 2;",
         )
         .unwrap();

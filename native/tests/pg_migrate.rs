@@ -4,7 +4,8 @@
 //! naming the versions, and left as it was. A database version 1 wrote (NUL stored as U+FFFD,
 //! searches over unfolded text) is brought to version 2: every text reads back as it was
 //! stored, and the searches look in keys made again from each message's body (which kept its
-//! NUL), so a NUL is found as a NUL. With CI=true a missing server or pooler fails.
+//! NUL), so a NUL is found as a NUL. A version 5 database gains lz4 compression (migration 6)
+//! for the columns a history search reads. With CI=true a missing server or pooler fails.
 
 mod common;
 
@@ -178,8 +179,13 @@ fn eight_processes_starting_on_an_empty_database_at_once_migrate_it_once() {
 /// Turns a database this build made into the layout version 1 wrote (migration 1 of
 /// native/src/store/postgres/schema.rs, never edited since): the memories' search text
 /// generated from their fields, no title key, no offload keys (migration 3), no checkpoint
-/// compaction blocks (migration 4), no frozen prompts (migration 5), the version row at 1.
+/// compaction blocks (migration 4), no frozen prompts (migration 5), the default compression
+/// (migration 6), the version row at 1.
 const BACK_TO_VERSION_1: &str = "
+    ALTER TABLE messages ALTER COLUMN body SET COMPRESSION default,
+        ALTER COLUMN search_text SET COMPRESSION default;
+    ALTER TABLE offloads ALTER COLUMN content SET COMPRESSION default,
+        ALTER COLUMN search_text SET COMPRESSION default;
     DROP TABLE frozen_prompts;
     ALTER TABLE checkpoints DROP COLUMN compaction_block;
     DROP INDEX offloads_search;
@@ -303,4 +309,59 @@ fn a_version_1_database_reads_back_as_stored_and_searches_nul_as_nul() {
         )
         .unwrap();
     assert_eq!(search(&store, "NEW\0"), [3]);
+}
+
+/// The compression method of each column migration 6 sets, as `pg_attribute` records it
+/// (`l`: lz4; empty: the server's default).
+fn compression(client: &mut postgres::Client) -> Vec<(String, String)> {
+    client
+        .query(
+            "SELECT c.relname || '.' || a.attname, a.attcompression::text FROM pg_attribute a \
+             JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('messages', 'offloads') \
+             AND a.attname IN ('body', 'search_text', 'content') ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect()
+}
+
+#[test]
+fn a_version_5_database_compresses_what_searches_read_with_lz4() {
+    let Some(server) = postgres_url("pg_migrate_lz4") else {
+        return;
+    };
+    let url = fresh_database(&server, "migrate_lz4");
+    let lz4 = |columns: &[&str]| -> Vec<(String, String)> {
+        columns
+            .iter()
+            .map(|c| (c.to_string(), "l".to_owned()))
+            .collect()
+    };
+    let columns = [
+        "messages.body",
+        "messages.search_text",
+        "offloads.content",
+        "offloads.search_text",
+    ];
+    drop(PostgresStore::open(&url).unwrap());
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    assert_eq!(compression(&mut client), lz4(&columns), "a new database");
+    // The layout version 5 left: the server's default compression.
+    client
+        .batch_execute(
+            "ALTER TABLE messages ALTER COLUMN body SET COMPRESSION default, \
+             ALTER COLUMN search_text SET COMPRESSION default; \
+             ALTER TABLE offloads ALTER COLUMN content SET COMPRESSION default, \
+             ALTER COLUMN search_text SET COMPRESSION default; \
+             UPDATE ctxkit_schema SET version = 5;",
+        )
+        .unwrap();
+    assert!(compression(&mut client)
+        .iter()
+        .all(|(_, method)| method.is_empty()));
+    let store = PostgresStore::open(&url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), POSTGRES_SCHEMA_VERSION);
+    assert_eq!(compression(&mut client), lz4(&columns), "migrated from 5");
 }

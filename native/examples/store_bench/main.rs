@@ -23,6 +23,9 @@
 //! source scripts/pg-server.sh
 //! cargo run --release -p ctxkit --example store_bench
 //! ```
+//!
+//! `CTXKIT_BENCH_LATENCY_ONLY=1` leaves out the workers' table (a quicker run of the latency
+//! table and the plans, to repeat on a shared machine).
 
 mod latency;
 mod plans;
@@ -243,10 +246,12 @@ fn main() {
     let figures = latency::measure(&backends, &source);
     eprintln!("latency measured in {:?}", started.elapsed());
     latency::print(&backends, &figures);
-    let started = Instant::now();
-    let throughput = workers::measure(&backends, &source);
-    eprintln!("workers measured in {:?}", started.elapsed());
-    workers::print(&backends, &throughput);
+    if var(&["CTXKIT_BENCH_LATENCY_ONLY"]).is_none() {
+        let started = Instant::now();
+        let throughput = workers::measure(&backends, &source);
+        eprintln!("workers measured in {:?}", started.elapsed());
+        workers::print(&backends, &throughput);
+    }
 
     drop((client, backends));
     admin

@@ -35,9 +35,9 @@ pub fn check(store: &PostgresStore) -> Vec<String> {
         let request = SearchRequest::new(text, None).unwrap();
         let plans = store.explain_history_search(STEADY, &request).unwrap();
         let passes = [
-            "exact pass, newest messages",
+            "exact pass, newest messages and offloaded outputs",
             "exact pass, older messages",
-            "every-word pass, newest messages",
+            "every-word pass, newest messages and offloaded outputs",
             "every-word pass, older messages",
         ];
         for (pass, plan) in passes.iter().zip(&plans) {

@@ -40,14 +40,17 @@ pub(crate) trait SessionReads {
     fn latest_anchor(&mut self) -> Result<Option<UsageAnchor>>;
     /// The entries with `from <= seq <= to`, in order.
     fn entries_between(&mut self, from: u64, to: u64) -> Result<Vec<Entry>>;
-    /// The messages whose searchable text holds every one of `needles` under the search's case
-    /// fold (the core's [`ctxkit_core::recall::contains_folded`]), newest first, at most
-    /// `wanted`.
-    fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>>;
-    /// The same for the session's offloaded outputs: those whose full text holds every one of
-    /// `needles`, newest first, at most `wanted`, each as the message it was offloaded from
-    /// (its reference), the output's path and its full text.
-    fn matching_offloads(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<OffloadFound>>;
+    /// One pass's reads: the messages whose searchable text holds every one of `needles` under
+    /// the search's case fold (the core's [`ctxkit_core::recall::contains_folded`]), newest
+    /// first, at most `wanted`; and the same for the session's offloaded outputs: those whose
+    /// full text holds every one of `needles`, newest first, at most `wanted`, each as the
+    /// message it was offloaded from (its reference), the output's path and its full text.
+    /// Asked together, so a backend over a network reads both in one round trip.
+    fn matching(
+        &mut self,
+        needles: &[&str],
+        wanted: usize,
+    ) -> Result<(Vec<Entry>, Vec<OffloadFound>)>;
     /// Where the calls of tool results may be: for each of `results` (a tool result's seq and
     /// the call id it answers, quoted as JSON writes it), those of the `count` assistant
     /// messages before it whose body holds the quoted id, newest first; as the result's seq, the
@@ -138,9 +141,9 @@ fn pass(
     wanted: usize,
     exact: bool,
 ) -> Result<Vec<HistoryHit>> {
-    let messages = message_hits(reads.matching(needles, wanted)?, exact);
-    let offloads = reads
-        .matching_offloads(needles, wanted)?
+    let (messages, offloads) = reads.matching(needles, wanted)?;
+    let messages = message_hits(messages, exact);
+    let offloads = offloads
         .into_iter()
         .map(|(entry, path, text)| HistoryHit {
             offload: offload_match(&path, &text, request, exact),

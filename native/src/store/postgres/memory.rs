@@ -10,7 +10,9 @@
 //! substrings are found as SQLite's trigram FTS5 finds them; best match first (the terms found
 //! in the title's key), then importance and recency. A search is one statement planned for its
 //! patterns (not kept prepared), so the trigram index serves the terms it can, and counts the
-//! uses of what it found in the same statement, its commit not waiting for the WAL flush. Duplicates are found through the indexed content
+//! uses of what it found in the same statement, its commit not waiting for the WAL flush; it
+//! runs as its own transaction, in one round trip, unless the store's schema must be set
+//! first (then in a transaction that sets it). Duplicates are found through the indexed content
 //! hash and confirmed by the core's normalized comparison, under a transaction-scoped advisory
 //! lock on the hash, so two workers adding the same memory at once store it once. Every text is
 //! stored and read back byte for byte ([`super::text`]).
@@ -191,11 +193,15 @@ pub(super) fn search_query(
     }
     let order = "m.importance DESC, m.updated_at DESC, m.id";
     if count_use {
+        // The count's commit does not wait for the WAL flush: `unflushed` sets that for the
+        // statement's own transaction (what `SET LOCAL` does in a transaction block), read
+        // before any row is counted.
         query.push(&format!(
             "WITH found AS (SELECT m.id, ({title_hits}) AS hits, m.importance, m.updated_at \
              FROM memories m WHERE {LIVE_AND_VISIBLE}{matches} ORDER BY hits DESC, {order} \
-             LIMIT $3), counted AS (UPDATE memories m SET use_count = m.use_count + 1 \
-             FROM found WHERE m.id = found.id RETURNING m.*) \
+             LIMIT $3), unflushed AS (SELECT set_config('synchronous_commit', 'off', true)), \
+             counted AS (UPDATE memories m SET use_count = m.use_count + 1 \
+             FROM found, unflushed WHERE m.id = found.id RETURNING m.*) \
              SELECT {MEMORY_COLUMNS} FROM counted m JOIN found ON found.id = m.id \
              ORDER BY found.hits DESC, {order}"
         ));
@@ -288,13 +294,17 @@ impl MemoryStore for PostgresStore {
         let count_use = !self.pool.read_only;
         let search = search_query(project, &terms, query.limit, now, count_use);
         let what = || format!("searching memories for {:?}", query.text);
-        let run = |tx: &mut Tx<'_>| {
-            let rows = search.run(tx, &what)?;
-            let target = tx.target;
+        let target = self.pool.target.as_str();
+        let records = |rows: Vec<Row>| {
             rows.iter()
                 .map(|row| memory_from_row(row, target))
                 .collect::<Result<Vec<_>>>()
         };
+        // One statement, so one round trip where nothing must be set before it.
+        if let Some(rows) = self.alone(&what, &search) {
+            return records(rows?);
+        }
+        let run = |tx: &mut Tx<'_>| records(search.run(tx, &what)?);
         if count_use {
             self.write_unflushed(&what, run)
         } else {

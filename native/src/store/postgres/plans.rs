@@ -12,15 +12,15 @@ use crate::store::memory_types::MemoryQuery;
 use crate::store::postgres::memory::search_query;
 use crate::store::postgres::queries::session_row;
 use crate::store::postgres::query::Query;
-use crate::store::postgres::reads::{matching_query, Span, RECENT_MESSAGES};
+use crate::store::postgres::reads::{pass_query, Part, RECENT_MESSAGES};
 use crate::store::postgres::text::search_key;
 use crate::store::postgres::{get, PostgresStore, Tx};
 
 impl PostgresStore {
     /// The plans of a history search of session `name` for `request`: for the exact pass, then
-    /// the every-word pass when the request has one, the plan over the newest messages and the
-    /// plan over the older ones (a pass runs the second only when the first found too few).
-    /// Fails as the search would (no such session).
+    /// the every-word pass when the request has one, the plan of its first statement (the
+    /// newest messages and the offloaded outputs) and of its second (the older messages, run
+    /// only when the newest held too few). Fails as the search would (no such session).
     pub fn explain_history_search(
         &self,
         name: &str,
@@ -38,8 +38,12 @@ impl PostgresStore {
             let mut plans = Vec::new();
             for needles in passes {
                 let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
-                for span in [Span::Recent(floor), Span::Older(floor)] {
-                    plans.push(plan(tx, &matching_query(id, &keys, wanted, span), &what)?);
+                for part in [Part::Newest, Part::OlderMessages] {
+                    plans.push(plan(
+                        tx,
+                        &pass_query(id, &keys, wanted, floor, part),
+                        &what,
+                    )?);
                 }
             }
             Ok(plans)

@@ -34,6 +34,14 @@ impl Query {
         self.sql.push_str(sql);
     }
 
+    /// The parameters, as the client takes them.
+    fn params(&self) -> Vec<(&(dyn ToSql + Sync), Type)> {
+        self.params
+            .iter()
+            .map(|(value, ty)| (value.as_ref(), ty.clone()))
+            .collect()
+    }
+
     /// Runs the statement with `prefix` before it (`EXPLAIN `, or nothing) inside `tx`.
     pub(super) fn run_with(
         &self,
@@ -41,12 +49,16 @@ impl Query {
         prefix: &str,
         what: &dyn Fn() -> String,
     ) -> Result<Vec<postgres::Row>> {
-        let params: Vec<(&(dyn ToSql + Sync), Type)> = self
-            .params
-            .iter()
-            .map(|(value, ty)| (value.as_ref(), ty.clone()))
-            .collect();
-        tx.query_typed(&format!("{prefix}{}", self.sql), &params, what)
+        tx.query_typed(&format!("{prefix}{}", self.sql), &self.params(), what)
+    }
+
+    /// Runs the statement on `client` outside any transaction block: it is its own
+    /// transaction (committed when it ends), in one round trip.
+    pub(super) fn run_alone(
+        &self,
+        client: &mut postgres::Client,
+    ) -> std::result::Result<Vec<postgres::Row>, postgres::Error> {
+        client.query_typed(&self.sql, &self.params())
     }
 
     /// Runs the statement inside `tx`.

@@ -10,8 +10,12 @@
 //! does it look at the older messages, through the trigram GIN index (`LIKE`, the needle's key
 //! escaped by [`like_pattern`]), so a rare word or a miss costs its matches, not the session's
 //! length. The offloaded outputs' keys (`offloads.search_text`, written with each offload's
-//! row) are searched the same way, over the same spans of seqs. Every needle is bound as a
-//! parameter; no character of it is syntax.
+//! row) are searched the same way, over the same spans of seqs. A pass's first statement
+//! ([`pass_query`]) reads the newest messages and all the offloaded outputs' hits at once (the
+//! older outputs only when the newest held too few: a one-time filter on their count), so a
+//! pass is one round trip unless the newest messages hold too few; the older messages'
+//! statement is sent only then (planning it costs as much as the newest scan of a frequent
+//! word). Every needle is bound as a parameter; no character of it is syntax.
 
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
@@ -51,41 +55,34 @@ impl<'t, 'a> SessionRows<'t, 'a> {
             last_seq,
         }
     }
+}
 
-    /// A pass's statements over what `searched` names, in order: the newest rows (after the
-    /// floor, scanned by their keys), then the older ones (through the trigram index), each
-    /// built for the hits still wanted; the older only when the session has any.
-    fn passes(&self, searched: Searched, needles: &[&str]) -> Vec<Box<dyn Fn(usize) -> Query>> {
-        let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
-        let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
-        let id = self.id;
-        let mut spans = vec![Span::Recent(floor)];
-        if floor > 0 {
-            spans.push(Span::Older(floor));
-        }
-        spans
-            .into_iter()
-            .map(|span| {
-                let keys = keys.clone();
-                Box::new(move |rest| searched_query(searched, id, &keys, rest, span))
-                    as Box<dyn Fn(usize) -> Query>
-            })
-            .collect()
-    }
-
-    /// The entries `query` selects (seq and body).
-    fn entries(&mut self, query: &Query) -> Result<Vec<Entry>> {
+impl SessionRows<'_, '_> {
+    /// Runs a part of a pass ([`pass_query`]), adding the messages and the offloaded outputs
+    /// it found, in its order, to `messages` and `offloads`.
+    fn read_pass(
+        &mut self,
+        query: &Query,
+        messages: &mut Vec<Entry>,
+        offloads: &mut Vec<OffloadFound>,
+    ) -> Result<()> {
         let name = self.name;
         let what = || format!("session {name:?}: searching its history");
         let rows = query.run(self.tx, &what)?;
         let target = self.tx.target;
-        rows.iter()
-            .map(|row| {
-                let seq = unsigned(get(row, 0, target)?);
-                let body: &str = get(row, 1, target)?;
-                entry_from_parts(name, seq, body, 0)
-            })
-            .collect()
+        for row in &rows {
+            let seq = unsigned(get(row, 1, target)?);
+            let entry = entry_from_parts(name, seq, get(row, 2, target)?, 0)?;
+            if get::<bool>(row, 0, target)? {
+                let path: String = get(row, 3, target)?;
+                let text: Option<String> = get(row, 4, target)?;
+                let text = from_column(text.unwrap_or_default());
+                offloads.push((entry, from_column(path), text));
+            } else {
+                messages.push(entry);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -124,42 +121,28 @@ impl SessionReads for SessionRows<'_, '_> {
         entries_between(self.tx, self.name, self.id, from, to)
     }
 
-    fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>> {
-        let mut found = Vec::new();
-        for query in self.passes(Searched::Messages, needles) {
-            let rest = wanted.saturating_sub(found.len());
-            if rest == 0 {
-                break;
-            }
-            found.extend(self.entries(&query(rest))?);
+    fn matching(
+        &mut self,
+        needles: &[&str],
+        wanted: usize,
+    ) -> Result<(Vec<Entry>, Vec<OffloadFound>)> {
+        let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
+        let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
+        let (mut messages, mut offloads) = (Vec::new(), Vec::new());
+        let query = pass_query(self.id, &keys, wanted, floor, Part::Newest);
+        self.read_pass(&query, &mut messages, &mut offloads)?;
+        // The offloaded outputs' newest hits first, then the older ones: every newest hit is
+        // above the floor, every older one at or below it.
+        offloads.sort_by_key(|(entry, _, _)| std::cmp::Reverse(entry.seq));
+        offloads.truncate(wanted);
+        let rest = wanted.saturating_sub(messages.len());
+        if rest > 0 && floor > 0 {
+            let query = pass_query(self.id, &keys, rest, floor, Part::OlderMessages);
+            self.read_pass(&query, &mut messages, &mut offloads)?;
         }
-        Ok(found)
-    }
-
-    fn matching_offloads(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<OffloadFound>> {
-        let name = self.name;
-        let what = || format!("session {name:?}: searching its offloaded outputs");
-        let mut found = Vec::new();
-        for query in self.passes(Searched::Offloads, needles) {
-            let rest = wanted.saturating_sub(found.len());
-            if rest == 0 {
-                break;
-            }
-            let rows = query(rest).run(self.tx, &what)?;
-            let target = self.tx.target;
-            for row in &rows {
-                let seq = unsigned(get(row, 0, target)?);
-                let body: &str = get(row, 1, target)?;
-                let path: String = get(row, 2, target)?;
-                let text: Option<String> = get(row, 3, target)?;
-                found.push((
-                    entry_from_parts(name, seq, body, 0)?,
-                    from_column(path),
-                    from_column(text.unwrap_or_default()),
-                ));
-            }
-        }
-        Ok(found)
+        // Newest first: the hits after the floor, then the older ones.
+        messages.sort_by_key(|entry| std::cmp::Reverse(entry.seq));
+        Ok((messages, offloads))
     }
 
     fn call_candidates(
@@ -201,72 +184,83 @@ impl SessionReads for SessionRows<'_, '_> {
     }
 }
 
-/// Which of a session's messages a pass looks at: the ones after seq `floor` (the newest, by
-/// their keys), or the ones up to it (the older, through the index).
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Span {
-    /// The messages after this seq: scanned newest first by their keys.
-    Recent(u64),
-    /// The messages up to this seq: found through the trigram index.
-    Older(u64),
-}
-
-/// A history pass over `span` as one statement: the session's messages whose key holds every
-/// one of `keys` (the needles' search keys), newest first, at most `wanted` ([`SessionRows`]
-/// runs it, [`crate::store::PostgresStore::explain_history_search`] shows its plan).
-pub(super) fn matching_query(id: i64, keys: &[String], wanted: usize, span: Span) -> Query {
-    searched_query(Searched::Messages, id, keys, wanted, span)
-}
-
-/// What a pass looks in.
+/// The statements of a history pass ([`pass_query`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Searched {
-    /// The messages' keys; rows are (seq, body).
-    Messages,
-    /// The offloaded outputs' keys (`offloads.search_text`); rows are (seq, the reference's
-    /// body, the output's path, its text as stored).
-    Offloads,
+pub(super) enum Part {
+    /// The newest messages (after the floor) and every offloaded output: the pass's first
+    /// statement.
+    Newest,
+    /// The older messages (at or below the floor), through the trigram index: run only when
+    /// the newest held too few.
+    OlderMessages,
 }
 
-/// A pass over `span` of what `searched` names, as one statement (see [`matching_query`]).
-pub(super) fn searched_query(
-    searched: Searched,
-    id: i64,
-    keys: &[String],
-    wanted: usize,
-    span: Span,
-) -> Query {
-    let (select, table) = match searched {
-        Searched::Messages => ("SELECT seq, body FROM messages WHERE session_id = ", ""),
-        Searched::Offloads => (
-            "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
-             JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
-             WHERE o.session_id = ",
-            "o.",
-        ),
-    };
-    let mut query = Query::new(select);
-    let id = query.bind(id, Type::INT8);
-    query.push(&id);
-    let (floor, recent) = match span {
-        Span::Recent(floor) => (floor, true),
-        Span::Older(floor) => (floor, false),
-    };
-    let floor = query.bind(big(floor), Type::INT8);
-    query.push(&format!(
-        " AND {table}seq {} {floor}",
-        if recent { ">" } else { "<=" }
-    ));
+/// A statement of a history pass, for the session whose row id is `id`: with
+/// [`Part::Newest`], the messages after seq `floor` whose key holds every one of `keys` (the
+/// needles' search keys), scanned newest first by their keys, at most `wanted`, and the
+/// offloaded outputs whose key does, the same way after the floor and, when those were fewer
+/// than `wanted` (a one-time filter on their count), at or below it through the trigram index
+/// (the caller keeps the first `wanted`); with [`Part::OlderMessages`], the messages at or below
+/// the floor, through the trigram index, newest first, at most `wanted`. Rows are (whether it
+/// is an offloaded output, seq, the message's body, the output's path, its text as stored).
+/// A session with no message below the floor (`floor` 0) has no older part. [`SessionRows`]
+/// runs it, [`crate::store::PostgresStore::explain_history_search`] shows its plan.
+pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64, part: Part) -> Query {
+    let mut query = Query::new("");
+    // $1, $2 and $3.
+    query.bind(id, Type::INT8);
+    query.bind(big(floor), Type::INT8);
+    query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
+    let (mut recent, mut older) = (Vec::new(), Vec::new());
     for key in keys {
-        if recent {
-            let key = query.bind(key.clone(), Type::TEXT);
-            query.push(&format!(" AND strpos({table}search_text, {key}) > 0"));
-        } else {
-            let pattern = query.bind(like_pattern(key), Type::TEXT);
-            query.push(&format!(" AND {table}search_text LIKE {pattern}"));
+        match part {
+            Part::Newest => recent.push(query.bind(key.clone(), Type::TEXT)),
+            Part::OlderMessages => {}
+        }
+        if floor > 0 || part == Part::OlderMessages {
+            older.push(query.bind(like_pattern(key), Type::TEXT));
         }
     }
-    let wanted = query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
-    query.push(&format!(" ORDER BY {table}seq DESC LIMIT {wanted}"));
+    let holds = |column: &str, recent_span: bool| -> String {
+        let placeholders = if recent_span { &recent } else { &older };
+        placeholders
+            .iter()
+            .map(|p| match recent_span {
+                true => format!(" AND strpos({column}, {p}) > 0"),
+                false => format!(" AND {column} LIKE {p}"),
+            })
+            .collect()
+    };
+    if part == Part::OlderMessages {
+        query.push(&format!(
+            "SELECT false, seq, body, NULL::text, NULL::text FROM messages \
+             WHERE session_id = $1 AND seq <= $2{} ORDER BY seq DESC LIMIT $3",
+            holds("search_text", false)
+        ));
+        return query;
+    }
+    let offloads = |span: &str, recent_span: bool| {
+        format!(
+            "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
+             JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
+             WHERE o.session_id = $1 AND o.seq {span} $2{} ",
+            holds("o.search_text", recent_span)
+        )
+    };
+    query.push(&format!(
+        "WITH recent_offloads AS ({}ORDER BY o.seq DESC LIMIT $3) \
+         (SELECT false, seq, body, NULL::text, NULL::text FROM messages \
+         WHERE session_id = $1 AND seq > $2{} ORDER BY seq DESC LIMIT $3) \
+         UNION ALL SELECT true, seq, body, relative_path, content FROM recent_offloads",
+        offloads(">", true),
+        holds("search_text", true),
+    ));
+    if floor > 0 {
+        query.push(&format!(
+            " UNION ALL (SELECT true, seq, body, relative_path, content FROM ({}\
+             AND (SELECT count(*) FROM recent_offloads) < $3 ORDER BY o.seq DESC LIMIT $3) older)",
+            offloads("<=", false),
+        ));
+    }
     query
 }

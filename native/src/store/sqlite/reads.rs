@@ -58,12 +58,16 @@ impl SessionReads for SessionRows<'_> {
         entries_between(self.connection, self.name, self.id, from, to)
     }
 
-    fn matching(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<Entry>> {
-        matching(self.connection, self.name, self.id, needles, wanted)
-    }
-
-    fn matching_offloads(&mut self, needles: &[&str], wanted: usize) -> Result<Vec<OffloadFound>> {
-        matching_offloads(self.connection, self.name, self.id, needles, wanted)
+    fn matching(
+        &mut self,
+        needles: &[&str],
+        wanted: usize,
+    ) -> Result<(Vec<Entry>, Vec<OffloadFound>)> {
+        let (connection, name, id) = (self.connection, self.name, self.id);
+        Ok((
+            matching(connection, name, id, needles, wanted)?,
+            matching_offloads(connection, name, id, needles, wanted)?,
+        ))
     }
 
     fn call_candidates(
