@@ -178,9 +178,11 @@ fn eight_processes_starting_on_an_empty_database_at_once_migrate_it_once() {
 /// Turns a database this build made into the layout version 1 wrote (migration 1 of
 /// native/src/store/postgres/schema.rs, never edited since): the memories' search text
 /// generated from their fields, no title key, no offload keys (migration 3), no checkpoint
-/// compaction blocks (migration 4), no frozen prompts (migration 5), the version row at 1.
+/// compaction blocks (migration 4), no frozen prompts (migration 5), no checkpoint restore
+/// blocks (migration 6), the version row at 1.
 const BACK_TO_VERSION_1: &str = "
     DROP TABLE frozen_prompts;
+    ALTER TABLE checkpoints DROP COLUMN restore;
     ALTER TABLE checkpoints DROP COLUMN compaction_block;
     DROP INDEX offloads_search;
     ALTER TABLE offloads DROP COLUMN search_text;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::{Budget, ClearPolicy, ExtractiveLimits, SummaryCaps};
+use crate::compaction::{Budget, ClearPolicy, ExtractiveLimits, RestoreLimits, SummaryCaps};
 use crate::memory::NudgePolicy;
 use crate::text::TranscriptLimits;
 use crate::tokens::ModelFamily;
@@ -91,6 +91,10 @@ pub struct Policy {
     /// compaction runs (at least 30 seconds). Default 10: 54 minutes into an hour, as Claude
     /// Code does.
     pub idle_margin_percent: u8,
+    /// The restore block a compaction keeps with its checkpoint: the latest content of the
+    /// files read most recently before the cut, sent right after the summary
+    /// ([`crate::compaction::restore_block`]); `None`: off.
+    pub restore: Option<RestoreLimits>,
 }
 
 impl Default for Policy {
@@ -110,6 +114,7 @@ impl Default for Policy {
             cold_trigger_percent: Some(25),
             idle_trigger_percent: Some(50),
             idle_margin_percent: 10,
+            restore: Some(RestoreLimits::default()),
         }
     }
 }

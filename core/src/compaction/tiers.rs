@@ -9,9 +9,9 @@
 
 use crate::compaction::pinned::{cap_pinned, gather_pinned, DroppedFacts};
 use crate::compaction::{
-    cache_safe_messages, clear_old_tool_results, cut_to_fit, render_active_tasks, summary_message,
-    summary_request, truncation_summary, with_pinned, Budget, Checkpoint, ClearPolicy, PlanInput,
-    SummaryMethod, SummaryMode, SummaryRequest, Tier,
+    cache_safe_messages, clear_old_tool_results, cut_to_fit, render_active_tasks, restore_block,
+    restore_budget, summary_message, summary_request, truncation_summary, with_pinned, Budget,
+    Checkpoint, ClearPolicy, PlanInput, SummaryMethod, SummaryMode, SummaryRequest, Tier,
 };
 use crate::model::{first_after, safe_cut_points, window_start, Entry, Message, Role, ViewMessage};
 use crate::tokens::{estimate_message, ModelFamily};
@@ -110,6 +110,15 @@ pub(crate) fn summarize_tier(
         caps,
         &policy.transcript_limits(&input.budget),
     );
+    if let Some(limits) = &policy.restore {
+        request.restore = restore_block(
+            covered,
+            tail.get(cut..).unwrap_or_default(),
+            restore_budget(limits, &input.budget),
+            limits,
+            policy.family,
+        );
+    }
     if policy.summary_mode == SummaryMode::CacheSafe {
         request.cache_safe_messages = cache_safe_messages(
             &request,
@@ -361,6 +370,7 @@ fn truncation_checkpoint(
         pinned: Vec::new(),
         dropped_facts: DroppedFacts::default(),
         compaction_block: None,
+        restore: None,
     };
     let summary_tokens = estimate_message(&summary_message(&checkpoint), policy.family);
     let previous_tokens = input.checkpoint.map_or(0, |c| c.tokens);
