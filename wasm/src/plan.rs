@@ -74,6 +74,18 @@ export interface ExtractiveLimits {
 }
 
 /** Which old tool results to clear before compacting. */
+/** The restore block's limits: the files read before a compaction, brought back after it. */
+export interface RestoreLimits {
+  /** At most this many files (default 5). */
+  max_files: number;
+  /** Each file's content at most this many tokens, cut at a line beyond (default 5,000). */
+  per_file_tokens: number;
+  /** The block at most this share of the usable budget, in percent (default 10). */
+  share_percent: number;
+  /** And at most this many tokens (default 25,000). */
+  max_tokens: number;
+}
+
 export interface ClearPolicy {
   keep_last_exchanges: number;
   batch_exchanges: number;
@@ -123,6 +135,8 @@ export interface Policy {
   idle_trigger_percent: number | null;
   /** The share of the cache lifetime, in percent, before its end at which an idle compaction runs (at least 30 s; default 10). */
   idle_margin_percent: number;
+  /** The restore block a compaction keeps with its checkpoint: the latest content of the files read most recently before the cut, sent right after the summary (null: off). */
+  restore: RestoreLimits | null;
 }
 
 /**
@@ -149,6 +163,7 @@ export interface PolicyOptions {
   cold_trigger_percent?: number | null;
   idle_trigger_percent?: number | null;
   idle_margin_percent?: number;
+  restore?: Partial<RestoreLimits> | null;
 }
 
 /** One item of the agent's todo list. */
@@ -174,6 +189,8 @@ export interface Checkpoint {
   dropped_facts?: DroppedFacts;
   /** Anthropic's signed compaction block (JSON text, byte for byte), sent only in Anthropic views. */
   compaction_block?: string | null;
+  /** The restore block (the latest content of the files read before the checkpoint), rendered when it was made and sent byte for byte right after the summary in every view from it. */
+  restore?: string | null;
 }
 
 /** What kind of fact a checkpoint pins. */
@@ -207,6 +224,8 @@ export interface SummaryRequest {
   max_output_tokens: number;
   turn: number;
   active_tasks: string | null;
+  /** The restore block the checkpoint will keep (chosen with the cut). */
+  restore: string | null;
   /** The facts the summary must carry verbatim; those an answer leaves out are appended. */
   pinned: PinnedFact[];
   dropped_facts: DroppedFacts;
@@ -359,7 +378,7 @@ pub(crate) enum PlanOutput<'r> {
     Ready {
         stats: &'r ViewStats,
         next_nudge_state: NudgeState,
-        new_checkpoint: Option<Checkpoint>,
+        new_checkpoint: Option<Box<Checkpoint>>,
     },
     /// Ask for a summary first.
     Summarize { request: &'r SummaryRequest },
@@ -424,7 +443,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let out = to_js(&PlanOutput::Ready {
         stats: &result.stats,
         next_nudge_state: changes.nudge_state,
-        new_checkpoint: changes.checkpoint,
+        new_checkpoint: changes.checkpoint.map(Box::new),
     })?;
     set(&out, "view", &view)?;
     Ok(out)
