@@ -222,19 +222,18 @@ fn the_idle_row_compacts_in_a_pause_only_above_its_floor() {
         let row = rows.iter().find(|r| r["strategy"] == name).unwrap().clone();
         (row["input_cost_units"].as_f64().unwrap(), row)
     };
-    // At 85k the view is above the idle floor when the agent waits 19 minutes for the user's
+    // At 80k the view is above the idle floor when the agent waits 19 minutes for the user's
     // answer to its question: the timer compacts in the pause, 30 seconds before the
-    // five-minute lifetime ends. (At 80k, since the restore block, the view after the
-    // compaction before that pause sits below the floor.)
-    let at_85k = rows(&["--json", "--window", "85000"]);
-    for row in &at_85k {
+    // five-minute lifetime ends.
+    let at_80k = rows(&["--json", "--window", "80000"]);
+    for row in &at_80k {
         if row["strategy"] != "ctxkit-idle" {
             assert_eq!(row["idle_compactions"], 0, "{row}");
         }
     }
-    let (idle, idle_row) = units(&at_85k, "ctxkit-idle");
-    let (ctxkit, ctxkit_row) = units(&at_85k, "ctxkit");
-    let (warm_only, _) = units(&at_85k, "ctxkit-no-cold-trigger");
+    let (idle, idle_row) = units(&at_80k, "ctxkit-idle");
+    let (ctxkit, ctxkit_row) = units(&at_80k, "ctxkit");
+    let (warm_only, _) = units(&at_80k, "ctxkit-no-cold-trigger");
     assert_eq!(idle_row["idle_compactions"], 1, "{idle_row}");
     assert_eq!(
         idle_row["compactions"], ctxkit_row["compactions"],
@@ -246,14 +245,14 @@ fn the_idle_row_compacts_in_a_pause_only_above_its_floor() {
     // ... as the cold trigger's compaction at that call does, whose extractive summary needs
     // no call: the idle row pays its summary call (the cached prefix read, the instruction).
     assert!(idle > ctxkit && idle - ctxkit < 20_000.0, "{idle} {ctxkit}");
-    let text = String::from_utf8(cost(&["--window", "85000"]).stdout).unwrap();
+    let text = String::from_utf8(cost(&["--window", "80000"]).stdout).unwrap();
     let line = text.lines().find(|l| l.contains("ctxkit-idle")).unwrap();
     assert!(line.contains(" (1 idle) "), "{text}");
     assert!(text.contains("made by the idle timer"), "{text}");
-    // At 80k both pauses find the view below the floor: the row is ctxkit's.
-    let at_80k = rows(&["--json", "--window", "80000"]);
-    let (idle, idle_row) = units(&at_80k, "ctxkit-idle");
-    let (ctxkit, ctxkit_row) = units(&at_80k, "ctxkit");
+    // At the real 200k window both pauses find the view below the floor: the row is ctxkit's.
+    let at_200k = rows(&["--json"]);
+    let (idle, idle_row) = units(&at_200k, "ctxkit-idle");
+    let (ctxkit, ctxkit_row) = units(&at_200k, "ctxkit");
     assert_eq!(idle_row["idle_compactions"], 0, "{idle_row}");
     assert_eq!(idle, ctxkit);
     assert_eq!(idle_row["compactions"], ctxkit_row["compactions"]);
