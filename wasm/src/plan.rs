@@ -18,12 +18,12 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::UsageAnchor;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{
-    decode, expected, fail, read_json, read_messages, set, to_js, to_js_sorted, Result,
+    fail, object, read_json, read_messages, set, take, take_decoded, to_js, to_js_sorted, Result,
 };
 use crate::view::{render, JsTurnInputs};
 
@@ -74,18 +74,6 @@ export interface ExtractiveLimits {
 }
 
 /** Which old tool results to clear before compacting. */
-/** The restore block's limits: the files read before a compaction, brought back after it. */
-export interface RestoreLimits {
-  /** At most this many files (default 5). */
-  max_files: number;
-  /** Each file's content at most this many tokens, cut at a line beyond (default 5,000). */
-  per_file_tokens: number;
-  /** The block at most this share of the usable budget, in percent (default 10). */
-  share_percent: number;
-  /** And at most this many tokens (default 25,000). */
-  max_tokens: number;
-}
-
 export interface ClearPolicy {
   keep_last_exchanges: number;
   batch_exchanges: number;
@@ -490,27 +478,4 @@ pub fn summary_checkpoint_js(
         })
     })()
     .map_err(fail("summaryCheckpoint"))
-}
-
-/// `json` as an object's fields, or an error saying what was expected.
-pub fn object(json: Value, at: &str, what: &str) -> Result<Map<String, Value>> {
-    match json {
-        Value::Object(fields) => Ok(fields),
-        other => Err(expected(at, what, &other)),
-    }
-}
-
-/// Removes `key` from `fields`; a null value counts as absent.
-pub fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
-    fields.remove(key).filter(|value| !value.is_null())
-}
-
-/// Removes `key` from `fields` and reads it (path `input.<key>`); absent or null is `None`.
-pub fn take_decoded<T: serde::de::DeserializeOwned>(
-    fields: &mut Map<String, Value>,
-    key: &str,
-) -> Result<Option<T>> {
-    take(fields, key)
-        .map(|value| decode(value, &format!("input.{key}")))
-        .transpose()
 }
