@@ -41,8 +41,12 @@ fn config(api: Api, server: &LoopbackServer, mode: SummaryMode) -> EngineConfig 
             output_reserve: 2_000,
             ..small.budget
         },
+        // No restore block: with one, the cut covers more of this 6k window and the answer
+        // plus the pinned facts it leaves out no longer fits the 300-token cap; this test is
+        // about the request's shape (the restore block's own tests: restore_block.rs).
         policy: Policy {
             summary_mode: mode,
+            restore: None,
             ..small.policy.clone()
         },
         memory: ctxkit::MemoryOptions {

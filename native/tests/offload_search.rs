@@ -207,6 +207,7 @@ fn a_sqlite_database_from_schema_4_gains_the_text_of_its_offloads() {
         .execute_batch(
             "DROP INDEX offloads_unindexed; ALTER TABLE offloads DROP COLUMN search_text; \
              ALTER TABLE checkpoints DROP COLUMN compaction_block; DROP TABLE frozen_prompts; \
+             ALTER TABLE checkpoints DROP COLUMN restore; \
              PRAGMA user_version = 4;",
         )
         .unwrap();
@@ -283,6 +284,7 @@ fn a_postgres_database_at_schema_2_gains_keys_for_its_offloads() {
              ALTER TABLE messages ALTER COLUMN body SET COMPRESSION default, \
              ALTER COLUMN search_text SET COMPRESSION default; \
              ALTER TABLE offloads ALTER COLUMN content SET COMPRESSION default; \
+             ALTER TABLE checkpoints DROP COLUMN restore; \
              UPDATE ctxkit_schema SET version = 2;",
         )
         .unwrap();

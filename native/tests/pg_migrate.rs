@@ -180,13 +180,14 @@ fn eight_processes_starting_on_an_empty_database_at_once_migrate_it_once() {
 /// native/src/store/postgres/schema.rs, never edited since): the memories' search text
 /// generated from their fields, no title key, no offload keys (migration 3), no checkpoint
 /// compaction blocks (migration 4), no frozen prompts (migration 5), the default compression
-/// (migration 6), the version row at 1.
+/// (migration 6), no checkpoint restore blocks (migration 7), the version row at 1.
 const BACK_TO_VERSION_1: &str = "
     ALTER TABLE messages ALTER COLUMN body SET COMPRESSION default,
         ALTER COLUMN search_text SET COMPRESSION default;
     ALTER TABLE offloads ALTER COLUMN content SET COMPRESSION default,
         ALTER COLUMN search_text SET COMPRESSION default;
     DROP TABLE frozen_prompts;
+    ALTER TABLE checkpoints DROP COLUMN restore;
     ALTER TABLE checkpoints DROP COLUMN compaction_block;
     DROP INDEX offloads_search;
     ALTER TABLE offloads DROP COLUMN search_text;

@@ -80,6 +80,7 @@ fn round_trip(store: &mut dyn Store, postgres: bool, n: usize, text: &str) -> Re
         pinned: Vec::new(),
         dropped_facts: Default::default(),
         compaction_block: None,
+        restore: Some(text.to_owned()),
     };
     store
         .add_checkpoint(&session, &checkpoint, 3)

@@ -57,6 +57,9 @@ fn checkpoint(through_seq: u64) -> Checkpoint {
             ..DroppedFacts::default()
         },
         compaction_block: None,
+        restore: Some(format!(
+            "[Restored after compaction]\n\n### `src/{through_seq}.rs`\n"
+        )),
     }
 }
 

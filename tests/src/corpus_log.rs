@@ -80,6 +80,7 @@ pub fn steady_checkpoint(
         pinned: Vec::new(),
         dropped_facts: Default::default(),
         compaction_block: None,
+        restore: None,
     };
     checkpoint.tokens = estimate_message(&summary_message(&checkpoint), family);
     Some(checkpoint)

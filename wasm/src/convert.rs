@@ -29,7 +29,7 @@ use ctxkit_core::{CoreError, Message};
 use crate::json_path::path_at;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use wasm_bindgen::{JsCast, JsError, JsValue};
 
 /// Shorthand for the shell's internal results.
@@ -273,6 +273,29 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
     let start = text.find(open)? + open.len();
     let rest = text.get(start..)?;
     rest.get(..rest.find(close)?)
+}
+
+/// `json` as an object's fields, or an error saying what was expected.
+pub fn object(json: Value, at: &str, what: &str) -> Result<Map<String, Value>> {
+    match json {
+        Value::Object(fields) => Ok(fields),
+        other => Err(expected(at, what, &other)),
+    }
+}
+
+/// Removes `key` from `fields`; a null value counts as absent.
+pub fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    fields.remove(key).filter(|value| !value.is_null())
+}
+
+/// Removes `key` from `fields` and reads it (path `input.<key>`); absent or null is `None`.
+pub fn take_decoded<T: serde::de::DeserializeOwned>(
+    fields: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Option<T>> {
+    take(fields, key)
+        .map(|value| decode(value, &format!("input.{key}")))
+        .transpose()
 }
 
 #[cfg(test)]

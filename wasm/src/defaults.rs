@@ -27,6 +27,18 @@ export interface Defaults {
   offload_guidance: OffloadGuidance;
   precis: PrecisOptions;
 }
+
+/** The restore block's limits: the files read before a compaction, brought back after it. */
+export interface RestoreLimits {
+  /** At most this many files (default 5). */
+  max_files: number;
+  /** Each file's content at most this many tokens, cut at a line beyond (default 5,000). */
+  per_file_tokens: number;
+  /** The block at most this share of the usable budget, in percent (default 10). */
+  share_percent: number;
+  /** And at most this many tokens (default 25,000). */
+  max_tokens: number;
+}
 "#;
 
 /// What `defaults()` returns (TS `Defaults`).

@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{fail, read_json, read_messages, to_js_sorted};
-use crate::plan::{object, take, take_decoded};
+use crate::convert::{object, take, take_decoded};
 
 #[wasm_bindgen(typescript_custom_section)]
 const NUDGE_TYPES: &str = r#"

@@ -18,12 +18,12 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::UsageAnchor;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{
-    decode, expected, fail, read_json, read_messages, set, to_js, to_js_sorted, Result,
+    fail, object, read_json, read_messages, set, take, take_decoded, to_js, to_js_sorted, Result,
 };
 use crate::view::{render, JsTurnInputs};
 
@@ -123,6 +123,8 @@ export interface Policy {
   idle_trigger_percent: number | null;
   /** The share of the cache lifetime, in percent, before its end at which an idle compaction runs (at least 30 s; default 10). */
   idle_margin_percent: number;
+  /** The restore block a compaction keeps with its checkpoint: the latest content of the files read most recently before the cut, sent right after the summary (null: off). */
+  restore: RestoreLimits | null;
 }
 
 /**
@@ -149,6 +151,7 @@ export interface PolicyOptions {
   cold_trigger_percent?: number | null;
   idle_trigger_percent?: number | null;
   idle_margin_percent?: number;
+  restore?: Partial<RestoreLimits> | null;
 }
 
 /** One item of the agent's todo list. */
@@ -174,6 +177,8 @@ export interface Checkpoint {
   dropped_facts?: DroppedFacts;
   /** Anthropic's signed compaction block (JSON text, byte for byte), sent only in Anthropic views. */
   compaction_block?: string | null;
+  /** The restore block (the latest content of the files read before the checkpoint), rendered when it was made and sent byte for byte right after the summary in every view from it. */
+  restore?: string | null;
 }
 
 /** What kind of fact a checkpoint pins. */
@@ -207,6 +212,8 @@ export interface SummaryRequest {
   max_output_tokens: number;
   turn: number;
   active_tasks: string | null;
+  /** The restore block the checkpoint will keep (chosen with the cut). */
+  restore: string | null;
   /** The facts the summary must carry verbatim; those an answer leaves out are appended. */
   pinned: PinnedFact[];
   dropped_facts: DroppedFacts;
@@ -359,7 +366,7 @@ pub(crate) enum PlanOutput<'r> {
     Ready {
         stats: &'r ViewStats,
         next_nudge_state: NudgeState,
-        new_checkpoint: Option<Checkpoint>,
+        new_checkpoint: Option<Box<Checkpoint>>,
     },
     /// Ask for a summary first.
     Summarize { request: &'r SummaryRequest },
@@ -424,7 +431,7 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let out = to_js(&PlanOutput::Ready {
         stats: &result.stats,
         next_nudge_state: changes.nudge_state,
-        new_checkpoint: changes.checkpoint,
+        new_checkpoint: changes.checkpoint.map(Box::new),
     })?;
     set(&out, "view", &view)?;
     Ok(out)
@@ -471,27 +478,4 @@ pub fn summary_checkpoint_js(
         })
     })()
     .map_err(fail("summaryCheckpoint"))
-}
-
-/// `json` as an object's fields, or an error saying what was expected.
-pub fn object(json: Value, at: &str, what: &str) -> Result<Map<String, Value>> {
-    match json {
-        Value::Object(fields) => Ok(fields),
-        other => Err(expected(at, what, &other)),
-    }
-}
-
-/// Removes `key` from `fields`; a null value counts as absent.
-pub fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
-    fields.remove(key).filter(|value| !value.is_null())
-}
-
-/// Removes `key` from `fields` and reads it (path `input.<key>`); absent or null is `None`.
-pub fn take_decoded<T: serde::de::DeserializeOwned>(
-    fields: &mut Map<String, Value>,
-    key: &str,
-) -> Result<Option<T>> {
-    take(fields, key)
-        .map(|value| decode(value, &format!("input.{key}")))
-        .transpose()
 }

@@ -14,7 +14,7 @@
 
 use crate::compaction::pinned::pinned_section;
 use crate::compaction::summary_request::push_sections;
-use crate::compaction::{summary_message, Budget, Checkpoint, SummaryRequest};
+use crate::compaction::{checkpoint_messages, Budget, Checkpoint, SummaryRequest};
 use crate::model::{Entry, Message, Role};
 use crate::text::tag_fence;
 use crate::tokens::{estimate_message, ModelFamily};
@@ -71,7 +71,7 @@ pub fn cache_safe_messages(
     if !system.is_empty() {
         messages.push(Message::text(Role::System, system));
     }
-    messages.extend(checkpoint.map(summary_message));
+    messages.extend(checkpoint.into_iter().flat_map(checkpoint_messages));
     let log: Vec<Message> = tail.iter().map(|entry| entry.message.clone()).collect();
     messages.extend(repair_tool_pairs(&log));
     messages.push(Message::user(cache_safe_instruction(request, kept)));

@@ -21,6 +21,7 @@ pub mod needed_next;
 pub mod pinned;
 pub(crate) mod plan;
 pub(crate) mod policy;
+pub(crate) mod restore;
 pub(crate) mod server_compaction;
 pub(crate) mod stats;
 pub(crate) mod summary_request;
@@ -33,8 +34,9 @@ pub use budget::{fill_window_defaults, Budget, COST_LOW_WATER_TOKENS, COST_TRIGG
 pub use cache_safe::{cache_safe_instruction, cache_safe_messages};
 pub use checkpoint::{
     anthropic_summary_message, checkpoint_from_answer, checkpoint_from_summary,
-    responses_compaction_block, responses_compaction_item, responses_summary_items,
-    summary_message, with_pinned, Checkpoint, SummaryMethod, RESPONSES_ITEM_PREFIX, SUMMARY_HEADER,
+    checkpoint_messages, checkpoint_restore_message, responses_compaction_block,
+    responses_compaction_item, responses_summary_items, summary_message, with_pinned, Checkpoint,
+    SummaryMethod, RESPONSES_ITEM_PREFIX, SUMMARY_HEADER,
 };
 pub use clearing::{clear_old_tool_results, cleared_placeholder, ClearPolicy};
 pub use extractive::{
@@ -45,6 +47,10 @@ pub use fallback::{Fallback, FallbackKind, LlmCall};
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy, SummaryMode};
+pub use restore::{
+    is_restore_message, restore_block, restore_budget, restore_message, RestoreLimits,
+    RESTORE_HEADER,
+};
 pub use server_compaction::{
     anthropic_conversation, cached_conversation, compaction_body, keep_compaction_block,
     parse_compaction_answer, responses_compaction_body, CompactionAnswer, CompactionProblem,

@@ -29,8 +29,8 @@ use crate::compaction::tiers::{
     truncate_tier, window_tier, Measure, Outcome,
 };
 use crate::compaction::{
-    summary_message, Budget, Checkpoint, Policy, Strategy, SummaryRequest, Tier, TodoItem,
-    ViewStats, MIN_MESSAGE_TOKENS, SUMMARY_HEADER,
+    checkpoint_restore_message, summary_message, Budget, Checkpoint, Policy, Strategy,
+    SummaryRequest, Tier, TodoItem, ViewStats, MIN_MESSAGE_TOKENS, SUMMARY_HEADER,
 };
 use crate::cost::place_breakpoints;
 use crate::error::{CoreError, Result};
@@ -115,7 +115,10 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         .map(|m| estimate_message(m, family))
         .sum();
     let mut checkpoint = input.checkpoint.cloned();
-    let summary_tokens = checkpoint.as_ref().map_or(0, |c| c.tokens);
+    // The summary message and the restore message after it.
+    let summary_tokens = checkpoint
+        .as_ref()
+        .map_or(0, |c| c.tokens + restore_tokens(c, family));
     let mut items: Vec<ViewMessage<'a>> = tail.iter().map(ViewMessage::from_entry).collect();
     let raw_total =
         system_tokens + summary_tokens + nudge_tokens + tail.iter().map(|e| e.tokens).sum::<u64>();
@@ -179,11 +182,12 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     }
 
     let mut all = Vec::with_capacity(items.len() + 1);
-    all.extend(checkpoint.as_ref().map(|c| {
+    if let Some(c) = checkpoint.as_ref() {
         let mut summary = ViewMessage::owned(summary_message(c));
         summary.tokens = Some(c.tokens);
-        summary
-    }));
+        all.push(summary);
+        all.extend(checkpoint_restore_message(c).map(ViewMessage::owned));
+    }
     all.extend(items);
     let (mut all, repair) = repair_view(all);
 
@@ -301,6 +305,11 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         next_nudge_state: nudges.next,
         new_checkpoint: outcome.new_checkpoint,
     })))
+}
+
+/// The estimate of `checkpoint`'s restore message (0 without one).
+fn restore_tokens(checkpoint: &Checkpoint, family: crate::tokens::ModelFamily) -> u64 {
+    checkpoint_restore_message(checkpoint).map_or(0, |m| estimate_message(&m, family))
 }
 
 /// The [`CoreError::BudgetTooSmall`] of a budget that left no message of `tail` in the view.

@@ -59,6 +59,10 @@ pub struct SummaryRequest {
     pub turn: u64,
     /// The `## Active Tasks` section to freeze into the checkpoint.
     pub active_tasks: Option<String>,
+    /// The restore block to keep with the checkpoint ([`crate::compaction::restore_block`]),
+    /// chosen with the cut; `None`: nothing to restore, or restore is off.
+    #[serde(default)]
+    pub restore: Option<String>,
     /// The facts the new checkpoint must carry verbatim (the previous checkpoint's and those of
     /// the covered messages, within the cap): an answer that leaves some out gets them
     /// appended.
@@ -209,6 +213,7 @@ pub fn summary_request(
         max_output_tokens: summary_output_tokens(max_summary_tokens),
         turn,
         active_tasks,
+        restore: None,
         pinned,
         dropped_facts,
         answer_tag,

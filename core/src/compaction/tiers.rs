@@ -9,12 +9,12 @@
 
 use crate::compaction::pinned::{cap_pinned, gather_pinned, DroppedFacts};
 use crate::compaction::{
-    cache_safe_messages, clear_old_tool_results, cut_to_fit, render_active_tasks, summary_message,
-    summary_request, truncation_summary, with_pinned, Budget, Checkpoint, ClearPolicy, PlanInput,
-    SummaryMethod, SummaryMode, SummaryRequest, Tier,
+    cache_safe_messages, clear_old_tool_results, cut_to_fit, render_active_tasks, restore_block,
+    restore_budget, summary_message, summary_request, truncation_summary, with_pinned, Budget,
+    Checkpoint, ClearPolicy, PlanInput, SummaryMethod, SummaryMode, SummaryRequest, Tier,
 };
 use crate::model::{first_after, safe_cut_points, window_start, Entry, Message, Role, ViewMessage};
-use crate::tokens::{estimate_message, ModelFamily};
+use crate::tokens::{estimate_message, estimate_text, ModelFamily};
 use crate::wire::repair_view;
 
 /// What a view's fixed parts cost and how the last real usage corrects an estimate.
@@ -94,13 +94,41 @@ pub(crate) fn summarize_tier(
     let target_fixed = measure.system_tokens + expected_summary + measure.nudge_tokens;
     // The new summary replaces the old one too: it must cost less than both.
     let replacement = expected_summary.saturating_sub(measure.summary_tokens);
-    let cut = choose_cut(
+    let mut cut = choose_cut(
         tail,
         policy.keep_last_messages,
         target_fixed,
         measure.low_water,
         replacement,
     )?;
+    let restore_at = |cut: usize| {
+        policy.restore.as_ref().and_then(|limits| {
+            restore_block(
+                tail.get(..cut).unwrap_or_default(),
+                tail.get(cut..).unwrap_or_default(),
+                restore_budget(limits, &input.budget),
+                limits,
+                policy.family,
+            )
+        })
+    };
+    let mut restore = restore_at(cut);
+    // The restore block is part of what the view comes down to: the kept tail makes room.
+    if let Some(text) = &restore {
+        let tokens = estimate_text(text, policy.family);
+        if let Some(later) = choose_cut(
+            tail,
+            policy.keep_last_messages,
+            target_fixed + tokens,
+            measure.low_water,
+            replacement,
+        ) {
+            if later != cut {
+                cut = later;
+                restore = restore_at(cut);
+            }
+        }
+    }
     let covered = tail.get(..cut).unwrap_or_default();
     let mut request = summary_request(
         covered,
@@ -110,6 +138,7 @@ pub(crate) fn summarize_tier(
         caps,
         &policy.transcript_limits(&input.budget),
     );
+    request.restore = restore;
     if policy.summary_mode == SummaryMode::CacheSafe {
         request.cache_safe_messages = cache_safe_messages(
             &request,
@@ -361,6 +390,7 @@ fn truncation_checkpoint(
         pinned: Vec::new(),
         dropped_facts: DroppedFacts::default(),
         compaction_block: None,
+        restore: None,
     };
     let summary_tokens = estimate_message(&summary_message(&checkpoint), policy.family);
     let previous_tokens = input.checkpoint.map_or(0, |c| c.tokens);

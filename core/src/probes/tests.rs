@@ -142,6 +142,7 @@ fn checkpoint(through_seq: u64) -> Checkpoint {
         pinned: Vec::new(),
         dropped_facts: Default::default(),
         compaction_block: None,
+        restore: None,
     }
 }
 

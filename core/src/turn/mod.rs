@@ -12,6 +12,8 @@ pub(crate) mod driver;
 #[cfg(test)]
 mod fallback_tests;
 pub(crate) mod idle;
+#[cfg(test)]
+mod restore_tests;
 pub(crate) mod rules;
 pub(crate) mod session;
 #[cfg(test)]

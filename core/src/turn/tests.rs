@@ -255,6 +255,7 @@ fn a_session_from_outside_is_checked() {
         pinned: Vec::new(),
         dropped_facts: Default::default(),
         compaction_block: None,
+        restore: None,
     });
     assert_eq!(
         Session::validated(beyond).map_err(|e| e.to_string()),

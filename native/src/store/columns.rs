@@ -64,7 +64,8 @@ impl CheckpointFacts {
 
 /// The columns a checkpoint is read from, in the order [`CheckpointColumns`] lists them.
 pub(crate) const CHECKPOINT_COLUMNS: &str =
-    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts, compaction_block";
+    "through_seq, method, summary, active_tasks, tokens, made_at_turn, facts, compaction_block, \
+     restore";
 
 /// A checkpoint's columns as a backend read them (its stored text decoded).
 #[derive(Debug)]
@@ -77,6 +78,7 @@ pub(crate) struct CheckpointColumns {
     pub made_at_turn: u64,
     pub facts: String,
     pub compaction_block: Option<String>,
+    pub restore: Option<String>,
 }
 
 /// The checkpoint `columns` hold. An unknown method (which the schema's CHECK prevents short
@@ -104,6 +106,7 @@ pub(crate) fn checkpoint_from_columns(
         pinned: facts.pinned,
         dropped_facts: facts.dropped_facts,
         compaction_block: columns.compaction_block,
+        restore: columns.restore,
     })
 }
 

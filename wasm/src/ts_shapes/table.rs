@@ -14,7 +14,7 @@
 
 use ctxkit_core::compaction::{
     Budget, Checkpoint, ClearPolicy, DroppedFacts, ExtractiveLimits, FactKind, Fallback,
-    FallbackKind, LlmCall, PinnedFact, Policy, Strategy, SummaryMethod, SummaryMode,
+    FallbackKind, LlmCall, PinnedFact, Policy, RestoreLimits, Strategy, SummaryMethod, SummaryMode,
     SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
 };
 use ctxkit_core::cost::{BreakpointReason, CacheBreakpoint};
@@ -80,12 +80,14 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<TranscriptLimits>("TranscriptLimits", "Policy.transcript as defaults() writes it"),
         output::<ExtractiveLimits>("ExtractiveLimits", "Policy.extractive as defaults() writes it"),
         output::<ClearPolicy>("ClearPolicy", "defaults().clear_tool_results, Policy.clear_tool_results"),
+        output::<RestoreLimits>("RestoreLimits", "defaults().policy.restore, Policy.restore"),
         output::<NudgePolicy>("NudgePolicy", "Policy.nudges as defaults() writes it"),
         output::<Policy>("Policy", "defaults().policy"),
         input::<Policy>("PolicyOptions", "TurnInputs.policy, SummaryCheckpointInput.policy: every field defaults"),
         input::<TranscriptLimits>("PolicyOptions.transcript", "a Partial<TranscriptLimits>: every field defaults"),
         input::<ExtractiveLimits>("PolicyOptions.extractive", "a Partial<ExtractiveLimits>: every field defaults"),
         input::<ClearPolicy>("PolicyOptions.clear_tool_results", "a Partial<ClearPolicy>: every field defaults"),
+        input::<RestoreLimits>("PolicyOptions.restore", "a Partial<RestoreLimits>: every field defaults"),
         input::<NudgePolicy>("PolicyOptions.nudges", "a Partial<NudgePolicy>: every field defaults"),
         // plan.rs: the turn's state and results.
         both::<TodoItem>("TodoItem", "TurnInputs.todos"),

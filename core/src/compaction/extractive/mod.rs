@@ -32,6 +32,7 @@ use facts::Facts;
 pub use previous::pinned_from_summary;
 use previous::{without_headings, PreviousSummary};
 use state::State;
+pub(crate) use state::{file_accesses, FileAccess};
 
 use crate::compaction::pinned::{
     cap_pinned, gather_pinned, is_previous_summary, FactKind, PinnedFact,

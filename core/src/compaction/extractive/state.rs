@@ -369,6 +369,38 @@ pub(super) fn is_state_call(tool: &str, arguments: &str) -> bool {
     touch_of(tool, arguments, None).is_some()
 }
 
+/// What a call does to a file, as the restore block needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileAccess {
+    /// Reads it (its result is the file's content).
+    Read,
+    /// Creates, writes or edits it.
+    Changed,
+    /// Deletes it.
+    Deleted,
+}
+
+/// The files a call of `tool` with `arguments` touches, each path as the call wrote it, with
+/// what it does to it (a shell command only through the files it removes).
+pub(crate) fn file_accesses(tool: &str, arguments: &str) -> Vec<(String, FileAccess)> {
+    let access = |action: usize| match action {
+        READ => FileAccess::Read,
+        DELETED => FileAccess::Deleted,
+        _ => FileAccess::Changed,
+    };
+    match touch_of(tool, arguments, None) {
+        Some(Touch::Files(files)) => files
+            .into_iter()
+            .map(|(path, action)| (path, access(action)))
+            .collect(),
+        Some(Touch::Command(_, deleted)) => deleted
+            .into_iter()
+            .map(|path| (path, FileAccess::Deleted))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
 /// What a call of `tool` with `arguments` did to files or which command it ran.
 fn touch_of(tool: &str, arguments: &str, workdir: Option<&str>) -> Option<Touch> {
     let object = match serde_json::from_str::<serde_json::Value>(arguments) {

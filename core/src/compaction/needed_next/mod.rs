@@ -80,7 +80,7 @@ pub struct NeededNext {
 }
 
 /// The summaries of `checkpoints` (oldest first), each in charge until the next one's
-/// `through_seq`, with their active tasks as the model sees them.
+/// `through_seq`, with their active tasks and restore block as the model sees them.
 pub fn checkpoint_summaries(checkpoints: &[Checkpoint]) -> Vec<GradedSummary> {
     checkpoints
         .iter()
@@ -91,10 +91,15 @@ pub fn checkpoint_summaries(checkpoints: &[Checkpoint]) -> Vec<GradedSummary> {
             until_seq: checkpoints
                 .get(index + 1)
                 .map_or(u64::MAX, |next| next.through_seq),
-            text: match &checkpoint.active_tasks {
-                Some(tasks) => format!("{}\n{tasks}", checkpoint.summary),
-                None => checkpoint.summary.clone(),
-            },
+            text: [
+                Some(checkpoint.summary.as_str()),
+                checkpoint.active_tasks.as_deref(),
+                checkpoint.restore.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("\n"),
         })
         .collect()
 }

@@ -94,3 +94,33 @@ fn a_continuation_message_is_graded_from_its_own_place() {
     let figure = &needed_next(&log, &anchors)[0];
     assert_eq!((figure.held, figure.needed), (1, 1), "{figure:?}");
 }
+
+#[test]
+fn a_checkpoint_s_restore_block_counts_as_held() {
+    use crate::compaction::{Checkpoint, SummaryMethod};
+    let log = entries(vec![
+        Message::user("Fix the parser"),              // 1
+        call("1", r#"{"command":"cat src/cli.rs"}"#), // 2
+        Message::tool_result("1", "fn parse_args() {}\nfn load_config() {}", false), // 3
+        Message::user("go on"),                       // 4
+        call("2", r#"{"command":"grep -n load_config src/cli.rs"}"#), // 5
+    ]);
+    let mut checkpoint = Checkpoint {
+        through_seq: 3,
+        summary: "## Goal\nFix the parser in `src/cli.rs`".to_owned(),
+        method: SummaryMethod::Extractive,
+        active_tasks: None,
+        tokens: 10,
+        made_at_turn: 1,
+        pinned: Vec::new(),
+        dropped_facts: Default::default(),
+        compaction_block: None,
+        restore: None,
+    };
+    let without = &needed_next(&log, &checkpoint_summaries(&[checkpoint.clone()]))[0];
+    assert_eq!((without.held, without.needed), (1, 2), "{without:?}");
+    checkpoint.restore =
+        Some("### `src/cli.rs`\nfn parse_args() {}\nfn load_config() {}".to_owned());
+    let with = &needed_next(&log, &checkpoint_summaries(&[checkpoint]))[0];
+    assert_eq!((with.held, with.needed), (2, 2), "{with:?}");
+}

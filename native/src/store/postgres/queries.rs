@@ -41,6 +41,7 @@ pub(super) fn checkpoint_from_row(name: &str, row: &Row, target: &str) -> Result
         made_at_turn: unsigned(get(row, 5, target)?),
         facts: get(row, 6, target)?,
         compaction_block: get::<Option<String>>(row, 7, target)?.map(from_column),
+        restore: get::<Option<String>>(row, 8, target)?.map(from_column),
     };
     checkpoint_from_columns(name, columns)
 }
@@ -181,8 +182,8 @@ pub(super) fn insert_checkpoint(
     let what = || format!("session {name:?}: storing the checkpoint through seq {through}");
     tx.execute(
         "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
-         tokens, made_at_turn, created_at, facts, compaction_block) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+         tokens, made_at_turn, created_at, facts, compaction_block, restore) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         &[
             &id,
             &big(through),
@@ -194,6 +195,7 @@ pub(super) fn insert_checkpoint(
             &now,
             &CheckpointFacts::json_of(checkpoint),
             &checkpoint.compaction_block.as_deref().map(owned_column),
+            &checkpoint.restore.as_deref().map(owned_column),
         ],
         &what,
     )?;

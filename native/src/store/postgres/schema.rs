@@ -236,10 +236,20 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     "#,
         None,
     ),
+    (
+        7,
+        r#"
+    -- The restore block kept with a checkpoint (issue 20 item 3): the latest content of the
+    -- files read before it, rendered when the checkpoint was made (through the escape of
+    -- postgres/text.rs, so it comes back byte for byte); NULL when there was nothing to restore.
+    ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS restore TEXT;
+    "#,
+        None,
+    ),
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 6;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 7;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.

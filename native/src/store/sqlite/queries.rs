@@ -165,8 +165,8 @@ pub(super) fn insert_checkpoint(
     transaction
         .prepare_cached(
             "INSERT INTO checkpoints (session_id, through_seq, method, summary, active_tasks, \
-             tokens, made_at_turn, created_at, facts, compaction_block) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             tokens, made_at_turn, created_at, facts, compaction_block, restore) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -179,7 +179,8 @@ pub(super) fn insert_checkpoint(
                 checkpoint.made_at_turn,
                 now,
                 CheckpointFacts::json_of(checkpoint),
-                checkpoint.compaction_block
+                checkpoint.compaction_block,
+                checkpoint.restore
             ])
         })
         .context(|| format!("session {name:?}: storing the checkpoint through seq {through}"))?;

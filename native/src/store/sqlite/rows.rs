@@ -21,6 +21,7 @@ pub(crate) fn checkpoint_of_row(row: &Row<'_>) -> rusqlite::Result<CheckpointCol
         made_at_turn: row.get(5)?,
         facts: row.get(6)?,
         compaction_block: row.get(7)?,
+        restore: row.get(8)?,
     })
 }
 

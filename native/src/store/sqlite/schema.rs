@@ -242,10 +242,22 @@ const MIGRATIONS: &[Migration] = &[
     );
     "#,
     },
+    // 8: the restore block kept with a checkpoint (issue 20 item 3): the latest content of the
+    // files read before it, rendered when the checkpoint was made
+    // (core::compaction::Checkpoint's `restore`), so every view from it sends the same text
+    // byte for byte; NULL when there was nothing to restore (and on older checkpoints).
+    Migration {
+        number: 8,
+        present: Some("SELECT 1 FROM pragma_table_info('checkpoints') WHERE name = 'restore'"),
+        backfill: None,
+        sql: r#"
+    ALTER TABLE checkpoints ADD COLUMN restore TEXT;
+    "#,
+    },
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while
