@@ -434,7 +434,10 @@ proptest! {
         for identifier in in_use.split(", ").filter(|item| !item.is_empty()) {
             prop_assert!(summary.contains(identifier), "{identifier} missing:\n{summary}");
         }
-        let held = flat(&relativize_text(summary, Some(WORKDIR)));
+        // Relativized line by line, as a summary is: a `cd` on one line changes no other.
+        let relative: Vec<String> =
+            summary.lines().map(|line| relativize_text(line, Some(WORKDIR))).collect();
+        let held = flat(&relative.join("\n"));
         let (_, errors) = extractive.split_once("Errors (verbatim):\n").unwrap_or_default();
         for item in errors.lines().map_while(|line| line.strip_prefix("- ")) {
             let error = flat(uncut(item));
