@@ -362,6 +362,7 @@ mod tests {
             pinned: Vec::new(),
             dropped_facts: Default::default(),
             compaction_block: None,
+            restore: None,
         };
         let anthropic = r#"{"type":"compaction","content":"Goal: ship it"}"#.to_owned();
         let item =
