@@ -24,7 +24,7 @@ use std::borrow::Cow;
 
 use ctxkit_core::compaction::{
     anthropic_conversation, anthropic_summary_message, keep_compaction_block, summary_message,
-    Checkpoint, FallbackKind, SummaryRequest,
+    view_checkpoint, Checkpoint, FallbackKind, SummaryRequest,
 };
 use ctxkit_core::memory::{ExtractionOutcome, ExtractionRequest};
 use ctxkit_core::wire::WireFormat;
@@ -340,17 +340,7 @@ pub(crate) fn anthropic_summary(
         let mut made = changes.checkpoint?;
         keep_compaction_block(&mut made, *through_seq, text, block.clone()).then_some(made)
     });
-    let found = pending
-        .as_ref()
-        .filter(|made| made.through_seq == through)
-        .or_else(|| {
-            session
-                .checkpoints
-                .iter()
-                .rev()
-                .find(|stored| stored.through_seq == through)
-        });
-    let Some(checkpoint) = found else {
+    let Some(checkpoint) = view_checkpoint(through, pending.as_ref(), &session.checkpoints) else {
         return;
     };
     let Some(replacement) = anthropic_summary_message(checkpoint) else {

@@ -53,8 +53,8 @@ pub use restore::{
 };
 pub use server_compaction::{
     anthropic_conversation, cached_conversation, compaction_body, keep_compaction_block,
-    parse_compaction_answer, responses_compaction_body, CompactionAnswer, CompactionProblem,
-    CompactionUsage, COMPACTION_BETA,
+    parse_compaction_answer, responses_compaction_body, view_checkpoint, CompactionAnswer,
+    CompactionProblem, CompactionUsage, COMPACTION_BETA,
 };
 pub use stats::{Tier, ViewStats};
 pub use summary_request::{

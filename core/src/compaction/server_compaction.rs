@@ -113,6 +113,24 @@ pub fn anthropic_conversation(
     Some(anthropic)
 }
 
+/// The checkpoint a view was planned from, to find the compaction block it sends: `pending`
+/// (this turn's new checkpoint) when its `through_seq` is the view's (`through`, the view
+/// stats' `checkpoint_through`), else the latest of the session's `stored` checkpoints with it.
+pub fn view_checkpoint<'a>(
+    through: u64,
+    pending: Option<&'a Checkpoint>,
+    stored: &'a [Checkpoint],
+) -> Option<&'a Checkpoint> {
+    pending
+        .filter(|checkpoint| checkpoint.through_seq == through)
+        .or_else(|| {
+            stored
+                .iter()
+                .rev()
+                .find(|checkpoint| checkpoint.through_seq == through)
+        })
+}
+
 /// Puts an answer's compaction `block` beside `checkpoint` when that checkpoint is the
 /// answer's, over the same messages (`through_seq`): for an Anthropic block, an LLM checkpoint
 /// whose summary is the answer's `text` (with any pinned facts appended); for a Responses item
@@ -390,6 +408,22 @@ mod tests {
             ));
             assert_eq!(made.compaction_block, None);
         }
+        // The view's checkpoint: this turn's when it is the view's, else the latest stored.
+        let (mut older, mut newer) = (
+            checkpoint(SummaryMethod::Llm),
+            checkpoint(SummaryMethod::Llm),
+        );
+        (older.made_at_turn, newer.made_at_turn) = (1, 2);
+        let stored = [older, newer.clone()];
+        let pending = checkpoint(SummaryMethod::Extractive);
+        assert_eq!(view_checkpoint(7, Some(&pending), &stored), Some(&pending));
+        assert_eq!(view_checkpoint(7, None, &stored), Some(&newer));
+        newer.through_seq = 9;
+        assert_eq!(
+            view_checkpoint(9, Some(&pending), &[newer.clone()]),
+            Some(&newer)
+        );
+        assert_eq!(view_checkpoint(8, Some(&pending), &stored), None);
         // A Responses item: opaque, its plaintext record the extractive summary.
         let mut extractive = checkpoint(SummaryMethod::Extractive);
         assert!(keep_compaction_block(&mut extractive, 7, "", item.clone()));

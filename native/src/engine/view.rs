@@ -129,21 +129,15 @@ impl TurnResult {
     }
 }
 
-/// The checkpoint the view was made from: this turn's (`pending`), or one of the session's.
+/// The checkpoint the view was made from: this turn's (`pending`), or one of the session's
+/// (the core's `view_checkpoint`).
 fn view_checkpoint<'a>(
     stats: &ViewStats,
     pending: Option<&'a Checkpoint>,
     session: Option<&'a ctxkit_core::Session>,
 ) -> Option<&'a Checkpoint> {
-    let through = stats.checkpoint_through?;
-    match pending.filter(|checkpoint| checkpoint.through_seq == through) {
-        Some(checkpoint) => Some(checkpoint),
-        None => session?
-            .checkpoints
-            .iter()
-            .rev()
-            .find(|checkpoint| checkpoint.through_seq == through),
-    }
+    let stored = session.map_or(&[][..], |session| session.checkpoints.as_slice());
+    ctxkit_core::compaction::view_checkpoint(stats.checkpoint_through?, pending, stored)
 }
 
 /// Where the view's summary message is and the message that stands for it in an Anthropic
