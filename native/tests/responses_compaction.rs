@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::backends::Backend;
+use common::steady_dir::SteadyDir;
 use common::{openai_answer, small_window_config, turn_messages, LoopbackServer, Reply};
 use ctxkit::core::compaction::{
     responses_compaction_block, Budget, Policy, SummaryMethod, SummaryMode, SUMMARY_HEADER,
@@ -136,7 +137,7 @@ fn the_compaction_item_is_stored_and_sent_first_in_responses_views_only() {
     for backend in Backend::all("the_compaction_item_is_stored_and_sent_first") {
         let what = backend.name();
         let server = LoopbackServer::start(|_, _| Reply::ok(answer(&[ITEM])));
-        let dir = tempfile::tempdir().unwrap();
+        let dir = SteadyDir::new("ctxkit-responses-compaction");
         let mut engine = open(&backend, dir.path(), &server);
         engine.create_session("s").unwrap();
         let (before, compacted) = until_compaction(&mut engine);
@@ -259,7 +260,7 @@ fn the_compaction_item_is_stored_and_sent_first_in_responses_views_only() {
 /// compacting turn and the stored checkpoint's summary and block.
 fn run_with(backend: &Backend, reply: Reply) -> (TurnResult, String, Option<String>) {
     let server = LoopbackServer::start(move |_, _| reply.clone());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = SteadyDir::new("ctxkit-responses-compaction");
     let mut engine = open(backend, dir.path(), &server);
     engine.create_session("s").unwrap();
     let (_, compacted) = until_compaction(&mut engine);
@@ -342,7 +343,7 @@ fn the_cli_replays_with_responses_compaction_and_views_the_item_first() {
             Reply::ok(answer(&[ITEM]))
         }
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = SteadyDir::new("ctxkit-responses-compaction");
     let run = |args: &[&str]| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
             .args(args)

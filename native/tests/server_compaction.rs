@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::backends::Backend;
+use common::steady_dir::SteadyDir;
 use common::{
     anthropic_compaction_answer, small_window_config, turn_messages, LoopbackServer, Reply,
 };
@@ -146,7 +147,7 @@ fn the_compaction_block_is_stored_and_sent_first_in_anthropic_views_only() {
                 &[(1_200, 300), (800, 90)],
             ))
         });
-        let dir = tempfile::tempdir().unwrap();
+        let dir = SteadyDir::new("ctxkit-server-compaction");
         let mut engine = open(&backend, dir.path(), &server);
         engine.create_session("s").unwrap();
         let (before, compacted) = until_compaction(&mut engine);
@@ -251,7 +252,7 @@ fn the_compaction_block_is_stored_and_sent_first_in_anthropic_views_only() {
 /// compacting turn and the stored checkpoint's block.
 fn fallback_with(backend: &Backend, reply: Reply) -> (TurnResult, Option<String>) {
     let server = LoopbackServer::start(move |_, _| reply.clone());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = SteadyDir::new("ctxkit-server-compaction");
     let mut engine = open(backend, dir.path(), &server);
     engine.create_session("s").unwrap();
     let (_, compacted) = until_compaction(&mut engine);
@@ -318,7 +319,7 @@ fn the_cli_replays_with_anthropic_compaction_and_views_the_block_first() {
             Reply::ok(anthropic_compaction_answer(BLOCK, &[(10, 2)]))
         }
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = SteadyDir::new("ctxkit-server-compaction");
     let run = |args: &[&str]| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
             .args(args)
