@@ -21,6 +21,7 @@ pub mod needed_next;
 pub mod pinned;
 pub(crate) mod plan;
 pub(crate) mod policy;
+pub(crate) mod responses_answer;
 pub(crate) mod restore;
 pub(crate) mod server_compaction;
 pub(crate) mod stats;
@@ -47,6 +48,7 @@ pub use fallback::{Fallback, FallbackKind, LlmCall};
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy, SummaryMode};
+pub use responses_answer::parse_responses_compaction_answer;
 pub use restore::{
     is_restore_message, restore_block, restore_budget, restore_message, RestoreLimits,
     RESTORE_HEADER,

@@ -201,7 +201,7 @@ impl std::fmt::Display for CompactionProblem {
 }
 
 /// `text` cut to a one-line quote.
-fn quote(text: &str) -> String {
+pub(super) fn quote(text: &str) -> String {
     let head = head_bytes(text, QUOTE_BYTES);
     let mut quoted = single_line(head);
     if head.len() < text.len() {
@@ -213,7 +213,7 @@ fn quote(text: &str) -> String {
 /// The raw text of the one item of the array under the top-level key `key` (the last such key,
 /// as serde_json reads duplicates) of the JSON object `text`, byte for byte. `text` must be
 /// valid JSON (it was parsed first); `None` when there is no such array or it is empty.
-fn raw_item<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+pub(super) fn raw_item<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let bytes = text.as_bytes();
     let (mut depth, mut index) = (0usize, 0usize);
     let (mut last_string, mut current_key) = (None, None);

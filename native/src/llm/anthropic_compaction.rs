@@ -27,7 +27,9 @@
 //! The body and the answer's reading are the core's (`ctxkit_core::compaction::compaction_body`
 //! and `parse_compaction_answer`, shared with the JS engine); this shell sends and translates.
 
-use ctxkit_core::compaction::{compaction_body, parse_compaction_answer, CompactionProblem};
+use ctxkit_core::compaction::{
+    compaction_body, parse_compaction_answer, CompactionAnswer, CompactionProblem,
+};
 use serde_json::Value;
 use ureq::Agent;
 
@@ -111,7 +113,16 @@ impl Llm for AnthropicCompaction {
 /// The summary and the kept block of a compaction answer `text` from `url`, or why there is
 /// none (the core's [`parse_compaction_answer`], its problem as a [`SummarizerError`]).
 pub(crate) fn compaction_answer(url: &str, text: &str) -> Result<SummaryAnswer, SummarizerError> {
-    match parse_compaction_answer(text) {
+    translate(url, parse_compaction_answer(text))
+}
+
+/// A compaction answer the core read (Anthropic's or the Responses one) from `url`, as the
+/// summarizer's answer, or its problem as a [`SummarizerError`].
+pub(crate) fn translate(
+    url: &str,
+    parsed: Result<CompactionAnswer, CompactionProblem>,
+) -> Result<SummaryAnswer, SummarizerError> {
+    match parsed {
         Ok(answer) => Ok(SummaryAnswer {
             text: answer.text,
             compaction_block: Some(answer.block),

@@ -9,11 +9,11 @@
 //! conversation (a fresh summary request) the summary request's `system` (as `instructions`)
 //! and prompt (as a user message) come before the trigger.
 //!
-//! The answer's `output` must hold exactly one item, of type `compaction` with a non-empty
-//! `encrypted_content` string (`{"type":"compaction","id":"...","encrypted_content":"..."}`,
-//! as OpenAI's API reference and SDKs type it). The item is opaque: it is kept as the JSON text
-//! it arrived as, byte for byte, wrapped by [`ctxkit_core::compaction::responses_compaction_block`],
-//! and sent back only in Responses views. The checkpoint's plaintext summary, read by every
+//! The answer is read by the core ([`parse_responses_compaction_answer`], shared with the JS
+//! engine): its `output` must hold exactly one item, of type `compaction` with a non-empty
+//! `encrypted_content` string. The item is opaque: it is kept as the JSON text it arrived as,
+//! byte for byte, wrapped by [`ctxkit_core::compaction::responses_compaction_block`], and sent
+//! back only in Responses views. The checkpoint's plaintext summary, read by every
 //! other view, is the extractive one, made as the fallback makes it; the answer's `text` is
 //! therefore empty and the engine does not read it. `usage` (`input_tokens`,
 //! `output_tokens`) is reported.
@@ -24,16 +24,13 @@
 //! extractive summary with that reason as a warning. Memory extraction, which needs plain
 //! text, is an ordinary Chat Completions call ([`super::OpenAiChat`]) to the same endpoint.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use ureq::Agent;
 
-use super::http::{agent, post_text, quote};
-use super::{
-    Llm, LlmEndpoint, LlmRequest, OpenAiChat, SummarizerError, SummaryAnswer, SummaryUsage,
-};
-use ctxkit_core::compaction::{responses_compaction_block, responses_compaction_body};
+use super::anthropic_compaction::translate;
+use super::http::{agent, post_text};
+use super::{Llm, LlmEndpoint, LlmRequest, OpenAiChat, SummarizerError, SummaryAnswer};
+use ctxkit_core::compaction::{parse_responses_compaction_answer, responses_compaction_body};
 
 /// A summarizer that asks OpenAI Responses compaction.
 #[derive(Debug)]
@@ -102,95 +99,10 @@ impl Llm for ResponsesCompaction {
     }
 }
 
-/// The parts of a compaction answer read; the items stay raw.
-#[derive(Deserialize)]
-struct Answer<'a> {
-    #[serde(borrow)]
-    output: Option<Vec<&'a RawValue>>,
-    usage: Option<Usage>,
-}
-
-#[derive(Deserialize, Default)]
-struct Usage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
-}
-
-/// The kept item of a compaction answer `text` from `url`, or why there is none (see the
-/// module doc).
+/// The kept item of a compaction answer `text` from `url`, or why there is none (the core's
+/// [`parse_responses_compaction_answer`], its problem as a [`SummarizerError`]).
 pub(crate) fn compaction_answer(url: &str, text: &str) -> Result<SummaryAnswer, SummarizerError> {
-    let malformed = |problem: String| SummarizerError::Malformed {
-        url: url.to_owned(),
-        problem,
-    };
-    let answer: Answer<'_> = serde_json::from_str(text)
-        .map_err(|error| malformed(format!("not a Responses answer ({error}): {}", quote(text))))?;
-    let items = answer
-        .output
-        .ok_or_else(|| malformed(format!("no output array: {}", quote(text))))?;
-    let parsed: Vec<Value> = items
-        .iter()
-        .map(|item| serde_json::from_str(item.get()))
-        .collect::<Result<_, _>>()
-        .map_err(|error| malformed(format!("unreadable output item ({error})")))?;
-    if let Some(refusal) = parsed.iter().find_map(refusal_of) {
-        return Err(SummarizerError::Refused {
-            url: url.to_owned(),
-            refusal,
-        });
-    }
-    let ([raw], [item]) = (items.as_slice(), parsed.as_slice()) else {
-        return Err(malformed(format!(
-            "{} output items where one compaction item was expected",
-            items.len()
-        )));
-    };
-    let kind = item.get("type").and_then(Value::as_str);
-    if kind != Some("compaction") {
-        return Err(malformed(format!(
-            "an output item of type {} where a compaction item was expected: {}",
-            kind.map_or("(none)".to_owned(), |kind| format!("{kind:?}")),
-            quote(raw.get())
-        )));
-    }
-    let content = item.get("encrypted_content").and_then(Value::as_str);
-    if content.is_none_or(|content| content.trim().is_empty()) {
-        return Err(malformed(format!(
-            "the compaction item has no \"encrypted_content\": {}",
-            quote(raw.get())
-        )));
-    }
-    Ok(SummaryAnswer {
-        text: String::new(),
-        compaction_block: Some(responses_compaction_block(raw.get())),
-        usage: answer.usage.map(|usage| SummaryUsage {
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            iterations: 1,
-        }),
-    })
-}
-
-/// The model's words when `item` is a refusal: a `refusal` item, or a message with a
-/// `refusal` content part.
-fn refusal_of(item: &Value) -> Option<String> {
-    let words = |value: &Value| {
-        value
-            .get("refusal")
-            .and_then(Value::as_str)
-            .unwrap_or("(no words)")
-            .to_owned()
-    };
-    if item.get("type").and_then(Value::as_str) == Some("refusal") {
-        return Some(words(item));
-    }
-    item.get("content")?
-        .as_array()?
-        .iter()
-        .find(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
-        .map(words)
+    translate(url, parse_responses_compaction_answer(text))
 }
 
 #[cfg(test)]
