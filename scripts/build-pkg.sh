@@ -104,8 +104,8 @@ done
 raw=$(wc -c < "$out/ctxkit_bg.wasm")
 gz=$(gzip -9 -c "$out/ctxkit_bg.wasm" | wc -c)
 step "built pkg/dist: ctxkit_bg.wasm $raw bytes, $gz gzipped"
-# The size limit (docs/performance.md, "Size"): the gzipped module stays under 440,000 bytes.
-if (( gz >= 440000 )); then
-  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 440,000" >&2
+# The size limit (docs/performance.md, "Size"): the gzipped module stays under 450,000 bytes.
+if (( gz >= 450000 )); then
+  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 450,000" >&2
   exit 1
 fi

@@ -18,10 +18,8 @@ use ctxkit_core::turn::{
     background_checkpoint, background_request, BackgroundCheckpoint, BackgroundSlot, Session,
 };
 
-use ctxkit_core::compaction::anthropic_conversation;
-
 use crate::prepare::Summarizer;
-use crate::summarize::ask;
+use crate::summarize::{ask, ProviderConversations};
 use crate::view::JsTurnInputs;
 
 /// The engine's background compaction.
@@ -82,7 +80,7 @@ pub(crate) fn after_turn(
     else {
         return false;
     };
-    let (request, anthropic) = {
+    let (request, conversations) = {
         let Ok(borrowed) = session.try_borrow() else {
             return false;
         };
@@ -96,11 +94,8 @@ pub(crate) fn after_turn(
         match background_request(&borrowed, &options.inputs()) {
             Ok(Some(request)) => {
                 *state = Background::InFlight;
-                let anthropic = anthropic_conversation(
-                    &request.cache_safe_messages,
-                    borrowed.latest_checkpoint(),
-                );
-                (request, anthropic)
+                let conversations = ProviderConversations::of(&request, &borrowed);
+                (request, conversations)
             }
             _ => return false,
         }
@@ -108,18 +103,12 @@ pub(crate) fn after_turn(
     let (cell, session, options) = (Rc::clone(cell), Rc::clone(session), options.clone());
     let (timeout_ms, signal) = (summarizer.timeout_ms, summarizer.signal.clone());
     wasm_bindgen_futures::spawn_local(async move {
-        let answer = ask(
-            &summarize,
-            &request,
-            anthropic.as_deref(),
-            timeout_ms,
-            &signal,
-        )
-        .await;
-        // A background checkpoint keeps the summary's text only (no compaction block).
+        let answer = ask(&summarize, &request, &conversations, timeout_ms, &signal).await;
+        // A background checkpoint keeps the summary's text only (no compaction block); an
+        // opaque Responses item has none, so its checkpoint is the extractive summary.
         let ready = answer.ok().and_then(|reply| {
             let borrowed = session.try_borrow().ok()?;
-            background_checkpoint(&request, Some(reply.text()), &borrowed, &options.inputs()).ok()
+            background_checkpoint(&request, reply.text(), &borrowed, &options.inputs()).ok()
         });
         // Only this promise moves the cell out of InFlight.
         *cell.borrow_mut() = ready.map_or(Background::Idle, Background::Ready);

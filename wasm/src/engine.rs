@@ -36,7 +36,8 @@ use crate::convert::{
     decode, fail, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
 };
 use crate::offload_store::{tool_names, OffloadConfig};
-use crate::prepare::{anthropic_summary, prepare_turn, read_prepare_options, Parts};
+use crate::prepare::{prepare_turn, read_prepare_options, Parts};
+use crate::stand_in::stand_in;
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -147,8 +148,8 @@ export interface Engine {
   prepare<F extends ViewFormat>(options: PrepareOptions & { format: F }): Promise<TurnResultOf<F>>;
 }
 
-/** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt` (a string), or POST `request.anthropic_compaction` (an `AnthropicCompactionAnswer`). */
-export type Summarizer = (request: SummarizerRequest, context: CallbackContext) => Promise<string | AnthropicCompactionAnswer> | string | AnthropicCompactionAnswer;
+/** Writes a summary for a request: ask an LLM with `request.system` and `request.prompt` (a string), or POST `request.anthropic_compaction` (an `AnthropicCompactionAnswer`) or `request.responses_compaction` (a `ResponsesCompactionAnswer`). */
+export type Summarizer = (request: SummarizerRequest, context: CallbackContext) => Promise<string | AnthropicCompactionAnswer | ResponsesCompactionAnswer> | string | AnthropicCompactionAnswer | ResponsesCompactionAnswer;
 
 /** Asks an LLM for memories: `request.system` and `request.prompt`; answer its text (a JSON array). */
 export type Extractor = (request: ExtractionRequest, context: CallbackContext) => Promise<string> | string;
@@ -338,9 +339,15 @@ impl Engine {
                     TurnStep::NeedExtraction(_) => turn.answer_extraction(None)?,
                     TurnStep::NeedSummary(_) => turn.answer_summary(&session, None)?,
                     TurnStep::Ready(mut view) => {
-                        anthropic_summary(&mut view, options.format, &turn, &session, None);
+                        let items = stand_in(&mut view, options.format, &turn, &session, None);
                         let breakpoints = options.breakpoints(&turn);
-                        break render_cached(&view, options.format, &mut cache, &breakpoints)?;
+                        break render_cached(
+                            &view,
+                            options.format,
+                            &mut cache,
+                            &breakpoints,
+                            &items,
+                        )?;
                     }
                 }
             };

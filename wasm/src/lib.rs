@@ -65,6 +65,7 @@ pub mod plan;
 pub mod precis;
 pub mod prepare;
 pub mod repair;
+pub mod stand_in;
 pub mod summarize;
 pub mod summary;
 pub mod system_prompt;

@@ -423,8 +423,8 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
             ))
         }
         TurnStep::Ready(mut view) => {
-            crate::prepare::anthropic_summary(&mut view, options.format, &turn, &session, None);
-            render(&view, options.format, &options.breakpoints(&turn))?
+            let items = crate::stand_in::stand_in(&mut view, options.format, &turn, &session, None);
+            render(&view, options.format, &options.breakpoints(&turn), &items)?
         }
     };
     let (result, changes) = turn.result()?;

@@ -13,23 +13,18 @@
 //!
 //! A `summarize` answer with Anthropic's server-compaction response (see
 //! [`crate::summarize`]) gives the checkpoint its text and keeps its block beside it
-//! (`Checkpoint::compaction_block`, the core's `keep_compaction_block`); a view rendered as
-//! `"anthropic"` sends that block first in place of the summary message
-//! (`anthropic_summary_message`), every other format the plaintext summary.
+//! (`Checkpoint::compaction_block`, the core's `keep_compaction_block`); one with OpenAI's
+//! Responses compaction response keeps its opaque item beside an extractive checkpoint (the
+//! plaintext record). A view rendered as `"anthropic"` or `"responses"` sends that provider's
+//! state in place of the summary message ([`crate::stand_in`]), every other format the
+//! plaintext summary.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use std::borrow::Cow;
-
-use ctxkit_core::compaction::{
-    anthropic_conversation, anthropic_summary_message, keep_compaction_block, summary_message,
-    view_checkpoint, Checkpoint, FallbackKind, SummaryRequest,
-};
+use ctxkit_core::compaction::{keep_compaction_block, FallbackKind, SummaryRequest};
 use ctxkit_core::memory::{ExtractionOutcome, ExtractionRequest};
-use ctxkit_core::wire::WireFormat;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnInputs, TurnStep};
-use ctxkit_core::{Message, View};
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -37,7 +32,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::background::{self, BackgroundCell};
 use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
 use crate::engine::{busy, finish};
-use crate::summarize::{ask, call_with_deadline, js_kind, take_timeout, Reply};
+use crate::stand_in::{stand_in, KeptBlock};
+use crate::summarize::{
+    ask, call_with_deadline, js_kind, take_timeout, ProviderConversations, Reply,
+};
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 pub(crate) fn read_prepare_options(
@@ -152,9 +150,10 @@ fn callback(options: &JsValue, name: &str, expected: &str) -> Result<Option<js_s
 /// What one step of an awaited turn left to do.
 enum Next {
     Extract(Box<ExtractionRequest>),
-    /// The request, and its conversation as the agent's Anthropic requests sent it when that
-    /// differs (the previous checkpoint's compaction block in place of its summary).
-    Summarize(Box<SummaryRequest>, Option<Vec<Message>>),
+    /// The request, and its conversation as the agent's Anthropic and Responses requests sent
+    /// it when that differs (the previous checkpoint's compaction block or item in place of its
+    /// summary).
+    Summarize(Box<SummaryRequest>, Box<ProviderConversations>),
     Rendered(JsValue),
 }
 
@@ -191,7 +190,7 @@ pub(crate) async fn prepare_turn(
     let mut turn = TurnDriver::start(&inputs)?;
     let mut extract_failure = None;
     // A server-compaction answer's (through_seq, text, block), kept with its checkpoint.
-    let mut kept_block: Option<(u64, String, String)> = None;
+    let mut kept_block: Option<KeptBlock> = None;
     loop {
         // The borrow of the session ends with each step: no borrow is held across the await,
         // so `summarize` may use the engine.
@@ -200,15 +199,12 @@ pub(crate) async fn prepare_turn(
             match turn.step(&borrowed)? {
                 TurnStep::NeedExtraction(request) => Next::Extract(Box::new(request)),
                 TurnStep::NeedSummary(request) => {
-                    let anthropic = anthropic_conversation(
-                        &request.cache_safe_messages,
-                        borrowed.latest_checkpoint(),
-                    );
-                    Next::Summarize(Box::new(request), anthropic)
+                    let conversations = ProviderConversations::of(&request, &borrowed);
+                    Next::Summarize(Box::new(request), Box::new(conversations))
                 }
                 TurnStep::Ready(mut view) => {
                     let kept = kept_block.as_ref();
-                    anthropic_summary(&mut view, options.format, &turn, &borrowed, kept);
+                    let items = stand_in(&mut view, options.format, &turn, &borrowed, kept);
                     let mut cache = cache.try_borrow_mut().map_err(|_| busy())?;
                     let breakpoints = options.breakpoints(&turn);
                     Next::Rendered(render_cached(
@@ -216,6 +212,7 @@ pub(crate) async fn prepare_turn(
                         options.format,
                         &mut cache,
                         &breakpoints,
+                        &items,
                     )?)
                 }
             }
@@ -245,13 +242,13 @@ pub(crate) async fn prepare_turn(
                     None => turn.answer_extraction(None)?,
                 }
             }
-            Next::Summarize(request, anthropic) => {
+            Next::Summarize(request, conversations) => {
                 let answer = match &summarizer.function {
                     Some(summarize) => Some(
                         ask(
                             summarize,
                             &request,
-                            anthropic.as_deref(),
+                            &conversations,
                             summarizer.timeout_ms,
                             &summarizer.signal,
                         )
@@ -265,6 +262,11 @@ pub(crate) async fn prepare_turn(
                     Some(Ok(Reply::Text(text))) => turn.answer_summary(&borrowed, Some(&text))?,
                     Some(Ok(Reply::Compaction(answer))) => {
                         turn.answer_summary(&borrowed, Some(&answer.text))?;
+                        kept_block = Some((request.through_seq, answer.text, answer.block));
+                    }
+                    Some(Ok(Reply::ResponsesCompaction(answer))) => {
+                        // An opaque item: the plaintext record is the extractive summary.
+                        turn.answer_summary(&borrowed, None)?;
                         kept_block = Some((request.through_seq, answer.text, answer.block));
                     }
                     Some(Err(failure)) => {
@@ -312,48 +314,6 @@ pub(crate) async fn prepare_turn(
                 return Ok(rendered);
             }
         }
-    }
-}
-
-/// In an Anthropic view (`format`), the checkpoint's summary message replaced by its compaction block
-/// first (when the view's checkpoint, this turn's or the session's, holds one); the view is
-/// left as it is otherwise.
-pub(crate) fn anthropic_summary(
-    view: &mut View<'_>,
-    format: WireFormat,
-    turn: &TurnDriver<'_>,
-    session: &Session,
-    kept: Option<&(u64, String, String)>,
-) {
-    if format != WireFormat::Anthropic {
-        return;
-    }
-    let Some(through) = turn
-        .ready_stats()
-        .and_then(|stats| stats.checkpoint_through)
-    else {
-        return;
-    };
-    // This turn's checkpoint, with the answer's block when it is the answer's.
-    let pending: Option<Checkpoint> = kept.and_then(|(through_seq, text, block)| {
-        let (_, changes) = turn.result().ok()?;
-        let mut made = changes.checkpoint?;
-        keep_compaction_block(&mut made, *through_seq, text, block.clone()).then_some(made)
-    });
-    let Some(checkpoint) = view_checkpoint(through, pending.as_ref(), &session.checkpoints) else {
-        return;
-    };
-    let Some(replacement) = anthropic_summary_message(checkpoint) else {
-        return;
-    };
-    let plain = summary_message(checkpoint);
-    if let Some(item) = view
-        .messages
-        .iter_mut()
-        .find(|item| item.seq.is_none() && *item.message == plain)
-    {
-        item.message = Cow::Owned(replacement);
-        item.tokens = None;
     }
 }
 

@@ -11,8 +11,12 @@
 //! (`request.anthropic_compaction`: `{ headers, body }`, the core's `compaction_body` of the
 //! turn's own request) and may answer `{ anthropic_compaction: <the Messages response, parsed
 //! or as its text> }` instead of a string: the core's `parse_compaction_answer` reads it, its
-//! text becomes the summary and its block is kept beside the checkpoint ([`Reply`]); a refused
-//! or malformed response is a [`Failure`] naming why.
+//! text becomes the summary and its block is kept beside the checkpoint ([`Reply`]). Likewise
+//! OpenAI Responses compaction (`request.responses_compaction`: `{ body }`, the core's
+//! `responses_compaction_body`, ending in a `compaction_trigger` item), answered as
+//! `{ responses_compaction: <the Responses response> }`: the core's
+//! `parse_responses_compaction_answer` reads its one opaque item, kept beside an extractive
+//! checkpoint. A refused or malformed response is a [`Failure`] naming why.
 //!
 //! The same call serves the memory extractor (`extract`), with its own name in the reasons.
 //! Each callback gets the caller's `AbortSignal` (`options.signal`) as `{ signal }`, to pass to
@@ -24,10 +28,11 @@
 //! pending timer would keep a Node process alive for up to the whole timeout.
 
 use ctxkit_core::compaction::{
-    compaction_body, parse_compaction_answer, CompactionAnswer, FallbackKind, SummaryRequest,
-    COMPACTION_BETA,
+    anthropic_conversation, compaction_body, parse_compaction_answer,
+    parse_responses_compaction_answer, responses_compaction_body, responses_conversation,
+    CompactionAnswer, CompactionProblem, FallbackKind, SummaryRequest, COMPACTION_BETA,
 };
-use ctxkit_core::{CoreError, Message};
+use ctxkit_core::{CoreError, Message, Session};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -48,9 +53,20 @@ export interface AnthropicCompactionRequest {
   body: Record<string, unknown>;
 }
 
-/** The argument of `prepare`'s `summarize`: the summary request, and its server-compaction form. */
+/**
+ * OpenAI Responses compaction for this summary: POST `body` (add `model`) to `/v1/responses`
+ * with your API key. `body` is the turn's own request as Responses items (the previous
+ * checkpoint's compaction item first, when the session has one) with
+ * `{type: "compaction_trigger"}` as the last input item and `store: false`.
+ */
+export interface ResponsesCompactionRequest {
+  body: Record<string, unknown>;
+}
+
+/** The argument of `prepare`'s `summarize`: the summary request, and its server-compaction forms. */
 export interface SummarizerRequest extends SummaryRequest {
   anthropic_compaction: AnthropicCompactionRequest;
+  responses_compaction: ResponsesCompactionRequest;
 }
 
 /**
@@ -61,6 +77,16 @@ export interface SummarizerRequest extends SummaryRequest {
  */
 export interface AnthropicCompactionAnswer {
   anthropic_compaction: unknown;
+}
+
+/**
+ * A Responses compaction answer: the response to `request.responses_compaction`, parsed or as
+ * its JSON text. Its one opaque `compaction` item is kept beside the checkpoint, whose
+ * plaintext summary is the extractive one; the item is sent in `"responses"` views only, in
+ * the summary's place. A refusal or any other shape falls back, saying why.
+ */
+export interface ResponsesCompactionAnswer {
+  responses_compaction: unknown;
 }
 
 "#;
@@ -118,38 +144,68 @@ fn failed(reason: String) -> Answer {
     Err(failure(reason))
 }
 
-/// What `summarize` answered: a summary's text, or Anthropic's server-compaction response read
-/// by the core (its text and the block to keep).
+/// What `summarize` answered: a summary's text, or a provider's compaction response read by
+/// the core.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// A string answer.
     Text(String),
-    /// An `{ anthropic_compaction }` answer, read.
+    /// An `{ anthropic_compaction }` answer, read: its text and the block to keep.
     Compaction(CompactionAnswer),
+    /// An `{ responses_compaction }` answer, read: the opaque item to keep (no text).
+    ResponsesCompaction(CompactionAnswer),
 }
 
 impl Reply {
-    /// The summary's text.
-    pub fn text(&self) -> &str {
+    /// The summary's text, or `None` for an opaque Responses item (whose plaintext record is
+    /// the extractive summary).
+    pub fn text(&self) -> Option<&str> {
         match self {
-            Reply::Text(text) => text,
-            Reply::Compaction(answer) => &answer.text,
+            Reply::Text(text) => Some(text),
+            Reply::Compaction(answer) => Some(&answer.text),
+            Reply::ResponsesCompaction(_) => None,
         }
     }
 }
 
-/// Calls the summarizer with `request` and its `anthropic_compaction` request (over
-/// `anthropic_messages` when the agent's Anthropic requests differ from
-/// `request.cache_safe_messages`), and waits at most `timeout_ms` for its answer; returns the
-/// answer, or why there is none.
+/// A summary request's conversation as the agent's Anthropic and Responses requests sent it,
+/// when that differs from `cache_safe_messages` (the session's latest checkpoint keeps that
+/// provider's compaction state in place of its summary message).
+#[derive(Debug, Clone, Default)]
+pub struct ProviderConversations {
+    anthropic: Option<Vec<Message>>,
+    responses: Option<Value>,
+}
+
+impl ProviderConversations {
+    /// `request`'s conversations in `session` (the core's `anthropic_conversation` and
+    /// `responses_conversation`; the latter without the request's final instruction, since
+    /// the server writes its own summary).
+    pub fn of(request: &SummaryRequest, session: &Session) -> Self {
+        let latest = session.latest_checkpoint();
+        let conversation = request
+            .cache_safe_messages
+            .split_last()
+            .map_or(&[][..], |(_, conversation)| conversation);
+        ProviderConversations {
+            anthropic: anthropic_conversation(&request.cache_safe_messages, latest),
+            responses: responses_conversation(conversation, latest),
+        }
+    }
+}
+
+/// Calls the summarizer with `request` and its `anthropic_compaction` and
+/// `responses_compaction` requests (over `conversations` where the agent's requests differ
+/// from `request.cache_safe_messages`), and waits at most `timeout_ms` for its answer; returns
+/// the answer, or why there is none.
 pub async fn ask(
     summarize: &js_sys::Function,
     request: &SummaryRequest,
-    anthropic_messages: Option<&[Message]>,
+    conversations: &ProviderConversations,
     timeout_ms: u32,
     signal: &JsValue,
 ) -> std::result::Result<Reply, Failure> {
-    let argument = match summary_argument(request, anthropic_messages) {
+    let argument = match summary_argument(request, conversations) {
         Ok(argument) => argument,
         Err(error) => return Err(failure(error.to_string())),
     };
@@ -157,20 +213,35 @@ pub async fn ask(
     read_reply("summarize", &value)
 }
 
-/// The JS argument of `summarize`: the request with `anthropic_compaction` added.
+/// The JS argument of `summarize`: the request with `anthropic_compaction` and
+/// `responses_compaction` added.
 fn summary_argument(
     request: &SummaryRequest,
-    anthropic_messages: Option<&[Message]>,
+    conversations: &ProviderConversations,
 ) -> Result<JsValue> {
     let argument = to_js(request)?;
     let body = compaction_body(
         &request.system,
         &request.prompt,
-        anthropic_messages.unwrap_or(&request.cache_safe_messages),
+        conversations
+            .anthropic
+            .as_deref()
+            .unwrap_or(&request.cache_safe_messages),
         request.max_output_tokens,
     );
     let compaction = json!({"headers": {"anthropic-beta": COMPACTION_BETA}, "body": body});
     set(&argument, "anthropic_compaction", &to_js(&compaction)?)?;
+    let body = responses_compaction_body(
+        &request.system,
+        &request.prompt,
+        &request.cache_safe_messages,
+        conversations.responses.as_ref(),
+    );
+    set(
+        &argument,
+        "responses_compaction",
+        &to_js(&json!({"body": body}))?,
+    )?;
     Ok(argument)
 }
 
@@ -243,38 +314,68 @@ async fn settled(
 }
 
 /// The summarizer's resolved value: a string ([`read_answer`]), or an object with
-/// `anthropic_compaction` (the Messages response as an object or as its text) read by the
-/// core's parser.
+/// `anthropic_compaction` or `responses_compaction` (the provider's response as an object or
+/// as its text) read by the core's parser.
 fn read_reply(name: &str, value: &JsValue) -> std::result::Result<Reply, Failure> {
-    let response = if value.is_object() {
-        js_sys::Reflect::get(value, &JsValue::from_str("anthropic_compaction"))
-            .unwrap_or(JsValue::UNDEFINED)
-    } else {
-        JsValue::UNDEFINED
+    let field = |key: &str| {
+        if value.is_object() {
+            js_sys::Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+        } else {
+            JsValue::UNDEFINED
+        }
     };
-    if response.is_undefined() {
-        return read_answer(name, value).map(Reply::Text);
+    let (anthropic, responses) = (field("anthropic_compaction"), field("responses_compaction"));
+    match (anthropic.is_undefined(), responses.is_undefined()) {
+        (true, true) => read_answer(name, value).map(Reply::Text),
+        (false, true) => {
+            let text = response_text(name, "anthropic_compaction", "a Messages", &anthropic)?;
+            read_compaction(name, "anthropic_compaction", parse_compaction_answer(&text))
+                .map(Reply::Compaction)
+        }
+        (true, false) => {
+            let text = response_text(name, "responses_compaction", "a Responses", &responses)?;
+            let parsed = parse_responses_compaction_answer(&text);
+            read_compaction(name, "responses_compaction", parsed).map(Reply::ResponsesCompaction)
+        }
+        (false, false) => Err(failure(format!(
+            "{name} returned both anthropic_compaction and responses_compaction; expected one"
+        ))),
     }
-    let text = match response.as_string() {
-        Some(text) => text,
-        None => js_sys::JSON::stringify(&response)
-            .ok()
-            .and_then(|text| text.as_string())
-            .ok_or_else(|| {
-                failure(format!(
-                    "{name} returned anthropic_compaction as {}, not a Messages response \
-                     (an object or its JSON text)",
-                    js_kind(&response)
-                ))
-            })?,
-    };
-    parse_compaction_answer(&text)
-        .map(Reply::Compaction)
-        .map_err(|problem| {
+}
+
+/// The text of a compaction `response` (an object, stringified, or its JSON text).
+fn response_text(
+    name: &str,
+    key: &str,
+    kind: &str,
+    response: &JsValue,
+) -> std::result::Result<String, Failure> {
+    if let Some(text) = response.as_string() {
+        return Ok(text);
+    }
+    js_sys::JSON::stringify(response)
+        .ok()
+        .and_then(|text| text.as_string())
+        .filter(|_| response.is_object())
+        .ok_or_else(|| {
             failure(format!(
-                "{name}'s anthropic_compaction response gives no summary: {problem}"
+                "{name} returned {key} as {}, not {kind} response (an object or its JSON text)",
+                js_kind(response)
             ))
         })
+}
+
+/// A parsed compaction answer, or why `name`'s `key` response gives no summary.
+fn read_compaction(
+    name: &str,
+    key: &str,
+    parsed: std::result::Result<CompactionAnswer, CompactionProblem>,
+) -> std::result::Result<CompactionAnswer, Failure> {
+    parsed.map_err(|problem| {
+        failure(format!(
+            "{name}'s {key} response gives no summary: {problem}"
+        ))
+    })
 }
 
 /// The callback's resolved value as its answer: a string that is valid UTF-16.

@@ -17,7 +17,9 @@
 
 use std::collections::BTreeMap;
 
-use ctxkit_core::compaction::{fill_window_defaults, Budget, Policy, TodoItem};
+use ctxkit_core::compaction::{
+    fill_window_defaults, splice_responses_items, Budget, Policy, TodoItem,
+};
 use ctxkit_core::cost::CacheBreakpoint;
 use ctxkit_core::prompt::PromptParts;
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
@@ -247,12 +249,15 @@ impl JsTurnInputs {
 ///
 /// `breakpoints`: the view's cache breakpoints to mark (Anthropic's `cache_control`, OpenAI's
 /// `prompt_cache_breakpoint` in the Responses and Chat Completions shapes), or none.
+/// `responses_items`: in a Responses view, the checkpoint's compaction items, put in place of
+/// the core's marker message ([`crate::stand_in`]); empty otherwise.
 pub fn render(
     view: &View<'_>,
     format: WireFormat,
     breakpoints: &[CacheBreakpoint],
+    responses_items: &[Value],
 ) -> Result<JsValue> {
-    let out = render_shape(view, format, breakpoints)?;
+    let out = render_shape(view, format, breakpoints, responses_items)?;
     set_dropped_state(&out, view, format)?;
     Ok(out)
 }
@@ -269,6 +274,7 @@ fn render_shape(
     view: &View<'_>,
     format: WireFormat,
     breakpoints: &[CacheBreakpoint],
+    responses_items: &[Value],
 ) -> Result<JsValue> {
     match format {
         WireFormat::Ctxkit => {
@@ -287,6 +293,9 @@ fn render_shape(
                 messages @ Value::Array(_) => serde_json::json!({ "messages": messages }),
                 request => request,
             };
+            if !responses_items.is_empty() {
+                splice_responses_items(&mut request, responses_items);
+            }
             if let Value::Object(fields) = &mut request {
                 fields.insert(
                     "format".to_owned(),
@@ -307,16 +316,17 @@ pub struct ViewCache {
 }
 
 /// `view` in `format`, reusing (and refilling) `cache` (of JS values) for the ctxkit, OpenAI
-/// and LangChain shapes; `breakpoints` as for [`render`] (an OpenAI view with breakpoints
-/// carries OpenAI's markers, so it is rendered whole).
+/// and LangChain shapes; `breakpoints` and `responses_items` as for [`render`] (an OpenAI view
+/// with breakpoints carries OpenAI's markers, so it is rendered whole).
 pub fn render_cached(
     view: &View<'_>,
     format: WireFormat,
     cache: &mut ViewCache,
     breakpoints: &[CacheBreakpoint],
+    responses_items: &[Value],
 ) -> Result<JsValue> {
     if !format.renders_per_message() || (format == WireFormat::Openai && !breakpoints.is_empty()) {
-        return render(view, format, breakpoints);
+        return render(view, format, breakpoints, responses_items);
     }
     if cache.format != Some(format) {
         *cache = ViewCache {

@@ -24,6 +24,7 @@ pub(crate) mod policy;
 pub(crate) mod responses_answer;
 pub(crate) mod restore;
 pub(crate) mod server_compaction;
+pub(crate) mod stand_in;
 pub(crate) mod stats;
 pub(crate) mod summary_request;
 pub(crate) mod tiers;
@@ -57,6 +58,10 @@ pub use server_compaction::{
     anthropic_conversation, cached_conversation, compaction_body, keep_compaction_block,
     parse_compaction_answer, responses_compaction_body, view_checkpoint, CompactionAnswer,
     CompactionProblem, CompactionUsage, COMPACTION_BETA,
+};
+pub use stand_in::{
+    responses_conversation, splice_responses_items, summary_stand_in, SummaryStandIn,
+    RESPONSES_ITEM_MARKER,
 };
 pub use stats::{Tier, ViewStats};
 pub use summary_request::{

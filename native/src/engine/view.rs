@@ -5,8 +5,8 @@
 //! every other format gets the plaintext summary.
 
 use ctxkit_core::compaction::{
-    anthropic_summary_message, responses_summary_items, summary_message, Checkpoint, SummaryMethod,
-    ViewStats,
+    splice_responses_items, summary_message, summary_stand_in, Checkpoint, SummaryMethod,
+    SummaryStandIn, ViewStats, RESPONSES_ITEM_MARKER,
 };
 use ctxkit_core::wire::{render_messages, render_messages_cached, WireFormat};
 use ctxkit_core::Message;
@@ -140,44 +140,51 @@ fn view_checkpoint<'a>(
     ctxkit_core::compaction::view_checkpoint(stats.checkpoint_through?, pending, stored)
 }
 
+/// Where the view's summary message is and what stands for it in a `format` view (the core's
+/// [`summary_stand_in`]), when the view's checkpoint (this turn's, or one of the session's)
+/// keeps that provider's compaction state and its summary message is in the view as the core
+/// made it.
+fn stand_in(
+    messages: &[Message],
+    stats: &ViewStats,
+    pending: Option<&Checkpoint>,
+    session: Option<&ctxkit_core::Session>,
+    format: WireFormat,
+) -> Option<(usize, SummaryStandIn)> {
+    let checkpoint = view_checkpoint(stats, pending, session)?;
+    let stand_in = summary_stand_in(checkpoint, format)?;
+    let plain = summary_message(checkpoint);
+    let index = messages.iter().position(|message| *message == plain)?;
+    Some((index, stand_in))
+}
+
 /// Where the view's summary message is and the message that stands for it in an Anthropic
-/// view, when the view's checkpoint (this turn's, or one of the session's) holds a compaction
-/// block and its summary message is in the view as the core made it.
+/// view, when the view's checkpoint holds Anthropic's compaction block.
 pub(super) fn anthropic_summary(
     messages: &[Message],
     stats: &ViewStats,
     pending: Option<&Checkpoint>,
     session: Option<&ctxkit_core::Session>,
 ) -> Option<(usize, Message)> {
-    let checkpoint = view_checkpoint(stats, pending, session)?;
-    checkpoint.compaction_block.as_ref()?;
-    let plain = summary_message(checkpoint);
-    let index = messages.iter().position(|message| *message == plain)?;
-    Some((index, anthropic_summary_message(checkpoint)?))
+    stand_in(messages, stats, pending, session, WireFormat::Anthropic)
+        .map(|(index, stand_in)| (index, stand_in.message))
 }
 
-/// Where the view's summary message is and the Responses items that stand for it in a
-/// Responses view, when the view's checkpoint holds a Responses `compaction` item and its
-/// summary message is in the view as the core made it.
+/// Where the view's summary message is and the Responses input items that stand for it in a
+/// Responses view, when the view's checkpoint holds a Responses `compaction` item.
 pub(super) fn responses_summary(
     messages: &[Message],
     stats: &ViewStats,
     pending: Option<&Checkpoint>,
     session: Option<&ctxkit_core::Session>,
 ) -> Option<(usize, Vec<Value>)> {
-    let checkpoint = view_checkpoint(stats, pending, session)?;
-    let items = responses_summary_items(checkpoint)?;
-    let plain = summary_message(checkpoint);
-    let index = messages.iter().position(|message| *message == plain)?;
-    Some((index, items))
+    stand_in(messages, stats, pending, session, WireFormat::Responses)
+        .map(|(index, stand_in)| (index, stand_in.responses_items))
 }
 
-/// Stands in for the summary message while a Responses view is rendered, so its item can be
-/// found and replaced (no conversation holds these bytes: they open with a NUL).
-const ITEM_MARKER: &str = "\u{0}ctxkit: the Responses compaction item goes here\u{0}";
-
 /// `messages` rendered by `render` as a Responses body, with the message at `index` replaced
-/// by `items` in `input` (the rest rendered exactly as without them).
+/// by `items` in `input` (the core's marker and [`splice_responses_items`]: the rest rendered
+/// exactly as without them).
 fn responses_with_items(
     messages: &[Message],
     index: usize,
@@ -186,45 +193,21 @@ fn responses_with_items(
 ) -> ctxkit_core::Result<Value> {
     let mut marked = messages.to_vec();
     if let Some(slot) = marked.get_mut(index) {
-        *slot = Message::user(ITEM_MARKER);
+        *slot = Message::user(RESPONSES_ITEM_MARKER);
     }
     let mut body = render(&marked)?;
-    if let Some(Value::Array(input)) = body.get_mut("input") {
-        if let Some(at) = input.iter().position(is_marker) {
-            input.splice(at..=at, items.iter().cloned());
-        }
-    }
+    splice_responses_items(&mut body, items);
     Ok(body)
 }
 
-/// Whether a rendered Responses item is [`ITEM_MARKER`]'s message.
-fn is_marker(item: &Value) -> bool {
-    match item.get("content") {
-        Some(Value::String(text)) => text == ITEM_MARKER,
-        Some(Value::Array(parts)) => match parts.as_slice() {
-            [part] => part.get("text").and_then(Value::as_str) == Some(ITEM_MARKER),
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
 /// `messages` (a cache-safe summary request's conversation, without its final instruction)
-/// as the agent's Responses requests sent them: the session's latest checkpoint's Responses
-/// `compaction` item in place of its summary message, or `None` when that checkpoint has no
-/// such item or its summary message is not there.
+/// as the agent's Responses requests sent them (the core's
+/// [`ctxkit_core::compaction::responses_conversation`] for the session's latest checkpoint).
 pub(super) fn responses_conversation(
     messages: &[Message],
     session: &ctxkit_core::Session,
 ) -> Option<Value> {
-    let checkpoint = session.latest_checkpoint()?;
-    let items = responses_summary_items(checkpoint)?;
-    let plain = summary_message(checkpoint);
-    let index = messages.iter().position(|message| *message == plain)?;
-    responses_with_items(messages, index, &items, |messages| {
-        render_messages(messages, WireFormat::Responses)
-    })
-    .ok()
+    ctxkit_core::compaction::responses_conversation(messages, session.latest_checkpoint())
 }
 
 /// `messages` (a cache-safe summary request's conversation) as the agent's Anthropic requests
