@@ -1,6 +1,7 @@
 //! [`SessionReads`] for PostgreSQL: one session's reads inside one transaction (a read-only
-//! snapshot), for the shared assembly of [`crate::store::assembly`], and the statements only
-//! they use: the history search's passes over each message's search key (`search_text`, see
+//! snapshot), for the shared assembly of [`crate::store::assembly`]; a history search's reads
+//! ([`SearchRows`]), in a transaction or each statement alone, bounded by the log's end its
+//! first statement read; and the statements only they use: the history search's passes over each message's search key (`search_text`, see
 //! [`super::text`]: written by the append in its transaction, so a committed message is always
 //! findable), and the assistant messages a tool result's call is looked for in.
 //!
@@ -13,8 +14,8 @@
 //! row) are searched the same way, over the same spans of seqs. A pass's first statement
 //! ([`pass_query`]) reads the newest messages and all the offloaded outputs' hits at once (the
 //! older outputs only when the newest held too few: a one-time filter on their count), so a
-//! pass is one round trip unless the newest messages hold too few; the older messages'
-//! statement is sent only then (planning it costs as much as the newest scan of a frequent
+//! pass is one round trip unless the newest messages hold too few (a search's first pass also
+//! reads the session's row in it); the older messages' statement is sent only then (planning it costs as much as the newest scan of a frequent
 //! word). Every needle is bound as a parameter; no character of it is syntax.
 
 use ctxkit_core::compaction::Checkpoint;
