@@ -2,8 +2,9 @@
 //! store and the server (each time the client speaks again after the server answered is one):
 //! a memory search is one statement, a history search of a word among the newest messages is
 //! two (its pass, which reads the session's row with its hits, and the calls of the tool results
-//! it found), with no `BEGIN` or `COMMIT` around them. Their answers are the same as a store's
-//! whose schema makes it run them in a transaction, and an unknown session is still
+//! it found), with no `BEGIN` or `COMMIT` around them, and [`PostgresStore::ping`] one. Their
+//! answers are the same as a store's whose schema makes it run them in a transaction, and as
+//! through PgBouncer in transaction mode; an unknown session is still
 //! [`ctxkit::Error::NoSuchSession`].
 
 mod common;
@@ -82,6 +83,17 @@ impl Proxy {
     fn count(&self) -> usize {
         self.round_trips.load(Ordering::SeqCst)
     }
+}
+
+/// The database `direct` names (a URL of the server), through the pooler.
+fn pooled(direct: &str) -> String {
+    let database = direct.rsplit('/').next().unwrap();
+    let pooler = match std::env::var("CTXKIT_TEST_PGBOUNCER_URL") {
+        Ok(value) if !value.is_empty() => value,
+        _ => panic!("CTXKIT_TEST_PGBOUNCER_URL is not set: source scripts/pg-server.sh"),
+    };
+    let (base, _) = pooler.rsplit_once('/').unwrap();
+    format!("{base}/{database}?sslmode=disable")
 }
 
 /// A session of 1,202 messages (so a search has newest and older parts): tool calls and
@@ -201,8 +213,23 @@ fn searches_take_one_or_two_round_trips_and_answer_as_in_a_transaction() {
     assert_eq!(titles(&found), titles(&expected));
     assert_eq!(found.len(), 5);
 
+    let before = proxy.count();
+    store.ping().unwrap();
+    assert_eq!(proxy.count() - before, 1, "a ping is one round trip");
+
+    // Through PgBouncer in transaction mode, the statements run alone answer the same.
+    let pooled = PostgresStore::open(&pooled(&database_url)).unwrap();
+    for query in ["defmodule", "zqxjvk", "nowhere-at-all", "M1 run"] {
+        assert_eq!(
+            hits(&pooled, query),
+            hits(&store, query),
+            "{query:?} pooled"
+        );
+    }
+    pooled.ping().unwrap();
+
     let request = SearchRequest::new("defmodule", None).unwrap();
-    for store in [&store, &in_transaction] {
+    for store in [&store, &in_transaction, &pooled] {
         assert!(matches!(
             store.search_history("nope", &request),
             Err(ctxkit::Error::NoSuchSession(name)) if name == "nope"
