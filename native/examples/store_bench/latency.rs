@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ctxkit::core::model::Entry;
 use ctxkit::core::recall::SearchRequest;
-use ctxkit::store::{MemoryQuery, Store};
+use ctxkit::store::{MemoryQuery, PostgresStore, Store};
 
 use crate::{
     median, numbered, show, Backend, FAMILY, HISTORY_QUERIES, MEMORY_QUERIES, PROJECT, STEADY,
@@ -80,6 +80,22 @@ pub fn measure(backends: &[Backend], source: &[Entry]) -> Figures {
         "`session_head` (the engine's freshness check)".to_owned(),
         head,
     ));
+    // No round trip in process: SQLite's cell is left empty (zero).
+    let pings: Vec<Option<PostgresStore>> = backends
+        .iter()
+        .map(|b| b.postgres.as_ref().map(|open| open()))
+        .collect();
+    let floor = pings
+        .iter()
+        .map(|store| match store {
+            Some(store) => sample(500, budget, || store.ping().unwrap()),
+            None => Duration::ZERO,
+        })
+        .collect();
+    rows.push((
+        "a `SELECT 1` on a store's connection (one round trip: the least a call costs)".to_owned(),
+        floor,
+    ));
     for (name, text) in MEMORY_QUERIES {
         let query = MemoryQuery {
             text: text.into(),
@@ -119,7 +135,9 @@ pub fn print(backends: &[Backend], figures: &Figures) {
             .iter()
             .enumerate()
             .map(|(index, value)| match index {
+                _ if value.is_zero() => "–".to_owned(),
                 0 => show(*value),
+                _ if sqlite.is_zero() => show(*value),
                 _ => format!("{} ({})", show(*value), ratio(*value, sqlite)),
             })
             .collect();

@@ -8,7 +8,8 @@
 //! state (a checkpoint and the tail after it), and 10,000 memories. Measured, in one process so
 //! the figures compare:
 //! - one handle's latency ([`latency`]): appending one message, a turn's load, the engine's
-//!   freshness check, memory searches and history searches (medians);
+//!   freshness check, a `SELECT 1` on PostgreSQL (one round trip, the least any call costs),
+//!   memory searches and history searches (medians);
 //! - the query plans of those searches on PostgreSQL ([`plans`]): printed, and the benchmark
 //!   fails (after its figures) when one would scan a table instead of using an index;
 //! - 1, 4 and 16 concurrent workers ([`workers`], threads with a store handle each): appends
@@ -25,7 +26,8 @@
 //! ```
 //!
 //! `CTXKIT_BENCH_LATENCY_ONLY=1` leaves out the workers' table (a quicker run of the latency
-//! table and the plans, to repeat on a shared machine).
+//! table and the plans, to repeat on a shared machine). `CTXKIT_BENCH_KEEP_DATABASE=1` leaves the
+//! PostgreSQL database in place (its name on standard error), to read its plans by hand.
 
 mod latency;
 mod plans;
@@ -49,10 +51,15 @@ const STEADY: &str = "steady";
 /// Opens a new handle on one backend's database.
 type Open = Box<dyn Fn() -> Box<dyn Store> + Sync>;
 
-/// A backend as the tables name it, and how to open it.
+/// Opens a new PostgreSQL store on one backend's database.
+type OpenPostgres = Box<dyn Fn() -> PostgresStore + Sync>;
+
+/// A backend as the tables name it, and how to open it (and, for PostgreSQL, as a
+/// `PostgresStore`, for the round-trip floor).
 struct Backend {
     name: &'static str,
     open: Open,
+    postgres: Option<OpenPostgres>,
 }
 
 /// The history searches measured: name, query.
@@ -210,18 +217,23 @@ fn main() {
     let (direct_url, pooled_url) = (in_database(&url), in_database(&pooled));
     let postgres_at =
         |url: String| -> Open { Box::new(move || Box::new(PostgresStore::open(&url).unwrap())) };
+    let postgres_store =
+        |url: String| -> OpenPostgres { Box::new(move || PostgresStore::open(&url).unwrap()) };
     let backends = [
         Backend {
             name: "SQLite",
             open: sqlite,
+            postgres: None,
         },
         Backend {
             name: "PostgreSQL",
             open: postgres_at(direct_url.clone()),
+            postgres: Some(postgres_store(direct_url.clone())),
         },
         Backend {
             name: "PostgreSQL through PgBouncer",
-            open: postgres_at(pooled_url),
+            open: postgres_at(pooled_url.clone()),
+            postgres: Some(postgres_store(pooled_url)),
         },
     ];
 
@@ -254,9 +266,13 @@ fn main() {
     }
 
     drop((client, backends));
-    admin
-        .batch_execute(&format!("DROP DATABASE \"{database}\" WITH (FORCE)"))
-        .unwrap();
+    if var(&["CTXKIT_BENCH_KEEP_DATABASE"]).is_some() {
+        eprintln!("database {database} kept (CTXKIT_BENCH_KEEP_DATABASE)");
+    } else {
+        admin
+            .batch_execute(&format!("DROP DATABASE \"{database}\" WITH (FORCE)"))
+            .unwrap();
+    }
     assert!(
         scanning.is_empty(),
         "these searches scan a table instead of using an index (plans above): {scanning:?}"

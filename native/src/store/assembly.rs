@@ -5,7 +5,8 @@
 //! assistant messages before it).
 //!
 //! A backend answers the reads ([`SessionReads`], over one transaction of its own, so what is
-//! assembled is one snapshot); nothing here touches a database.
+//! assembled is one snapshot; a search's [`SearchReads`] may instead be statements bounded by
+//! one seq); nothing here touches a database.
 
 use ctxkit_core::compaction::Checkpoint;
 use ctxkit_core::memory::NudgeState;
@@ -25,21 +26,13 @@ use crate::error::Result;
 /// How many assistant messages before a tool result are read to find the call it answers.
 pub(crate) const CALL_LOOKBACK_MESSAGES: u64 = 64;
 
-/// What a backend reads of one session (its name and row fixed by the implementation), inside
-/// one transaction.
-pub(crate) trait SessionReads {
+/// What a history search reads of one session (its name fixed by the implementation): the
+/// passes and the calls of the tool results they found. A backend may read them in one
+/// transaction, or in statements that each see the log up to the same seq (the log is only
+/// ever appended to, so that is one snapshot of it).
+pub(crate) trait SearchReads {
     /// The session's name, for messages.
     fn name(&self) -> &str;
-    /// Its family and nudge state.
-    fn state(&mut self) -> Result<(ModelFamily, NudgeState)>;
-    /// Its latest checkpoint.
-    fn latest_checkpoint(&mut self) -> Result<Option<Checkpoint>>;
-    /// Every checkpoint, in order.
-    fn checkpoints(&mut self) -> Result<Vec<Checkpoint>>;
-    /// Its latest usage anchor.
-    fn latest_anchor(&mut self) -> Result<Option<UsageAnchor>>;
-    /// The entries with `from <= seq <= to`, in order.
-    fn entries_between(&mut self, from: u64, to: u64) -> Result<Vec<Entry>>;
     /// One pass's reads: the messages whose searchable text holds every one of `needles` under
     /// the search's case fold (the core's [`ctxkit_core::recall::contains_folded`]), newest
     /// first, at most `wanted`; and the same for the session's offloaded outputs: those whose
@@ -60,6 +53,21 @@ pub(crate) trait SessionReads {
         results: &[(u64, String)],
         count: u64,
     ) -> Result<Vec<(u64, u64, String)>>;
+}
+
+/// What a backend reads of one session (its name and row fixed by the implementation), inside
+/// one transaction: a search's reads, and the rest of the session.
+pub(crate) trait SessionReads: SearchReads {
+    /// Its family and nudge state.
+    fn state(&mut self) -> Result<(ModelFamily, NudgeState)>;
+    /// Its latest checkpoint.
+    fn latest_checkpoint(&mut self) -> Result<Option<Checkpoint>>;
+    /// Every checkpoint, in order.
+    fn checkpoints(&mut self) -> Result<Vec<Checkpoint>>;
+    /// Its latest usage anchor.
+    fn latest_anchor(&mut self) -> Result<Option<UsageAnchor>>;
+    /// The entries with `from <= seq <= to`, in order.
+    fn entries_between(&mut self, from: u64, to: u64) -> Result<Vec<Entry>>;
 }
 
 /// An offloaded output a pass found: the log's entry (its reference), the output's path and
@@ -110,7 +118,7 @@ pub(crate) fn whole_session(reads: &mut impl SessionReads) -> Result<Session> {
 /// `limit + 1` newest hits, cut by [`SearchOutcome::from_passes`]; the tools' names looked up
 /// for the hits it keeps.
 pub(crate) fn search_history(
-    reads: &mut impl SessionReads,
+    reads: &mut impl SearchReads,
     request: &SearchRequest,
 ) -> Result<SearchOutcome> {
     let wanted = request.limit.saturating_add(1);
@@ -135,7 +143,7 @@ pub(crate) fn search_history(
 /// One pass (`exact`: the whole query; else every word): the messages and the offloaded
 /// outputs holding every one of `needles`, merged newest first, at most `wanted`.
 fn pass(
-    reads: &mut impl SessionReads,
+    reads: &mut impl SearchReads,
     request: &SearchRequest,
     needles: &[&str],
     wanted: usize,
@@ -204,7 +212,7 @@ fn own_tool_name(message: &Message) -> Option<String> {
 /// JSON, so the call's message is one of them), all results' at once, and parsed one at a time
 /// until the call is found.
 fn name_calling_tools<'m>(
-    reads: &mut impl SessionReads,
+    reads: &mut impl SearchReads,
     items: impl Iterator<Item = &'m mut HistoryMessage>,
 ) -> Result<()> {
     let unnamed: Vec<&mut HistoryMessage> = items

@@ -13,9 +13,11 @@
 //! queue and the second sees the first's commit (a stale `seq` is then
 //! [`crate::Error::SeqConflict`], and nothing is written); reads in `REPEATABLE READ READ ONLY`,
 //! so a read never mixes two commits. A call that is one statement (a memory search) runs as
-//! its own transaction instead, in one round trip (no `BEGIN`, no `COMMIT`), unless the
-//! store's schema must be set first. A failed call rolls back: it leaves the database as it
-//! was.
+//! its own transaction instead, in one round trip (no `BEGIN`, no `COMMIT`), and so does each
+//! statement of a history search (the first reads the session's row with its hits, the others
+//! are bounded by the log's end it read: the log is only appended to, so they see one snapshot
+//! of it), unless the store's schema must be set first. A failed call rolls back: it leaves the
+//! database as it was.
 //!
 //! Durability: by default every commit waits for the server's WAL flush (the server's
 //! `synchronous_commit`, `on` unless changed), so an append or a turn that returned success
@@ -39,6 +41,7 @@
 //! PostgreSQL `text` cannot hold NUL: free text is written through a reversible escape and
 //! searched through a folded search key ([`text`]).
 
+mod alone;
 mod history;
 mod memory;
 mod plans;
@@ -377,30 +380,6 @@ impl PostgresStore {
             return self.write(what, f);
         }
         self.transaction(what, Mode::WriteUnflushed, f)
-    }
-
-    /// Runs `query` alone, as its own transaction (one round trip: no `BEGIN`, no `COMMIT`),
-    /// when the store has no `SET LOCAL` to make first (no [`PostgresOptions::schema`]);
-    /// `None` when it has (the caller runs it in a transaction then). For a statement that is
-    /// a whole call by itself, which says in its own text how its commit waits, if it writes.
-    fn alone(
-        &self,
-        what: &dyn Fn() -> String,
-        query: &query::Query,
-    ) -> Option<Result<Vec<postgres::Row>>> {
-        if self.pool.local_setup.is_some() {
-            return None;
-        }
-        let target = self.pool.target.as_str();
-        let mut connection = match self.pool.checkout() {
-            Ok(connection) => connection,
-            Err(error) => return Some(Err(error)),
-        };
-        let rows = query
-            .run_alone(&mut connection.client)
-            .map_err(|e| Error::postgres(target, what(), e));
-        self.pool.give_back(connection);
-        Some(rows)
     }
 
     fn transaction<T>(

@@ -12,15 +12,16 @@ use crate::store::memory_types::MemoryQuery;
 use crate::store::postgres::memory::search_query;
 use crate::store::postgres::queries::session_row;
 use crate::store::postgres::query::Query;
-use crate::store::postgres::reads::{pass_query, Part, RECENT_MESSAGES};
+use crate::store::postgres::reads::{pass_query, Of, Part};
 use crate::store::postgres::text::search_key;
 use crate::store::postgres::{get, PostgresStore, Tx};
 
 impl PostgresStore {
     /// The plans of a history search of session `name` for `request`: for the exact pass, then
     /// the every-word pass when the request has one, the plan of its first statement (the
-    /// newest messages and the offloaded outputs) and of its second (the older messages, run
-    /// only when the newest held too few). Fails as the search would (no such session).
+    /// newest messages and the offloaded outputs; the exact pass's also reads the session's
+    /// row) and of its second (the older messages, run only when the newest held too few).
+    /// Fails as the search would (no such session).
     pub fn explain_history_search(
         &self,
         name: &str,
@@ -30,21 +31,22 @@ impl PostgresStore {
         self.read(&what, |tx| {
             let (id, last_seq) = session_row(tx, name, false)?;
             let wanted = request.limit.saturating_add(1);
-            let floor = last_seq.saturating_sub(RECENT_MESSAGES);
             let mut passes = vec![vec![request.query.as_str()]];
             if request.has_word_pass() {
                 passes.push(request.terms.iter().map(String::as_str).collect());
             }
             let mut plans = Vec::new();
-            for needles in passes {
+            for (index, needles) in passes.into_iter().enumerate() {
                 let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
-                for part in [Part::Newest, Part::OlderMessages] {
-                    plans.push(plan(
-                        tx,
-                        &pass_query(id, &keys, wanted, floor, part),
-                        &what,
-                    )?);
-                }
+                // The search's first statement reads the session's row itself.
+                let newest = match index {
+                    0 => Of::Name(name),
+                    _ => Of::Row(id, last_seq),
+                };
+                let newest = pass_query(newest, &keys, wanted, Part::Newest);
+                plans.push(plan(tx, &newest, &what)?);
+                let older = pass_query(Of::Row(id, last_seq), &keys, wanted, Part::OlderMessages);
+                plans.push(plan(tx, &older, &what)?);
             }
             Ok(plans)
         })

@@ -1,11 +1,12 @@
 //! [`Query`]: a statement built with its parameters and their types by one function, so the
 //! search that runs it and the plan an operator reads of it ([`super::plans`]) are of the same
 //! text, and sent in one round trip (parsed, planned for these very parameters and run at
-//! once). The SQL holds only placeholders; every value is bound.
+//! once). The SQL holds only placeholders; every value is bound. [`Link`]: where a call's
+//! statements run (its transaction, or each alone).
 
 use postgres::types::{ToSql, Type};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::postgres::Tx;
 
 /// A statement and its parameters.
@@ -68,5 +69,43 @@ impl Query {
         what: &dyn Fn() -> String,
     ) -> Result<Vec<postgres::Row>> {
         self.run_with(tx, "", what)
+    }
+}
+
+/// Where a call's statements run.
+pub(super) enum Link<'t, 'a> {
+    /// Inside the call's transaction.
+    Tx(&'t mut Tx<'a>),
+    /// On a pooled connection outside any transaction block: each statement is its own
+    /// transaction (see [`crate::store::postgres::PostgresStore`]'s module doc for when).
+    Alone {
+        /// The connection.
+        client: &'t mut postgres::Client,
+        /// The server and database, for messages.
+        target: &'t str,
+    },
+}
+
+impl Link<'_, '_> {
+    /// The server and database, for messages.
+    pub(super) fn target(&self) -> &str {
+        match self {
+            Link::Tx(tx) => tx.target,
+            Link::Alone { target, .. } => target,
+        }
+    }
+
+    /// Runs `query` here, in one round trip.
+    pub(super) fn run(
+        &mut self,
+        query: &Query,
+        what: &dyn Fn() -> String,
+    ) -> Result<Vec<postgres::Row>> {
+        match self {
+            Link::Tx(tx) => query.run(tx, what),
+            Link::Alone { client, target } => query
+                .run_alone(client)
+                .map_err(|e| Error::postgres(target, what(), e)),
+        }
     }
 }

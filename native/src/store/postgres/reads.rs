@@ -1,6 +1,7 @@
 //! [`SessionReads`] for PostgreSQL: one session's reads inside one transaction (a read-only
-//! snapshot), for the shared assembly of [`crate::store::assembly`], and the statements only
-//! they use: the history search's passes over each message's search key (`search_text`, see
+//! snapshot), for the shared assembly of [`crate::store::assembly`]; a history search's reads
+//! ([`SearchRows`]), in a transaction or each statement alone, bounded by the log's end its
+//! first statement read; and the statements only they use: the history search's passes over each message's search key (`search_text`, see
 //! [`super::text`]: written by the append in its transaction, so a committed message is always
 //! findable), and the assistant messages a tool result's call is looked for in.
 //!
@@ -13,8 +14,8 @@
 //! row) are searched the same way, over the same spans of seqs. A pass's first statement
 //! ([`pass_query`]) reads the newest messages and all the offloaded outputs' hits at once (the
 //! older outputs only when the newest held too few: a one-time filter on their count), so a
-//! pass is one round trip unless the newest messages hold too few; the older messages'
-//! statement is sent only then (planning it costs as much as the newest scan of a frequent
+//! pass is one round trip unless the newest messages hold too few (a search's first pass also
+//! reads the session's row in it); the older messages' statement is sent only then (planning it costs as much as the newest scan of a frequent
 //! word). Every needle is bound as a parameter; no character of it is syntax.
 
 use ctxkit_core::compaction::Checkpoint;
@@ -23,15 +24,15 @@ use ctxkit_core::model::Entry;
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use postgres::types::Type;
 
-use crate::error::Result;
-use crate::store::assembly::{OffloadFound, SessionReads};
+use crate::error::{Error, Result};
+use crate::store::assembly::{OffloadFound, SearchReads, SessionReads};
 use crate::store::columns::{entry_from_parts, CHECKPOINT_COLUMNS};
 use crate::store::fts_query::like_pattern;
 use crate::store::postgres::queries::{
     checkpoint_from_row, entries_between, latest_anchor, latest_checkpoint, session_state,
 };
-use crate::store::postgres::query::Query;
-use crate::store::postgres::text::{from_column, search_key};
+use crate::store::postgres::query::{Link, Query};
+use crate::store::postgres::text::{from_column, owned_column, search_key};
 use crate::store::postgres::{big, get, unsigned, Tx};
 
 /// How many of the newest messages a pass scans before it turns to the index.
@@ -57,40 +58,7 @@ impl<'t, 'a> SessionRows<'t, 'a> {
     }
 }
 
-impl SessionRows<'_, '_> {
-    /// Runs a part of a pass ([`pass_query`]), adding the messages and the offloaded outputs
-    /// it found, in its order, to `messages` and `offloads`.
-    fn read_pass(
-        &mut self,
-        query: &Query,
-        messages: &mut Vec<Entry>,
-        offloads: &mut Vec<OffloadFound>,
-    ) -> Result<()> {
-        let name = self.name;
-        let what = || format!("session {name:?}: searching its history");
-        let rows = query.run(self.tx, &what)?;
-        let target = self.tx.target;
-        for row in &rows {
-            let seq = unsigned(get(row, 1, target)?);
-            let entry = entry_from_parts(name, seq, get(row, 2, target)?, 0)?;
-            if get::<bool>(row, 0, target)? {
-                let path: String = get(row, 3, target)?;
-                let text: Option<String> = get(row, 4, target)?;
-                let text = from_column(text.unwrap_or_default());
-                offloads.push((entry, from_column(path), text));
-            } else {
-                messages.push(entry);
-            }
-        }
-        Ok(())
-    }
-}
-
 impl SessionReads for SessionRows<'_, '_> {
-    fn name(&self) -> &str {
-        self.name
-    }
-
     fn state(&mut self) -> Result<(ModelFamily, NudgeState)> {
         session_state(self.tx, self.name, self.id)
     }
@@ -120,6 +88,89 @@ impl SessionReads for SessionRows<'_, '_> {
     fn entries_between(&mut self, from: u64, to: u64) -> Result<Vec<Entry>> {
         entries_between(self.tx, self.name, self.id, from, to)
     }
+}
+
+impl SearchReads for SessionRows<'_, '_> {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn matching(
+        &mut self,
+        needles: &[&str],
+        wanted: usize,
+    ) -> Result<(Vec<Entry>, Vec<OffloadFound>)> {
+        let session = Some((self.id, self.last_seq));
+        SearchRows::new(Link::Tx(self.tx), self.name, session).matching(needles, wanted)
+    }
+
+    fn call_candidates(
+        &mut self,
+        results: &[(u64, String)],
+        count: u64,
+    ) -> Result<Vec<(u64, u64, String)>> {
+        let session = Some((self.id, self.last_seq));
+        SearchRows::new(Link::Tx(self.tx), self.name, session).call_candidates(results, count)
+    }
+}
+
+/// A history search's reads of one session, wherever its statements run ([`Link`]): in a
+/// transaction, or each alone. Every statement after the first is bounded by the log's end the
+/// first one read (a pass's first statement reads the session's row with its hits when the row
+/// is not known yet), and the log is only ever appended to, so they all see one snapshot of it.
+pub(super) struct SearchRows<'t, 'a> {
+    link: Link<'t, 'a>,
+    name: &'t str,
+    /// The session's row id and the end of its log as first read; `None` before that.
+    session: Option<(i64, u64)>,
+}
+
+impl<'t, 'a> SearchRows<'t, 'a> {
+    /// The session `name` read through `link`; `session` its row id and log's end when known.
+    pub(super) fn new(link: Link<'t, 'a>, name: &'t str, session: Option<(i64, u64)>) -> Self {
+        SearchRows {
+            link,
+            name,
+            session,
+        }
+    }
+
+    /// Runs a part of a pass ([`pass_query`]), adding the messages and the offloaded outputs
+    /// it found, in its order, to `messages` and `offloads`; the session's row when the
+    /// statement read it.
+    fn read_pass(
+        &mut self,
+        query: &Query,
+        messages: &mut Vec<Entry>,
+        offloads: &mut Vec<OffloadFound>,
+    ) -> Result<Option<(i64, u64)>> {
+        let name = self.name;
+        let what = || format!("session {name:?}: searching its history");
+        let rows = self.link.run(query, &what)?;
+        let target = self.link.target();
+        let mut session = None;
+        for row in &rows {
+            let seq = unsigned(get(row, 1, target)?);
+            match get::<i32>(row, 0, target)? {
+                ROW_SESSION => session = Some((get(row, 5, target)?, seq)),
+                ROW_OFFLOAD => {
+                    let entry = entry_from_parts(name, seq, get(row, 2, target)?, 0)?;
+                    let path: String = get(row, 3, target)?;
+                    let text: Option<String> = get(row, 4, target)?;
+                    let text = from_column(text.unwrap_or_default());
+                    offloads.push((entry, from_column(path), text));
+                }
+                _ => messages.push(entry_from_parts(name, seq, get(row, 2, target)?, 0)?),
+            }
+        }
+        Ok(session)
+    }
+}
+
+impl SearchReads for SearchRows<'_, '_> {
+    fn name(&self) -> &str {
+        self.name
+    }
 
     fn matching(
         &mut self,
@@ -127,17 +178,25 @@ impl SessionReads for SessionRows<'_, '_> {
         wanted: usize,
     ) -> Result<(Vec<Entry>, Vec<OffloadFound>)> {
         let keys: Vec<String> = needles.iter().map(|needle| search_key(needle)).collect();
-        let floor = self.last_seq.saturating_sub(RECENT_MESSAGES);
         let (mut messages, mut offloads) = (Vec::new(), Vec::new());
-        let query = pass_query(self.id, &keys, wanted, floor, Part::Newest);
-        self.read_pass(&query, &mut messages, &mut offloads)?;
+        let of = match self.session {
+            Some((id, last_seq)) => Of::Row(id, last_seq),
+            None => Of::Name(self.name),
+        };
+        let query = pass_query(of, &keys, wanted, Part::Newest);
+        let read = self.read_pass(&query, &mut messages, &mut offloads)?;
+        let (id, last_seq) = match self.session.or(read) {
+            Some(session) => session,
+            None => return Err(Error::NoSuchSession(self.name.to_owned())),
+        };
+        self.session = Some((id, last_seq));
         // The offloaded outputs' newest hits first, then the older ones: every newest hit is
         // above the floor, every older one at or below it.
         offloads.sort_by_key(|(entry, _, _)| std::cmp::Reverse(entry.seq));
         offloads.truncate(wanted);
         let rest = wanted.saturating_sub(messages.len());
-        if rest > 0 && floor > 0 {
-            let query = pass_query(self.id, &keys, rest, floor, Part::OlderMessages);
+        if rest > 0 && floor(last_seq) > 0 {
+            let query = pass_query(Of::Row(id, last_seq), &keys, rest, Part::OlderMessages);
             self.read_pass(&query, &mut messages, &mut offloads)?;
         }
         // Newest first: the hits after the floor, then the older ones.
@@ -152,26 +211,28 @@ impl SessionReads for SessionRows<'_, '_> {
     ) -> Result<Vec<(u64, u64, String)>> {
         let name = self.name;
         let what = || format!("session {name:?}: finding the calls of tool results");
+        let Some((id, _)) = self.session else {
+            return Err(Error::NoSuchSession(name.to_owned()));
+        };
         let seqs: Vec<i64> = results.iter().map(|(seq, _)| big(*seq)).collect();
-        let quoted: Vec<&str> = results.iter().map(|(_, id)| id.as_str()).collect();
-        let count = big(count);
+        let quoted: Vec<String> = results.iter().map(|(_, id)| id.clone()).collect();
         // For each result, its candidates among the assistant messages before it (the
-        // partial index messages_assistant), in one statement.
-        let rows = self.tx.query_typed(
+        // partial index messages_assistant), in one statement: older than the result, so
+        // within the log's end the search read.
+        let mut query = Query::new("");
+        query.bind(id, Type::INT8);
+        query.bind(seqs, Type::INT8_ARRAY);
+        query.bind(quoted, Type::TEXT_ARRAY);
+        query.bind(big(count), Type::INT8);
+        query.push(
             "SELECT r.seq, a.seq, a.body FROM unnest($2::bigint[], $3::text[]) \
              WITH ORDINALITY AS r (seq, quoted, place) CROSS JOIN LATERAL \
              (SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = $1 \
              AND seq < r.seq AND role = 'assistant' ORDER BY seq DESC LIMIT $4) AS recent \
              WHERE strpos(body, r.quoted) > 0) AS a ORDER BY r.place, a.seq DESC",
-            &[
-                (&self.id, Type::INT8),
-                (&seqs, Type::INT8_ARRAY),
-                (&quoted, Type::TEXT_ARRAY),
-                (&count, Type::INT8),
-            ],
-            &what,
-        )?;
-        let target = self.tx.target;
+        );
+        let rows = self.link.run(&query, &what)?;
+        let target = self.link.target();
         rows.iter()
             .map(|row| {
                 Ok((
@@ -195,34 +256,81 @@ pub(super) enum Part {
     OlderMessages,
 }
 
-/// A statement of a history pass, for the session whose row id is `id`: with
-/// [`Part::Newest`], the messages after seq `floor` whose key holds every one of `keys` (the
-/// needles' search keys), scanned newest first by their keys, at most `wanted`, and the
-/// offloaded outputs whose key does, the same way after the floor and, when those were fewer
-/// than `wanted` (a one-time filter on their count), at or below it through the trigram index
-/// (the caller keeps the first `wanted`); with [`Part::OlderMessages`], the messages at or below
-/// the floor, through the trigram index, newest first, at most `wanted`. Rows are (whether it
-/// is an offloaded output, seq, the message's body, the output's path, its text as stored).
-/// A session with no message below the floor (`floor` 0) has no older part. [`SessionRows`]
-/// runs it, [`crate::store::PostgresStore::explain_history_search`] shows its plan.
-pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64, part: Part) -> Query {
+/// Which session a pass's statement reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Of<'n> {
+    /// The session named so: the statement reads its row itself (in the same snapshot as its
+    /// hits) and returns it as a row of its own.
+    Name(&'n str),
+    /// The session whose row id and log's end were read before: the statement reads no
+    /// message past that end.
+    Row(i64, u64),
+}
+
+/// Kinds of the rows a pass's statement returns (its first column).
+const ROW_SESSION: i32 = 0;
+/// A message the pass found.
+const ROW_MESSAGE: i32 = 1;
+/// An offloaded output the pass found.
+const ROW_OFFLOAD: i32 = 2;
+
+/// Where a pass's newest part ends below: the seq before a log's [`RECENT_MESSAGES`] newest.
+pub(super) fn floor(last_seq: u64) -> u64 {
+    last_seq.saturating_sub(RECENT_MESSAGES)
+}
+
+/// A statement of a history pass, for the session `of` (its floor: [`floor`] of its log's
+/// end): with [`Part::Newest`], the messages after the floor whose key holds every one of
+/// `keys` (the needles' search keys), scanned newest first by their keys, at most `wanted`, and
+/// the offloaded outputs whose key does, the same way after the floor and, when those were
+/// fewer than `wanted` (a one-time filter on their count), at or below it through the trigram
+/// index (the caller keeps the first `wanted`); with [`Part::OlderMessages`], the messages at or
+/// below the floor, through the trigram index, newest first, at most `wanted`. Rows are (kind:
+/// [`ROW_SESSION`], [`ROW_MESSAGE`] or [`ROW_OFFLOAD`]; seq, or the log's end for the session's
+/// row; the message's body; the output's path; its text as stored; the session's row id). With
+/// [`Of::Name`] the statement reads the session's row (by an `InitPlan`, so the scans still
+/// stop at their first hits) and returns it, none when there is no such session. A session
+/// with no message below the floor has no older part. [`SearchRows`] runs it,
+/// [`crate::store::PostgresStore::explain_history_search`] shows its plan.
+pub(super) fn pass_query(of: Of<'_>, keys: &[String], wanted: usize, part: Part) -> Query {
     let mut query = Query::new("");
-    // $1, $2 and $3.
-    query.bind(id, Type::INT8);
-    query.bind(big(floor), Type::INT8);
-    query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
-    let (mut recent, mut older) = (Vec::new(), Vec::new());
-    for key in keys {
-        match part {
-            Part::Newest => recent.push(query.bind(key.clone(), Type::TEXT)),
-            Part::OlderMessages => {}
+    let limit = query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
+    // The session's id, its floor, the log's end when read before, whether it has an older
+    // part when that is known now (else a one-time filter), and its row's CTE.
+    let (id, floor_at, ceiling, older, session) = match of {
+        Of::Name(name) => {
+            let name = query.bind(owned_column(name), Type::TEXT);
+            let recent = query.bind(big(RECENT_MESSAGES), Type::INT8);
+            (
+                "(SELECT id FROM s)".to_owned(),
+                "(SELECT floor FROM s)".to_owned(),
+                None,
+                true,
+                Some(format!(
+                    "s AS (SELECT id, last_seq, greatest(last_seq - {recent}, 0) AS floor \
+                     FROM sessions WHERE name = {name})"
+                )),
+            )
         }
-        if floor > 0 || part == Part::OlderMessages {
-            older.push(query.bind(like_pattern(key), Type::TEXT));
+        Of::Row(id, last_seq) => (
+            query.bind(id, Type::INT8),
+            query.bind(big(floor(last_seq)), Type::INT8),
+            Some(query.bind(big(last_seq), Type::INT8)),
+            floor(last_seq) > 0,
+            None,
+        ),
+    };
+    let (mut recent, mut older_keys) = (Vec::new(), Vec::new());
+    for key in keys {
+        if part == Part::Newest {
+            recent.push(query.bind(key.clone(), Type::TEXT));
+        }
+        if older || part == Part::OlderMessages {
+            older_keys.push(query.bind(like_pattern(key), Type::TEXT));
         }
     }
     let holds = |column: &str, recent_span: bool| -> String {
-        let placeholders = if recent_span { &recent } else { &older };
+        let placeholders = if recent_span { &recent } else { &older_keys };
         placeholders
             .iter()
             .map(|p| match recent_span {
@@ -231,36 +339,66 @@ pub(super) fn pass_query(id: i64, keys: &[String], wanted: usize, floor: u64, pa
             })
             .collect()
     };
+    let below = |column: &str| match &ceiling {
+        Some(ceiling) => format!(" AND {column} <= {ceiling}"),
+        None => String::new(),
+    };
+    let mut ctes: Vec<String> = session.iter().cloned().collect();
+    let mut selects = Vec::new();
+    if session.is_some() {
+        selects.push(format!(
+            "SELECT {ROW_SESSION}, last_seq, NULL::text, NULL::text, NULL::text, id FROM s"
+        ));
+    }
     if part == Part::OlderMessages {
-        query.push(&format!(
-            "SELECT false, seq, body, NULL::text, NULL::text FROM messages \
-             WHERE session_id = $1 AND seq <= $2{} ORDER BY seq DESC LIMIT $3",
+        selects.push(format!(
+            "(SELECT {ROW_MESSAGE}, seq, body, NULL::text, NULL::text, NULL::bigint \
+             FROM messages WHERE session_id = {id} AND seq <= {floor_at}{} \
+             ORDER BY seq DESC LIMIT {limit})",
             holds("search_text", false)
         ));
-        return query;
-    }
-    let offloads = |span: &str, recent_span: bool| {
-        format!(
-            "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
-             JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
-             WHERE o.session_id = $1 AND o.seq {span} $2{} ",
-            holds("o.search_text", recent_span)
-        )
-    };
-    query.push(&format!(
-        "WITH recent_offloads AS ({}ORDER BY o.seq DESC LIMIT $3) \
-         (SELECT false, seq, body, NULL::text, NULL::text FROM messages \
-         WHERE session_id = $1 AND seq > $2{} ORDER BY seq DESC LIMIT $3) \
-         UNION ALL SELECT true, seq, body, relative_path, content FROM recent_offloads",
-        offloads(">", true),
-        holds("search_text", true),
-    ));
-    if floor > 0 {
-        query.push(&format!(
-            " UNION ALL (SELECT true, seq, body, relative_path, content FROM ({}\
-             AND (SELECT count(*) FROM recent_offloads) < $3 ORDER BY o.seq DESC LIMIT $3) older)",
-            offloads("<=", false),
+    } else {
+        let offloads = |span: String, recent_span: bool| {
+            format!(
+                "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
+                 JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
+                 WHERE o.session_id = {id} AND o.seq {span}{} ",
+                holds("o.search_text", recent_span)
+            )
+        };
+        ctes.push(format!(
+            "recent_offloads AS ({}ORDER BY o.seq DESC LIMIT {limit})",
+            offloads(format!("> {floor_at}{}", below("o.seq")), true)
         ));
+        selects.push(format!(
+            "(SELECT {ROW_MESSAGE}, seq, body, NULL::text, NULL::text, NULL::bigint \
+             FROM messages WHERE session_id = {id} AND seq > {floor_at}{}{} \
+             ORDER BY seq DESC LIMIT {limit})",
+            below("seq"),
+            holds("search_text", true),
+        ));
+        selects.push(format!(
+            "SELECT {ROW_OFFLOAD}, seq, body, relative_path, content, NULL::bigint \
+             FROM recent_offloads"
+        ));
+        if older {
+            // With the session read by name, whether it has an older part is a one-time
+            // filter too.
+            let gate = match session {
+                Some(_) => format!("AND {floor_at} > 0 "),
+                None => String::new(),
+            };
+            selects.push(format!(
+                "(SELECT {ROW_OFFLOAD}, seq, body, relative_path, content, NULL::bigint \
+                 FROM ({}AND (SELECT count(*) FROM recent_offloads) < {limit} {gate}\
+                 ORDER BY o.seq DESC LIMIT {limit}) older)",
+                offloads(format!("<= {floor_at}"), false),
+            ));
+        }
     }
+    if !ctes.is_empty() {
+        query.push(&format!("WITH {} ", ctes.join(", ")));
+    }
+    query.push(&selects.join(" UNION ALL "));
     query
 }

@@ -9,7 +9,7 @@ use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
 use rusqlite::Connection;
 
 use crate::error::Result;
-use crate::store::assembly::{OffloadFound, SessionReads};
+use crate::store::assembly::{OffloadFound, SearchReads, SessionReads};
 use crate::store::sqlite::queries::{
     call_candidates, checkpoints, entries_between, latest_anchor, latest_checkpoint, session_state,
 };
@@ -34,10 +34,6 @@ impl<'c> SessionRows<'c> {
 }
 
 impl SessionReads for SessionRows<'_> {
-    fn name(&self) -> &str {
-        self.name
-    }
-
     fn state(&mut self) -> Result<(ModelFamily, NudgeState)> {
         session_state(self.connection, self.name, self.id)
     }
@@ -56,6 +52,12 @@ impl SessionReads for SessionRows<'_> {
 
     fn entries_between(&mut self, from: u64, to: u64) -> Result<Vec<Entry>> {
         entries_between(self.connection, self.name, self.id, from, to)
+    }
+}
+
+impl SearchReads for SessionRows<'_> {
+    fn name(&self) -> &str {
+        self.name
     }
 
     fn matching(
