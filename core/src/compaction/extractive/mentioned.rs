@@ -15,13 +15,41 @@ use super::signals::{backticked_items, paths_in_text};
 pub(super) const MENTIONED_LABEL: &str = "Named in tool output, not opened: ";
 
 /// The paths `text` (a tool result that is not a file's content) names, as written, each one
-/// a file name with an extension (so a grep context line's `a.rs-12-` is not one).
+/// a file name with an extension (so a grep context line's `a.rs-12-` is not one) under a
+/// directory (a bare name from a listing says too little to open it).
 pub(super) fn paths_named(text: &str, offload_path: Option<&str>) -> Vec<String> {
     paths_in_text(text)
         .into_iter()
         .filter(|path| Some(path.as_str()) != offload_path)
-        .filter(|path| has_file_name(path))
+        .filter(|path| path.contains('/') && has_file_name(path) && !is_build_output(path))
         .collect()
+}
+
+/// Directories that hold what a build or a tool made, not the project's source.
+const OUTPUT_DIRS: [&str; 5] = ["_build", "node_modules", "__pycache__", ".git", ".ctxkit"];
+/// Extensions of compiled or binary files.
+const BINARY_EXTENSIONS: [&str; 10] = [
+    "beam", "pyc", "o", "so", "class", "plt", "a", "dll", "dylib", "jar",
+];
+
+/// Whether `path` is a build's or a tool's output (a compiled module, a cache): never a lead.
+fn is_build_output(path: &str) -> bool {
+    let extension = path
+        .rsplit_once('.')
+        .map(|(_, ext)| ext)
+        .unwrap_or_default();
+    path.split('/').any(|part| OUTPUT_DIRS.contains(&part))
+        || BINARY_EXTENSIONS.contains(&extension)
+}
+
+/// Whether `a` and `b` name one file: equal, or one is the other under a longer directory
+/// (`/testbed/src/a.py`, `b/src/a.py` of a diff and `src/a.py`).
+pub(super) fn same_file(a: &str, b: &str) -> bool {
+    let under = |long: &str, short: &str| {
+        long.strip_suffix(short)
+            .is_some_and(|head| head.ends_with('/'))
+    };
+    a == b || under(a, b) || under(b, a)
 }
 
 /// Whether the last component of `path` is a file name with a short alphanumeric extension.
@@ -93,7 +121,7 @@ mod tests {
 
     #[test]
     fn leads_are_file_names_not_grep_context_or_the_offload_path() {
-        let text = "lib/a/slice.ex:40:22: call_without_opaque\nsrc/x.rs-12- let y\n.ctxkit/tool_results/s/1.txt\nsee docs/guide";
+        let text = "lib/a/slice.ex:40:22: call_without_opaque\nsrc/x.rs-12- let y\n.ctxkit/tool_results/s/1.txt\nsee docs/guide and README.md\n_build/dev/lib/a/ebin/A.beam\nnode_modules/x/index.js";
         assert_eq!(
             paths_named(text, Some(".ctxkit/tool_results/s/1.txt")),
             vec!["lib/a/slice.ex"]
@@ -112,5 +140,13 @@ mod tests {
             vec!["src/b.rs", "src/d.rs"]
         );
         assert_eq!(mentioned_line(&paths, |_| true, 500), "");
+    }
+
+    #[test]
+    fn one_file_under_a_longer_directory_is_the_same_file() {
+        assert!(same_file("/testbed/src/a.py", "src/a.py"));
+        assert!(same_file("src/a.py", "b/src/a.py"));
+        assert!(!same_file("src/a.py", "xsrc/a.py"));
+        assert!(!same_file("src/a.py", "src/b.py"));
     }
 }

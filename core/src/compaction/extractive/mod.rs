@@ -33,7 +33,7 @@ pub(crate) use signals::{identifiers, paths_in_text, WRITTEN_KEYS};
 use facts::Facts;
 use lines::{backticked, cap_lines, list_items, quoted_lines};
 pub(crate) use lines::{one_line, whole_words};
-use mentioned::{mentioned_line, push_latest};
+use mentioned::{mentioned_line, push_latest, same_file};
 pub use previous::pinned_from_summary;
 use previous::{without_headings, PreviousSummary};
 use state::State;
@@ -230,10 +230,8 @@ pub fn extractive_summary_with(
     let named_line = mentioned_line(
         &named,
         |path| {
-            state.files.iter().any(|f| f.path == path)
-                || paths.iter().any(|p| p == path)
-                || other.contains(path)
-                || Some(path) == workdir
+            state.files.iter().any(|f| same_file(&f.path, path))
+                || paths.iter().chain(&other).any(|p| same_file(p, path))
         },
         limits.max_bytes / 10,
     );

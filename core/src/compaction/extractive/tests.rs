@@ -124,12 +124,13 @@ fn files_named_in_a_command_output_are_listed_as_leads_and_survive_a_merge() {
             "",
             vec![ToolCall::new("3", "bash", r#"{"command":"git status"}"#)],
         ),
-        Message::tool_result("3", "modified: README.md", false),
+        Message::tool_result("3", "modified: docs/README.md", false),
     ];
     let merged = extractive_summary(&second, Some(&earlier), &limits);
     assert!(
-        merged
-            .contains("Named in tool output, not opened: `README.md`, `lib/app/slice_builder.ex`"),
+        merged.contains(
+            "Named in tool output, not opened: `docs/README.md`, `lib/app/slice_builder.ex`"
+        ),
         "{merged}"
     );
 }
