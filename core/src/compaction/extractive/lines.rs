@@ -91,3 +91,30 @@ pub(crate) fn whole_words(text: &str, max_bytes: usize) -> String {
     let end = sentence.or_else(|| head.rfind(' ')).unwrap_or(head.len());
     format!("{} […]", head.get(..end).unwrap_or(head).trim_end())
 }
+
+/// Whether `text` holds `word` whole: not as a part of a longer identifier (`load` is not held
+/// by `load_all`, `session_live` is by `lib/session_live.ex`).
+pub(super) fn holds_word(text: &str, word: &str) -> bool {
+    let part_of_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    !word.is_empty()
+        && text.match_indices(word).any(|(at, _)| {
+            let before = text.get(..at).and_then(|head| head.chars().next_back());
+            let after = text
+                .get(at + word.len()..)
+                .and_then(|tail| tail.chars().next());
+            !before.is_some_and(part_of_word) && !after.is_some_and(part_of_word)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_is_held_whole_not_inside_a_longer_one() {
+        assert!(holds_word("lib/session_live.ex", "session_live"));
+        assert!(holds_word("see `load_all` and load_all", "load_all"));
+        assert!(!holds_word("load_all_now", "load_all"));
+        assert!(!holds_word("xload_all", "load_all"));
+    }
+}

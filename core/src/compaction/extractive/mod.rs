@@ -31,7 +31,7 @@ pub use signals::file_paths_in_arguments;
 pub(crate) use signals::{identifiers, paths_in_text, WRITTEN_KEYS};
 
 use facts::Facts;
-use lines::{backticked, cap_lines, list_items, quoted_lines};
+use lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
 pub(crate) use lines::{one_line, whole_words};
 use mentioned::{mentioned_line, push_latest, same_file};
 pub use previous::pinned_from_summary;
@@ -253,7 +253,7 @@ pub fn extractive_summary_with(
             &earlier.identifiers_in_use,
         )
         .into_iter()
-        .filter(|item| !identifiers.contains(item) && !written.contains(item.as_str()))
+        .filter(|item| !identifiers.contains(item) && !holds_word(&written, item))
         .take(limits.identifiers)
         .scan(0, |bytes, item| {
             // At most an eighth of the summary, so the narrative keeps its room.
