@@ -140,9 +140,11 @@ fn facts_a_small_window_drops_are_found_again_in_the_log() {
 
 /// The needed-next figure (`core/src/compaction/needed_next/`) of every corpus transcript's
 /// checkpoints at 32k, 100k and 200k windows, beside the transcript's own compactions (Claude
-/// Code's continuation summaries) where it has them, printed: at least 80% overall (334/408
-/// with the restore block, 321/401 when first written; the main Claude Code session's own
-/// compaction holds 13/14, which ctxkit's checkpoints do not yet reach at 100k and 200k).
+/// Code's continuation summaries) where it has them, printed: at least 80% overall (377/406
+/// with the files named in tool output and identifiers ranked by prose and call targets,
+/// 334/408 with the restore block before, 321/401 when first written; the main Claude Code
+/// session's own compaction holds 13/14, which this replay, offloading off, does not yet reach
+/// at 100k and 200k: 89/97).
 #[test]
 fn corpus_checkpoints_hold_what_the_agent_needed_next() {
     use ctxkit_core::compaction::needed_next::{

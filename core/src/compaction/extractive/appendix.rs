@@ -31,7 +31,7 @@ pub fn log_state_appendix(
 ) -> String {
     let facts = Facts::gather(messages, limits);
     let identifiers: Vec<String> = facts
-        .ranked_identifiers(limits.identifiers)
+        .ranked_identifiers(limits.identifiers, &[])
         .into_iter()
         .filter(|identifier| !answer.contains(identifier.as_str()))
         .take(keep)

@@ -3,12 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::mentioned::{paths_named, push_latest};
 use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
-    is_request, key_argument, paths_in_text, telling_line,
+    is_request, key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
 };
-use super::state::is_state_call;
+use super::state::{file_accesses, is_state_call, FileAccess};
 use super::{push_unique, whole_words, ExtractiveLimits};
+use crate::compaction::pinned::offloaded_path;
 use crate::model::{Message, Role};
 
 /// What the covered messages say, gathered in one pass.
@@ -24,8 +26,11 @@ pub(super) struct Facts {
     pub(super) errors: Vec<String>,
     /// The error lines a later run of the same call passed after, with that call.
     pub(super) resolved: Vec<(String, String)>,
-    /// Code identifiers the calls and the assistant used: (identifier, uses, last use).
-    identifier_uses: BTreeMap<String, (usize, usize)>,
+    /// The paths the results of calls that are not file reads named, the most recent last.
+    pub(super) mentioned: Vec<String>,
+    /// Code identifiers the assistant used: (identifier, messages whose prose or call targets
+    /// name it, messages that only wrote it in a file's text, last use).
+    identifier_uses: BTreeMap<String, (usize, usize, usize)>,
 }
 
 struct CallRecord {
@@ -35,6 +40,8 @@ struct CallRecord {
     outcome: Option<Outcome>,
     /// Listed under Files or Commands instead of Progress.
     in_state: bool,
+    /// Reads a file (its result is the file's content, not a lead).
+    reads: bool,
 }
 
 struct Outcome {
@@ -68,13 +75,26 @@ impl Facts {
                             push_unique(&mut facts.identifiers, &mut seen_identifiers, identifier);
                         }
                     }
-                    for identifier in identifiers(&text) {
-                        use_identifier(&mut facts.identifier_uses, identifier, position);
+                    // Counted once per message: a message is one use, so a big file written
+                    // in one call does not outrank what the agent kept coming back to.
+                    // What it says and where its calls go count first; the code its calls
+                    // write (read again from the file when needed) only among equals.
+                    let mut used: BTreeSet<String> = identifiers(&text).collect();
+                    let mut wrote = BTreeSet::new();
+                    for call in &message.tool_calls {
+                        let (targets, written) = argument_identifiers(&call.arguments);
+                        used.extend(targets);
+                        wrote.extend(written);
+                    }
+                    for identifier in &wrote {
+                        if !used.contains(identifier) {
+                            use_identifier(&mut facts.identifier_uses, identifier, position, true);
+                        }
+                    }
+                    for identifier in &used {
+                        use_identifier(&mut facts.identifier_uses, identifier, position, false);
                     }
                     for call in &message.tool_calls {
-                        for identifier in argument_identifiers(&call.arguments) {
-                            use_identifier(&mut facts.identifier_uses, identifier, position);
-                        }
                         for path in file_paths_in_arguments(&call.arguments) {
                             push_unique(&mut facts.files, &mut seen_files, path);
                         }
@@ -84,6 +104,9 @@ impl Facts {
                             key_argument: key_argument(&call.arguments),
                             outcome: None,
                             in_state: is_state_call(&call.name, &call.arguments),
+                            reads: file_accesses(&call.name, &call.arguments)
+                                .iter()
+                                .any(|(_, access)| *access == FileAccess::Read),
                         });
                     }
                 }
@@ -127,6 +150,12 @@ impl Facts {
                         .or_else(|| (oldest_open > 0).then(|| facts.calls.len() - oldest_open));
                     if let Some(record) = index.and_then(|i| facts.calls.get_mut(i)) {
                         record.outcome = Some(outcome);
+                        if !record.reads {
+                            let offloaded = offloaded_path(&text);
+                            for path in paths_named(&text, offloaded.as_deref()) {
+                                push_latest(&mut facts.mentioned, path);
+                            }
+                        }
                     }
                 }
                 _ => {}
@@ -223,15 +252,26 @@ impl Facts {
         (count_line, text)
     }
 
-    /// The identifiers used most, the latest first among equals, at most `cap`, in that order.
-    pub(super) fn ranked_identifiers(&self, cap: usize) -> Vec<String> {
-        let mut ranked: Vec<(&String, &(usize, usize))> = self.identifier_uses.iter().collect();
+    /// The identifiers used most, at most `cap`, in that order: those the assistant's prose
+    /// or call targets named in more than one message, then the previous summary's `earlier`
+    /// ones (most used first), then the rest; among equals the ones also written most, then
+    /// the latest.
+    pub(super) fn ranked_identifiers(&self, cap: usize, earlier: &[String]) -> Vec<String> {
+        let mut ranked: Vec<(&String, &(usize, usize, usize))> =
+            self.identifier_uses.iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        ranked
-            .into_iter()
-            .take(cap)
-            .map(|(id, _)| id.clone())
-            .collect()
+        let (often, rest): (Vec<_>, Vec<_>) = ranked.into_iter().partition(|(_, uses)| uses.0 > 1);
+        let mut out: Vec<String> = often.into_iter().map(|(id, _)| id.clone()).collect();
+        for id in earlier.iter().chain(rest.into_iter().map(|(id, _)| id)) {
+            if out.len() >= cap {
+                break;
+            }
+            if !out.contains(id) {
+                out.push(id.clone());
+            }
+        }
+        out.truncate(cap);
+        out
     }
 
     pub(super) fn next_steps(&self) -> Option<String> {
@@ -248,12 +288,18 @@ impl Facts {
 }
 
 fn use_identifier(
-    uses: &mut BTreeMap<String, (usize, usize)>,
-    identifier: String,
+    uses: &mut BTreeMap<String, (usize, usize, usize)>,
+    identifier: &str,
     position: usize,
+    written_only: bool,
 ) {
-    let entry = uses.entry(identifier).or_default();
-    *entry = (entry.0 + 1, position);
+    let entry = uses.entry(identifier.to_owned()).or_default();
+    if written_only {
+        entry.1 += 1;
+    } else {
+        entry.0 += 1;
+    }
+    entry.2 = position;
 }
 
 /// Each error line whose call was run again (same tool, same key argument) and passed, with
@@ -276,9 +322,10 @@ fn resolved_errors(calls: &[CallRecord]) -> Vec<(String, String)> {
     resolved
 }
 
-/// The identifiers in the string values of a call's JSON arguments (what it read, searched,
-/// wrote or ran), not in its keys or escapes.
-fn argument_identifiers(arguments: &str) -> Vec<String> {
+/// The identifiers in the string values of a call's JSON arguments (not in its keys or
+/// escapes): those of where it goes and what it looks for or runs, and those of the text it
+/// writes ([`WRITTEN_KEYS`]).
+fn argument_identifiers(arguments: &str) -> (Vec<String>, Vec<String>) {
     fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
         match value {
             serde_json::Value::String(text) => out.extend(identifiers(text)),
@@ -287,9 +334,19 @@ fn argument_identifiers(arguments: &str) -> Vec<String> {
             _ => {}
         }
     }
-    let mut out = Vec::new();
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) {
-        walk(&value, &mut out);
+    let (mut targets, mut written) = (Vec::new(), Vec::new());
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(object)) => {
+            for (key, value) in &object {
+                if WRITTEN_KEYS.contains(&key.as_str()) {
+                    walk(value, &mut written);
+                } else {
+                    walk(value, &mut targets);
+                }
+            }
+        }
+        Ok(value) => walk(&value, &mut targets),
+        Err(_) => {}
     }
-    out
+    (targets, written)
 }

@@ -19,6 +19,8 @@ use serde::{Deserialize, Serialize};
 mod appendix;
 mod facts;
 mod file_names;
+mod lines;
+mod mentioned;
 mod previous;
 pub(crate) mod signals;
 mod state;
@@ -26,9 +28,12 @@ mod state;
 pub(crate) use appendix::log_state_appendix;
 pub(crate) use file_names::is_known_extension;
 pub use signals::file_paths_in_arguments;
-pub(crate) use signals::{identifiers, paths_in_text};
+pub(crate) use signals::{identifiers, paths_in_text, WRITTEN_KEYS};
 
 use facts::Facts;
+use lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
+pub(crate) use lines::{one_line, whole_words};
+use mentioned::{mentioned_line, push_latest, same_file};
 pub use previous::pinned_from_summary;
 use previous::{without_headings, PreviousSummary};
 use state::State;
@@ -39,7 +44,6 @@ use crate::compaction::pinned::{
 };
 use crate::compaction::workdir::{relative_to, relativize_text, workdir_line, working_directory};
 use crate::model::{Message, Role};
-use crate::text::head_bytes;
 
 /// Bounds on the extractive summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +79,9 @@ impl Default for ExtractiveLimits {
         }
     }
 }
+
+/// The label of the line of identifiers in use, as written and as read back.
+const IN_USE_LABEL: &str = "Identifiers in use (most used first): ";
 
 /// The section headings, in order. LLM summaries are asked for the same ones.
 pub const SECTIONS: [&str; 5] = [
@@ -213,6 +220,27 @@ pub fn extractive_summary_with(
     if let (Some(dir), false) = (workdir, has_files) {
         critical.push_str(&format!("{}\n", workdir_line(dir)));
     }
+    // The files the tools' output named and the agent did not open (leads), merged with the
+    // previous summary's, within a tenth of the summary.
+    let mut named = earlier.mentioned.clone();
+    for path in &facts.mentioned {
+        push_latest(&mut named, relative(path));
+    }
+    let other: BTreeSet<String> = facts.files.iter().map(|path| relative(path)).collect();
+    let named_line = mentioned_line(
+        &named,
+        |path| {
+            state.files.iter().any(|f| same_file(&f.path, path))
+                || paths.iter().chain(&other).any(|p| same_file(p, path))
+        },
+        limits.max_bytes / 10,
+    );
+    // What the summary writes in any case: an identifier it holds already (a path's file
+    // name, a word of a request) is not listed again.
+    let written = format!(
+        "{goal_section}\n{next_steps}\n{}\n{named_line}",
+        paths.join("\n")
+    );
     let identifiers = of_kind(FactKind::Identifier);
     if !identifiers.is_empty() {
         critical.push_str(&format!("Identifiers: {}\n", backticked(&identifiers)));
@@ -220,9 +248,12 @@ pub fn extractive_summary_with(
     // The code identifiers the calls and the assistant used most (the latest first among
     // equals): the ones a next move is likeliest to need.
     let in_use: Vec<String> = facts
-        .ranked_identifiers(limits.identifiers + identifiers.len())
+        .ranked_identifiers(
+            limits.identifiers + identifiers.len(),
+            &earlier.identifiers_in_use,
+        )
         .into_iter()
-        .filter(|item| !identifiers.contains(item))
+        .filter(|item| !identifiers.contains(item) && !holds_word(&written, item))
         .take(limits.identifiers)
         .scan(0, |bytes, item| {
             // At most an eighth of the summary, so the narrative keeps its room.
@@ -231,10 +262,7 @@ pub fn extractive_summary_with(
         })
         .collect();
     if !in_use.is_empty() {
-        critical.push_str(&format!(
-            "Identifiers in use (most used first): {}\n",
-            backticked(&in_use)
-        ));
+        critical.push_str(&format!("{IN_USE_LABEL}{}\n", backticked(&in_use)));
     }
     // An error a later run of the same call passed is marked so.
     let error_item = |error: &str| match facts.resolved.iter().find(|(line, _)| line == error) {
@@ -261,6 +289,14 @@ pub fn extractive_summary_with(
         pinned_paths_bytes + (limits.max_bytes / 4).min(left * 3 / 10),
         |path| paths.iter().any(|p| p == path),
     );
+    if !named_line.is_empty() {
+        files_section = [files_section.as_str(), named_line.as_str()]
+            .iter()
+            .filter(|part| !part.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
     if let (Some(dir), true) = (workdir, has_files) {
         files_section = format!("{}\n{files_section}", workdir_line(dir));
     }
@@ -393,99 +429,10 @@ pub fn extractive_summary_with(
 /// The labels of a list of items under them.
 const LIST_LABELS: [&str; 3] = ["Later requests:", "Errors (verbatim):", "Earlier summary:"];
 
-/// The list items (`- ` lines) of a previous section's body, without the counts, labels and
-/// cut notes that described its own part of the session.
-fn list_items(body: &str) -> Vec<String> {
-    body.lines()
-        .map(str::trim_end)
-        .filter(|line| line.starts_with("- ") && line.len() > 2)
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The last whole lines of `text` that fit in `max_bytes` (the oldest are dropped first),
-/// with a line saying how many `what` were dropped: no line is cut inside.
-fn cap_lines(text: &str, max_bytes: usize, what: &str) -> String {
-    if text.len() <= max_bytes {
-        return text.to_owned();
-    }
-    let lines: Vec<&str> = text.lines().collect();
-    let mut kept = 0;
-    let mut bytes = 40;
-    for line in lines.iter().rev() {
-        if bytes + line.len() + 1 > max_bytes {
-            break;
-        }
-        bytes += line.len() + 1;
-        kept += 1;
-    }
-    let dropped = lines.len() - kept;
-    let tail = lines.get(dropped..).unwrap_or_default().join("\n");
-    format!("[{dropped} older {what} cut; the log keeps them]\n{tail}")
-}
-
-/// `text` as list items, one per non-empty line, each on one line and bounded: quoted text can
-/// never start a line of its own (a heading) in the summary.
-fn quoted_lines(text: &str, max_bytes: usize) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .map(|line| {
-            let line = line.strip_prefix("- ").unwrap_or(line);
-            format!("- {}", one_line(line, max_bytes))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn backticked(items: &[String]) -> String {
-    if items.is_empty() {
-        return "(none)".to_owned();
-    }
-    items
-        .iter()
-        .map(|item| format!("`{}`", item.replace('`', "'")))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, item: String) {
     if seen.insert(item.clone()) {
         list.push(item);
     }
-}
-
-/// `text` on one line (whitespace runs collapsed), cut to `max_bytes` with an ellipsis: at the
-/// last word boundary when there is one in the second half, so a cut line ends on a whole word.
-pub(crate) fn one_line(text: &str, max_bytes: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.len() <= max_bytes {
-        return flat;
-    }
-    let head = head_bytes(&flat, max_bytes.saturating_sub(4));
-    match head.rfind(' ') {
-        Some(space) if space >= head.len() / 2 => {
-            format!("{} …", head.get(..space).unwrap_or(head))
-        }
-        _ => format!("{head}…"),
-    }
-}
-
-/// `text` on one line, cut at its last sentence end within `max_bytes` when that keeps at
-/// least half, else at a word boundary, and marked ` […]` when cut.
-pub(crate) fn whole_words(text: &str, max_bytes: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.len() <= max_bytes {
-        return flat;
-    }
-    let head = head_bytes(&flat, max_bytes.saturating_sub(6));
-    let sentence = head
-        .rmatch_indices(['.', '!', '?'])
-        .map(|(at, _)| at + 1)
-        .find(|&end| head.get(end..).is_some_and(|rest| rest.starts_with(' ')))
-        .filter(|&end| end >= head.len() / 2);
-    let end = sentence.or_else(|| head.rfind(' ')).unwrap_or(head.len());
-    format!("{} […]", head.get(..end).unwrap_or(head).trim_end())
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Reading a previous summary back into its sections, so a new summary merges with it.
 
+use super::mentioned::read_back;
 use super::signals::{backticked_items, paths_in_text};
-use super::{one_line, SECTIONS, STATE_SECTIONS};
+use super::{one_line, IN_USE_LABEL, SECTIONS, STATE_SECTIONS};
 use crate::compaction::pinned::{FactKind, PinnedFact};
 use crate::compaction::workdir::declared_working_directory;
 
@@ -18,10 +19,14 @@ pub(super) struct PreviousSummary {
     /// The `## Files` and `## Commands` bodies, merged entry by entry.
     pub(super) file_entries: Option<String>,
     pub(super) commands: Option<String>,
+    /// The paths its `## Files` section lists as named in tool output, the most recent last.
+    pub(super) mentioned: Vec<String>,
     /// The working directory the summary's relative paths are under.
     pub(super) workdir: Option<String>,
     pub(super) files: Vec<String>,
     pub(super) identifiers: Vec<String>,
+    /// The identifiers its Critical Context lists as in use, the most used first.
+    pub(super) identifiers_in_use: Vec<String>,
     pub(super) errors: Vec<String>,
     /// A summary without the expected headings, kept whole.
     pub(super) unparsed: Option<String>,
@@ -54,6 +59,7 @@ impl PreviousSummary {
                             .filter(|path| !path.is_empty())
                             .map(str::to_owned),
                     );
+                    parsed.mentioned = read_back(body);
                     parsed.file_entries = non_empty;
                 }
                 "Commands" => parsed.commands = non_empty,
@@ -61,6 +67,8 @@ impl PreviousSummary {
                     for line in body.lines() {
                         if let Some(list) = line.strip_prefix("Files: ") {
                             parsed.files.extend(backticked_items(list));
+                        } else if let Some(list) = line.strip_prefix(IN_USE_LABEL) {
+                            parsed.identifiers_in_use = backticked_items(list);
                         } else if let Some(list) = line.strip_prefix("Identifiers: ") {
                             parsed.identifiers = backticked_items(list);
                         } else if let Some(error) = line.strip_prefix("- ") {

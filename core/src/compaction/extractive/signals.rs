@@ -339,6 +339,20 @@ pub(crate) fn backticked_items(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Argument keys whose text a call writes or sends (`content`, `new_string`…), not where it
+/// goes or what it looks for: the code in them is read again from the file, not recalled.
+pub(crate) const WRITTEN_KEYS: [&str; 9] = [
+    "content",
+    "new_string",
+    "old_string",
+    "new_str",
+    "old_str",
+    "text",
+    "prompt",
+    "edits",
+    "file_text",
+];
+
 /// The words of `text` that look like code identifiers: four to eighty characters of letters,
 /// digits, `_` and `::`, starting with a letter or `_`, and shaped like code (an inner `_`, a
 /// lower-to-upper step as in `camelCase`, or a `::` path), mostly not digits.

@@ -10,23 +10,11 @@
 use std::collections::BTreeSet;
 
 use super::NeededKind;
-use crate::compaction::extractive::{file_paths_in_arguments, identifiers, paths_in_text};
+use crate::compaction::extractive::{
+    file_paths_in_arguments, identifiers, paths_in_text, WRITTEN_KEYS as WRITTEN,
+};
 use crate::compaction::workdir::relative_to;
 use crate::model::Message;
-
-/// Argument keys whose text a call writes or sends, not where it goes: their identifiers are
-/// not facts the call needed.
-const WRITTEN: [&str; 9] = [
-    "content",
-    "new_string",
-    "old_string",
-    "new_str",
-    "old_str",
-    "text",
-    "prompt",
-    "edits",
-    "file_text",
-];
 
 /// The facts in a call's `arguments` (JSON text; anything else has none).
 pub fn call_facts(arguments: &str, workdir: Option<&str>) -> BTreeSet<(NeededKind, String)> {

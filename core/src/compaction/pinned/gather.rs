@@ -217,7 +217,7 @@ fn is_path_value(text: &str) -> bool {
 }
 
 /// The file an offload reference names (the line after "saved in full to:").
-fn offloaded_path(text: &str) -> Option<String> {
+pub(crate) fn offloaded_path(text: &str) -> Option<String> {
     if !text.starts_with(OFFLOAD_HEADER) {
         return None;
     }

@@ -29,8 +29,8 @@ mod section;
 use serde::{Deserialize, Serialize};
 
 pub use crate::compaction::extractive::pinned_from_summary;
-pub(crate) use gather::PinnedGatherer;
 pub use gather::{gather_pinned, is_previous_summary};
+pub(crate) use gather::{offloaded_path, PinnedGatherer};
 pub use report::{checkpoint_fidelity, CheckpointFidelity, KindFidelity};
 pub use section::{missing_pinned, pinned_section, summary_holds, PINNED_HEADING};
 
