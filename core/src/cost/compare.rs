@@ -26,11 +26,13 @@ use std::sync::Arc;
 use super::blocks::{head_blocks, message_blocks, CacheProvider, ViewBlocks};
 use super::breakpoints::place_breakpoints;
 use super::cache::{Block, CacheRequest, CacheSimulator};
+use super::needed::{needed_stride, NeededRecall};
 use super::openai_breakpoints::openai_breakpoints;
 use super::prices::{CacheMode, ModelPricing};
 use super::recall::Recall;
 use super::report::{CostTotals, StrategyCost};
 use super::strategies::{replay_strategy_with, Replay, ReplaySetup, Strategy, StrategyCall};
+use crate::compaction::workdir::working_directory;
 use crate::model::{Message, Role};
 use crate::text::fingerprint;
 use crate::turn::cache_expired;
@@ -130,16 +132,18 @@ pub fn strategy_cost(
         .iter()
         .filter(|message| message.role == Role::Assistant)
         .count();
-    let mut biller = Biller::new(setup, calls);
+    let mut biller = Biller::new(setup, calls, transcript);
     replay_strategy_with(strategy, transcript, &setup.replay, &mut |log, call| {
         biller.call(log, &call);
     });
     biller.finish(strategy.name())
 }
 
-/// Bills the calls of `replay` and measures their recall.
+/// Bills the calls of `replay` and measures their recall (needed-next recall reads the log as
+/// the replay stored it in place of the transcript).
 pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
-    let mut biller = Biller::new(setup, replay.calls.len());
+    let source: Vec<Message> = replay.log.iter().map(|m| Message::clone(m)).collect();
+    let mut biller = Biller::new(setup, replay.calls.len(), &source);
     for call in &replay.calls {
         biller.call(&replay.log, call);
     }
@@ -159,6 +163,8 @@ struct Rendered {
 /// blocks are unchanged, and the recall samples read each log message once.
 struct Biller<'s> {
     setup: &'s CostSetup,
+    /// The transcript replayed: the answer to each call, the facts needed-next recall reads.
+    transcript: &'s [Message],
     provider: CacheProvider,
     cache: CacheSimulator,
     totals: CostTotals,
@@ -179,11 +185,14 @@ struct Biller<'s> {
     recall_stride: usize,
     /// Whether the last call's recall was sampled.
     sampled: bool,
+    needed: NeededRecall,
+    /// Every how many calls needed-next recall is measured ([`needed_stride`]).
+    needed_stride: usize,
 }
 
 impl<'s> Biller<'s> {
     /// A biller for a replay of `calls` calls.
-    fn new(setup: &'s CostSetup, calls: usize) -> Self {
+    fn new(setup: &'s CostSetup, calls: usize, transcript: &'s [Message]) -> Self {
         let replay = &setup.replay;
         let mut head = head_blocks(replay.reserve_tokens, &replay.system, replay.family);
         // A partly warm reserve is two blocks: the part already cached, then the rest.
@@ -203,6 +212,7 @@ impl<'s> Biller<'s> {
         }
         Biller {
             setup,
+            transcript,
             provider: match setup.pricing.cache.mode {
                 CacheMode::Explicit { .. } => CacheProvider::Anthropic,
                 CacheMode::Automatic { .. } | CacheMode::Exact { .. } => CacheProvider::OpenAi,
@@ -222,6 +232,8 @@ impl<'s> Biller<'s> {
             index: 0,
             recall_stride: recall_stride(calls),
             sampled: false,
+            needed: NeededRecall::new(working_directory(transcript)),
+            needed_stride: needed_stride(calls),
         }
     }
 
@@ -234,6 +246,8 @@ impl<'s> Biller<'s> {
             self.totals
                 .add_summary_call(summary.new_input, summary.cached_input, summary.output);
         }
+        let log_now = log.get(..call.log_len).unwrap_or(log);
+        self.needed.read(self.transcript, log_now, call.log_len);
         let unchanged = self.update_view(call);
         let (breakpoints, stable_blocks) = self.request_shape(call);
         if index == 0 && self.setup.warm_reserve_tokens > 0 && self.setup.replay.reserve_tokens > 0
@@ -269,6 +283,11 @@ impl<'s> Biller<'s> {
         if self.sampled {
             self.recall.sample(&self.view);
         }
+        if index % self.needed_stride == 0 {
+            if let Some(answer) = self.transcript.get(call.log_len) {
+                self.needed.sample(answer, &self.view, log_now);
+            }
+        }
     }
 
     /// The row, the last call's recall sampled if it was not.
@@ -286,12 +305,20 @@ impl<'s> Biller<'s> {
         );
         row.overflow_calls = self.overflows;
         row.idle_compactions = self.idle_compactions;
+        (
+            row.needed_next,
+            row.needed_next_held,
+            row.needed_next_needed,
+        ) = self.needed.figure();
         row
     }
 
     /// Makes the conversation the call's; returns how many blocks are as they were.
     fn update_view(&mut self, call: &StrategyCall) -> usize {
         let kept = call.kept.min(self.view.len());
+        for message in self.view.get(kept..).unwrap_or_default() {
+            self.needed.leave(message);
+        }
         self.view.truncate(kept);
         self.message_ends.truncate(kept);
         let head_len = self.head.blocks.len();
@@ -307,6 +334,7 @@ impl<'s> Biller<'s> {
             });
             self.blocks.extend_from_slice(&rendered.blocks);
             self.message_ends.push(self.blocks.len());
+            self.needed.enter(message);
             self.view.push(message.clone());
         }
         // Forget the messages no longer in the view once they outnumber it.
@@ -392,6 +420,7 @@ mod tests {
                 cache_expired: Vec::new(),
                 call_gaps: Vec::new(),
                 cache_ttl_seconds: 300,
+                marks: Default::default(),
             },
             pricing: pricing_for("claude-sonnet-4-5").unwrap(),
             call_times: Vec::new(),

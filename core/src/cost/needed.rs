@@ -1,0 +1,179 @@
+//! A cost report's needed-next recall: at a call, what the agent's answer went on to use that
+//! the request could only have given it from what stands in for the dropped log.
+//!
+//! Defined the same way for every strategy, so the rows compare. At a sampled call, take the
+//! facts (a file path, a code identifier: [`call_facts`], the needed-next measure's extractor)
+//! in the arguments of the tool calls of the agent's answer to that call. A fact is *needed*
+//! when the transcript held it earlier (in a message before the answer: [`entry_facts`]) but
+//! the request carries none of the messages that held it verbatim: each was dropped,
+//! summarized, masked, cleared, cut, or stored as an offload reference. The figure is the
+//! share of the needed facts the request still holds anywhere in its text (a summary, a
+//! restore block, a reference's preview, a message that quotes it), by the needed-next rule
+//! (`needed_next::holds`: verbatim, or a path in its absolute form or relative to a working
+//! directory the text states). A strategy that sends the whole log needs nothing: its figure
+//! is `None` ("–").
+//!
+//! The request's text is read as data: a log message that quotes ctxkit's summary header is a
+//! message like any other (held while it is sent verbatim, dropped like the rest).
+//!
+//! Linear in the log: each transcript message's facts are read once; the view is tracked by
+//! what each call changes (a message entering or leaving it); a call whose answer needs
+//! nothing costs its answer's facts and one look-up per holder, newest first; only a call with
+//! needed facts searches the request, each message's text rendered once while it stays in the
+//! view, and calls are sampled ([`needed_stride`]) so that at most [`NEEDED_SAMPLES`] are.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::recall::request_text;
+use crate::compaction::needed_next::{call_facts, entry_facts, holds, NeededKind};
+use crate::model::Message;
+
+/// The most calls a report measures needed-next recall at; a longer session is measured at
+/// this many evenly spaced calls ([`needed_stride`]).
+pub const NEEDED_SAMPLES: usize = 2_000;
+
+/// Every how many calls needed-next recall is measured in a session of `calls` calls: every
+/// call, or evenly spaced so that at most [`NEEDED_SAMPLES`] are.
+///
+/// ```
+/// use ctxkit_core::cost::needed_stride;
+/// assert_eq!(needed_stride(150), 1);
+/// assert_eq!(needed_stride(2_000), 1);
+/// assert_eq!(needed_stride(2_001), 2);
+/// ```
+pub fn needed_stride(calls: usize) -> usize {
+    calls.div_ceil(NEEDED_SAMPLES).max(1)
+}
+
+type Fact = (NeededKind, String);
+
+/// The facts of the transcript read so far, the view as the calls changed it, and the counts.
+#[derive(Default)]
+pub(crate) struct NeededRecall {
+    /// The session's working directory (paths under it are facts relative to it).
+    workdir: Option<String>,
+    /// Each fact of the messages read so far, and the indices of the messages holding it.
+    holders: BTreeMap<Fact, Vec<usize>>,
+    /// For each message read: whether the strategy stored it as the transcript has it.
+    same: Vec<bool>,
+    /// The view's messages by address, with how many times each is in it.
+    in_view: BTreeMap<usize, usize>,
+    /// The text of view messages a search read, by address, while they stay in the view.
+    pieces: BTreeMap<usize, (Arc<Message>, String)>,
+    needed: usize,
+    held: usize,
+}
+
+impl NeededRecall {
+    /// A measure for a session whose working directory is `workdir`.
+    pub(crate) fn new(workdir: Option<String>) -> Self {
+        NeededRecall {
+            workdir,
+            ..NeededRecall::default()
+        }
+    }
+
+    /// Reads the transcript's messages up to `upto` (those before the call's answer) past
+    /// those already read; `stored`: the log as the strategy stored it, one per message.
+    pub(crate) fn read(&mut self, transcript: &[Message], stored: &[Arc<Message>], upto: usize) {
+        let from = self.same.len();
+        for index in from..upto {
+            let (Some(message), Some(kept)) = (transcript.get(index), stored.get(index)) else {
+                break;
+            };
+            for fact in entry_facts(message, self.workdir.as_deref()) {
+                self.holders.entry(fact).or_default().push(index);
+            }
+            self.same.push(**kept == *message);
+        }
+    }
+
+    /// `message` joined the view.
+    pub(crate) fn enter(&mut self, message: &Arc<Message>) {
+        *self.in_view.entry(address(message)).or_insert(0) += 1;
+    }
+
+    /// `message` left the view (once).
+    pub(crate) fn leave(&mut self, message: &Arc<Message>) {
+        let key = address(message);
+        if let Some(count) = self.in_view.get_mut(&key) {
+            *count -= 1;
+            if *count == 0 {
+                self.in_view.remove(&key);
+                self.pieces.remove(&key);
+            }
+        }
+    }
+
+    /// Counts the facts `answer`'s tool calls need and those the request of `view` holds;
+    /// `stored`: the log as the strategy stored it (the messages read are its first ones).
+    pub(crate) fn sample(
+        &mut self,
+        answer: &Message,
+        view: &[Arc<Message>],
+        stored: &[Arc<Message>],
+    ) {
+        let needed = self.needed_facts(answer, stored);
+        if needed.is_empty() {
+            return;
+        }
+        let workdir = self.workdir.clone();
+        let mut open: Vec<&Fact> = needed.iter().collect();
+        for message in view {
+            if open.is_empty() {
+                break;
+            }
+            let (_, text) = self
+                .pieces
+                .entry(address(message))
+                .or_insert_with(|| (message.clone(), request_text(std::slice::from_ref(message))));
+            open.retain(|fact| !holds(text, fact, workdir.as_deref()));
+        }
+        self.needed += needed.len();
+        self.held += needed.len() - open.len();
+    }
+
+    /// The distinct facts of `answer`'s calls that a message read earlier held and that no
+    /// message the view carries verbatim holds.
+    fn needed_facts(&self, answer: &Message, stored: &[Arc<Message>]) -> Vec<Fact> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for call in &answer.tool_calls {
+            for fact in call_facts(&call.arguments, self.workdir.as_deref()) {
+                if seen.contains(&fact) {
+                    continue;
+                }
+                seen.insert(fact.clone());
+                let Some(holders) = self.holders.get(&fact) else {
+                    continue;
+                };
+                let carried = holders.iter().rev().any(|&index| {
+                    self.same.get(index).copied().unwrap_or(false)
+                        && stored
+                            .get(index)
+                            .is_some_and(|kept| self.in_view.contains_key(&address(kept)))
+                });
+                if !carried {
+                    out.push(fact);
+                }
+            }
+        }
+        out
+    }
+
+    /// The share of the needed facts the requests held, with the counts; `None` when no call
+    /// needed one.
+    pub(crate) fn figure(&self) -> (Option<f64>, usize, usize) {
+        let share = (self.needed > 0).then(|| self.held as f64 / self.needed as f64);
+        (share, self.held, self.needed)
+    }
+}
+
+fn address(message: &Arc<Message>) -> usize {
+    Arc::as_ptr(message) as usize
+}
+
+#[cfg(test)]
+#[path = "needed_tests.rs"]
+mod tests;
