@@ -26,7 +26,7 @@ use std::sync::Arc;
 use super::blocks::{head_blocks, message_blocks, CacheProvider, ViewBlocks};
 use super::breakpoints::place_breakpoints;
 use super::cache::{Block, CacheRequest, CacheSimulator};
-use super::needed::{needed_stride, NeededRecall};
+use super::needed::{needed_stride, NeededRecall, TranscriptFacts};
 use super::openai_breakpoints::openai_breakpoints;
 use super::prices::{CacheMode, ModelPricing};
 use super::recall::Recall;
@@ -116,9 +116,10 @@ pub fn call_gaps(call_times: &[Option<i64>]) -> Vec<Option<u64>> {
 
 /// Every strategy of [`Strategy::ALL`] over `transcript`.
 pub fn compare_strategies(transcript: &[Message], setup: &CostSetup) -> Vec<StrategyCost> {
+    let facts = TranscriptFacts::new(transcript, working_directory(transcript));
     Strategy::ALL
         .iter()
-        .map(|&strategy| strategy_cost(strategy, transcript, setup))
+        .map(|&strategy| cost_with(strategy, transcript, setup, &facts))
         .collect()
 }
 
@@ -128,11 +129,22 @@ pub fn strategy_cost(
     transcript: &[Message],
     setup: &CostSetup,
 ) -> StrategyCost {
+    let facts = TranscriptFacts::new(transcript, working_directory(transcript));
+    cost_with(strategy, transcript, setup, &facts)
+}
+
+/// [`strategy_cost`] with the transcript's needed-next facts read already.
+fn cost_with(
+    strategy: Strategy,
+    transcript: &[Message],
+    setup: &CostSetup,
+    facts: &TranscriptFacts,
+) -> StrategyCost {
     let calls = transcript
         .iter()
         .filter(|message| message.role == Role::Assistant)
         .count();
-    let mut biller = Biller::new(setup, calls, transcript);
+    let mut biller = Biller::new(setup, calls, transcript, facts);
     replay_strategy_with(strategy, transcript, &setup.replay, &mut |log, call| {
         biller.call(log, &call);
     });
@@ -143,7 +155,8 @@ pub fn strategy_cost(
 /// the replay stored it in place of the transcript).
 pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
     let source: Vec<Message> = replay.log.iter().map(|m| Message::clone(m)).collect();
-    let mut biller = Biller::new(setup, replay.calls.len(), &source);
+    let facts = TranscriptFacts::new(&source, working_directory(&source));
+    let mut biller = Biller::new(setup, replay.calls.len(), &source, &facts);
     for call in &replay.calls {
         biller.call(&replay.log, call);
     }
@@ -185,14 +198,19 @@ struct Biller<'s> {
     recall_stride: usize,
     /// Whether the last call's recall was sampled.
     sampled: bool,
-    needed: NeededRecall,
+    needed: NeededRecall<'s>,
     /// Every how many calls needed-next recall is measured ([`needed_stride`]).
     needed_stride: usize,
 }
 
 impl<'s> Biller<'s> {
     /// A biller for a replay of `calls` calls.
-    fn new(setup: &'s CostSetup, calls: usize, transcript: &'s [Message]) -> Self {
+    fn new(
+        setup: &'s CostSetup,
+        calls: usize,
+        transcript: &'s [Message],
+        facts: &'s TranscriptFacts,
+    ) -> Self {
         let replay = &setup.replay;
         let mut head = head_blocks(replay.reserve_tokens, &replay.system, replay.family);
         // A partly warm reserve is two blocks: the part already cached, then the rest.
@@ -232,7 +250,7 @@ impl<'s> Biller<'s> {
             index: 0,
             recall_stride: recall_stride(calls),
             sampled: false,
-            needed: NeededRecall::new(working_directory(transcript)),
+            needed: NeededRecall::new(facts),
             needed_stride: needed_stride(calls),
         }
     }
@@ -284,9 +302,7 @@ impl<'s> Biller<'s> {
             self.recall.sample(&self.view);
         }
         if index % self.needed_stride == 0 {
-            if let Some(answer) = self.transcript.get(call.log_len) {
-                self.needed.sample(answer, &self.view, log_now);
-            }
+            self.needed.sample(call.log_len, &self.view, log_now);
         }
     }
 

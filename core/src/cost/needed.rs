@@ -16,13 +16,14 @@
 //! The request's text is read as data: a log message that quotes ctxkit's summary header is a
 //! message like any other (held while it is sent verbatim, dropped like the rest).
 //!
-//! Linear in the log: each transcript message's facts are read once; the view is tracked by
+//! Linear in the log: each transcript message's facts are read once for every strategy of a
+//! report ([`TranscriptFacts`]), each fact named by a number; the view is tracked by
 //! what each call changes (a message entering or leaving it); a call whose answer needs
 //! nothing costs its answer's facts and one look-up per holder, newest first; only a call with
 //! needed facts searches the request, each message's text rendered once while it stays in the
 //! view, and calls are sampled ([`needed_stride`]) so that at most [`NEEDED_SAMPLES`] are.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::recall::request_text;
@@ -48,13 +49,59 @@ pub fn needed_stride(calls: usize) -> usize {
 
 type Fact = (NeededKind, String);
 
-/// The facts of the transcript read so far, the view as the calls changed it, and the counts.
-#[derive(Default)]
-pub(crate) struct NeededRecall {
+/// The needed-next facts of a transcript, read once for every strategy a report replays: each
+/// distinct fact numbered, each message's facts and its calls' facts as those numbers.
+pub(crate) struct TranscriptFacts {
     /// The session's working directory (paths under it are facts relative to it).
     workdir: Option<String>,
-    /// Each fact of the messages read so far, and the indices of the messages holding it.
-    holders: BTreeMap<Fact, Vec<usize>>,
+    /// Each fact, by its number.
+    table: Vec<Fact>,
+    /// The facts each message holds ([`entry_facts`]).
+    held: Vec<Vec<usize>>,
+    /// The distinct facts of each message's tool calls ([`call_facts`]), in call order.
+    called: Vec<Vec<usize>>,
+}
+
+impl TranscriptFacts {
+    /// The facts of `transcript`, whose working directory is `workdir`.
+    pub(crate) fn new(transcript: &[Message], workdir: Option<String>) -> Self {
+        let mut numbers: BTreeMap<Fact, usize> = BTreeMap::new();
+        let mut table = Vec::new();
+        let mut number = |fact: Fact| {
+            *numbers.entry(fact).or_insert_with_key(|fact| {
+                table.push(fact.clone());
+                table.len() - 1
+            })
+        };
+        let (mut held, mut called) = (Vec::new(), Vec::new());
+        for message in transcript {
+            let facts = entry_facts(message, workdir.as_deref());
+            held.push(facts.into_iter().map(&mut number).collect());
+            let mut calls: Vec<usize> = Vec::new();
+            for call in &message.tool_calls {
+                for fact in call_facts(&call.arguments, workdir.as_deref()) {
+                    let id = number(fact);
+                    if !calls.contains(&id) {
+                        calls.push(id);
+                    }
+                }
+            }
+            called.push(calls);
+        }
+        TranscriptFacts {
+            workdir,
+            table,
+            held,
+            called,
+        }
+    }
+}
+
+/// The facts of the transcript read so far, the view as the calls changed it, and the counts.
+pub(crate) struct NeededRecall<'f> {
+    facts: &'f TranscriptFacts,
+    /// For each fact (by number), the indices of the messages read so far that hold it.
+    holders: Vec<Vec<usize>>,
     /// For each message read: whether the strategy stored it as the transcript has it.
     same: Vec<bool>,
     /// The view's messages by address, with how many times each is in it.
@@ -65,12 +112,17 @@ pub(crate) struct NeededRecall {
     held: usize,
 }
 
-impl NeededRecall {
-    /// A measure for a session whose working directory is `workdir`.
-    pub(crate) fn new(workdir: Option<String>) -> Self {
+impl<'f> NeededRecall<'f> {
+    /// A measure over the transcript whose facts are `facts`.
+    pub(crate) fn new(facts: &'f TranscriptFacts) -> Self {
         NeededRecall {
-            workdir,
-            ..NeededRecall::default()
+            facts,
+            holders: vec![Vec::new(); facts.table.len()],
+            same: Vec::new(),
+            in_view: BTreeMap::new(),
+            pieces: BTreeMap::new(),
+            needed: 0,
+            held: 0,
         }
     }
 
@@ -82,8 +134,16 @@ impl NeededRecall {
             let (Some(message), Some(kept)) = (transcript.get(index), stored.get(index)) else {
                 break;
             };
-            for fact in entry_facts(message, self.workdir.as_deref()) {
-                self.holders.entry(fact).or_default().push(index);
+            for &id in self
+                .facts
+                .held
+                .get(index)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                if let Some(holders) = self.holders.get_mut(id) {
+                    holders.push(index);
+                }
             }
             self.same.push(**kept == *message);
         }
@@ -106,20 +166,17 @@ impl NeededRecall {
         }
     }
 
-    /// Counts the facts `answer`'s tool calls need and those the request of `view` holds;
-    /// `stored`: the log as the strategy stored it (the messages read are its first ones).
-    pub(crate) fn sample(
-        &mut self,
-        answer: &Message,
-        view: &[Arc<Message>],
-        stored: &[Arc<Message>],
-    ) {
+    /// Counts the facts the tool calls of the transcript's message `answer` (the answer to
+    /// the call) need and those the request of `view` holds; `stored`: the log as the strategy
+    /// stored it (the messages read are its first ones).
+    pub(crate) fn sample(&mut self, answer: usize, view: &[Arc<Message>], stored: &[Arc<Message>]) {
         let needed = self.needed_facts(answer, stored);
         if needed.is_empty() {
             return;
         }
-        let workdir = self.workdir.clone();
-        let mut open: Vec<&Fact> = needed.iter().collect();
+        let workdir = self.facts.workdir.as_deref();
+        let count = needed.len();
+        let mut open: Vec<&Fact> = needed;
         for message in view {
             if open.is_empty() {
                 break;
@@ -128,38 +185,35 @@ impl NeededRecall {
                 .pieces
                 .entry(address(message))
                 .or_insert_with(|| (message.clone(), request_text(std::slice::from_ref(message))));
-            open.retain(|fact| !holds(text, fact, workdir.as_deref()));
+            open.retain(|fact| !holds(text, fact, workdir));
         }
-        self.needed += needed.len();
-        self.held += needed.len() - open.len();
+        self.needed += count;
+        self.held += count - open.len();
     }
 
-    /// The distinct facts of `answer`'s calls that a message read earlier held and that no
-    /// message the view carries verbatim holds.
-    fn needed_facts(&self, answer: &Message, stored: &[Arc<Message>]) -> Vec<Fact> {
-        let mut seen = BTreeSet::new();
-        let mut out = Vec::new();
-        for call in &answer.tool_calls {
-            for fact in call_facts(&call.arguments, self.workdir.as_deref()) {
-                if seen.contains(&fact) {
-                    continue;
-                }
-                seen.insert(fact.clone());
-                let Some(holders) = self.holders.get(&fact) else {
-                    continue;
-                };
-                let carried = holders.iter().rev().any(|&index| {
-                    self.same.get(index).copied().unwrap_or(false)
-                        && stored
-                            .get(index)
-                            .is_some_and(|kept| self.in_view.contains_key(&address(kept)))
-                });
-                if !carried {
-                    out.push(fact);
-                }
-            }
-        }
-        out
+    /// The distinct facts of the calls of message `answer` that a message read earlier held
+    /// and that no message the view carries verbatim holds.
+    fn needed_facts(&self, answer: usize, stored: &[Arc<Message>]) -> Vec<&'f Fact> {
+        let facts = self.facts;
+        let called = facts
+            .called
+            .get(answer)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        called
+            .iter()
+            .filter(|&&id| {
+                let holders = self.holders.get(id).map(Vec::as_slice).unwrap_or_default();
+                !holders.is_empty()
+                    && !holders.iter().rev().any(|&index| {
+                        self.same.get(index).copied().unwrap_or(false)
+                            && stored
+                                .get(index)
+                                .is_some_and(|kept| self.in_view.contains_key(&address(kept)))
+                    })
+            })
+            .filter_map(|&id| facts.table.get(id))
+            .collect()
     }
 
     /// The share of the needed facts the requests held, with the counts; `None` when no call

@@ -27,13 +27,14 @@ fn measure(
     stored: &[Arc<Message>],
     view: &[Arc<Message>],
 ) -> (Option<f64>, usize, usize) {
-    let mut recall = NeededRecall::new(None);
+    let facts = TranscriptFacts::new(transcript, None);
+    let mut recall = NeededRecall::new(&facts);
     let answer_at = transcript.len() - 1;
     recall.read(transcript, stored, answer_at);
     for message in view {
         recall.enter(message);
     }
-    recall.sample(&transcript[answer_at], view, stored);
+    recall.sample(answer_at, view, stored);
     recall.figure()
 }
 
@@ -120,7 +121,8 @@ fn hostile_text_that_quotes_ctxkit_markup_is_data() {
 fn a_view_tracked_through_its_changes_counts_as_one_built_whole() {
     let log = transcript();
     let stored = shared(&log);
-    let mut recall = NeededRecall::new(None);
+    let facts = TranscriptFacts::new(&log, None);
+    let mut recall = NeededRecall::new(&facts);
     recall.read(&log, &stored, 4);
     for message in &stored[..4] {
         recall.enter(message);
@@ -132,7 +134,7 @@ fn a_view_tracked_through_its_changes_counts_as_one_built_whole() {
     }
     // `stored[2]` is still in the view once: `parse_args` is carried, the path is not.
     let view = [stored[3].clone(), stored[2].clone()];
-    recall.sample(&log[4], &view, &stored);
+    recall.sample(4, &view, &stored);
     assert_eq!(recall.figure(), (Some(0.0), 0, 1));
 }
 
