@@ -168,6 +168,8 @@ struct Rendered {
     /// Held so the address that keys it is not reused.
     _message: Arc<Message>,
     blocks: Vec<Block>,
+    /// How many times the message is in the current view.
+    in_view: usize,
 }
 
 /// Bills a replay's calls one at a time. It keeps the current conversation and its blocks:
@@ -302,7 +304,14 @@ impl<'s> Biller<'s> {
             self.recall.sample(&self.view);
         }
         if index % self.needed_stride == 0 {
-            self.needed.sample(call.log_len, &self.view, log_now);
+            let rendered = &self.rendered;
+            let in_view = |message: &Arc<Message>| {
+                rendered
+                    .get(&(Arc::as_ptr(message) as usize))
+                    .is_some_and(|r| r.in_view > 0)
+            };
+            self.needed
+                .sample(call.log_len, &self.view, log_now, &in_view);
         }
     }
 
@@ -333,7 +342,9 @@ impl<'s> Biller<'s> {
     fn update_view(&mut self, call: &StrategyCall) -> usize {
         let kept = call.kept.min(self.view.len());
         for message in self.view.get(kept..).unwrap_or_default() {
-            self.needed.leave(message);
+            if let Some(rendered) = self.rendered.get_mut(&(Arc::as_ptr(message) as usize)) {
+                rendered.in_view = rendered.in_view.saturating_sub(1);
+            }
         }
         self.view.truncate(kept);
         self.message_ends.truncate(kept);
@@ -347,10 +358,11 @@ impl<'s> Biller<'s> {
             let rendered = self.rendered.entry(key).or_insert_with(|| Rendered {
                 _message: message.clone(),
                 blocks: message_blocks(message, provider, family),
+                in_view: 0,
             });
+            rendered.in_view += 1;
             self.blocks.extend_from_slice(&rendered.blocks);
             self.message_ends.push(self.blocks.len());
-            self.needed.enter(message);
             self.view.push(message.clone());
         }
         // Forget the messages no longer in the view once they outnumber it.

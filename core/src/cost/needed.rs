@@ -18,7 +18,7 @@
 //!
 //! Linear in the log: each transcript message's facts are read once for every strategy of a
 //! report ([`TranscriptFacts`]), each fact named by a number; the view is tracked by
-//! what each call changes (a message entering or leaving it); a call whose answer needs
+//! what each call changes (the biller counts each message in it); a call whose answer needs
 //! nothing costs its answer's facts and one look-up per holder, newest first; only a call with
 //! needed facts searches the request, each message's text rendered once while it stays in the
 //! view, and calls are sampled ([`needed_stride`]) so that at most [`NEEDED_SAMPLES`] are.
@@ -104,9 +104,8 @@ pub(crate) struct NeededRecall<'f> {
     holders: Vec<Vec<usize>>,
     /// For each message read: whether the strategy stored it as the transcript has it.
     same: Vec<bool>,
-    /// The view's messages by address, with how many times each is in it.
-    in_view: BTreeMap<usize, usize>,
-    /// The text of view messages a search read, by address, while they stay in the view.
+    /// The text of view messages a search read, by address (forgotten once they outnumber the
+    /// view, keeping those still in it).
     pieces: BTreeMap<usize, (Arc<Message>, String)>,
     needed: usize,
     held: usize,
@@ -119,7 +118,6 @@ impl<'f> NeededRecall<'f> {
             facts,
             holders: vec![Vec::new(); facts.table.len()],
             same: Vec::new(),
-            in_view: BTreeMap::new(),
             pieces: BTreeMap::new(),
             needed: 0,
             held: 0,
@@ -149,28 +147,21 @@ impl<'f> NeededRecall<'f> {
         }
     }
 
-    /// `message` joined the view.
-    pub(crate) fn enter(&mut self, message: &Arc<Message>) {
-        *self.in_view.entry(address(message)).or_insert(0) += 1;
-    }
-
-    /// `message` left the view (once).
-    pub(crate) fn leave(&mut self, message: &Arc<Message>) {
-        let key = address(message);
-        if let Some(count) = self.in_view.get_mut(&key) {
-            *count -= 1;
-            if *count == 0 {
-                self.in_view.remove(&key);
-                self.pieces.remove(&key);
-            }
-        }
-    }
-
     /// Counts the facts the tool calls of the transcript's message `answer` (the answer to
     /// the call) need and those the request of `view` holds; `stored`: the log as the strategy
-    /// stored it (the messages read are its first ones).
-    pub(crate) fn sample(&mut self, answer: usize, view: &[Arc<Message>], stored: &[Arc<Message>]) {
-        let needed = self.needed_facts(answer, stored);
+    /// stored it (the messages read are its first ones); `in_view`: whether a message (by
+    /// address) is in the view, which the caller keeps as the calls change it.
+    pub(crate) fn sample(
+        &mut self,
+        answer: usize,
+        view: &[Arc<Message>],
+        stored: &[Arc<Message>],
+        in_view: &dyn Fn(&Arc<Message>) -> bool,
+    ) {
+        if self.pieces.len() > 2 * view.len() + 1_024 {
+            self.pieces.retain(|_, (message, _)| in_view(message));
+        }
+        let needed = self.needed_facts(answer, stored, in_view);
         if needed.is_empty() {
             return;
         }
@@ -193,7 +184,12 @@ impl<'f> NeededRecall<'f> {
 
     /// The distinct facts of the calls of message `answer` that a message read earlier held
     /// and that no message the view carries verbatim holds.
-    fn needed_facts(&self, answer: usize, stored: &[Arc<Message>]) -> Vec<&'f Fact> {
+    fn needed_facts(
+        &self,
+        answer: usize,
+        stored: &[Arc<Message>],
+        in_view: &dyn Fn(&Arc<Message>) -> bool,
+    ) -> Vec<&'f Fact> {
         let facts = self.facts;
         let called = facts
             .called
@@ -207,9 +203,7 @@ impl<'f> NeededRecall<'f> {
                 !holders.is_empty()
                     && !holders.iter().rev().any(|&index| {
                         self.same.get(index).copied().unwrap_or(false)
-                            && stored
-                                .get(index)
-                                .is_some_and(|kept| self.in_view.contains_key(&address(kept)))
+                            && stored.get(index).is_some_and(in_view)
                     })
             })
             .filter_map(|&id| facts.table.get(id))
