@@ -33,16 +33,18 @@ def cost(binary, path, args):
 
 def table(rows):
     recorded = next((r for r in rows if r["strategy"] == "recorded"), None)
-    lines = ["| strategy | input cost (units) | USD | vs recorded | cache read | prefix breaks /100 calls | mean tokens | peak tokens | compactions | overflowing calls | pinned recall |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| strategy | input cost (units) | USD | vs recorded | cache read | prefix breaks /100 calls | mean tokens | peak tokens | compactions | overflowing calls | pinned recall | needed next |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         versus = "–"
         if recorded and r is not recorded and recorded["input_cost_units"] > 0:
             versus = f"{r['input_cost_units'] * 100 / recorded['input_cost_units']:.0f}%"
         recall = "–" if r["pinned_recall"] is None else f"{r['pinned_recall'] * 100:.1f}%"
+        needed = ("–" if r.get("needed_next") is None else
+                  f"{r['needed_next'] * 100:.1f}% ({r['needed_next_held']}/{r['needed_next_needed']})")
         lines.append(f"| {r['strategy']} | {r['input_cost_units']:,.0f} | {r['input_cost_dollars']:.2f} | {versus} | "
                      f"{r['cache_read_share'] * 100:.1f}% | {r['prefix_breaks_per_100']:.1f} | {r['mean_tokens']:,} | "
-                     f"{r['peak_tokens']:,} | {r['compactions']} | {r['overflow_calls']} | {recall} |")
+                     f"{r['peak_tokens']:,} | {r['compactions']} | {r['overflow_calls']} | {recall} | {needed} |")
     return "\n".join(lines) + "\n"
 
 
@@ -120,6 +122,12 @@ def server_table(server_rows):
     return "\n".join(lines) + "\n"
 
 
+def front_table(corpus):
+    """The table of scripts/cost-front.py: ctxkit's row at several cost marks."""
+    return subprocess.run([sys.executable, "scripts/cost-front.py", corpus], check=True,
+                          capture_output=True, text=True).stdout
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
@@ -153,6 +161,9 @@ def main():
         doc.write(IDLE_HEADER)
         doc.write(idle_table(binary, corpus))
         doc.write(IDLE_NOTES)
+        doc.write(FRONT_HEADER)
+        doc.write(front_table(corpus))
+        doc.write(FRONT_NOTES)
         doc.write(FOOTER)
 
 
@@ -197,6 +208,16 @@ really cost, the anchor of every other figure.
 - Pinned recall: of the paths, user requests and error lines of the log so far, the share the
   request carries verbatim, sampled every ten calls (in a session of more than 2,000 calls, at
   200 calls evenly spaced, so that the report stays linear in the session's length).
+- Needed next (`core/src/cost/needed.rs`), the same for every strategy: at each call, the
+  facts (paths and code identifiers, the needed-next measure's extractor of
+  `core/src/compaction/needed_next/`) in the arguments of the tool calls the agent answered it
+  with, that the transcript held earlier but only in messages the request no longer carries
+  verbatim (dropped, summarized, masked, cleared, cut, or stored as an offload reference):
+  the share of them the request still holds anywhere in its text (its summary, its restore
+  block, a reference's preview, any message), with the counts (held/needed). A strategy that
+  sends the whole log needs nothing ("–"). Every call is measured (at most 2,000 evenly
+  spaced), each message's facts read once and the request searched only at a call that
+  needs something, so the report stays linear.
 
 Prices (USD per million tokens) are data in `core/src/cost/prices.rs`, from the providers' public
 pricing pages as mirrored on 2026-06 (Anthropic's "Pricing" and "Prompt caching" documentation
@@ -330,18 +351,18 @@ run as the tables above:
 """
 
 IDLE_NOTES = """
-- At 200k and 100k (cost marks 36,000 and 18,000, idle floor 27,000) the timer never compacts:
-  at the four-hour pause the view is 15,501 tokens, at the 19-minute one 24,742, both below the
-  floor, so the row is ctxkit's (views measured when the idle row was added; the summaries
-  have changed a little since, the rows' equality has not). Priced as gpt-5.6 the 19-minute pause ends before the timer's 27
-  minutes. The sub-agent's views stay below the floor.
-- At 80k it compacts once, in the 19-minute pause (the view is 27,467): 13,272 units less than
+- At 200k (cost marks 36,000 and 18,000, idle floor 27,000) the timer never compacts: at both
+  pauses the view is below the floor, so the row is ctxkit's. Priced as gpt-5.6 the 19-minute
+  pause ends before the timer's 27 minutes. The sub-agent's views stay below the floor. (Before
+  the restore block the same held at 100k; with it, the compactions fall elsewhere and the
+  view at the 19-minute pause is above the floor at 100k.)
+- At 100k and 80k it compacts once, in the 19-minute pause: 21,955 and 9,534 units less than
   without the cold trigger (the next call writes the compacted prefix, not the whole one), but
-  8,065 more than the default, whose cold trigger compacts at that same call (the cache has
-  expired and the view is above the cold trigger) with an extractive summary that needs no
-  call: the same rewrite, without the idle row's summary call. At 60k and 50k likewise: 7,054
-  and 6,262 units more than the default (at 60k also more than without the cold trigger, which
-  compacts twice less there).
+  8,032 and 8,211 more than the default, whose cold trigger compacts at that same call (the
+  cache has expired and the view is above the cold trigger) with an extractive summary that
+  needs no call: the same rewrite, without the idle row's summary call. At 60k and 50k
+  likewise: 5,251 and 6,376 units more than the default (at 50k also more than without the
+  cold trigger).
 - So with extractive summaries the cold trigger already takes idle compaction's saving at the
   call after the pause, for nothing; idle compaction is for an LLM summarizer. Its summary call
   reads the prefix from the cache while it is still cached and runs off the critical path,
@@ -352,12 +373,66 @@ IDLE_NOTES = """
   its one-hour lifetime (214k tokens down to 31k).
 """
 
+FRONT_HEADER = """
+## The default on the cost/recall front
+
+The cost marks (`core/src/compaction/budget.rs`: compact above 36,000 view tokens down to
+18,000, unless the window's percentages say less) were first chosen on cost alone, at full
+pinned recall. Here they are chosen on both axes: ctxkit's row of `ctxkit cost` replayed with
+other marks (`--cost-marks TRIGGER/LOW`, or `--cost-marks window` for the window's percentages
+alone: 80% and 50% of the usable budget) on the corpus transcripts that compact, at 32k, 100k
+and 200k windows. Cost is the row's input cost in units, as a share of the recorded session
+(the main Claude Code session records its usage) and of the default marks' cost; needed next
+is the column of the tables above (held/needed over every call). A pair is on the front when
+no other pair of the same transcript and window costs at most as much and holds at least as
+much needed next, one of the two strictly (a row that needed nothing counts as holding all).
+Left out, because ctxkit never compacts there under any marks (every pair gives the same row):
+the sub-agent, the SWE-agent marshmallow trajectory, the first OpenHands trajectory and the
+first tau-bench conversation at every window, and the other transcripts at 100k and 200k.
+Made by:
+
+```sh
+cargo build --release -p ctxkit && python3 scripts/cost-front.py [CORPUS_DIR]
+```
+
+"""
+
+FRONT_NOTES = """
+- At 100k and 200k, on the main session (the one corpus transcript that compacts at those
+  windows), two pairs are on the front: 24k/12k and the default, 36k/18k. 24k/12k costs 8.4%
+  less (892,361 units, 50.7% of the recorded session, against the default's 974,046, 55.3%, at
+  200k) but compacts 7 times instead of 4, and its calls needed 20 facts it had dropped, of
+  which its requests held 17 (85.0%); the default's calls needed 6 and its requests held all 6.
+  Every larger pair costs more and holds no more: 30k/15k +0.8% (3/3), 42k/21k +12.8% (4/4),
+  50k/25k +16.5% (4/4), 72k/36k +25%, 100k/50k +38% and the window's percentages alone +48%
+  (81.8% of the recorded session; nothing needed, or 1/1 at 100k). No pair costs at most a few
+  percent more than the default and holds clearly more needed next, so **the defaults stay:
+  36,000 and 18,000**. The one cheaper point loses facts the agent went on to use (3 of 20)
+  and compacts nearly twice as often (each compaction a rewrite of the prefix and, with an LLM
+  summarizer, a summary call: about 13,000 units each in the `ctxkit-llm-fresh` row); the
+  default keeps every one at 55% of the recorded cost, under the 60% the issue sets.
+- At 32k the marks change nothing: on a window that small the window's percentages give lower
+  marks than any pair here, so every pair gives the same row. On the main session 26,411 of
+  the 32,000 tokens are the agent's own tools and system prompt, which leaves about 1,100
+  usable: ctxkit compacts before nearly every call and its requests hold 12.0% (20/166) of
+  what the next calls needed, whatever the marks. That is the window, not the marks. So one
+  pair of marks serves every window: they are caps on the window's percentages, which take
+  over on a small window, and no window here is better served by other caps.
+- The figures are few (one transcript, 4 to 7 compactions, 6 to 20 needed facts): they rank
+  the pairs; they do not measure recall to the point. They count fewer needed facts than
+  `ctxkit fidelity` (docs/fidelity.md, 57 at 200k) because the cost replay reserves the
+  agent's 26,411 tokens of tools and system prompt in every request, so its compactions fall
+  at other calls and keep other tails (the messages from index 85, 125, 150 and 187 at 200k,
+  where the fidelity replay's checkpoints end at seq 89, 125, 153 and 225), and a fact used
+  again in a kept message is carried, not needed.
+"""
+
 FOOTER = """
 ## What the figures say
 
 - Both providers (the table above): priced as gpt-5.6, ctxkit's breakpoints are read back
-  where they were written (97.1% of the main session's input from the cache, $4.48), close to
-  gpt-5.5's automatic caching ($4.41: its writes are free, gpt-5.6's cost 1.25x). A strategy
+  where they were written (97.1% of the main session's input from the cache, $4.50), close to
+  gpt-5.5's automatic caching ($4.43: its writes are free, gpt-5.6's cost 1.25x). A strategy
   that rewrites the middle of its prefix loses far more under exact matching: observation
   masking costs $11.62 with gpt-5.5, whose automatic cache still reads the unchanged head, and
   $32.59 with gpt-5.6, whose breakpoints after a masked output no longer end a cached prefix and
@@ -370,9 +445,15 @@ FOOTER = """
   overflows the window, and the Claude-Code-like policy) cost more; the sliding window and
   observation masking cost 1.5x to 4.4x the recorded session, because they rewrite the prefix at
   almost every call, and lose facts.
+- Needed next, on the same session: ctxkit's requests held every fact its next calls used that
+  it had dropped (6/6 at 200k and at 100k). The Claude-Code-like policy held 7/7 at 200k (one
+  summary) and 15/19 (78.9%) at 100k, where it summarizes four times and keeps only the last
+  four messages; observation masking 1/5, its placeholders standing for the outputs that held
+  them; the sliding window 0/8 at 100k (at 200k its window of 181,503 tokens dropped nothing
+  the agent used again). Sending everything needs nothing, and overflows.
 - An LLM summarizer's calls cost little beside the session: on the main session its four
-  calls add 52,404 units sent the fresh prompt (5.4% of the extractive default) and 48,729
-  sent the cache-safe request (5.0%), which reaches 58% of the recorded cost. The cache-safe
+  calls add 52,862 units sent the fresh prompt (5.4% of the extractive default) and 51,333
+  sent the cache-safe request (5.3%), which reaches 58% of the recorded cost. The cache-safe
   request saves less than one might expect because ctxkit's fresh prompt is already small (the
   messages since the last checkpoint, tool outputs cut head and tail), while the cache-safe one
   re-sends the whole view: its history is read from the cache at 0.1, but what the agent added
@@ -386,18 +467,32 @@ FOOTER = """
   send blank. The replays tell ctxkit the agent's tools (the ones the transcript calls), as a
   caller does (`NudgePolicy::agent_tools`), so no nudge is sent about a memory tool or file tools
   the agent does not have.
-- Clearing old tool results costs more than the default here (each clearing is a rewrite) and
-  drops facts, so it stays off by default.
+- Clearing old tool results costs more than the default here (each clearing is a rewrite: 74%
+  of the recorded session at 200k against the default's 55%), so it stays off by default.
+- The restore block (`Policy::restore`, on by default: the latest content of up to five files
+  read before a compaction, sent right after the summary, within 10% of the usable budget and
+  at most 25,000 tokens, counted toward the low-water mark). Measured on the main session with
+  it on and off (`ctxkit cost FILE --json --window N`, `ctxkit fidelity FILE --window N
+  --json`): the default's cost goes from 967,324 units (54.9% of the recorded session) to
+  974,046 (55.3%) at 200k and 975,282 (55.4%) at 100k, the same four compactions; needed next
+  (docs/fidelity.md) goes from 52/62 (84%) to 51/57 (89%) at 100k and 200k and from 58/68 (85%,
+  8 checkpoints) to 82/96 (85%, 9) at 32k; over the core replay of every corpus transcript at
+  32k, 100k and 200k (`tests/tests/fidelity_corpus.rs`) from 327/401 (81.5%) to 334/408
+  (81.9%). It pays for itself: the share of what the agent needed next that the view held
+  rises and the cost stays under 60% of the recorded one, so it is on. (Sent on top of the
+  low-water mark instead of within it, the same block lowered the core replay's figure to
+  313/393, 79.6%, by making the next compaction come sooner.) The clearing row above moved
+  from 64% to 74% with it.
 - The cold trigger: twice in the main session the agent's next call came more than five
   minutes after the one before (19 minutes and 4 hours), so the provider rewrote the whole
   prefix anyway. Compacting at such a call from a quarter of the way between the low-water
   mark and the trigger (`Policy::cold_trigger_percent`, default 25; the caller says the cache
   has expired with `TurnInputs::cache_expired`, which the native engine sets from its clock)
-  moved one of the four compactions onto a rewrite that was paid anyway: 967,324 units against
-  1,008,223 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
+  moved one of the four compactions onto a rewrite that was paid anyway: 974,046 units against
+  1,003,354 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
   same compactions, prefix breaks and pinned recall. At 50% neither pause found the view above
-  the cold trigger (no change); 0%, 10% and 25% gave the same figures, so 25% was kept as the
-  least eager.
+  the cold trigger (no change); 0%, 10% and 25% gave the same figures (measured before the
+  restore block), so 25% was kept as the least eager.
 - The compaction sub-agent (`agent-acompact-*`) is one API call whose prompt the parent session
   had cached: there is nothing to manage, and the simulation bills it within 0.1% of what was
   recorded, which is a check of the simulator itself.
@@ -406,7 +501,9 @@ FOOTER = """
   sawtooth between 18,000 and 36,000 view tokens measured cheapest at full pinned recall
   (trigger/low-water shares of 80/50, 30/15, 25/12 and 22/11 of a 200k window cost 86%, 62%,
   60% and 57% of the recorded session, before the cold trigger); the module doc of `core/src/compaction/budget.rs` gives
-  the formula. A caller who wants the old behaviour sets `cost_trigger_tokens` and
+  the formula. On both axes (cost and needed next, "The default on the cost/recall front"
+  above) it is on the front, and the only cheaper point there (24,000/12,000) loses facts the
+  agent went on to use. A caller who wants the old behaviour sets `cost_trigger_tokens` and
   `cost_low_water_tokens` to null.
 
 The properties behind the figures are tests: `tests/tests/prefix_stability.rs` (a turn with no

@@ -109,6 +109,7 @@ fn options() -> CostOptions<'static> {
         index: 0,
         window: 200_000,
         model: None,
+        marks: Default::default(),
     }
 }
 
@@ -140,6 +141,7 @@ fn strategies(count: usize, only: Option<&str>) -> Result<(), String> {
             cache_expired: Vec::new(),
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
+            marks: Default::default(),
         },
         pricing,
         call_times: Vec::new(),

@@ -257,3 +257,67 @@ fn the_idle_row_compacts_in_a_pause_only_above_its_floor() {
     assert_eq!(idle, ctxkit);
     assert_eq!(idle_row["compactions"], ctxkit_row["compactions"]);
 }
+
+#[test]
+fn needed_next_is_reported_beside_cost_and_the_marks_are_chosen_on_the_command_line() {
+    let at_100k = rows(&["--json", "--window", "100000"]);
+    let row = |name: &str| at_100k.iter().find(|r| r["strategy"] == name).unwrap();
+    // Sending the whole log needs nothing from a summary: no figure.
+    let none = row("no-compaction");
+    assert!(none["needed_next"].is_null(), "{none}");
+    assert_eq!(none["needed_next_needed"], 0, "{none}");
+    assert!(row("recorded")["needed_next"].is_null());
+    // ctxkit compacts: its calls needed facts it dropped, and its summaries held most.
+    let ctxkit = row("ctxkit");
+    let (held, needed) = (
+        ctxkit["needed_next_held"].as_u64().unwrap(),
+        ctxkit["needed_next_needed"].as_u64().unwrap(),
+    );
+    assert!(needed > 0 && held <= needed, "{ctxkit}");
+    let share = ctxkit["needed_next"].as_f64().unwrap();
+    assert!(
+        (share - held as f64 / needed as f64).abs() < 1e-9,
+        "{ctxkit}"
+    );
+    assert_eq!(ctxkit["cost_trigger_tokens"], 36_000, "{ctxkit}");
+    // The text report prints the column, "held/needed" and "–" for none.
+    let text = String::from_utf8(cost(&["--window", "100000"]).stdout).unwrap();
+    assert!(text.contains("needed next"), "{text}");
+    let line = text.lines().find(|l| l.starts_with("  ctxkit ")).unwrap();
+    assert!(line.ends_with(&format!("({held}/{needed})")), "{line}");
+    let line = text.lines().find(|l| l.contains("no-compaction")).unwrap();
+    assert!(line.ends_with('–'), "{line}");
+    // Other marks replay ctxkit's rows only: smaller ones compact more often.
+    let small = rows(&[
+        "--json",
+        "--window",
+        "100000",
+        "--cost-marks",
+        "24000/12000",
+    ]);
+    let small_ctxkit = small.iter().find(|r| r["strategy"] == "ctxkit").unwrap();
+    assert!(
+        small_ctxkit["compactions"].as_u64() > ctxkit["compactions"].as_u64(),
+        "{small_ctxkit}"
+    );
+    assert_eq!(small_ctxkit["cost_low_water_tokens"], 12_000);
+    let sliding = small
+        .iter()
+        .find(|r| r["strategy"] == "sliding-window")
+        .unwrap();
+    assert_eq!(
+        sliding["input_cost_units"],
+        row("sliding-window")["input_cost_units"]
+    );
+    let window = rows(&["--json", "--cost-marks", "window"]);
+    assert!(window[0]["cost_trigger_tokens"].is_null(), "{}", window[0]);
+    for bad in ["12000/24000", "36000", "x/y", "0/0"] {
+        let output = cost(&["--cost-marks", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("--cost-marks"),
+            "{bad}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -42,6 +42,7 @@ pub fn cost<'py>(
         index,
         window,
         model: model.as_deref(),
+        marks: Default::default(),
     };
     let report = py
         .detach(|| cost_report(&text, &options))

@@ -345,6 +345,7 @@ mod tests {
             cache_expired: Vec::new(),
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
+            marks: Default::default(),
         };
         let masked = replay_strategy(Strategy::ObservationMasking, &log, &setup);
         let last = views(&masked.calls).pop().unwrap();

@@ -26,11 +26,13 @@ use std::sync::Arc;
 use super::blocks::{head_blocks, message_blocks, CacheProvider, ViewBlocks};
 use super::breakpoints::place_breakpoints;
 use super::cache::{Block, CacheRequest, CacheSimulator};
+use super::needed::{needed_stride, NeededRecall, TranscriptFacts};
 use super::openai_breakpoints::openai_breakpoints;
 use super::prices::{CacheMode, ModelPricing};
 use super::recall::Recall;
 use super::report::{CostTotals, StrategyCost};
 use super::strategies::{replay_strategy_with, Replay, ReplaySetup, Strategy, StrategyCall};
+use crate::compaction::workdir::working_directory;
 use crate::model::{Message, Role};
 use crate::text::fingerprint;
 use crate::turn::cache_expired;
@@ -114,9 +116,10 @@ pub fn call_gaps(call_times: &[Option<i64>]) -> Vec<Option<u64>> {
 
 /// Every strategy of [`Strategy::ALL`] over `transcript`.
 pub fn compare_strategies(transcript: &[Message], setup: &CostSetup) -> Vec<StrategyCost> {
+    let facts = TranscriptFacts::new(transcript, working_directory(transcript));
     Strategy::ALL
         .iter()
-        .map(|&strategy| strategy_cost(strategy, transcript, setup))
+        .map(|&strategy| cost_with(strategy, transcript, setup, &facts))
         .collect()
 }
 
@@ -126,20 +129,34 @@ pub fn strategy_cost(
     transcript: &[Message],
     setup: &CostSetup,
 ) -> StrategyCost {
+    let facts = TranscriptFacts::new(transcript, working_directory(transcript));
+    cost_with(strategy, transcript, setup, &facts)
+}
+
+/// [`strategy_cost`] with the transcript's needed-next facts read already.
+fn cost_with(
+    strategy: Strategy,
+    transcript: &[Message],
+    setup: &CostSetup,
+    facts: &TranscriptFacts,
+) -> StrategyCost {
     let calls = transcript
         .iter()
         .filter(|message| message.role == Role::Assistant)
         .count();
-    let mut biller = Biller::new(setup, calls);
+    let mut biller = Biller::new(setup, calls, transcript, facts);
     replay_strategy_with(strategy, transcript, &setup.replay, &mut |log, call| {
         biller.call(log, &call);
     });
     biller.finish(strategy.name())
 }
 
-/// Bills the calls of `replay` and measures their recall.
+/// Bills the calls of `replay` and measures their recall (needed-next recall reads the log as
+/// the replay stored it in place of the transcript).
 pub fn bill_replay(name: &str, replay: &Replay, setup: &CostSetup) -> StrategyCost {
-    let mut biller = Biller::new(setup, replay.calls.len());
+    let source: Vec<Message> = replay.log.iter().map(|m| Message::clone(m)).collect();
+    let facts = TranscriptFacts::new(&source, working_directory(&source));
+    let mut biller = Biller::new(setup, replay.calls.len(), &source, &facts);
     for call in &replay.calls {
         biller.call(&replay.log, call);
     }
@@ -151,6 +168,8 @@ struct Rendered {
     /// Held so the address that keys it is not reused.
     _message: Arc<Message>,
     blocks: Vec<Block>,
+    /// How many times the message is in the current view.
+    in_view: usize,
 }
 
 /// Bills a replay's calls one at a time. It keeps the current conversation and its blocks:
@@ -159,6 +178,8 @@ struct Rendered {
 /// blocks are unchanged, and the recall samples read each log message once.
 struct Biller<'s> {
     setup: &'s CostSetup,
+    /// The transcript replayed: the answer to each call, the facts needed-next recall reads.
+    transcript: &'s [Message],
     provider: CacheProvider,
     cache: CacheSimulator,
     totals: CostTotals,
@@ -179,11 +200,19 @@ struct Biller<'s> {
     recall_stride: usize,
     /// Whether the last call's recall was sampled.
     sampled: bool,
+    needed: NeededRecall<'s>,
+    /// Every how many calls needed-next recall is measured ([`needed_stride`]).
+    needed_stride: usize,
 }
 
 impl<'s> Biller<'s> {
     /// A biller for a replay of `calls` calls.
-    fn new(setup: &'s CostSetup, calls: usize) -> Self {
+    fn new(
+        setup: &'s CostSetup,
+        calls: usize,
+        transcript: &'s [Message],
+        facts: &'s TranscriptFacts,
+    ) -> Self {
         let replay = &setup.replay;
         let mut head = head_blocks(replay.reserve_tokens, &replay.system, replay.family);
         // A partly warm reserve is two blocks: the part already cached, then the rest.
@@ -203,6 +232,7 @@ impl<'s> Biller<'s> {
         }
         Biller {
             setup,
+            transcript,
             provider: match setup.pricing.cache.mode {
                 CacheMode::Explicit { .. } => CacheProvider::Anthropic,
                 CacheMode::Automatic { .. } | CacheMode::Exact { .. } => CacheProvider::OpenAi,
@@ -222,6 +252,8 @@ impl<'s> Biller<'s> {
             index: 0,
             recall_stride: recall_stride(calls),
             sampled: false,
+            needed: NeededRecall::new(facts),
+            needed_stride: needed_stride(calls),
         }
     }
 
@@ -234,6 +266,8 @@ impl<'s> Biller<'s> {
             self.totals
                 .add_summary_call(summary.new_input, summary.cached_input, summary.output);
         }
+        let log_now = log.get(..call.log_len).unwrap_or(log);
+        self.needed.read(self.transcript, log_now, call.log_len);
         let unchanged = self.update_view(call);
         let (breakpoints, stable_blocks) = self.request_shape(call);
         if index == 0 && self.setup.warm_reserve_tokens > 0 && self.setup.replay.reserve_tokens > 0
@@ -269,6 +303,16 @@ impl<'s> Biller<'s> {
         if self.sampled {
             self.recall.sample(&self.view);
         }
+        if index % self.needed_stride == 0 {
+            let rendered = &self.rendered;
+            let in_view = |message: &Arc<Message>| {
+                rendered
+                    .get(&(Arc::as_ptr(message) as usize))
+                    .is_some_and(|r| r.in_view > 0)
+            };
+            self.needed
+                .sample(call.log_len, &self.view, log_now, &in_view);
+        }
     }
 
     /// The row, the last call's recall sampled if it was not.
@@ -286,12 +330,22 @@ impl<'s> Biller<'s> {
         );
         row.overflow_calls = self.overflows;
         row.idle_compactions = self.idle_compactions;
+        (
+            row.needed_next,
+            row.needed_next_held,
+            row.needed_next_needed,
+        ) = self.needed.figure();
         row
     }
 
     /// Makes the conversation the call's; returns how many blocks are as they were.
     fn update_view(&mut self, call: &StrategyCall) -> usize {
         let kept = call.kept.min(self.view.len());
+        for message in self.view.get(kept..).unwrap_or_default() {
+            if let Some(rendered) = self.rendered.get_mut(&(Arc::as_ptr(message) as usize)) {
+                rendered.in_view = rendered.in_view.saturating_sub(1);
+            }
+        }
         self.view.truncate(kept);
         self.message_ends.truncate(kept);
         let head_len = self.head.blocks.len();
@@ -304,7 +358,9 @@ impl<'s> Biller<'s> {
             let rendered = self.rendered.entry(key).or_insert_with(|| Rendered {
                 _message: message.clone(),
                 blocks: message_blocks(message, provider, family),
+                in_view: 0,
             });
+            rendered.in_view += 1;
             self.blocks.extend_from_slice(&rendered.blocks);
             self.message_ends.push(self.blocks.len());
             self.view.push(message.clone());
@@ -392,6 +448,7 @@ mod tests {
                 cache_expired: Vec::new(),
                 call_gaps: Vec::new(),
                 cache_ttl_seconds: 300,
+                marks: Default::default(),
             },
             pricing: pricing_for("claude-sonnet-4-5").unwrap(),
             call_times: Vec::new(),

@@ -59,6 +59,7 @@ fn setup(turns: usize, pause_at: usize, pause: i64) -> CostSetup {
             cache_expired: expired_calls(&times, pricing.cache.ttl_seconds),
             call_gaps: call_gaps(&times),
             cache_ttl_seconds: 300,
+            marks: Default::default(),
         },
         pricing,
         call_times: times,

@@ -18,7 +18,9 @@
 //! - `recorded`: what the session really cost, from its recorded usage;
 //! - `report`, `compare`, `recall`: a report's rows ([`compare_strategies`]), each call billed
 //!   as the replay makes it; `needles`: the many-fact lookup a recall sample makes in one pass
-//!   over a text;
+//!   over a text; `needed`: needed-next recall, the facts the agent's answer to a call
+//!   used that the request carried only in what stands in for the dropped log
+//!   ([`needed_stride`]);
 //! - `transcript`: the report of one transcript file ([`cost_report`]).
 //!
 //! Guarantees: pure and deterministic (times are inputs); every figure is computed from the
@@ -32,6 +34,7 @@ pub(crate) mod breakpoints;
 pub(crate) mod cache;
 pub(crate) mod compare;
 pub(crate) mod ctxkit_replay;
+pub(crate) mod needed;
 pub(crate) mod needles;
 pub(crate) mod openai_breakpoints;
 pub(crate) mod prices;
@@ -54,6 +57,7 @@ pub use compare::{
     bill_replay, call_gaps, compare_strategies, expired_calls, recall_stride, strategy_cost,
     CostSetup, RECALL_EVERY, RECALL_SAMPLES,
 };
+pub use needed::{needed_stride, NEEDED_SAMPLES};
 pub use openai_breakpoints::{
     openai_breakpoint_marker, openai_breakpoints, openai_eligible_part_types,
     OPENAI_BREAKPOINT_FIELD, OPENAI_MIN_BREAKPOINT_TOKENS,
@@ -65,7 +69,8 @@ pub use prices::{
 pub use recorded::{call_times, recorded_cost, recorded_reserve, utc_seconds};
 pub use report::{CostTotals, StrategyCost};
 pub use strategies::{
-    replay_strategy, replay_strategy_with, Replay, ReplaySetup, Strategy, StrategyCall, SummaryCall,
+    replay_strategy, replay_strategy_with, CostMarks, Replay, ReplaySetup, Strategy, StrategyCall,
+    SummaryCall,
 };
 pub use transcript::{
     cost_report, CostOptions, CostReport, DEFAULT_RESERVE_TOKENS, REPORT_SYSTEM_PROMPT,

@@ -46,6 +46,18 @@ pub struct StrategyCost {
     /// The share of pinned facts (paths, user requests, error lines) of the log so far that
     /// the request carries, over the sampled calls; `None` for the recorded row.
     pub pinned_recall: Option<f64>,
+    /// Needed-next recall: of the facts (paths, identifiers) in the agent's tool calls that
+    /// the log held earlier only in messages the request no longer carried verbatim, the share
+    /// the request still held (`needed.rs`); `None` when no call needed one (a strategy that
+    /// sends the whole log) and for the recorded row.
+    #[serde(default)]
+    pub needed_next: Option<f64>,
+    /// Of the needed facts, those the requests held (summed over the measured calls).
+    #[serde(default)]
+    pub needed_next_held: usize,
+    /// The needed facts (summed over the measured calls).
+    #[serde(default)]
+    pub needed_next_needed: usize,
 }
 
 /// Running totals of a strategy's calls.
@@ -134,6 +146,9 @@ impl CostTotals {
             overflow_calls: 0,
             summary_output_units: self.summary_output as f64 * output,
             pinned_recall,
+            needed_next: None,
+            needed_next_held: 0,
+            needed_next_needed: 0,
         }
     }
 }

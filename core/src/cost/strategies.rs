@@ -120,6 +120,30 @@ pub struct ReplaySetup {
     /// The provider's cache lifetime, in seconds: an idle compaction runs in the margin before
     /// it ends.
     pub cache_ttl_seconds: u64,
+    /// The cost marks ctxkit's strategies compact by (the baselines have none).
+    pub marks: CostMarks,
+}
+
+/// The cost marks of ctxkit's budget ([`Budget::cost_trigger_tokens`],
+/// [`Budget::cost_low_water_tokens`]) a report replays ctxkit with: the defaults, other marks
+/// to compare, or none (the window's percentages alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostMarks {
+    /// Compact above this many view tokens; `None`: the trigger percentage alone.
+    pub trigger_tokens: Option<u64>,
+    /// Compact down to at most this many; `None`: the low-water percentage alone.
+    pub low_water_tokens: Option<u64>,
+}
+
+impl Default for CostMarks {
+    /// The default budget's marks.
+    fn default() -> Self {
+        let budget = Budget::default();
+        CostMarks {
+            trigger_tokens: budget.cost_trigger_tokens,
+            low_water_tokens: budget.cost_low_water_tokens,
+        }
+    }
 }
 
 impl ReplaySetup {
@@ -127,6 +151,8 @@ impl ReplaySetup {
     pub fn budget(&self) -> Budget {
         Budget {
             tool_schema_tokens: self.reserve_tokens,
+            cost_trigger_tokens: self.marks.trigger_tokens,
+            cost_low_water_tokens: self.marks.low_water_tokens,
             ..Budget::for_window(self.window)
         }
     }
@@ -271,6 +297,7 @@ mod tests {
             cache_expired: Vec::new(),
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
+            marks: CostMarks::default(),
         }
     }
 

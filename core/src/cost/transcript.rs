@@ -8,7 +8,7 @@ use super::compare::{call_gaps, compare_strategies, expired_calls, CostSetup};
 use super::prices::{pricing_for, ModelPricing};
 use super::recorded::{call_times, recorded_cost, recorded_reserve};
 use super::report::StrategyCost;
-use super::strategies::ReplaySetup;
+use super::strategies::{CostMarks, ReplaySetup};
 use crate::error::{CoreError, Result};
 use crate::import::{import_claude_code, import_transcript, TranscriptFormat};
 use crate::tokens::ModelFamily;
@@ -31,6 +31,8 @@ pub struct CostOptions<'a> {
     pub window: u64,
     /// The model to price; `None`: the transcript's, else `claude-sonnet-4-5`.
     pub model: Option<&'a str>,
+    /// The cost marks ctxkit's strategies compact by (the defaults, or others to compare).
+    pub marks: CostMarks,
 }
 
 /// A transcript's cost report.
@@ -43,6 +45,12 @@ pub struct CostReport {
     pub window: u64,
     /// Tokens reserved in every request for tools and the agent's own system prompt.
     pub reserve_tokens: u64,
+    /// The cost marks ctxkit's strategies compacted by.
+    #[serde(default)]
+    pub cost_trigger_tokens: Option<u64>,
+    /// See `cost_trigger_tokens`.
+    #[serde(default)]
+    pub cost_low_water_tokens: Option<u64>,
     /// Whether the reserve was read from the first call's recorded usage.
     pub reserve_recorded: bool,
     /// How much of the reserve was already cached at the first call (the record says so).
@@ -113,6 +121,7 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
             cache_expired: expired_calls(&times, pricing.cache.ttl_seconds),
             call_gaps: call_gaps(&times),
             cache_ttl_seconds: u64::try_from(pricing.cache.ttl_seconds).unwrap_or(0),
+            marks: options.marks,
         },
         pricing: pricing.clone(),
         call_times: times,
@@ -133,6 +142,8 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
         model,
         window: options.window,
         reserve_tokens,
+        cost_trigger_tokens: options.marks.trigger_tokens,
+        cost_low_water_tokens: options.marks.low_water_tokens,
         reserve_recorded: reserve.is_some(),
         reserve_warm_tokens: setup.warm_reserve_tokens,
         rows,

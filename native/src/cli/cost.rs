@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use ctxkit_core::cost::{cost_report, pricing_for, CostOptions, CostReport, StrategyCost};
+use ctxkit_core::cost::{
+    cost_report, pricing_for, CostMarks, CostOptions, CostReport, StrategyCost,
+};
 use serde_json::json;
 
 use super::input::read_text;
@@ -32,6 +34,11 @@ pub struct CostArgs {
     /// The model to price (default: the transcript's, else claude-sonnet-4-5).
     #[arg(long)]
     pub model: Option<String>,
+    /// The cost marks ctxkit's rows compact by: `TRIGGER/LOW` in view tokens (e.g.
+    /// `50000/25000`), or `window` for the window's percentages alone (default: the
+    /// budget's, 36000/18000).
+    #[arg(long, value_parser = parse_marks)]
+    pub cost_marks: Option<CostMarks>,
     /// Print one JSON object per strategy instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -45,6 +52,7 @@ pub fn run(args: CostArgs) -> Result<(), Failure> {
         index: args.index,
         window: args.window,
         model: args.model.as_deref(),
+        marks: args.cost_marks.unwrap_or_default(),
     };
     let report =
         cost_report(&content, &options).map_err(|e| Failure::from(e).within(&file_name))?;
@@ -55,6 +63,14 @@ pub fn run(args: CostArgs) -> Result<(), Failure> {
                 object.insert("model".into(), json!(report.model));
                 object.insert("window".into(), json!(report.window));
                 object.insert("reserve_tokens".into(), json!(report.reserve_tokens));
+                object.insert(
+                    "cost_trigger_tokens".into(),
+                    json!(report.cost_trigger_tokens),
+                );
+                object.insert(
+                    "cost_low_water_tokens".into(),
+                    json!(report.cost_low_water_tokens),
+                );
             }
             line(value)?;
         }
@@ -82,6 +98,7 @@ fn render(report: &CostReport, file_name: &str) -> String {
         "compactions",
         "overflows",
         "pinned recall",
+        "needed next",
     ]
     .map(str::to_owned)
     .to_vec()];
@@ -102,9 +119,18 @@ fn render(report: &CostReport, file_name: &str) -> String {
     let (write, read, _) = pricing_for(&report.model)
         .map(|pricing| pricing.prices.units())
         .unwrap_or((1.0, 1.0, 1.0));
+    let marks = match (report.cost_trigger_tokens, report.cost_low_water_tokens) {
+        (None, None) => "the window's percentages alone".to_owned(),
+        (trigger, low) => format!(
+            "above {} view tokens down to {}",
+            trigger.map_or("the percentage".to_owned(), thousands),
+            low.map_or("the percentage".to_owned(), thousands)
+        ),
+    };
     format!(
-        "{file_name}: {} at a {}-token window; {} tokens of tools and system prompt reserved in every request ({reserve})\n\n{}\
-         \nunits: one uncached input token = 1 (a cache write {}, a cache read {}); a summary call's input is counted, its output is not\n{idle}",
+        "{file_name}: {} at a {}-token window; {} tokens of tools and system prompt reserved in every request ({reserve}); ctxkit's rows compact {marks}\n\n{}\
+         \nunits: one uncached input token = 1 (a cache write {}, a cache read {}); a summary call's input is counted, its output is not\n\
+         needed next: of the paths and identifiers in the agent's tool calls that the log held earlier only in messages the request no longer carried verbatim, the share the request still held (held/needed; –: none needed)\n{idle}",
         report.model,
         thousands(report.window),
         thousands(report.reserve_tokens),
@@ -143,5 +169,44 @@ fn cells(row: &StrategyCost, recorded: Option<f64>) -> Vec<String> {
         row.overflow_calls.to_string(),
         row.pinned_recall
             .map_or("–".to_owned(), |recall| format!("{:.1}%", recall * 100.0)),
+        row.needed_next.map_or("–".to_owned(), |share| {
+            format!(
+                "{:.1}% ({}/{})",
+                share * 100.0,
+                row.needed_next_held,
+                row.needed_next_needed
+            )
+        }),
     ]
+}
+
+/// `--cost-marks`: `TRIGGER/LOW` in tokens, or `window` for none.
+fn parse_marks(text: &str) -> Result<CostMarks, String> {
+    if text == "window" {
+        return Ok(CostMarks {
+            trigger_tokens: None,
+            low_water_tokens: None,
+        });
+    }
+    let number = |part: &str| {
+        part.trim()
+            .replace([',', '_'], "")
+            .parse::<u64>()
+            .map_err(|_| {
+                format!("{text:?}: expected TRIGGER/LOW in tokens (e.g. 50000/25000) or `window`")
+            })
+    };
+    let (trigger, low) = text.split_once('/').ok_or_else(|| {
+        format!("{text:?}: expected TRIGGER/LOW in tokens (e.g. 50000/25000) or `window`")
+    })?;
+    let (trigger, low) = (number(trigger)?, number(low)?);
+    if low == 0 || low >= trigger {
+        return Err(format!(
+            "{text:?}: the low-water mark must be above 0 and below the trigger"
+        ));
+    }
+    Ok(CostMarks {
+        trigger_tokens: Some(trigger),
+        low_water_tokens: Some(low),
+    })
 }
