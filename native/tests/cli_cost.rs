@@ -249,13 +249,21 @@ fn the_idle_row_compacts_in_a_pause_only_above_its_floor() {
     let line = text.lines().find(|l| l.contains("ctxkit-idle")).unwrap();
     assert!(line.contains(" (1 idle) "), "{text}");
     assert!(text.contains("made by the idle timer"), "{text}");
-    // At the real 200k window both pauses find the view below the floor: the row is ctxkit's.
-    let at_200k = rows(&["--json"]);
+    // With the marks 30,000/15,000 at the real 200k window both pauses (19 minutes and 4
+    // hours, past the five-minute lifetime) find the view at or below the floor (22,500): the
+    // row is ctxkit's.
+    let at_200k = rows(&["--json", "--cost-marks", "30000/15000"]);
     let (idle, idle_row) = units(&at_200k, "ctxkit-idle");
     let (ctxkit, ctxkit_row) = units(&at_200k, "ctxkit");
     assert_eq!(idle_row["idle_compactions"], 0, "{idle_row}");
     assert_eq!(idle, ctxkit);
     assert_eq!(idle_row["compactions"], ctxkit_row["compactions"]);
+    // Priced as gpt-5.6 (a thirty-minute lifetime) the 19-minute pause ends before the timer's
+    // 27 minutes: no idle compaction there.
+    let gpt = rows(&["--json", "--model", "gpt-5.6"]);
+    let (idle, idle_row) = units(&gpt, "ctxkit-idle");
+    assert_eq!(idle_row["idle_compactions"], 0, "{idle_row}");
+    assert_eq!(idle, units(&gpt, "ctxkit").0);
 }
 
 #[test]

@@ -14,10 +14,12 @@
 //! log growing `g` tokens a call, costs per call about `r(L+T)/2 + w·L·g/(T−L)` (reads at `r`,
 //! writes at `w` of the input price), lowest at `T = L + sqrt(2·(w/r)·L·g)`: with Anthropic's
 //! `w/r = 12.5`, `L = 18,000` and the 1,200 tokens a call of a coding session adds, about
-//! 41,000. The defaults (36,000 and 18,000) are what `ctxkit cost` measured cheapest at equal
-//! fidelity on the corpus Claude Code session, and on its cost/needed-next front they are the
-//! point that keeps every fact the agent went on to use (`ctxkit cost --cost-marks`,
-//! `scripts/cost-front.py`; `docs/economics.md`, "The default on the cost/recall front").
+//! 41,000. The defaults (36,000 and 18,000) were measured cheapest at equal fidelity on the
+//! corpus Claude Code session; on its cost/needed-next front they keep every fact the agent
+//! went on to use at 55% of the recorded cost, 7% above the cheapest pair (24,000/12,000),
+//! on a cost line too jagged between the marks to move them for one session
+//! (`ctxkit cost --cost-marks`, `scripts/cost-front.py`; `docs/economics.md`, "The default on
+//! the cost/recall front").
 //!
 //! The reserves scale with the window unless set ([`Budget::for_window`],
 //! [`fill_window_defaults`] for a budget read from JSON): a budget given only an 8,000-token

@@ -374,21 +374,23 @@ impl Engine {
     }
 }
 
-/// Whether `error` says another writer got there first, so the batch can be renumbered and
-/// tried again: it appended to the session, or (when creating it) created it.
 /// How long a batch that lost the race waits before its attempt `attempt` (2 or more): a
-/// random share of a window that doubles from 4 ms to 64 ms. Writers that collided then spread
+/// random share of a window that doubles from 4 ms to 256 ms. Writers that collided then spread
 /// out instead of colliding again in step: on PostgreSQL a commit holds the session's row
 /// through its WAL flush, and every writer that read the log's end meanwhile loses (8 CLI
-/// appenders on 2 sessions lost 8 attempts in a row for 1.7% of their appends without it).
+/// appenders on 2 sessions lost 8 attempts in a row for 1.7% of their appends without it; with
+/// a window capped at 64 ms one append in a full test run under load still lost 16 in a row,
+/// so the window keeps doubling to 256 ms: the 16 attempts wait at most about 2.6 s in all).
 fn race_backoff(attempt: usize) -> std::time::Duration {
     use std::hash::BuildHasher;
-    let window_micros = 1_000u64 << attempt.clamp(2, 6);
+    let window_micros = 1_000u64 << attempt.clamp(2, 8);
     // RandomState's keys are random per thread and change with every instance.
     let random = std::collections::hash_map::RandomState::new().hash_one(attempt);
     std::time::Duration::from_micros(random % window_micros)
 }
 
+/// Whether `error` says another writer got there first, so the batch can be renumbered and
+/// tried again: it appended to the session, or (when creating it) created it.
 fn lost_race(error: &Error, create_missing: bool) -> bool {
     match error {
         Error::SeqConflict { .. } => true,
