@@ -86,33 +86,63 @@ pub(super) fn read_back(files_body: &str) -> Vec<String> {
 
 /// The line for `paths` (the most recent last), those `listed` says the summary already holds
 /// left out, the most recent first, within `max_bytes` (the oldest dropped first); empty when
-/// none is left.
+/// none is left. Paths that differ only in their numbers (a test's fixtures `list_00.txt` to
+/// `list_39.txt`, its temporary folders `/tmp/run-0001/`) are one lead: the most recent is
+/// written, followed by how many more like it were named, so forty fixtures do not crowd out
+/// the one source file a linter named.
 pub(super) fn mentioned_line(
     paths: &[String],
     listed: impl Fn(&str) -> bool,
     max_bytes: usize,
 ) -> String {
-    let mut items = Vec::new();
-    let mut bytes = MENTIONED_LABEL.len();
+    // (path, its shape, how many more of that shape), the most recent first.
+    let mut leads: Vec<(&str, String, usize)> = Vec::new();
     for path in paths.iter().rev().filter(|path| !listed(path)) {
-        if path.contains('`')
-            || items
-                .iter()
-                .any(|item: &String| item.contains(path.as_str()))
-        {
+        if path.contains('`') || leads.iter().any(|(lead, _, _)| *lead == path.as_str()) {
             continue;
         }
-        let item = format!("`{path}`");
-        if bytes + item.len() + 2 > max_bytes {
+        let shape = numbers_blanked(path);
+        match leads.iter_mut().find(|(_, other, _)| *other == shape) {
+            Some(lead) => lead.2 += 1,
+            None => leads.push((path, shape, 0)),
+        }
+    }
+    let mut line = String::new();
+    for (path, _, more) in leads {
+        let item = match more {
+            0 => format!("`{path}`"),
+            n => format!("`{path}` (and {n} more like it)"),
+        };
+        let separator = if line.is_empty() {
+            MENTIONED_LABEL
+        } else {
+            ", "
+        };
+        if line.len() + separator.len() + item.len() > max_bytes {
             break;
         }
-        bytes += item.len() + 2;
-        items.push(item);
+        line.push_str(separator);
+        line.push_str(&item);
     }
-    if items.is_empty() {
-        return String::new();
+    line
+}
+
+/// `path` with every run of digits replaced by one `#`: the shape numbered siblings share.
+fn numbers_blanked(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_digits = false;
+    for c in path.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
     }
-    format!("{MENTIONED_LABEL}{}", items.join(", "))
+    out
 }
 
 #[cfg(test)]
@@ -140,6 +170,39 @@ mod tests {
             vec!["src/b.rs", "src/d.rs"]
         );
         assert_eq!(mentioned_line(&paths, |_| true, 500), "");
+    }
+
+    #[test]
+    fn numbered_siblings_are_one_lead_with_their_count() {
+        let mut paths: Vec<String> = (0..40)
+            .map(|n| format!("tests/fixtures/list_{n:02}.txt"))
+            .collect();
+        paths.push("lib/slice.ex".to_owned());
+        paths.extend((0..3).map(|n| format!("/tmp/run-{n:04}/items.json")));
+        let line = mentioned_line(&paths, |_| false, 500);
+        assert_eq!(
+            line,
+            format!(
+                "{MENTIONED_LABEL}`/tmp/run-0002/items.json` (and 2 more like it), \
+                 `lib/slice.ex`, `tests/fixtures/list_39.txt` (and 39 more like it)"
+            )
+        );
+        // Read back, each shape's most recent path is kept for the next merge.
+        assert_eq!(
+            read_back(&line),
+            vec![
+                "tests/fixtures/list_39.txt",
+                "lib/slice.ex",
+                "/tmp/run-0002/items.json"
+            ]
+        );
+        // A path with no number is its own shape: `a.rs` and `b.rs` stay two leads.
+        let two = mentioned_line(
+            &["src/a.rs".to_owned(), "src/b.rs".to_owned()],
+            |_| false,
+            500,
+        );
+        assert_eq!(two, format!("{MENTIONED_LABEL}`src/b.rs`, `src/a.rs`"));
     }
 
     #[test]
