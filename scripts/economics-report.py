@@ -353,15 +353,16 @@ run as the tables above:
 IDLE_NOTES = """
 - Priced as gpt-5.6 the timer never compacts: the 19-minute pause ends before the timer's 27
   minutes. The sub-agent's views stay below the idle floor (27,000 at 200k).
-- At 200k, 100k and 80k it compacts once, in the 19-minute pause: 21,239, 22,016 and 9,575
-  units less than without the cold trigger (the next call writes the compacted prefix, not the
-  whole one), but 8,000, 8,036 and 8,225 more than the default, whose cold trigger compacts at
-  that same call (the cache has expired and the view is above the cold trigger) with an
-  extractive summary that needs no call: the same rewrite, without the idle row's summary call.
-  At 60k and 50k likewise: 6,998 and 6,366 units more than the default (at 50k also more than
-  without the cold trigger). (Before the identifier ranking of the extractive summary, whose
-  summaries are a few hundred tokens longer, the view at the pause was below the floor at
-  200k and the timer did not compact there.)
+- At 100k and 80k it compacts once, in the 19-minute pause: 22,008 and 9,627 units less than
+  without the cold trigger (the next call writes the compacted prefix, not the whole one), but
+  8,033 and 8,235 more than the default, whose cold trigger compacts at that same call (the
+  cache has expired and the view is above the cold trigger) with an extractive summary that
+  needs no call: the same rewrite, without the idle row's summary call. At 60k and 50k
+  likewise: 12,295 and 6,377 units more than the default (at 50k also more than without the
+  cold trigger). At 200k the view at that pause sits just below the idle floor (27,000), so
+  the row is ctxkit's; with summaries a few hundred bytes longer the view is above it and the
+  timer compacts there as at 100k (measured so before repeated and numbered paths were folded
+  out of the extractive summary's Files section).
 - So with extractive summaries the cold trigger already takes idle compaction's saving at the
   call after the pause, for nothing; idle compaction is for an LLM summarizer. Its summary call
   reads the prefix from the cache while it is still cached and runs off the critical path,
@@ -398,20 +399,20 @@ cargo build --release -p ctxkit && python3 scripts/cost-front.py [CORPUS_DIR]
 
 FRONT_NOTES = """
 - At 100k and 200k, on the main session (the one corpus transcript that compacts at those
-  windows), the front is one pair: 24k/12k. It costs 7.2% less than the default (905,029 units,
-  51.4% of the recorded session, against the default's 974,761, 55.3%, at 200k), compacts 8
+  windows), the front is one pair: 24k/12k. It costs 7.2% less than the default (904,847 units,
+  51.4% of the recorded session, against the default's 974,530, 55.3%, at 200k), compacts 8
   times instead of 4, and its requests held all 20 of the facts its calls needed after
   dropping them; the default's held all 6 of its own. (Before the identifier ranking of the
   extractive summary 24k/12k held 17 of 20 and the default was on the front beside it.) Every
-  larger pair costs more and holds no more: 30k/15k +0.8% (3/3), 42k/21k +12.8% (4/4), 50k/25k
-  +16.4% (4/4), 72k/36k +25%, 100k/50k +37% and the window's percentages alone +48% (81.9% of
+  larger pair costs more and holds no more: 30k/15k +0.6% (3/3), 42k/21k +12.8% (4/4), 50k/25k
+  +16.5% (4/4), 72k/36k +25%, 100k/50k +38% and the window's percentages alone +48% (81.9% of
   the recorded session; nothing needed, or 1/1 at 100k).
 - **The defaults stay 36,000 and 18,000**, 7% off the front on this session, for three
   reasons. The cost between the marks is not a curve but a jagged line set by where each
   compaction falls against the session's pauses: measured with `ctxkit cost FILE --json
   --window N --cost-marks T/L` on the same session, 20k/10k costs 48.9% (18/19 needed next),
-  24k/12k 51.4%, 28k/14k 56.1%, 32k/16k 54.5% and 36k/18k 55.3% at 200k, and at a 64k window
-  24k/12k, 28k/14k and 36k/18k cost 51.0%, 54.7% and 55.3%: one session's dip is not a rule
+  24k/12k 51.4%, 28k/14k 56.0%, 32k/16k 54.5% and 36k/18k 55.3% at 200k, and at a 64k window
+  24k/12k, 28k/14k and 36k/18k cost 51.1%, 54.7% and 55.2%: one session's dip is not a rule
   for sessions we do not have. Lower marks compact twice as often, and each compaction is a
   point where a summary can lose what the agent needs (Codex warns of the same) and, with an
   LLM summarizer, a call: with the fresh prompt 24k/12k costs 55.7% and the default 58.3%,
@@ -459,7 +460,7 @@ FOOTER = """
   them; the sliding window 0/8 at 100k (at 200k its window of 181,503 tokens dropped nothing
   the agent used again). Sending everything needs nothing, and overflows.
 - An LLM summarizer's calls cost little beside the session: on the main session its four
-  calls add 53,009 units sent the fresh prompt (5.4% of the extractive default) and 51,349
+  calls add 52,985 units sent the fresh prompt (5.4% of the extractive default) and 51,347
   sent the cache-safe request (5.3%), which reaches 58% of the recorded cost. The cache-safe
   request saves less than one might expect because ctxkit's fresh prompt is already small (the
   messages since the last checkpoint, tool outputs cut head and tail), while the cache-safe one
@@ -495,8 +496,8 @@ FOOTER = """
   prefix anyway. Compacting at such a call from a quarter of the way between the low-water
   mark and the trigger (`Policy::cold_trigger_percent`, default 25; the caller says the cache
   has expired with `TurnInputs::cache_expired`, which the native engine sets from its clock)
-  moved one of the four compactions onto a rewrite that was paid anyway: 974,761 units against
-  1,004,000 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
+  moved one of the four compactions onto a rewrite that was paid anyway: 974,530 units against
+  1,003,756 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
   same compactions, prefix breaks and pinned recall. At 50% neither pause found the view above
   the cold trigger (no change); 0%, 10% and 25% gave the same figures (measured before the
   restore block), so 25% was kept as the least eager.

@@ -52,6 +52,19 @@ pub(super) fn same_file(a: &str, b: &str) -> bool {
     a == b || under(a, b) || under(b, a)
 }
 
+/// Whether the written path `listed` holds `path` verbatim as whole components: the same path,
+/// a tail of it (`transcript_renderer.ex` of `lib/services/transcript_renderer.ex`) or a
+/// directory it is under (`lib` of `lib/a.ex`).
+pub(super) fn spells_out(listed: &str, path: &str) -> bool {
+    listed == path
+        || listed
+            .strip_suffix(path)
+            .is_some_and(|head| head.ends_with('/'))
+        || listed
+            .strip_prefix(path)
+            .is_some_and(|tail| tail.starts_with('/'))
+}
+
 /// Whether the last component of `path` is a file name with a short alphanumeric extension.
 fn has_file_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -203,6 +216,20 @@ mod tests {
             500,
         );
         assert_eq!(two, format!("{MENTIONED_LABEL}`src/b.rs`, `src/a.rs`"));
+    }
+
+    #[test]
+    fn a_written_path_spells_out_its_tail_and_its_directories() {
+        assert!(spells_out("lib/services/renderer.ex", "renderer.ex"));
+        assert!(spells_out(
+            "lib/services/renderer.ex",
+            "services/renderer.ex"
+        ));
+        assert!(spells_out("lib/services/renderer.ex", "lib"));
+        assert!(spells_out("lib/a.ex", "lib/a.ex"));
+        assert!(!spells_out("lib/services/renderer.ex", "derer.ex"));
+        assert!(!spells_out("lib/services/renderer.ex", "li"));
+        assert!(!spells_out("a.ex", "lib/a.ex"));
     }
 
     #[test]

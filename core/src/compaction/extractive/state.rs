@@ -10,6 +10,7 @@
 //! one entry. A previous summary's entries are merged item by item: a file touched again has
 //! its counts added and its outcome replaced, never a second line.
 
+use super::mentioned::spells_out;
 use super::signals::{one_line_command, telling_line};
 use super::whole_words;
 use crate::compaction::workdir::{relative_to, relativize_text};
@@ -216,6 +217,7 @@ impl State {
         let mut bytes = 0;
         let mut cut = 0;
         let mut full = false;
+        let mut written: Vec<&str> = Vec::new();
         for entry in self.files.iter().rev() {
             let line = entry.line();
             // Once one does not fit, every older one is cut too (most recent first).
@@ -223,14 +225,18 @@ impl State {
             if !full {
                 bytes += line.len() + 1;
                 lines.push(line);
+                written.push(&entry.path);
             } else if keep(&entry.path) {
                 bare.push(format!("- `{}`", entry.path));
+                written.push(&entry.path);
             } else {
                 cut += 1;
             }
         }
         for path in also {
-            if !self.files.iter().any(|f| f.path == *path) {
+            // A pinned path a written entry already spells out (its file name, a directory
+            // above it) is held by that entry: listing it again bare says nothing new.
+            if !written.iter().any(|listed| spells_out(listed, path)) {
                 bare.push(format!("- `{}`", path.replace('`', "'")));
             }
         }
