@@ -148,62 +148,59 @@ pub(crate) fn translate(
 
 #[cfg(test)]
 mod tests {
+    //! What an answer may hold is the core's to say (`server_compaction.rs`,
+    //! `responses_answer.rs`, each with its cases); here only its translation.
     use super::*;
+    use ctxkit_core::compaction::CompactionUsage;
 
     const URL: &str = "http://127.0.0.1:1/v1/messages";
 
     #[test]
-    fn the_block_is_kept_byte_for_byte_and_iterations_are_summed() {
-        let block = r#"{"type":"compaction","content":"Goal: ship\nit","signature":"c2ln"}"#;
-        let text = format!(
-            r#"{{"stop_reason":"compaction","content":[{block}],"usage":{{"input_tokens":9,
-            "output_tokens":9,"iterations":[{{"input_tokens":100,"output_tokens":20}},
-            {{"input_tokens":40,"output_tokens":5}}]}}}}"#
+    fn an_answer_keeps_its_text_block_and_usage() {
+        let parsed = Ok(CompactionAnswer {
+            text: "Goal: ship".to_owned(),
+            block: r#"{"type":"compaction"}"#.to_owned(),
+            usage: Some(CompactionUsage {
+                input_tokens: 140,
+                output_tokens: 25,
+                iterations: 2,
+            }),
+        });
+        let answer = translate(URL, parsed).unwrap();
+        assert_eq!(answer.text, "Goal: ship");
+        assert_eq!(
+            answer.compaction_block.as_deref(),
+            Some(r#"{"type":"compaction"}"#)
         );
-        let answer = compaction_answer(URL, &text).unwrap();
-        assert_eq!(answer.text, "Goal: ship\nit");
-        assert_eq!(answer.compaction_block.as_deref(), Some(block));
         let usage = answer.usage.unwrap();
-        assert_eq!((usage.input_tokens, usage.output_tokens), (140, 25));
-        assert_eq!(usage.iterations, 2);
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens, usage.iterations),
+            (140, 25, 2)
+        );
     }
 
     #[test]
-    fn refusals_and_malformed_answers_say_why() {
-        let refusal = r#"{"stop_reason":"refusal","content":[]}"#;
-        assert!(matches!(
-            compaction_answer(URL, refusal),
-            Err(SummarizerError::Refused { .. })
-        ));
-        let cases = [
-            (r#"{"stop_reason":"end_turn","content":[]}"#, "\"end_turn\""),
-            (
-                r#"{"stop_reason":"compaction","content":[]}"#,
-                "0 content blocks",
-            ),
-            (
-                r#"{"stop_reason":"compaction","content":[{"type":"text","text":"x"}]}"#,
-                "of type \"text\"",
-            ),
-            (
-                r#"{"stop_reason":"compaction","content":[{"type":"compaction","signature":"s"}]}"#,
-                "no text in \"content\"",
-            ),
-            ("not json", "not a Messages answer"),
-        ];
-        for (text, expected) in cases {
-            let error = compaction_answer(URL, text).unwrap_err();
-            assert!(
-                matches!(error, SummarizerError::Malformed { .. }),
-                "{text}: {error}"
-            );
-            assert!(error.to_string().contains(expected), "{text}: {error}");
+    fn each_problem_is_its_summarizer_error_naming_the_url() {
+        let refused = translate(URL, Err(CompactionProblem::Refused("no".to_owned())));
+        assert!(
+            matches!(&refused, Err(SummarizerError::Refused { refusal, .. }) if refusal == "no")
+        );
+        let malformed = translate(
+            URL,
+            Err(CompactionProblem::Malformed("0 blocks".to_owned())),
+        );
+        assert!(
+            matches!(&malformed, Err(SummarizerError::Malformed { problem, .. }) if problem == "0 blocks")
+        );
+        let empty = translate(URL, Err(CompactionProblem::Empty));
+        assert!(matches!(&empty, Err(SummarizerError::Empty { .. })));
+        for error in [refused, malformed, empty] {
+            assert!(error.unwrap_err().to_string().contains(URL));
         }
-        let blank =
-            r#"{"stop_reason":"compaction","content":[{"type":"compaction","content":" "}]}"#;
+        // The real parser is the one wired in: a refusal from the wire is a refusal.
         assert!(matches!(
-            compaction_answer(URL, blank),
-            Err(SummarizerError::Empty { .. })
+            compaction_answer(URL, r#"{"stop_reason":"refusal","content":[]}"#),
+            Err(SummarizerError::Refused { .. })
         ));
     }
 }

@@ -107,63 +107,28 @@ pub(crate) fn compaction_answer(url: &str, text: &str) -> Result<SummaryAnswer, 
 
 #[cfg(test)]
 mod tests {
+    //! What an answer may hold is the core's to say (`responses_answer.rs`, with its cases);
+    //! the translation is `anthropic_compaction::translate`'s. Here only the wiring.
     use super::*;
     use ctxkit_core::compaction::RESPONSES_ITEM_PREFIX;
 
     const URL: &str = "http://127.0.0.1:1/responses";
 
     #[test]
-    fn the_item_is_kept_byte_for_byte_with_the_usage() {
+    fn the_responses_parser_is_the_one_wired_in() {
         let item = r#"{"type":"compaction", "id":"cmp_1","encrypted_content":"gAAA=="}"#;
         let text =
             format!(r#"{{"output":[{item}],"usage":{{"input_tokens":120,"output_tokens":30}}}}"#);
         let answer = compaction_answer(URL, &text).unwrap();
-        assert_eq!(answer.text, "");
         assert_eq!(
             answer.compaction_block,
             Some(format!("{RESPONSES_ITEM_PREFIX}{item}}}"))
         );
-        let usage = answer.usage.unwrap();
-        assert_eq!((usage.input_tokens, usage.output_tokens), (120, 30));
-    }
-
-    #[test]
-    fn refusals_and_malformed_answers_say_why() {
-        let refusals = [
-            r#"{"output":[{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"no"}]}]}"#,
-            r#"{"output":[{"type":"refusal","refusal":"no"}]}"#,
-        ];
-        for text in refusals {
-            let error = compaction_answer(URL, text).unwrap_err();
-            assert!(
-                matches!(error, SummarizerError::Refused { .. }),
-                "{text}: {error}"
-            );
-        }
-        let cases = [
-            (r#"{"output":[]}"#, "0 output items"),
-            (r#"{"id":"resp_1"}"#, "no output array"),
-            (
-                r#"{"output":[{"type":"message","role":"assistant","content":[]}]}"#,
-                "of type \"message\"",
-            ),
-            (
-                r#"{"output":[{"type":"compaction","id":"cmp_1"}]}"#,
-                "no \"encrypted_content\"",
-            ),
-            (
-                r#"{"output":[{"type":"compaction","encrypted_content":"a"},{"type":"compaction","encrypted_content":"b"}]}"#,
-                "2 output items",
-            ),
-            ("not json", "not a Responses answer"),
-        ];
-        for (text, expected) in cases {
-            let error = compaction_answer(URL, text).unwrap_err();
-            assert!(
-                matches!(error, SummarizerError::Malformed { .. }),
-                "{text}: {error}"
-            );
-            assert!(error.to_string().contains(expected), "{text}: {error}");
-        }
+        let error = compaction_answer(URL, r#"{"output":[]}"#).unwrap_err();
+        assert!(
+            matches!(error, SummarizerError::Malformed { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("0 output items"), "{error}");
     }
 }
