@@ -23,7 +23,8 @@
 //!   classes, so a name mixing letters and digits at random would change the system prompt's
 //!   estimate, and with it the views' token counts and compaction points, from run to run.
 //!   Fixed length and one character class make it cost the same every time. The folder is
-//!   under `/tmp` itself, not `$TMPDIR`, so the whole path costs the same on every machine.
+//!   under `/tmp` itself, not `$TMPDIR`, so the whole path costs the same on every machine
+//!   (`common::steady_dir::SteadyDir`, shared with the tests that compare two runs).
 //! - The date. The CLI has no fixed-clock setting: the view's system prompt says
 //!   `Current date: YYYY-MM-DD` with today's UTC date. That text (for the date read before and
 //!   after each command, in case a run crosses midnight) is replaced by
@@ -40,10 +41,14 @@
 //! It runs 119 commands in about 2 s (the longest is the 139-turn replay of the Claude Code
 //! session), so every corpus file gets the full set.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::steady_dir::SteadyDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ctxkit");
 
@@ -104,42 +109,6 @@ fn today_utc() -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// A project folder whose path has the same length and character classes on every run (see
-/// the module doc), removed when dropped.
-struct Project {
-    dir: PathBuf,
-}
-
-impl Project {
-    fn new() -> Project {
-        // Not std::env::temp_dir(): $TMPDIR would change the path, and with it the estimates.
-        let base = PathBuf::from("/tmp").canonicalize().expect("/tmp exists");
-        let mut seed = u64::from(std::process::id())
-            ^ SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_nanos() as u64);
-        for _ in 0..100 {
-            seed = fnv1a64(&seed.to_le_bytes());
-            let letters: String = (0..12)
-                .map(|i| char::from(b'a' + ((seed >> (i * 5)) % 26) as u8))
-                .collect();
-            let dir = base.join(format!("ctxkit-corpus-outputs-{letters}"));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => return Project { dir },
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(error) => panic!("cannot create {}: {error}", dir.display()),
-            }
-        }
-        panic!("no free project folder name under {}", base.display());
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// One command's line of the table: its label, exit code, and (length, digest) of its
 /// normalized stdout and stderr.
 struct Row {
@@ -151,7 +120,7 @@ struct Row {
 
 /// Runs the commands and keeps one row per command.
 struct Pin {
-    project: Project,
+    project: SteadyDir,
     corpus: PathBuf,
     rows: Vec<Row>,
 }
@@ -159,7 +128,7 @@ struct Pin {
 impl Pin {
     fn new(corpus: PathBuf) -> Pin {
         Pin {
-            project: Project::new(),
+            project: SteadyDir::new("ctxkit-corpus-outputs"),
             corpus,
             rows: Vec::new(),
         }
@@ -197,7 +166,7 @@ impl Pin {
         let mut text = String::from_utf8(bytes.to_vec()).unwrap_or_else(|error| {
             panic!("output is not UTF-8: {error}");
         });
-        let project = self.project.dir.to_str().unwrap();
+        let project = self.project.path().to_str().unwrap();
         let corpus = self.corpus.to_str().unwrap();
         // The longer path first, in case one holds the other.
         let mut paths = [(project, "<PROJECT>"), (corpus, "<CORPUS>")];
@@ -222,7 +191,7 @@ impl Pin {
         let before = today_utc();
         let output: Output = Command::new(BIN)
             .args(args)
-            .current_dir(&self.project.dir)
+            .current_dir(self.project.path())
             .env("NO_COLOR", "1")
             .env_remove("CTXKIT_SUMMARIZER")
             .env_remove("CTXKIT_MODEL")
