@@ -1,8 +1,8 @@
 //! `ctxkit.cost(path, window=...)` and `ctxkit.fidelity(path, window=...)`: the rows the CLI's
 //! `ctxkit cost --json` and `ctxkit fidelity --json` print, as a list of dicts.
 //!
-//! `cost` is the core's `cost_report` with the three fields the CLI adds to each row (model,
-//! window, reserved tokens). `fidelity` replays the transcript as the CLI does (each step's
+//! `cost` is the core's `cost_report` as rows (`CostReport::json_rows`, the CLI's too: each
+//! row with the report's model, window, reserve and cost marks). `fidelity` replays the transcript as the CLI does (each step's
 //! inputs recorded, the turn prepared, the reply recorded, in a store in memory with the
 //! extractive summarizer) and measures every checkpoint with the core's `checkpoint_fidelity`,
 //! a dropped fact "found again" when `search_history` finds it. Its offload files go to a
@@ -47,16 +47,7 @@ pub fn cost<'py>(
     let report = py
         .detach(|| cost_report(&text, &options))
         .map_err(|error| within(&path, error))?;
-    let mut rows = Vec::new();
-    for row in &report.rows {
-        let mut value = serde_json::to_value(row).unwrap_or_default();
-        if let Some(object) = value.as_object_mut() {
-            object.insert("model".into(), json!(report.model));
-            object.insert("window".into(), json!(report.window));
-            object.insert("reserve_tokens".into(), json!(report.reserve_tokens));
-        }
-        rows.push(value);
-    }
+    let rows = report.json_rows();
     to_py(py, &Value::Array(rows))
 }
 

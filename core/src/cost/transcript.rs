@@ -59,6 +59,34 @@ pub struct CostReport {
     pub rows: Vec<StrategyCost>,
 }
 
+impl CostReport {
+    /// The rows as `ctxkit cost --json` prints them (and the Python `ctxkit.cost` returns
+    /// them): each strategy's row with the report's model, window, reserve and cost marks
+    /// added, so every shell gives the same fields.
+    pub fn json_rows(&self) -> Vec<serde_json::Value> {
+        self.rows
+            .iter()
+            .map(|row| {
+                let mut value = serde_json::to_value(row).unwrap_or_default();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("model".into(), self.model.clone().into());
+                    object.insert("window".into(), self.window.into());
+                    object.insert("reserve_tokens".into(), self.reserve_tokens.into());
+                    object.insert(
+                        "cost_trigger_tokens".into(),
+                        self.cost_trigger_tokens.into(),
+                    );
+                    object.insert(
+                        "cost_low_water_tokens".into(),
+                        self.cost_low_water_tokens.into(),
+                    );
+                }
+                value
+            })
+            .collect()
+    }
+}
+
 /// The report for `text` (a transcript file's contents).
 pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> {
     let imported = import_transcript(text, options.format)?;

@@ -9,7 +9,6 @@ use clap::Args;
 use ctxkit_core::cost::{
     cost_report, pricing_for, CostMarks, CostOptions, CostReport, StrategyCost,
 };
-use serde_json::json;
 
 use super::input::read_text;
 use super::output::{line, text};
@@ -57,21 +56,7 @@ pub fn run(args: CostArgs) -> Result<(), Failure> {
     let report =
         cost_report(&content, &options).map_err(|e| Failure::from(e).within(&file_name))?;
     if args.json {
-        for row in &report.rows {
-            let mut value = serde_json::to_value(row).unwrap_or_default();
-            if let Some(object) = value.as_object_mut() {
-                object.insert("model".into(), json!(report.model));
-                object.insert("window".into(), json!(report.window));
-                object.insert("reserve_tokens".into(), json!(report.reserve_tokens));
-                object.insert(
-                    "cost_trigger_tokens".into(),
-                    json!(report.cost_trigger_tokens),
-                );
-                object.insert(
-                    "cost_low_water_tokens".into(),
-                    json!(report.cost_low_water_tokens),
-                );
-            }
+        for value in report.json_rows() {
             line(value)?;
         }
         Ok(())
