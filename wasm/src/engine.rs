@@ -10,7 +10,7 @@
 //! Each `view` or `prepare` is one turn of the core's turn driver (`TurnDriver`), answered
 //! from JS: when the turn needs a summary it asks `summarize` (or, without one, or when it
 //! throws, rejects or returns something unusable, the driver falls back to the extractive
-//! summary); the ready view is rendered; `finish` keeps what the turn decided (its checkpoint,
+//! summary); the ready view is rendered; `turn_result::finish` keeps what the turn decided (its checkpoint,
 //! the nudge state). `toJSON()` / `Engine.fromJSON()` export and
 //! import the whole state (the core's serde form of `Session`), so a front end can keep it in
 //! IndexedDB or a file.
@@ -23,21 +23,19 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::compaction::{FallbackKind, LlmCall, SummaryMethod};
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{from_format, WireFormat};
-use ctxkit_core::{CoreError, Session, TurnDriver, TurnResult, TurnStep};
-use serde::{Deserialize, Serialize};
+use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
+use serde::Deserialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::background::BackgroundCell;
-use crate::convert::{
-    decode, fail, read_json, read_messages, read_or_default, set, to_js, to_js_sorted, Result,
-};
+use crate::convert::{decode, fail, read_json, read_messages, read_or_default, to_js, Result};
 use crate::offload_store::{tool_names, OffloadConfig};
 use crate::prepare::{prepare_turn, read_prepare_options, Parts};
 use crate::stand_in::stand_in;
+use crate::turn_result::finish;
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -467,36 +465,4 @@ pub(crate) fn busy() -> CoreError {
         "engine",
         "is in the middle of another call on the same Engine; call it again afterwards",
     )
-}
-
-/// The summary a turn stored (TS `SummaryOutcome`).
-#[derive(Debug, Serialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-pub(crate) struct SummaryOutput {
-    method: SummaryMethod,
-    through_seq: u64,
-    fallback_reason: Option<String>,
-}
-
-/// The rendered view with its stats and the summary the turn stored, as the JS result. The
-/// summary's `fallback_reason` is the reason of the summary call's fallback in the stats.
-pub(crate) fn finish(rendered: JsValue, result: TurnResult) -> Result<JsValue> {
-    set(&rendered, "stats", &to_js(&result.stats)?)?;
-    let fallback_reason = result
-        .stats
-        .fallbacks
-        .iter()
-        .rev()
-        .find(|fallback| fallback.call == LlmCall::Summary && fallback.kind != FallbackKind::Stale)
-        .map(|fallback| fallback.reason.clone());
-    let summary = match result.summary {
-        None => JsValue::NULL,
-        Some(outcome) => to_js_sorted(&SummaryOutput {
-            method: outcome.method,
-            through_seq: outcome.through_seq,
-            fallback_reason,
-        })?,
-    };
-    set(&rendered, "summary", &summary)?;
-    Ok(rendered)
 }

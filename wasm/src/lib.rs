@@ -70,6 +70,7 @@ pub mod summarize;
 pub mod summary;
 pub mod system_prompt;
 pub mod tokens;
+pub mod turn_result;
 pub mod usage;
 pub mod validate;
 pub mod view;

@@ -31,11 +31,12 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::background::{self, BackgroundCell};
 use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
-use crate::engine::{busy, finish};
+use crate::engine::busy;
 use crate::stand_in::{stand_in, KeptBlock};
 use crate::summarize::{
     ask, call_with_deadline, js_kind, take_timeout, ProviderConversations, Reply,
 };
+use crate::turn_result::finish;
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
 
 pub(crate) fn read_prepare_options(

@@ -2,7 +2,8 @@
 //! compacts in a pause that outlasts the margin before the cache's expiry when the view is
 //! big, bills that summary call, and changes nothing in a short pause.
 
-use super::compare::{bill_replay, call_gaps, expired_calls, strategy_cost, CostSetup};
+use super::call_times::{call_gaps, expired_calls};
+use super::compare::{bill_replay, strategy_cost, CostSetup};
 use super::prices::pricing_for;
 use super::report::StrategyCost;
 use super::strategies::{replay_strategy, Replay, ReplaySetup, Strategy};

@@ -32,6 +32,7 @@ pub(crate) mod baselines;
 pub(crate) mod blocks;
 pub(crate) mod breakpoints;
 pub(crate) mod cache;
+pub(crate) mod call_times;
 pub(crate) mod compare;
 pub(crate) mod ctxkit_replay;
 pub(crate) mod needed;
@@ -53,9 +54,10 @@ pub use breakpoints::{
     mark_anthropic, place_breakpoints, BreakpointReason, CacheBreakpoint, MAX_BREAKPOINTS,
 };
 pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
+pub use call_times::{call_gaps, expired_calls};
 pub use compare::{
-    bill_replay, call_gaps, compare_strategies, expired_calls, recall_stride, strategy_cost,
-    CostSetup, RECALL_EVERY, RECALL_SAMPLES,
+    bill_replay, compare_strategies, recall_stride, strategy_cost, CostSetup, RECALL_EVERY,
+    RECALL_SAMPLES,
 };
 pub use needed::{needed_stride, NEEDED_SAMPLES};
 pub use openai_breakpoints::{

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::{call_gaps, compare_strategies, expired_calls, CostSetup};
+use super::call_times::{call_gaps, expired_calls};
+use super::compare::{compare_strategies, CostSetup};
 use super::prices::{pricing_for, ModelPricing};
 use super::recorded::{call_times, recorded_cost, recorded_reserve};
 use super::report::StrategyCost;
