@@ -8,10 +8,11 @@
 //! [`super::text::search_key`]) in the memory's `search_text`, the fields' keys written with
 //! the memory (`LIKE`, the key escaped by [`like_pattern`] and bound as a parameter), so CJK
 //! substrings are found as SQLite's trigram FTS5 finds them; best match first (the terms found
-//! in the title's key), then importance and recency. A search is one statement planned for its
-//! patterns (not kept prepared), so the trigram index serves the terms it can, and counts the
-//! uses of what it found in the same statement, its commit not waiting for the WAL flush; it
-//! runs as its own transaction, in one round trip, unless the store's schema must be set
+//! in the title's key), then importance and recency. A search is one call, in one round trip
+//! ([`super::memory_search`]: the search function with its plans kept, or the statement planned
+//! for its patterns when no term is long enough for a trigram), and counts the uses of what it
+//! found in the same call, its commit not waiting for the WAL flush; it runs as its own
+//! transaction unless the store's schema must be set
 //! first (then in a transaction that sets it). Duplicates are found through the indexed content
 //! hash and confirmed by the core's normalized comparison, under a transaction-scoped advisory
 //! lock on the hash, so two workers adding the same memory at once store it once. Every text is
@@ -19,7 +20,6 @@
 
 use ctxkit_core::memory::{clamp_importance, is_duplicate_content, memory_content_hash};
 use ctxkit_core::memory::{MemoryScope, MemorySource};
-use postgres::types::Type;
 use postgres::Row;
 
 use crate::error::{Error, Result};
@@ -27,25 +27,15 @@ use crate::store::columns::{
     judged, provenance_name, scope_from_name, scope_name, source_from_name, tags_from_json,
     tags_json,
 };
-use crate::store::fts_query::{like_pattern, query_terms};
+use crate::store::fts_query::query_terms;
 use crate::store::memory_types::{
     checked_content, result_limit, AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord,
     MemoryUpdate, NewMemory,
 };
-use crate::store::postgres::query::Query;
-use crate::store::postgres::text::{from_column, owned_column, search_key, to_column};
+use crate::store::postgres::memory_search::{live_and_visible, search_query, MEMORY_COLUMNS};
+use crate::store::postgres::text::{from_column, search_key, to_column};
 use crate::store::postgres::{get, PostgresStore, Tx};
 use crate::store::MemoryStore;
-
-/// The columns [`memory_from_row`] reads, in order, from a table aliased `m`.
-const MEMORY_COLUMNS: &str = "m.id, m.project, m.title, m.content, m.category, m.importance, \
-    m.tags, m.scope, m.source, m.created_at, m.updated_at, m.expires_at, m.use_count, \
-    m.disabled_at, m.approved_at";
-
-/// Live: not disabled, not expired at `$1`. Visible: global or of `$2`.
-const LIVE_AND_VISIBLE: &str = "m.disabled_at IS NULL \
-    AND (m.expires_at IS NULL OR m.expires_at > $1) \
-    AND (m.project IS NULL OR m.project = $2)";
 
 fn memory_from_row(row: &Row, target: &str) -> Result<MemoryRecord> {
     let tags: String = get(row, 6, target)?;
@@ -117,7 +107,8 @@ pub(super) fn add_memory_in(
     )?;
     let sql = format!(
         "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.content_hash = $3 \
-         AND {LIVE_AND_VISIBLE} ORDER BY m.id"
+         AND {} ORDER BY m.id",
+        live_and_visible("$1", "$2")
     );
     let rows = tx.query(&sql, &[&now, &to_column(project), &hash], &what)?;
     for row in &rows {
@@ -165,53 +156,6 @@ pub(super) fn add_memory_in(
         )?
         .ok_or(Error::NoSuchMemory(0))?;
     Ok(AddedMemory::Added(memory_from_row(&row, tx.target)?))
-}
-
-/// A memory search as one statement: the live memories visible in `project` holding every
-/// one of `terms` (each term's key in the memory's `search_text`), best match first (the terms
-/// in the title's key, then importance and recency), at most `limit`; with `count_use`, the same
-/// statement counts a use of each memory it returns (and returns it counted). One placeholder
-/// per term (at most [`crate::store::MAX_QUERY_TERMS`]), so the trigram index answers each.
-pub(super) fn search_query(
-    project: &str,
-    terms: &[&str],
-    limit: usize,
-    now: i64,
-    count_use: bool,
-) -> Query {
-    let mut query = Query::new("");
-    // $1, $2 and $3, as LIVE_AND_VISIBLE and the LIMIT name them.
-    query.bind(now, Type::INT8);
-    query.bind(owned_column(project), Type::TEXT);
-    query.bind(result_limit(limit), Type::INT8);
-    let mut matches = String::new();
-    let mut title_hits = String::from("0");
-    for term in terms {
-        let pattern = query.bind(like_pattern(&search_key(term)), Type::TEXT);
-        matches.push_str(&format!(" AND m.search_text LIKE {pattern}"));
-        title_hits.push_str(&format!(" + (m.search_title LIKE {pattern})::int"));
-    }
-    let order = "m.importance DESC, m.updated_at DESC, m.id";
-    if count_use {
-        // The count's commit does not wait for the WAL flush: `unflushed` sets that for the
-        // statement's own transaction (what `SET LOCAL` does in a transaction block), read
-        // before any row is counted.
-        query.push(&format!(
-            "WITH found AS (SELECT m.id, ({title_hits}) AS hits, m.importance, m.updated_at \
-             FROM memories m WHERE {LIVE_AND_VISIBLE}{matches} ORDER BY hits DESC, {order} \
-             LIMIT $3), unflushed AS (SELECT set_config('synchronous_commit', 'off', true)), \
-             counted AS (UPDATE memories m SET use_count = m.use_count + 1 \
-             FROM found, unflushed WHERE m.id = found.id RETURNING m.*) \
-             SELECT {MEMORY_COLUMNS} FROM counted m JOIN found ON found.id = m.id \
-             ORDER BY found.hits DESC, {order}"
-        ));
-    } else {
-        query.push(&format!(
-            "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {LIVE_AND_VISIBLE}{matches} \
-             ORDER BY ({title_hits}) DESC, {order} LIMIT $3"
-        ));
-    }
-    query
 }
 
 impl MemoryStore for PostgresStore {

@@ -32,7 +32,9 @@
 //! `prefer` by default, as libpq). Nothing is kept on a server connection between transactions
 //! (statements are prepared and closed inside the transaction that uses them, the schema and
 //! commit mode are `SET LOCAL`, the migration lock is transaction-scoped), so the store runs
-//! unchanged through PgBouncer in transaction mode.
+//! unchanged through PgBouncer in transaction mode. The searches' plans are kept by the server
+//! itself, inside PL/pgSQL functions the schema holds ([`kept`]): its own cache, which no
+//! caller sees.
 //!
 //! SQL is static text with bound parameters; the only name spliced into SQL is the
 //! schema ([`PostgresOptions::schema`]), checked to be a plain identifier and quoted.
@@ -43,7 +45,9 @@
 
 mod alone;
 mod history;
+mod kept;
 mod memory;
+mod memory_search;
 mod plans;
 mod pool;
 mod queries;

@@ -1,8 +1,9 @@
 //! [`Query`]: a statement built with its parameters and their types by one function, so the
 //! search that runs it and the plan an operator reads of it ([`super::plans`]) are of the same
 //! text, and sent in one round trip (parsed, planned for these very parameters and run at
-//! once). The SQL holds only placeholders; every value is bound. [`Link`]: where a call's
-//! statements run (its transaction, or each alone).
+//! once), or as a call of the function that keeps its plan ([`Query::kept_in`], [`super::kept`]).
+//! The SQL holds only placeholders; every value is bound. [`Link`]: where a call's statements
+//! run (its transaction, or each alone).
 
 use postgres::types::{ToSql, Type};
 
@@ -13,6 +14,9 @@ use crate::store::postgres::Tx;
 pub(super) struct Query {
     sql: String,
     params: Vec<(Box<dyn ToSql + Sync>, Type)>,
+    /// The function that runs `sql` with its plan kept, when the statement is sent as a call
+    /// of it.
+    kept_in: Option<&'static str>,
 }
 
 impl Query {
@@ -21,6 +25,44 @@ impl Query {
         Query {
             sql: sql.into(),
             params: Vec::new(),
+            kept_in: None,
+        }
+    }
+
+    /// The same statement, sent as a call of `function` (created by migration 8 from this
+    /// very statement, [`super::kept`]), which PostgreSQL runs with a plan it keeps.
+    pub(super) fn kept_in(mut self, function: &'static str) -> Query {
+        self.kept_in = Some(function);
+        self
+    }
+
+    /// The function that runs this statement with its plan kept, if it is sent so.
+    pub(super) fn kept_function(&self) -> Option<&'static str> {
+        self.kept_in
+    }
+
+    /// The statement itself (what a kept function runs).
+    pub(super) fn statement(&self) -> &str {
+        &self.sql
+    }
+
+    /// The PostgreSQL names of the parameters' types, in order.
+    pub(super) fn type_names(&self) -> Vec<String> {
+        self.params
+            .iter()
+            .map(|(_, ty)| ty.name().to_owned())
+            .collect()
+    }
+
+    /// What is sent: the statement, or the call of the function that keeps its plan.
+    fn sent(&self) -> String {
+        match self.kept_in {
+            None => self.sql.clone(),
+            Some(function) => {
+                let arguments: Vec<String> =
+                    (1..=self.params.len()).map(|n| format!("${n}")).collect();
+                format!("SELECT * FROM {function}({})", arguments.join(", "))
+            }
         }
     }
 
@@ -50,7 +92,7 @@ impl Query {
         prefix: &str,
         what: &dyn Fn() -> String,
     ) -> Result<Vec<postgres::Row>> {
-        tx.query_typed(&format!("{prefix}{}", self.sql), &self.params(), what)
+        tx.query_typed(&format!("{prefix}{}", self.sent()), &self.params(), what)
     }
 
     /// Runs the statement on `client` outside any transaction block: it is its own
@@ -59,7 +101,7 @@ impl Query {
         &self,
         client: &mut postgres::Client,
     ) -> std::result::Result<Vec<postgres::Row>, postgres::Error> {
-        client.query_typed(&self.sql, &self.params())
+        client.query_typed(&self.sent(), &self.params())
     }
 
     /// Runs the statement inside `tx`.

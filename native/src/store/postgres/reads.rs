@@ -216,21 +216,7 @@ impl SearchReads for SearchRows<'_, '_> {
         };
         let seqs: Vec<i64> = results.iter().map(|(seq, _)| big(*seq)).collect();
         let quoted: Vec<String> = results.iter().map(|(_, id)| id.clone()).collect();
-        // For each result, its candidates among the assistant messages before it (the
-        // partial index messages_assistant), in one statement: older than the result, so
-        // within the log's end the search read.
-        let mut query = Query::new("");
-        query.bind(id, Type::INT8);
-        query.bind(seqs, Type::INT8_ARRAY);
-        query.bind(quoted, Type::TEXT_ARRAY);
-        query.bind(big(count), Type::INT8);
-        query.push(
-            "SELECT r.seq, a.seq, a.body FROM unnest($2::bigint[], $3::text[]) \
-             WITH ORDINALITY AS r (seq, quoted, place) CROSS JOIN LATERAL \
-             (SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = $1 \
-             AND seq < r.seq AND role = 'assistant' ORDER BY seq DESC LIMIT $4) AS recent \
-             WHERE strpos(body, r.quoted) > 0) AS a ORDER BY r.place, a.seq DESC",
-        );
+        let query = call_candidates_query(id, seqs, quoted, big(count));
         let rows = self.link.run(&query, &what)?;
         let target = self.link.target();
         rows.iter()
@@ -243,6 +229,38 @@ impl SearchReads for SearchRows<'_, '_> {
             })
             .collect()
     }
+}
+
+/// The function that runs a search's first statement ([`pass_query`] of a session by name, one
+/// key, the newest part) with its plan kept ([`super::kept`]).
+pub(super) const HISTORY_NEWEST: &str = "ctxkit_history_newest";
+
+/// The function that runs [`call_candidates_query`] with its plan kept.
+pub(super) const CALL_CANDIDATES: &str = "ctxkit_call_candidates";
+
+/// For each tool result (`seqs`, with its call id as the call quotes it, `quoted`), its
+/// candidate calls among the `count` assistant messages of session `id` before it (the partial
+/// index `messages_assistant`), in one statement: older than the result, so within the log's
+/// end the search read. Rows: (the result's seq, the assistant message's seq, its body).
+pub(super) fn call_candidates_query(
+    id: i64,
+    seqs: Vec<i64>,
+    quoted: Vec<String>,
+    count: i64,
+) -> Query {
+    let mut query = Query::new("");
+    query.bind(id, Type::INT8);
+    query.bind(seqs, Type::INT8_ARRAY);
+    query.bind(quoted, Type::TEXT_ARRAY);
+    query.bind(count, Type::INT8);
+    query.push(
+        "SELECT r.seq, a.seq, a.body FROM unnest($2::bigint[], $3::text[]) \
+         WITH ORDINALITY AS r (seq, quoted, place) CROSS JOIN LATERAL \
+         (SELECT seq, body FROM (SELECT seq, body FROM messages WHERE session_id = $1 \
+         AND seq < r.seq AND role = 'assistant' ORDER BY seq DESC LIMIT $4) AS recent \
+         WHERE strpos(body, r.quoted) > 0) AS a ORDER BY r.place, a.seq DESC",
+    );
+    query.kept_in(CALL_CANDIDATES)
 }
 
 /// The statements of a history pass ([`pass_query`]).
@@ -400,5 +418,10 @@ pub(super) fn pass_query(of: Of<'_>, keys: &[String], wanted: usize, part: Part)
         query.push(&format!("WITH {} ", ctes.join(", ")));
     }
     query.push(&selects.join(" UNION ALL "));
-    query
+    // A search's first statement has this one shape: sent through the function that keeps its
+    // plan (planning it took longer than running it for a frequent word).
+    match (session, keys.len(), part) {
+        (Some(_), 1, Part::Newest) => query.kept_in(HISTORY_NEWEST),
+        _ => query,
+    }
 }

@@ -18,6 +18,7 @@
 use postgres::{Client, Transaction};
 
 use crate::error::{Error, Result};
+use crate::store::postgres::kept::migration_8_sql;
 use crate::store::postgres::search_keys::{fill_offload_keys, fill_search_keys};
 
 /// The advisory lock key migrations hold (an arbitrary constant: "ctxkit" in ASCII).
@@ -246,10 +247,20 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     "#,
         None,
     ),
+    (
+        8,
+        r#"
+    -- Searches that plan nothing (issue 23 item 6): PL/pgSQL functions whose statements keep
+    -- their generic plans for the server connection's life (ctxkit_search_memories,
+    -- ctxkit_history_newest, ctxkit_call_candidates), made by this migration's step from
+    -- postgres/kept.rs.
+    "#,
+        Some(create_kept_functions),
+    ),
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 7;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 8;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.
@@ -301,6 +312,15 @@ pub(super) fn migrate(client: &mut Client, target: &str, local_setup: Option<&st
             .map_err(failed("recording the schema version"))?;
     }
     tx.commit().map_err(failed("committing"))
+}
+
+/// Migration 8's step: creates the functions that keep the searches' plans
+/// ([`super::kept`]) in the schema being migrated (their search path is this transaction's).
+fn create_kept_functions(tx: &mut Transaction<'_>, target: &str) -> Result<()> {
+    tx.batch_execute(&migration_8_sql()).map_err(|e| {
+        let what = "migrating: creating the functions that keep the searches' plans";
+        Error::postgres(target, what.to_owned(), e)
+    })
 }
 
 /// Installs `pg_trgm` (the search indexes' operator class) when the database lacks it, as
