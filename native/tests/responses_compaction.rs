@@ -10,17 +10,15 @@
 mod common;
 
 use std::path::Path;
-use std::time::Duration;
 
 use common::backends::Backend;
+use common::provider_compaction::{self, until_compaction};
 use common::steady_dir::SteadyDir;
-use common::{openai_answer, small_window_config, turn_messages, LoopbackServer, Reply};
-use ctxkit::core::compaction::{
-    responses_compaction_block, Budget, Policy, SummaryMethod, SummaryMode, SUMMARY_HEADER,
-};
+use common::{openai_answer, turn_messages, LoopbackServer, Reply};
+use ctxkit::core::compaction::{responses_compaction_block, SummaryMethod, SUMMARY_HEADER};
 use ctxkit::core::wire::{validate, WireFormat};
-use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
-use ctxkit::{Engine, EngineConfig, Event, TurnResult, WarningKind};
+use ctxkit::llm::Api;
+use ctxkit::{Engine, Event, TurnResult, WarningKind};
 use serde_json::{json, Value};
 
 /// The item as the server sends it: its field order and spacing are its own.
@@ -37,53 +35,8 @@ fn answer(items: &[&str]) -> String {
     )
 }
 
-fn config(server: &LoopbackServer) -> EngineConfig {
-    let small = small_window_config();
-    EngineConfig {
-        summarizer: SummarizerConfig::Llm(LlmEndpoint {
-            api: Api::ResponsesCompaction,
-            base_url: server.base_url.clone(),
-            api_key: Some("test-key".to_owned()),
-            model: "agent-model".to_owned(),
-            http: HttpOptions {
-                read_timeout: Duration::from_secs(5),
-                max_retries: 0,
-                ..HttpOptions::default()
-            },
-        }),
-        budget: Budget {
-            context_window: 6_000,
-            output_reserve: 2_000,
-            ..small.budget
-        },
-        policy: Policy {
-            summary_mode: SummaryMode::CacheSafe,
-            ..small.policy.clone()
-        },
-        memory: ctxkit::MemoryOptions {
-            extract_before_compaction: false,
-            ..small.memory
-        },
-        ..small
-    }
-}
-
 fn open(backend: &Backend, dir: &Path, server: &LoopbackServer) -> Engine {
-    Engine::with_store(backend.open(), dir, config(server)).unwrap()
-}
-
-/// Runs turns until one compacts; returns the views of the turn before and of that turn.
-fn until_compaction(engine: &mut Engine) -> (TurnResult, TurnResult) {
-    let mut previous = None;
-    for turn in 0..200 {
-        engine.record("s", turn_messages(turn)).unwrap();
-        let view = engine.prepare_turn("s").unwrap();
-        if view.compacted.is_some() {
-            return (previous.expect("not the first turn"), view);
-        }
-        previous = Some(view);
-    }
-    panic!("no compaction in 200 turns");
+    provider_compaction::open(backend, dir, server, Api::ResponsesCompaction)
 }
 
 /// Checks the Responses view of `view` starts with the stored item, and every other format

@@ -10,17 +10,15 @@
 mod common;
 
 use std::path::Path;
-use std::time::Duration;
 
 use common::backends::Backend;
+use common::provider_compaction::{self, until_compaction};
 use common::steady_dir::SteadyDir;
-use common::{
-    anthropic_compaction_answer, small_window_config, turn_messages, LoopbackServer, Reply,
-};
-use ctxkit::core::compaction::{with_pinned, Budget, Policy, SummaryMethod, SummaryMode};
+use common::{anthropic_compaction_answer, turn_messages, LoopbackServer, Reply};
+use ctxkit::core::compaction::{with_pinned, SummaryMethod};
 use ctxkit::core::wire::{validate, WireFormat};
-use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig, COMPACTION_BETA};
-use ctxkit::{Engine, EngineConfig, Event, TurnResult, WarningKind};
+use ctxkit::llm::{Api, COMPACTION_BETA};
+use ctxkit::{Engine, Event, TurnResult, WarningKind};
 use serde_json::Value;
 
 /// The server's summary: no path of the log in it, so the pinned facts are appended.
@@ -28,53 +26,8 @@ const TEXT: &str = "## Goal\nRead the files one by one.\n## Next Steps\nKeep rea
 /// The block as the server sends it: its field order and spacing are its own.
 const BLOCK: &str = r###"{"type":"compaction",  "content":"## Goal\nRead the files one by one.\n## Next Steps\nKeep reading.","signature":"EqQBCkgIARABGAIiQL+c0mp/sig=="}"###;
 
-fn config(server: &LoopbackServer) -> EngineConfig {
-    let small = small_window_config();
-    EngineConfig {
-        summarizer: SummarizerConfig::Llm(LlmEndpoint {
-            api: Api::AnthropicCompaction,
-            base_url: server.base_url.clone(),
-            api_key: Some("test-key".to_owned()),
-            model: "agent-model".to_owned(),
-            http: HttpOptions {
-                read_timeout: Duration::from_secs(5),
-                max_retries: 0,
-                ..HttpOptions::default()
-            },
-        }),
-        budget: Budget {
-            context_window: 6_000,
-            output_reserve: 2_000,
-            ..small.budget
-        },
-        policy: Policy {
-            summary_mode: SummaryMode::CacheSafe,
-            ..small.policy.clone()
-        },
-        memory: ctxkit::MemoryOptions {
-            extract_before_compaction: false,
-            ..small.memory
-        },
-        ..small
-    }
-}
-
 fn open(backend: &Backend, dir: &Path, server: &LoopbackServer) -> Engine {
-    Engine::with_store(backend.open(), dir, config(server)).unwrap()
-}
-
-/// Runs turns until one compacts; returns the views of the turn before and of that turn.
-fn until_compaction(engine: &mut Engine) -> (TurnResult, TurnResult) {
-    let mut previous = None;
-    for turn in 0..200 {
-        engine.record("s", turn_messages(turn)).unwrap();
-        let view = engine.prepare_turn("s").unwrap();
-        if view.compacted.is_some() {
-            return (previous.expect("not the first turn"), view);
-        }
-        previous = Some(view);
-    }
-    panic!("no compaction in 200 turns");
+    provider_compaction::open(backend, dir, server, Api::AnthropicCompaction)
 }
 
 /// The text of a request's `system` (a string, or text blocks with cache markers).

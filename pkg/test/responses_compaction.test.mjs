@@ -7,9 +7,9 @@
 // next compaction's request begins with it; a refusal or another shape falls back, saying why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 
 import * as ck from 'ctxkit';
+import { checkedEndpoint } from './checked-endpoint.mjs';
 import { budget, pipelineLog, QUIET, SYSTEM } from './helpers.mjs';
 
 const overBudget = { system: SYSTEM, budget: budget(9_000), policy: { nudges: QUIET, max_summary_tokens: 2_000 } };
@@ -27,30 +27,17 @@ const PREFIX = '{"provider":"openai-responses","item":';
 const answerWith = (item) => `{"id":"resp_1","object":"response","output":[${item}],"usage":{"input_tokens":900,"output_tokens":60}}`;
 
 /** A fake Responses endpoint answering `answers` in turn (JSON texts); records what it got. */
-async function fakeResponses(...answers) {
-  const requests = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => { body += chunk; });
-    request.on('end', () => {
-      const json = JSON.parse(body);
-      requests.push({ path: request.url, body: json });
-      const input = Array.isArray(json.input) ? json.input : [];
-      const triggers = input.filter((item) => item.type === 'compaction_trigger').length;
-      const ok = request.url === '/v1/responses'
-        && json.model === 'gpt-test'
-        && json.store === false
-        && !('context_management' in json)
-        && input.at(-1)?.type === 'compaction_trigger'
-        && triggers === 1;
-      if (!ok) return response.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad request"}}');
-      const answer = answers[Math.min(requests.length, answers.length) - 1];
-      response.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  return { url, requests, close: () => new Promise((resolve) => server.close(resolve)) };
+function fakeResponses(...answers) {
+  return checkedEndpoint(({ path, body }) => {
+    const input = Array.isArray(body.input) ? body.input : [];
+    const triggers = input.filter((item) => item.type === 'compaction_trigger').length;
+    return path === '/v1/responses'
+      && body.model === 'gpt-test'
+      && body.store === false
+      && !('context_management' in body)
+      && input.at(-1)?.type === 'compaction_trigger'
+      && triggers === 1;
+  }, answers);
 }
 
 /** A summarize callback that POSTs the Responses compaction request; `asText` answers the body text. */

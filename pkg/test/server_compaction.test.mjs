@@ -6,9 +6,9 @@
 // views only; a refused or malformed response falls back to the extractive summary, saying why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 
 import * as ck from 'ctxkit';
+import { checkedEndpoint } from './checked-endpoint.mjs';
 import { budget, pipelineLog, QUIET, SYSTEM } from './helpers.mjs';
 
 const overBudget = { system: SYSTEM, budget: budget(9_000), policy: { nudges: QUIET, max_summary_tokens: 2_000 } };
@@ -17,26 +17,12 @@ const TEXT = '## Goal\nShip the spotter fix.\n## Progress\nTests pass.';
 const BLOCK = `{"type": "compaction",  "content": ${JSON.stringify(TEXT)}, "signature": "c2lnbmVk"}`;
 
 /** A fake Anthropic Messages endpoint answering `answer` (a JSON text); records what it got. */
-async function fakeAnthropic(answer) {
-  const requests = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => { body += chunk; });
-    request.on('end', () => {
-      const json = JSON.parse(body);
-      requests.push({ path: request.url, headers: request.headers, body: json });
-      const ok = request.url === '/v1/messages'
-        && request.headers['anthropic-beta'] === 'compact-2026-09-04'
-        && json.compaction?.type === 'summarize'
-        && !('context_management' in json)
-        && Array.isArray(json.messages);
-      if (!ok) return response.writeHead(400, { 'content-type': 'application/json' }).end('{"type":"error"}');
-      response.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  return { url, requests, close: () => new Promise((resolve) => server.close(resolve)) };
+function fakeAnthropic(answer) {
+  return checkedEndpoint(({ path, headers, body }) => path === '/v1/messages'
+    && headers['anthropic-beta'] === 'compact-2026-09-04'
+    && body.compaction?.type === 'summarize'
+    && !('context_management' in body)
+    && Array.isArray(body.messages), [answer]);
 }
 
 /** A summarize callback that POSTs the server-compaction request; `asText` answers the body text. */

@@ -7,6 +7,7 @@ pub mod backends;
 pub mod fleet;
 pub mod probe_rows;
 pub mod project;
+pub mod provider_compaction;
 pub mod steady_dir;
 
 use std::io::{BufRead, BufReader, Read, Write};
