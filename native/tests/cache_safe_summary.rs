@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    anthropic_answer, openai_answer, small_window_config, turn_messages, LoopbackServer, Reply,
+    anthropic_answer, openai_answer, small_window_config, until_compaction, LoopbackServer, Reply,
 };
 use ctxkit::core::compaction::{Budget, Policy, SummaryMethod, SummaryMode, SUMMARIZER_SYSTEM};
 use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
@@ -55,20 +55,6 @@ fn config(api: Api, server: &LoopbackServer, mode: SummaryMode) -> EngineConfig 
         },
         ..small
     }
-}
-
-/// Runs turns until one compacts; returns the views of the turn before and of that turn.
-fn until_compaction(engine: &mut Engine) -> (TurnResult, TurnResult) {
-    let mut previous = None;
-    for turn in 0..200 {
-        engine.record("s", turn_messages(turn)).unwrap();
-        let view = engine.prepare_turn("s").unwrap();
-        if view.compacted.is_some() {
-            return (previous.expect("not the first turn"), view);
-        }
-        previous = Some(view);
-    }
-    panic!("no compaction in 200 turns");
 }
 
 fn run(api: Api, mode: SummaryMode) -> (TurnResult, TurnResult, Value) {

@@ -12,9 +12,9 @@ mod common;
 use std::path::Path;
 
 use common::backends::Backend;
-use common::provider_compaction::{self, until_compaction};
+use common::provider_compaction;
 use common::steady_dir::SteadyDir;
-use common::{openai_answer, turn_messages, LoopbackServer, Reply};
+use common::{openai_answer, turn_messages, until_compaction, LoopbackServer, Reply};
 use ctxkit::core::compaction::{responses_compaction_block, SummaryMethod, SUMMARY_HEADER};
 use ctxkit::core::wire::{validate, WireFormat};
 use ctxkit::llm::Api;

@@ -12,9 +12,9 @@ mod common;
 use std::path::Path;
 
 use common::backends::Backend;
-use common::provider_compaction::{self, until_compaction};
+use common::provider_compaction;
 use common::steady_dir::SteadyDir;
-use common::{anthropic_compaction_answer, turn_messages, LoopbackServer, Reply};
+use common::{anthropic_compaction_answer, turn_messages, until_compaction, LoopbackServer, Reply};
 use ctxkit::core::compaction::{with_pinned, SummaryMethod};
 use ctxkit::core::wire::{validate, WireFormat};
 use ctxkit::llm::{Api, COMPACTION_BETA};

@@ -284,6 +284,21 @@ pub fn turn_messages(turn: usize) -> Vec<Message> {
     ]
 }
 
+/// Runs [`turn_messages`] turns on session `s` until one compacts; returns the views of the
+/// turn before and of that turn.
+pub fn until_compaction(engine: &mut Engine) -> (TurnResult, TurnResult) {
+    let mut previous = None;
+    for turn in 0..200 {
+        engine.record("s", turn_messages(turn)).unwrap();
+        let view = engine.prepare_turn("s").unwrap();
+        if view.compacted.is_some() {
+            return (previous.expect("not the first turn"), view);
+        }
+        previous = Some(view);
+    }
+    panic!("no compaction in 200 turns");
+}
+
 /// Records turns and prepares views until a turn compacts; returns that turn's view.
 pub fn run_until_compaction(engine: &mut Engine, session: &str) -> TurnResult {
     for turn in 0..200 {

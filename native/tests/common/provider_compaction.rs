@@ -2,18 +2,17 @@
 //! `responses_compaction.rs` for OpenAI Responses'): the small workload's config with a 6,000
 //! token window (2,000 reserved for the answer), summaries from `api` at a loopback server in
 //! cache-safe mode (the turn's own request), no retries and no memory extraction, so each
-//! compaction makes exactly one summary request; and the turns that lead to its first
-//! compaction.
+//! compaction makes exactly one summary request.
 
 use std::path::Path;
 use std::time::Duration;
 
 use ctxkit::core::compaction::{Budget, Policy, SummaryMode};
 use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
-use ctxkit::{Engine, EngineConfig, TurnResult};
+use ctxkit::{Engine, EngineConfig};
 
 use super::backends::Backend;
-use super::{small_window_config, turn_messages, LoopbackServer};
+use super::{small_window_config, LoopbackServer};
 
 /// The config: see the module doc.
 pub fn config(server: &LoopbackServer, api: Api) -> EngineConfig {
@@ -50,18 +49,4 @@ pub fn config(server: &LoopbackServer, api: Api) -> EngineConfig {
 /// An engine on `backend`'s store in `dir` with [`config`].
 pub fn open(backend: &Backend, dir: &Path, server: &LoopbackServer, api: Api) -> Engine {
     Engine::with_store(backend.open(), dir, config(server, api)).unwrap()
-}
-
-/// Runs turns until one compacts; returns the views of the turn before and of that turn.
-pub fn until_compaction(engine: &mut Engine) -> (TurnResult, TurnResult) {
-    let mut previous = None;
-    for turn in 0..200 {
-        engine.record("s", turn_messages(turn)).unwrap();
-        let view = engine.prepare_turn("s").unwrap();
-        if view.compacted.is_some() {
-            return (previous.expect("not the first turn"), view);
-        }
-        previous = Some(view);
-    }
-    panic!("no compaction in 200 turns");
 }
