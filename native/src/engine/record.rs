@@ -32,8 +32,9 @@ use crate::offload::{offload_tool_output, OffloadOutcome, PendingOffload};
 use crate::store::{OffloadRecord, SessionImport};
 
 /// How many times [`Engine::record_batch`] tries to append a batch that keeps losing the race
-/// to other writers.
-pub const APPEND_ATTEMPTS: usize = 16;
+/// to other writers (waiting at most about 6.6 s in all between them, about half that on
+/// average: a busy session's writers are spread out well before then).
+pub const APPEND_ATTEMPTS: usize = 32;
 
 /// A batch offloaded and numbered, ready to append.
 struct PreparedBatch {
@@ -380,7 +381,8 @@ impl Engine {
 /// through its WAL flush, and every writer that read the log's end meanwhile loses (8 CLI
 /// appenders on 2 sessions lost 8 attempts in a row for 1.7% of their appends without it; with
 /// a window capped at 64 ms one append in a full test run under load still lost 16 in a row,
-/// so the window keeps doubling to 256 ms: the 16 attempts wait at most about 2.6 s in all).
+/// so the window keeps doubling to 256 ms, and a batch gets [`APPEND_ATTEMPTS`], 32, attempts:
+/// they wait at most about 6.6 s in all).
 fn race_backoff(attempt: usize) -> std::time::Duration {
     use std::hash::BuildHasher;
     let window_micros = 1_000u64 << attempt.clamp(2, 8);
