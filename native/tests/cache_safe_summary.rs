@@ -6,55 +6,28 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{
-    anthropic_answer, openai_answer, small_window_config, until_compaction, LoopbackServer, Reply,
-};
-use ctxkit::core::compaction::{Budget, Policy, SummaryMethod, SummaryMode, SUMMARIZER_SYSTEM};
-use ctxkit::llm::{Api, HttpOptions, LlmEndpoint, SummarizerConfig};
+use common::provider_compaction;
+use common::{anthropic_answer, openai_answer, until_compaction, LoopbackServer, Reply};
+use ctxkit::core::compaction::{SummaryMethod, SummaryMode, SUMMARIZER_SYSTEM};
+use ctxkit::llm::{Api, SummarizerConfig};
 use ctxkit::{Engine, EngineConfig, TurnResult};
 use serde_json::Value;
 
 const SUMMARY: &str = "<summary>\n## Goal\nRead the files.\n## Progress\nRead src/file0.rs onwards.\n## Key Decisions\nNone.\n## Next Steps\nKeep reading.\n## Critical Context\nsrc/file0.rs\n</summary>";
 
+/// The provider-compaction tests' config ([`provider_compaction::config`]) with `mode`, and
+/// OpenAI's base URL under `/v1`.
 fn config(api: Api, server: &LoopbackServer, mode: SummaryMode) -> EngineConfig {
-    let base_url = match api {
-        Api::OpenAiChat => format!("{}/v1", server.base_url),
-        _ => server.base_url.clone(),
-    };
-    let small = small_window_config();
-    EngineConfig {
-        summarizer: SummarizerConfig::Llm(LlmEndpoint {
-            api,
-            base_url,
-            api_key: None,
-            model: "agent-model".to_owned(),
-            http: HttpOptions {
-                read_timeout: Duration::from_secs(5),
-                ..HttpOptions::default()
-            },
-        }),
-        // Room beside the view for the instruction and the summary's output.
-        budget: Budget {
-            context_window: 6_000,
-            output_reserve: 2_000,
-            ..small.budget
-        },
-        // No restore block: with one, the cut covers more of this 6k window and the answer
-        // plus the pinned facts it leaves out no longer fits the 300-token cap; this test is
-        // about the request's shape (the restore block's own tests: restore_block.rs).
-        policy: Policy {
-            summary_mode: mode,
-            restore: None,
-            ..small.policy.clone()
-        },
-        memory: ctxkit::MemoryOptions {
-            extract_before_compaction: false,
-            ..small.memory
-        },
-        ..small
+    let mut config = provider_compaction::config(server, api);
+    if let (Api::OpenAiChat, SummarizerConfig::Llm(endpoint)) = (api, &mut config.summarizer) {
+        endpoint.base_url = format!("{}/v1", server.base_url);
     }
+    config.policy.summary_mode = mode;
+    // No restore block: with one, the cut covers more of this 6k window and the answer plus the
+    // pinned facts it leaves out no longer fits the 300-token cap; this test is about the
+    // request's shape (the restore block's own tests: restore_block.rs).
+    config.policy.restore = None;
+    config
 }
 
 fn run(api: Api, mode: SummaryMode) -> (TurnResult, TurnResult, Value) {

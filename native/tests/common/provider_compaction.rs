@@ -1,5 +1,6 @@
 //! The engine the provider-compaction tests drive (`server_compaction.rs` for Anthropic's,
-//! `responses_compaction.rs` for OpenAI Responses'): the small workload's config with a 6,000
+//! `responses_compaction.rs` for OpenAI Responses', `cache_safe_summary.rs` for the summary
+//! request's shape): the small workload's config with a 6,000
 //! token window (2,000 reserved for the answer), summaries from `api` at a loopback server in
 //! cache-safe mode (the turn's own request), no retries and no memory extraction, so each
 //! compaction makes exactly one summary request.

@@ -149,7 +149,7 @@ pub(super) fn search_query(
     count_use: bool,
 ) -> Query {
     let keys: Vec<String> = terms.iter().map(|term| search_key(term)).collect();
-    if !keys.iter().any(|key| index_serves(key)) {
+    if !through_function(&keys) {
         return planned_search_query(project, &keys, limit, now, count_use);
     }
     let mut query = Query::new("");
@@ -169,22 +169,31 @@ pub(super) fn search_query(
     query
 }
 
-/// The generic plan the search function keeps for `terms`' statement, as a statement to
-/// `PREPARE` (its parameters: the time, the project, the limit, then each pattern) and the
-/// parameters' types: what [`super::plans`] explains.
-pub(super) fn kept_statement(terms: usize) -> (String, Vec<String>) {
+/// Whether the search of these search keys goes through the search function: a key the
+/// trigram index serves.
+fn through_function(keys: &[String]) -> bool {
+    keys.iter().any(|key| index_serves(key))
+}
+
+/// For a search of `terms` through the search function, the statement whose generic plan the
+/// function keeps, as a statement to `PREPARE` (its parameters: the time, the project, the
+/// limit, then each pattern) with the parameters' types: what [`super::plans`] explains.
+/// `None` when the search is planned for its patterns instead.
+pub(super) fn kept_statement(terms: &[&str]) -> Option<(String, Vec<String>)> {
+    let keys: Vec<String> = terms.iter().map(|term| search_key(term)).collect();
+    if !through_function(&keys) {
+        return None;
+    }
     let names = Names {
         at: "$1",
         project: "$2",
         limit: "$3",
-        patterns: (0..terms).map(|i| format!("${}", i + 4)).collect(),
+        patterns: (0..keys.len()).map(|i| format!("${}", i + 4)).collect(),
     };
     let mut types = vec!["int8", "text", "int8"];
-    types.extend(std::iter::repeat_n("text", terms));
-    (
-        ranked_ids(&names),
-        types.into_iter().map(String::from).collect(),
-    )
+    types.extend(std::iter::repeat_n("text", keys.len()));
+    let types = types.into_iter().map(String::from).collect();
+    Some((ranked_ids(&names), types))
 }
 
 /// The search as one statement planned for its patterns (search keys, `keys`): with

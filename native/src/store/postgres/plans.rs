@@ -10,7 +10,7 @@ use ctxkit_core::recall::SearchRequest;
 use crate::error::Result;
 use crate::store::fts_query::query_terms;
 use crate::store::memory_types::MemoryQuery;
-use crate::store::postgres::memory_search::{index_serves, kept_statement, search_query};
+use crate::store::postgres::memory_search::{kept_statement, search_query};
 use crate::store::postgres::queries::session_row;
 use crate::store::postgres::query::Query;
 use crate::store::postgres::reads::{pass_query, Of, Part};
@@ -69,10 +69,8 @@ impl PostgresStore {
             return Ok(Vec::new());
         }
         let what = || format!("planning the memory search for {:?}", query.text);
-        let keys: Vec<String> = terms.iter().map(|term| search_key(term)).collect();
         self.read(&what, |tx| {
-            if keys.iter().any(|key| index_serves(key)) {
-                let (statement, types) = kept_statement(keys.len());
+            if let Some((statement, types)) = kept_statement(&terms) {
                 return Ok(vec![kept_plan(tx, &statement, &types, &what)?]);
             }
             let count_use = !self.pool.read_only;

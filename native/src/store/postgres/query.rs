@@ -5,6 +5,8 @@
 //! The SQL holds only placeholders; every value is bound. [`Link`]: where a call's statements
 //! run (its transaction, or each alone).
 
+use std::borrow::Cow;
+
 use postgres::types::{ToSql, Type};
 
 use crate::error::{Error, Result};
@@ -55,13 +57,16 @@ impl Query {
     }
 
     /// What is sent: the statement, or the call of the function that keeps its plan.
-    fn sent(&self) -> String {
+    fn sent(&self) -> Cow<'_, str> {
         match self.kept_in {
-            None => self.sql.clone(),
+            None => Cow::Borrowed(&self.sql),
             Some(function) => {
                 let arguments: Vec<String> =
                     (1..=self.params.len()).map(|n| format!("${n}")).collect();
-                format!("SELECT * FROM {function}({})", arguments.join(", "))
+                Cow::Owned(format!(
+                    "SELECT * FROM {function}({})",
+                    arguments.join(", ")
+                ))
             }
         }
     }
