@@ -213,8 +213,10 @@ pub fn transcript_format(name: Option<&str>) -> Result<Option<TranscriptFormat>,
     }
 }
 
-/// A transcript (Claude Code, Codex, SWE-agent, OpenHands, any chat format; its text, or a
-/// `pathlib.Path`) imported: `{"format", "sessions": [{"label", "messages", "compactions"}]}`.
+/// A transcript (Claude Code, Codex, pi, SWE-agent, OpenHands, any chat format; its text, or a
+/// `pathlib.Path`) imported: `{"format", "sessions": [{"label", "messages", "compactions",
+/// "model", "family"}]}` (`model`: the one the transcript names, `family`: its tokenizer family;
+/// both `None` when it names none).
 #[pyfunction]
 #[pyo3(signature = (source, format = None))]
 pub fn import_transcript<'py>(
@@ -241,6 +243,12 @@ pub fn import_transcript<'py>(
                 "label": session.label,
                 "messages": session.messages,
                 "compactions": session.compactions,
+                "model": session.model,
+                "family": session
+                    .model
+                    .as_deref()
+                    .and_then(ctxkit_core::tokens::ModelFamily::of_model)
+                    .map(|family| family.as_str()),
             })
         })
         .collect();

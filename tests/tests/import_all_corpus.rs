@@ -14,7 +14,7 @@ use ctxkit_core::wire::{from_format, render_messages, validate, WireFormat};
 use ctxkit_core::{to_anthropic, to_openai, validate_anthropic, validate_openai, Message, Role};
 
 /// (file, format, sessions, [system, user, assistant, tool] messages in all sessions, tool calls)
-const FILES: [(&str, TranscriptFormat, usize, [usize; 4], usize); 8] = [
+const FILES: [(&str, TranscriptFormat, usize, [usize; 4], usize); 15] = [
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 4, 139, 150], 150),
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 1, 12, 33], 33),
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 4, 1, 0], 0),
@@ -23,6 +23,15 @@ const FILES: [(&str, TranscriptFormat, usize, [usize; 4], usize); 8] = [
     ("swe-agent/pydicom-1458__gpt4_default.traj", TranscriptFormat::SweAgent, 1, [1, 2, 12, 11], 12),
     ("openhands/multi_swe_bench_examples_output.jsonl", TranscriptFormat::OpenHands, 3, [3, 3, 105, 103], 103),
     ("openhands/runtime_trajs_basic.json", TranscriptFormat::OpenHands, 1, [0, 1, 2, 1], 1),
+    // Inline sub-agents: the main conversation, then one session per sidechain conversation.
+    ("claude-code_d-kimuson-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", TranscriptFormat::ClaudeCode, 6, [0, 8, 170, 167], 167),
+    ("claude-code_d-kimuson-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", TranscriptFormat::ClaudeCode, 3, [0, 4, 20, 21], 21),
+    // Claude Code 2.1.165: attachment, ai-title, mode and last-prompt lines are not messages.
+    ("claude-code_entelligentsia-tokbench/1ccb9ecf-7a37-45bb-ae84-da07f65760ad.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 3, 12, 10], 10),
+    ("claude-code_entelligentsia-tokbench/subagents/agent-a02408762e87f0c10.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 1, 25, 28], 28),
+    ("claude-code_entelligentsia-tokbench/subagents/agent-a0f9441627a43bbf9.jsonl", TranscriptFormat::ClaudeCode, 1, [0, 1, 17, 17], 17),
+    ("pi_entelligentsia-tokbench/2026-06-05T11-30-11-277Z_019e978c-3ecd-76c2-9120-b324e2636162.jsonl", TranscriptFormat::Pi, 1, [0, 1, 36, 66], 66),
+    ("pi_entelligentsia-tokbench/2026-06-05T11-35-05-276Z_019e9790-bb3c-76a6-b65a-512995c95692.jsonl", TranscriptFormat::Pi, 1, [0, 4, 100, 106], 106),
 ];
 
 fn counts(messages: &[Message]) -> ([usize; 4], usize) {
@@ -109,7 +118,8 @@ fn every_corpus_file_imports_with_the_right_counts_and_valid_views() {
             assert_valid(&view, &what);
         }
     }
-    // 29 sessions (tau-bench: the first 20 of 200; OpenHands: 3), 4 formats each.
+    // 43 sessions (tau-bench: the first 20 of 200; OpenHands: 3; Claude Code with inline
+    // sub-agents: 6 and 3; pi: 2), 4 formats each.
     let validated = VALIDATED.load(std::sync::atomic::Ordering::Relaxed);
-    assert_eq!(validated, 4 * 29, "views checked in the four added formats");
+    assert_eq!(validated, 4 * 43, "views checked in the four added formats");
 }

@@ -37,6 +37,8 @@ pub struct CodexSession {
     pub api_calls: Vec<ApiCall>,
     /// Where Codex compacted the conversation.
     pub compactions: Vec<CompactionMarker>,
+    /// The first model a `turn_context` names.
+    pub model: Option<String>,
 }
 
 /// Reads a Codex rollout (the text of its `.jsonl` file).
@@ -90,6 +92,9 @@ impl Reader {
             ("turn_context", Some(context)) => {
                 if let Some(model) = context.get("model").and_then(Value::as_str) {
                     self.model = model.to_owned();
+                    if self.session.model.is_none() && !model.trim().is_empty() {
+                        self.session.model = Some(model.to_owned());
+                    }
                 }
             }
             ("response_item", Some(item)) => self.item(item.clone(), number),

@@ -145,6 +145,27 @@ fn detect_jsonl(first: &Value) -> Result<TranscriptFormat> {
     {
         return Ok(TranscriptFormat::Codex);
     }
+    let pi_types = [
+        "session",
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom_message",
+    ];
+    if first.get("payload").is_none()
+        && first.get("role").is_none()
+        && first
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| pi_types.contains(&t))
+        && ["version", "parentId", "cwd"]
+            .iter()
+            .any(|key| first.get(key).is_some())
+    {
+        return Ok(TranscriptFormat::Pi);
+    }
     if first.get("role").is_some() {
         // JSONL of messages is ctxkit's own format (what `ctxkit append` reads) unless the
         // first line shows provider-specific shapes.

@@ -14,6 +14,10 @@
 //! - The ctxkit format: a JSON array of messages, or JSONL with one message per line.
 //! - OpenAI Responses, Gemini, AI SDK and LangChain message lists go through [`crate::wire`].
 //! - `codex`: Codex CLI rollouts ([`import_codex`]), with the real usage of each API call.
+//! - `pi`: pi coding agent sessions ([`import_pi`]): the active branch of the session tree.
+//!
+//! Every session says which model the transcript names, where it names one
+//! ([`ImportedSession::model`]), so a shell can estimate tokens for that model's family.
 //!
 //! [`import_transcript`] detects the format when not told, and returns one or more sessions.
 
@@ -21,14 +25,17 @@ mod claude_code;
 mod codex;
 mod detect;
 mod openhands;
+mod pi;
 mod swe_agent;
 
 pub use claude_code::{
-    import_claude_code, ApiCall, ClaudeCodeSession, CompactionMarker, RecordedUsage,
+    import_claude_code, import_claude_code_conversations, ApiCall, ClaudeCodeSession,
+    CompactionMarker, RecordedUsage,
 };
 pub use codex::{import_codex, CodexSession};
 pub use detect::detect_format;
 pub use openhands::import_openhands;
+pub use pi::{import_pi, PiSession};
 pub use swe_agent::import_swe_agent;
 
 use openhands::import_openhands_file;
@@ -68,11 +75,13 @@ pub enum TranscriptFormat {
     LangChain,
     /// Codex CLI rollout JSONL.
     Codex,
+    /// pi coding agent session JSONL.
+    Pi,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [TranscriptFormat; 11] = [
+    pub const ALL: [TranscriptFormat; 12] = [
         TranscriptFormat::ClaudeCode,
         TranscriptFormat::OpenAi,
         TranscriptFormat::Anthropic,
@@ -84,6 +93,7 @@ impl TranscriptFormat {
         TranscriptFormat::AiSdk,
         TranscriptFormat::LangChain,
         TranscriptFormat::Codex,
+        TranscriptFormat::Pi,
     ];
 
     /// The format's name on the command line.
@@ -100,6 +110,7 @@ impl TranscriptFormat {
             TranscriptFormat::AiSdk => "ai-sdk",
             TranscriptFormat::LangChain => "langchain",
             TranscriptFormat::Codex => "codex",
+            TranscriptFormat::Pi => "pi",
         }
     }
 }
@@ -133,6 +144,9 @@ pub struct ImportedSession {
     pub messages: Vec<Message>,
     /// Indices into `messages` where the source agent compacted (Claude Code boundaries).
     pub compactions: Vec<usize>,
+    /// The model the transcript names for this conversation (its first), when it names one:
+    /// [`crate::tokens::ModelFamily::of_model`] gives the tokenizer family to estimate with.
+    pub model: Option<String>,
 }
 
 impl ImportedSession {
@@ -141,6 +155,7 @@ impl ImportedSession {
             label: None,
             messages,
             compactions: Vec::new(),
+            model: None,
         }
     }
 }
@@ -161,19 +176,15 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
         None => detect_format(text)?,
     };
     let sessions = match format {
-        TranscriptFormat::ClaudeCode => {
-            let session = import_claude_code(text)?;
-            let compactions = session
-                .compactions
-                .iter()
-                .map(|marker| marker.message_index)
-                .collect();
-            vec![ImportedSession {
-                label: None,
+        TranscriptFormat::ClaudeCode => import_claude_code_conversations(text)?
+            .into_iter()
+            .map(|(label, session)| ImportedSession {
+                label,
+                model: session.api_calls.first().map(|call| call.model.clone()),
+                compactions: marker_indices(&session.compactions),
                 messages: session.messages,
-                compactions,
-            }]
-        }
+            })
+            .collect(),
         TranscriptFormat::Ctxkit => vec![ImportedSession::single(ctxkit_messages(text)?)],
         TranscriptFormat::OpenAi => import_openai_file(&parse_json(text)?)?,
         TranscriptFormat::Anthropic => {
@@ -191,16 +202,26 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
             let session = import_codex(text)?;
             vec![ImportedSession {
                 label: None,
+                compactions: marker_indices(&session.compactions),
+                model: session.model,
                 messages: session.messages,
-                compactions: session
-                    .compactions
-                    .iter()
-                    .map(|c| c.message_index)
-                    .collect(),
+            }]
+        }
+        TranscriptFormat::Pi => {
+            let session = import_pi(text)?;
+            vec![ImportedSession {
+                label: None,
+                compactions: marker_indices(&session.compactions),
+                model: session.model,
+                messages: session.messages,
             }]
         }
     };
     Ok(Imported { format, sessions })
+}
+
+fn marker_indices(markers: &[CompactionMarker]) -> Vec<usize> {
+    markers.iter().map(|marker| marker.message_index).collect()
 }
 
 fn single(messages: Vec<Message>) -> Vec<ImportedSession> {
@@ -273,6 +294,7 @@ fn import_openai_file(value: &Value) -> Result<Vec<ImportedSession>> {
                 label: Some(label),
                 messages,
                 compactions: Vec::new(),
+                model: None,
             })
         })
         .collect()

@@ -202,6 +202,7 @@ fn openhands_run(value: &Value, at: &str) -> Result<ImportedSession> {
         label,
         messages,
         compactions: Vec::new(),
+        model: None,
     })
 }
 

@@ -8,6 +8,7 @@ use ctxkit::store::SessionInfo;
 use ctxkit::EngineConfig;
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
+use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{dropped_state, WireFormat};
 use serde_json::json;
 
@@ -43,6 +44,8 @@ pub enum FormatArg {
     Langchain,
     /// Codex CLI rollout JSONL (`~/.codex/sessions/`).
     Codex,
+    /// pi coding agent session JSONL (`~/.pi/agent/sessions/`).
+    Pi,
 }
 
 impl FormatArg {
@@ -61,6 +64,7 @@ impl FormatArg {
             FormatArg::AiSdk => Some(TranscriptFormat::AiSdk),
             FormatArg::Langchain => Some(TranscriptFormat::LangChain),
             FormatArg::Codex => Some(TranscriptFormat::Codex),
+            FormatArg::Pi => Some(TranscriptFormat::Pi),
         }
     }
 }
@@ -77,9 +81,10 @@ pub struct ImportArgs {
     /// gives NAME/<label> for each.
     #[arg(long)]
     pub session: Option<String>,
-    /// The tokenizer family to cache estimates for.
-    #[arg(long, value_enum, default_value = "claude")]
-    pub model_family: FamilyArg,
+    /// The tokenizer family to cache estimates for (default: the family of the model the
+    /// transcript names, else claude).
+    #[arg(long, value_enum)]
+    pub model_family: Option<FamilyArg>,
     /// Print what was imported as JSON.
     #[arg(long)]
     pub json: bool,
@@ -101,12 +106,17 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
         sessions => sessions
             .iter()
             .enumerate()
-            .map(|(index, session)| {
-                let label = session.label.clone().unwrap_or_else(|| index.to_string());
-                format!(
-                    "{base}/{}",
-                    label.split_whitespace().collect::<Vec<_>>().join("-")
-                )
+            .map(|(index, session)| match (index, &session.label) {
+                // A file's main conversation (a Claude Code session beside its inline
+                // sub-agents) keeps the file's name; the others are named under it.
+                (0, None) => base.clone(),
+                (_, label) => {
+                    let label = label.clone().unwrap_or_else(|| index.to_string());
+                    format!(
+                        "{base}/{}",
+                        label.split_whitespace().collect::<Vec<_>>().join("-")
+                    )
+                }
             })
             .collect(),
     };
@@ -122,8 +132,17 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
             )));
         }
     }
+    let family = match args.model_family {
+        Some(family) => family.into(),
+        None => imported
+            .sessions
+            .iter()
+            .find_map(|session| session.model.as_deref())
+            .and_then(ModelFamily::of_model)
+            .unwrap_or(ModelFamily::Claude),
+    };
     let mut config = EngineConfig::default();
-    config.policy.family = args.model_family.into();
+    config.policy.family = family;
     let mut engine = places.engine(config)?;
     for name in &names {
         if engine.session_info(name).is_ok() {
@@ -166,11 +185,14 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
         })
         .collect();
     if args.json {
-        return line(json!({"file": file_name, "format": format.as_str(), "sessions": summary}));
+        return line(
+            json!({"file": file_name, "format": format.as_str(), "family": family.as_str(), "sessions": summary}),
+        );
     }
     line(format_args!(
-        "imported {file_name} ({}) into {} session(s):",
+        "imported {file_name} ({}, tokens estimated as {}) into {} session(s):",
         format.as_str(),
+        family.as_str(),
         summary.len()
     ))?;
     for item in summary.iter().take(20) {

@@ -1,11 +1,19 @@
 //! Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
 //!
 //! One JSON object per line. Only three kinds of line make up the conversation: `user`,
-//! `assistant`, and `system` with `subtype: "compact_boundary"`; the rest (`progress`,
-//! `file-history-snapshot`, `queue-operation`, other `system` lines) are skipped, and so are
-//! sub-agent lines (`isSidechain: true`) of a main session file. A file whose conversation lines
-//! are all sub-agent lines (`subagents/agent-<id>.jsonl`, including the `agent-acompact-*`
-//! compaction calls) is a sub-agent's own session and is read whole.
+//! `assistant`, and `system` with `subtype: "compact_boundary"`. The rest are skipped, each for
+//! its reason: `progress`, `file-history-snapshot`, `queue-operation` and other `system` lines
+//! are the CLI's own bookkeeping; of Claude Code 2.1's line types, `ai-title`, `mode`,
+//! `permission-mode` and `last-prompt` are the UI's state, and `attachment` lines record hook
+//! runs, tool and skill listings and reminders as Claude Code keeps them (what of them reached
+//! the model is in the `user` lines it sent, which are read).
+//!
+//! Sub-agent lines (`isSidechain: true`) of a main session file are not part of the main
+//! conversation: [`import_claude_code`] skips them and [`import_claude_code_conversations`]
+//! gives each inline sub-agent conversation (older CLIs write `Task` sub-agents into the main
+//! file, linked by `parentUuid`) as a session of its own (see [`sidechains`]). A file whose
+//! conversation lines are all sub-agent lines (`subagents/agent-<id>.jsonl`, including the
+//! `agent-acompact-*` compaction calls) is a sub-agent's own session and is read whole.
 //!
 //! How lines become messages:
 //! - **Assistant lines are grouped by `message.id`.** Claude Code writes one content block per
@@ -35,6 +43,9 @@
 //! written) is an error naming that line, so a caller can choose to drop it and retry.
 //! Branches left by rewinding a conversation are not followed: lines are taken in file order.
 
+mod sidechains;
+mod usage;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -46,6 +57,7 @@ use crate::wire::{
     as_object, block_from_anthropic, content_beside_tool_blocks, expected, field_path, index_path,
     optional_bool, optional_str, optional_u64, required, required_str, Block, Object,
 };
+use usage::{prompt_tokens, recorded_usage};
 
 /// A Claude Code session read into the message model.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -122,14 +134,48 @@ pub struct CompactionMarker {
 /// `message.content` is missing or of the wrong type; a malformed content block.
 pub fn import_claude_code(jsonl: &str) -> Result<ClaudeCodeSession> {
     let lines = parse_lines(jsonl)?;
+    let skip_sidechains = lines.iter().any(|(_, line)| is_main_thread_line(line));
+    read_lines(
+        lines.iter().map(|(number, line)| (*number, line)),
+        skip_sidechains,
+    )
+}
+
+/// Reads a Claude Code file as every conversation it holds: the main thread first (label
+/// `None`), then each inline sub-agent conversation (label `sidechain N`, in the order they
+/// start). A file without inline sub-agents gives one conversation, as [`import_claude_code`].
+///
+/// Errors: as [`import_claude_code`], for a line of any of the conversations.
+pub fn import_claude_code_conversations(
+    jsonl: &str,
+) -> Result<Vec<(Option<String>, ClaudeCodeSession)>> {
+    let lines = parse_lines(jsonl)?;
+    if !lines.iter().any(|(_, line)| is_main_thread_line(line)) {
+        let whole = read_lines(lines.iter().map(|(number, line)| (*number, line)), false)?;
+        return Ok(vec![(None, whole)]);
+    }
+    let main = read_lines(lines.iter().map(|(number, line)| (*number, line)), true)?;
+    let mut conversations = vec![(None, main)];
+    for (index, group) in sidechains::groups(&lines).into_iter().enumerate() {
+        let session = read_lines(group.into_iter(), false)?;
+        conversations.push((Some(format!("sidechain {}", index + 1)), session));
+    }
+    Ok(conversations)
+}
+
+/// Reads `lines` into one conversation, skipping sub-agent lines when asked.
+fn read_lines<'a>(
+    lines: impl Iterator<Item = (usize, &'a Value)>,
+    skip_sidechains: bool,
+) -> Result<ClaudeCodeSession> {
     let mut builder = SessionBuilder {
-        skip_sidechains: lines.iter().any(|(_, line)| is_main_thread_line(line)),
+        skip_sidechains,
         ..SessionBuilder::default()
     };
-    for (number, line) in &lines {
+    for (number, line) in lines {
         builder
-            .add_line(line, *number)
-            .map_err(|error| at_line(error, *number))?;
+            .add_line(line, number)
+            .map_err(|error| at_line(error, number))?;
     }
     Ok(builder.finish())
 }
@@ -372,51 +418,6 @@ fn content_blocks(message: &Object) -> Result<Vec<(String, Block)>> {
     }
 }
 
-/// `input + cache_creation_input + cache_read_input` tokens of `message.usage`, if present.
-fn prompt_tokens(message: &Object) -> Result<Option<u64>> {
-    let usage = match message.get("usage") {
-        None | Some(Value::Null) => return Ok(None),
-        Some(value) => as_object(value, "message.usage", "an object")?,
-    };
-    let mut total: u64 = 0;
-    for key in [
-        "input_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ] {
-        total = total.saturating_add(optional_u64(usage, "message.usage", key)?.unwrap_or(0));
-    }
-    Ok(Some(total))
-}
-
-/// The billed parts of `message.usage`, if present.
-fn recorded_usage(message: &Object) -> Result<Option<RecordedUsage>> {
-    let usage = match message.get("usage") {
-        None | Some(Value::Null) => return Ok(None),
-        Some(value) => as_object(value, "message.usage", "an object")?,
-    };
-    let at = "message.usage";
-    let number = |key| optional_u64(usage, at, key).map(Option::unwrap_or_default);
-    let created = number("cache_creation_input_tokens")?;
-    let (short, long) = match usage.get("cache_creation") {
-        Some(Value::Object(split)) => {
-            let at = "message.usage.cache_creation";
-            (
-                optional_u64(split, at, "ephemeral_5m_input_tokens")?.unwrap_or(0),
-                optional_u64(split, at, "ephemeral_1h_input_tokens")?.unwrap_or(0),
-            )
-        }
-        _ => (created, 0),
-    };
-    Ok(Some(RecordedUsage {
-        input: number("input_tokens")?,
-        cache_write: short,
-        cache_write_long: long,
-        cache_read: number("cache_read_input_tokens")?,
-        output: number("output_tokens")?,
-    }))
-}
-
 /// Sorts each run of tool messages after an assistant message into the order of its calls
 /// (results whose id is not among the calls keep their place after the others).
 fn put_results_in_call_order(messages: &mut [Message]) {
@@ -447,51 +448,4 @@ fn put_results_in_call_order(messages: &mut [Message]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn interleaved_parallel_calls_become_one_message_then_results_in_call_order() {
-        let jsonl = [
-            r#"{"type":"user","message":{"role":"user","content":"go"}}"#,
-            r#"{"type":"assistant","message":{"id":"m1","model":"x","content":[{"type":"tool_use","id":"a","name":"f","input":{}}],"usage":{"input_tokens":1,"cache_creation_input_tokens":2,"cache_read_input_tokens":3}}}"#,
-            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"A"}]}}"#,
-            r#"{"type":"assistant","message":{"id":"m1","model":"x","content":[{"type":"tool_use","id":"b","name":"f","input":{}}]}}"#,
-            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"b","content":"B","is_error":true}]}}"#,
-        ]
-        .join("\n");
-        let session = import_claude_code(&jsonl).unwrap();
-        let roles: Vec<Role> = session.messages.iter().map(|m| m.role).collect();
-        assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Tool]);
-        assert_eq!(session.messages[1].tool_calls.len(), 2);
-        assert!(session.messages[3].is_error);
-        assert_eq!(session.api_calls.len(), 1);
-        assert_eq!(session.api_calls[0].prompt_tokens, Some(6));
-    }
-
-    #[test]
-    fn sidechain_lines_are_skipped_only_beside_main_thread_lines() {
-        let side = r#"{"type":"user","isSidechain":true,"message":{"content":"explore"}}"#;
-        let main = r#"{"type":"user","isSidechain":false,"message":{"content":"go"}}"#;
-        let sub_agent_file = import_claude_code(side).unwrap();
-        assert_eq!(sub_agent_file.messages, vec![Message::user("explore")]);
-        let main_file = import_claude_code(&format!("{main}\n{side}")).unwrap();
-        assert_eq!(main_file.messages, vec![Message::user("go")]);
-    }
-
-    #[test]
-    fn errors_name_the_line_and_the_field() {
-        let error =
-            import_claude_code("\n{\"type\":\"user\",\"message\":{\"content\":5}}").unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "line 2: message.content: expected a string or an array of content blocks, found a number"
-        );
-        let truncated =
-            import_claude_code("{\"type\":\"progress\"}\n{\"type\":\"user\",\"mess").unwrap_err();
-        assert!(
-            truncated.to_string().starts_with("line 2: truncated JSON"),
-            "{truncated}"
-        );
-    }
-}
+mod tests;
