@@ -1,9 +1,18 @@
-//! One JSON POST with timeouts, a bounded body and retries, shared by both APIs.
+//! One JSON POST with timeouts, a bounded body and retries, shared by every LLM client.
 //!
 //! Retried: HTTP 429 and 5xx, up to `max_retries` times, waiting the response's
 //! `retry-after` (seconds, capped at `max_retry_after`) or else an exponential backoff
 //! (`initial_backoff * 2^attempt`, capped at `max_backoff`). Not retried: timeouts (a stalled
-//! server would multiply the wait), connection failures, other statuses, malformed bodies.
+//! server would multiply the wait), connection failures, redirects, other statuses, malformed
+//! bodies.
+//!
+//! Redirects are never followed: every request carries an API key (`x-api-key`,
+//! `Authorization`, `anthropic-beta`) and the conversation, which belong to the configured
+//! host only. ureq strips only `Authorization` on a redirect and turns a 301, 302 or 303 into
+//! a GET that keeps every other header, so following one sent Anthropic's key to whatever
+//! host the `Location` named and took that host's answer for the model's (issue 34, item 1).
+//! A 3xx answer is a [`SummarizerError::Redirect`] naming its `Location`; the fix is the
+//! base URL's, set to the final address.
 
 use std::time::Duration;
 
@@ -15,10 +24,12 @@ use super::{HttpOptions, SummarizerError};
 /// How much of an error body is quoted in a [`SummarizerError::Status`].
 const ERROR_BODY_QUOTE_BYTES: usize = 300;
 
-/// An agent with the options' timeouts, reading error statuses as responses (to retry them).
+/// An agent with the options' timeouts, reading error statuses as responses (to retry them)
+/// and following no redirect (a 3xx is returned as the response, see the module doc).
 pub(crate) fn agent(options: &HttpOptions) -> Agent {
     Agent::config_builder()
         .http_status_as_error(false)
+        .max_redirects(0)
         .timeout_connect(Some(options.connect_timeout))
         .timeout_send_request(Some(options.read_timeout))
         .timeout_send_body(Some(options.read_timeout))
@@ -63,6 +74,9 @@ pub(crate) fn post_text(
             .send(&body)
             .map_err(|error| transport_error(url, error, options))?;
         let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            return Err(redirect_error(url, status, response.headers()));
+        }
         let retryable = status == 429 || (500..600).contains(&status);
         if retryable && attempt < options.max_retries {
             let retry_after = response
@@ -89,6 +103,20 @@ pub(crate) fn post_text(
             });
         }
         return Ok(text);
+    }
+}
+
+/// The error of a 3xx answer: its status and its `Location` (bounded and on one line, as
+/// the server wrote it; it is not resolved against `url`).
+fn redirect_error(url: &str, status: u16, headers: &ureq::http::HeaderMap) -> SummarizerError {
+    let location = headers
+        .get("location")
+        .map(|value| quote(&String::from_utf8_lossy(value.as_bytes())))
+        .unwrap_or_else(|| "(no Location header)".to_owned());
+    SummarizerError::Redirect {
+        url: url.to_owned(),
+        status,
+        location,
     }
 }
 
@@ -144,6 +172,50 @@ pub(crate) fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one rule that keeps credentials home, for every scheme: an https base URL whose
+    /// server redirects to http (or anywhere) is refused like any other, because no agent
+    /// follows a redirect at all (the loopback tests in `tests/llm_redirects.rs` cover plain
+    /// http; a TLS fake server would need a test-only root of trust in the client).
+    #[test]
+    fn no_agent_follows_redirects() {
+        for options in [
+            HttpOptions::default(),
+            HttpOptions {
+                max_retries: 0,
+                ..HttpOptions::default()
+            },
+        ] {
+            assert_eq!(agent(&options).config().max_redirects(), 0);
+        }
+    }
+
+    #[test]
+    fn a_redirect_error_names_the_location_on_one_bounded_line() {
+        let mut headers = ureq::http::HeaderMap::new();
+        let said = redirect_error("https://api.example/v1/messages", 302, &headers).to_string();
+        assert!(
+            said.starts_with("https://api.example/v1/messages: HTTP 302 redirect to (no Location header): not followed"),
+            "{said}"
+        );
+        let long = format!("http://other.example/{}", "a".repeat(1_000));
+        headers.insert("location", long.parse().unwrap());
+        let SummarizerError::Redirect {
+            status, location, ..
+        } = redirect_error("https://api.example/v1/messages", 308, &headers)
+        else {
+            panic!("not a redirect error");
+        };
+        assert_eq!(status, 308);
+        assert!(
+            location.starts_with("http://other.example/aaa"),
+            "{location}"
+        );
+        assert!(
+            location.len() < 400 && location.ends_with('…'),
+            "{location}"
+        );
+    }
 
     #[test]
     fn backoff_doubles_and_retry_after_is_capped() {

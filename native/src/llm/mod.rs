@@ -18,6 +18,8 @@
 //! runtime is pulled in), small, with rustls (no system OpenSSL) and per-phase timeouts.
 //! Every call has a connect timeout, read timeouts, a bounded response size, and retries with
 //! exponential backoff on 429 and 5xx (a `retry-after` in seconds is honoured up to a cap).
+//! No call follows a redirect: a 3xx is a [`SummarizerError::Redirect`] naming its
+//! `Location`, so the API key and the conversation never leave the configured host.
 //! An LLM call returns a [`SummarizerError`]; the engine turns any failure into the extractive
 //! fallback and a warning, so a summarizer never aborts a turn.
 
@@ -71,6 +73,19 @@ pub enum SummarizerError {
         status: u16,
         /// The start of the response body.
         body: String,
+    },
+    /// The endpoint answered with a redirect (3xx), which is not followed: the request holds
+    /// the API key and the conversation, which go to the configured host only. Not retried;
+    /// set the base URL to the final address.
+    #[error("{url}: HTTP {status} redirect to {location}: not followed (the API key and the request go only to the configured host; set the base URL to the final address)")]
+    Redirect {
+        /// The endpoint.
+        url: String,
+        /// The HTTP status (301, 302, 303, 307, 308...).
+        status: u16,
+        /// The `Location` header as the server sent it (its start, on one line), or
+        /// `(no Location header)`.
+        location: String,
     },
     /// The response was larger than allowed.
     #[error("{url}: response larger than {limit} bytes")]

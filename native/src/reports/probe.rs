@@ -142,7 +142,7 @@ pub enum FailureKind {
     Junk,
     /// The server said the request does not fit the model's context.
     ContextTooLong,
-    /// Another error status.
+    /// Another error status, or a redirect (not followed).
     Http,
     /// The connection failed.
     Transport,
@@ -186,6 +186,8 @@ impl FailureKind {
             SummarizerError::Timeout { .. } => FailureKind::Timeout,
             SummarizerError::Malformed { .. } | SummarizerError::Empty { .. } => FailureKind::Junk,
             SummarizerError::TooLarge { .. } => FailureKind::TooLarge,
+            // An HTTP answer that is not the model's; its message names the Location.
+            SummarizerError::Redirect { .. } => FailureKind::Http,
             SummarizerError::Status { status, body, .. } => {
                 let body = body.to_lowercase();
                 let too_long = ["context", "too long", "maximum", "exceed"]

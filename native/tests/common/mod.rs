@@ -13,7 +13,7 @@ pub mod steady_dir;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -120,11 +120,15 @@ pub fn anthropic_compaction_answer(block: &str, iterations: &[(u64, u64)]) -> St
 
 type Handler = dyn Fn(&Received, usize) -> Reply + Send + Sync;
 
-/// An HTTP/1.1 server on 127.0.0.1 answering each request with `handler(request, index)`.
+/// An HTTP/1.1 server on 127.0.0.1 (or another loopback address: [`LoopbackServer::start_on`])
+/// answering each request with `handler(request, index)`.
 pub struct LoopbackServer {
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>`, or the address it was started on.
     pub base_url: String,
     received: Arc<Mutex<Vec<Received>>>,
+    /// Connections accepted, counted before a byte is read (so a client that connects and
+    /// sends nothing still counts).
+    connections: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     accept_loop: Option<JoinHandle<()>>,
 }
@@ -132,20 +136,32 @@ pub struct LoopbackServer {
 impl LoopbackServer {
     /// Starts the server.
     pub fn start(handler: impl Fn(&Received, usize) -> Reply + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::start_on("127.0.0.1", handler)
+    }
+
+    /// Starts the server on another loopback address (`127.0.0.2`: a second host, for a test
+    /// of what may cross from one host to another; Linux answers the whole 127/8 range).
+    pub fn start_on(
+        ip: &str,
+        handler: impl Fn(&Received, usize) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        let listener = TcpListener::bind((ip, 0)).unwrap();
         listener.set_nonblocking(true).unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let handler: Arc<Handler> = Arc::new(handler);
         let accept_loop = {
-            let (received, stop) = (received.clone(), stop.clone());
+            let (received, connections, stop) =
+                (received.clone(), connections.clone(), stop.clone());
             std::thread::spawn(move || {
                 // Bounded: the server stops when dropped, and after two minutes regardless.
                 let deadline = std::time::Instant::now() + Duration::from_secs(120);
                 while !stop.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
                     match listener.accept() {
                         Ok((stream, _)) => {
+                            connections.fetch_add(1, Ordering::SeqCst);
                             let (received, handler) = (received.clone(), handler.clone());
                             std::thread::spawn(move || serve(stream, &received, handler.as_ref()));
                         }
@@ -157,6 +173,7 @@ impl LoopbackServer {
         LoopbackServer {
             base_url,
             received,
+            connections,
             stop,
             accept_loop: Some(accept_loop),
         }
@@ -165,6 +182,11 @@ impl LoopbackServer {
     /// Every request so far, in arrival order.
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
+    }
+
+    /// How many connections were accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
     }
 }
 
