@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use ctxkit::store::{MemoryFilter, MemoryQuery, NewMemory};
 use ctxkit::{Engine as NativeEngine, EngineConfig, TurnResult};
 use ctxkit_core::compaction::{fill_window_defaults, Budget, Policy};
+use ctxkit_core::model::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 use ctxkit_core::{CoreError, ToolCall};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -247,31 +248,40 @@ impl Engine {
     }
 
     /// Creates a session holding `messages` (in `format`), stored in one transaction.
-    #[pyo3(signature = (name, messages, format = "ctxkit"))]
+    /// More than `max_input_bytes` of messages (default 256 MiB, the CLI's) raises
+    /// `InvalidInputError`.
+    #[pyo3(signature = (name, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES))]
     fn import_session<'py>(
         &self,
         py: Python<'py>,
         name: &str,
         messages: &Bound<'py, PyAny>,
         format: &str,
+        max_input_bytes: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_messages(messages, format).map_err(core_in("import_session"))?;
+        check_input_bytes(&messages, max_input_bytes, "max_input_bytes=")
+            .map_err(core_in("import_session"))?;
         let info = self.with(py, |e| e.import_session(name, messages))?;
         serialize_to_py(py, &info)
     }
 
     /// Appends `messages` (in `format`) to the session's log in one transaction (each big tool
     /// output offloaded to a file), creating the session if missing. Returns one
-    /// `{"seq", "tokens", "offload"}` per message.
-    #[pyo3(signature = (session, messages, format = "ctxkit"))]
+    /// `{"seq", "tokens", "offload"}` per message. More than `max_input_bytes` of messages
+    /// (default 256 MiB, the CLI's) raises `InvalidInputError` and stores nothing.
+    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES))]
     fn append<'py>(
         &self,
         py: Python<'py>,
         session: &str,
         messages: &Bound<'py, PyAny>,
         format: &str,
+        max_input_bytes: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_messages(messages, format).map_err(core_in("append"))?;
+        check_input_bytes(&messages, max_input_bytes, "max_input_bytes=")
+            .map_err(core_in("append"))?;
         let outcome = self.with(py, |e| e.record_batch(session, messages, true))?;
         let recorded: Vec<Value> = outcome
             .recorded

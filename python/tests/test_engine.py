@@ -162,6 +162,20 @@ def test_a_failing_summarize_falls_back_to_the_extractive_summary(engine: ctxkit
     assert engine.prepare("s")["messages"][-1]["content"] == "next"
 
 
+def test_input_over_the_cap_is_refused_naming_the_parameter(engine: ctxkit.Engine) -> None:
+    engine.append("s", [{"role": "user", "content": "first"}])
+    before = store_snapshot(engine, "s")
+    big = [{"role": "user", "content": "x" * 2_000}]
+    with pytest.raises(ctxkit.InvalidInputError, match="max_input_bytes"):
+        engine.append("s", big, max_input_bytes=1_999)
+    with pytest.raises(ctxkit.InvalidInputError, match="max_input_bytes"):
+        engine.import_session("t", big, max_input_bytes=1_000)
+    assert store_snapshot(engine, "s") == before
+    # At the cap it is stored; the default cap is the CLI's 256 MiB.
+    assert len(engine.append("s", big, max_input_bytes=2_000)) == 1
+    assert engine.import_session("t", big)["messages"] == 1
+
+
 def test_bad_input_leaves_the_store_unchanged(engine: ctxkit.Engine) -> None:
     engine.append("s", tool_loop(2))
     before = store_snapshot(engine, "s")

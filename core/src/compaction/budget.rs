@@ -150,6 +150,16 @@ impl Budget {
             .map_or(by_share, |cap| by_share.min(cap))
     }
 
+    /// The most a view whose only message is cut to fit may hold: the usable budget, at most
+    /// the cost trigger. The percentage trigger keeps room for the log to grow before the next
+    /// compaction; a message that alone is over it has nothing to compact around it, and the
+    /// next turn plans again from the whole message in the log, so that room would only be
+    /// text cut for nothing. The cost trigger still bounds it: what pays per call is the same.
+    pub fn ceiling(&self) -> u64 {
+        self.cost_trigger_tokens
+            .map_or(self.usable(), |cap| self.usable().min(cap))
+    }
+
     /// This budget when the provider's cache has expired: the trigger moved `percent` of the
     /// way from the low-water mark to it (the low-water mark stays). A rewrite of the whole
     /// prefix is paid by the next call anyway, so compacting from a lower point costs no extra

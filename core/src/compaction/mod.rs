@@ -15,6 +15,7 @@ pub(crate) mod budget;
 pub(crate) mod cache_safe;
 pub(crate) mod checkpoint;
 pub(crate) mod clearing;
+mod cut_search;
 pub(crate) mod extractive;
 pub mod fallback;
 pub mod needed_next;

@@ -190,9 +190,10 @@ pub(crate) fn truncate_tier(
     Some(new)
 }
 
-/// Makes a repaired view fit under the trigger: cut oversized messages (first each one over
-/// half the trigger to that half, the same way every turn; then the biggest as far as the view
-/// needs), then (only for a tiny
+/// Makes a repaired view fit under the trigger (a view of one message: under
+/// [`Budget::ceiling`], filling it): cut oversized messages (first each one over half the
+/// trigger to that half, the same way every turn; then the biggest as far as the view needs),
+/// then (only for a tiny
 /// budget) drop the oldest units of the view. Dropping whole units, and never leaving a
 /// non-user message first, keeps the view repaired.
 pub(crate) fn fit_tier(
@@ -202,11 +203,23 @@ pub(crate) fn fit_tier(
     family: ModelFamily,
     outcome: &mut Outcome,
 ) {
-    let allowance = budget.trigger().saturating_sub(fixed);
+    // A message alone in the view fills what is free up to the ceiling (see
+    // `Budget::ceiling`): there is nothing around it to keep a stable prefix for.
+    let alone = all.len() == 1;
+    let limit = if alone {
+        budget.ceiling()
+    } else {
+        budget.trigger()
+    };
+    let allowance = limit.saturating_sub(fixed);
     // First each message over half the trigger, alone, to half the trigger: a cut that
     // depends only on the message and the budget, so the next turn cuts it the same way and
     // the cached prefix holds. Only if the view is still over are the biggest cut further.
-    let stable_cap = budget.trigger() / 2;
+    let stable_cap = if alone {
+        allowance
+    } else {
+        budget.trigger() / 2
+    };
     let mut stably_cut = 0;
     for item in all.iter_mut() {
         let tokens = item

@@ -11,9 +11,9 @@
 //! Together they make a view fit whenever the system prompt plus [`MIN_MESSAGE_TOKENS`] per
 //! remaining message fits.
 
-use crate::model::ViewMessage;
-use crate::model::{Content, Message, Part};
-use crate::text::{cut_middle, head_bytes};
+use super::cut_search::{cut_to_tokens, Prepared};
+use crate::model::{Message, ViewMessage};
+use crate::text::cut_middle;
 use crate::tokens::{estimate_message, ModelFamily};
 
 /// The marker left where a message was cut.
@@ -47,87 +47,10 @@ pub fn truncation_summary(
 
 /// `message` with its content cut to about `max_bytes` (text head + tail around
 /// `CUT_MARKER`; long string values inside tool-call arguments cut the same way, so the
-/// arguments stay valid JSON).
+/// arguments stay valid JSON). The room is shared by water-filling: texts and arguments
+/// shorter than an equal share keep all of theirs, the rest goes to the longer ones.
 pub fn cut_message(message: &Message, max_bytes: usize) -> Message {
-    let mut cut = message.clone();
-    let calls = cut.tool_calls.len();
-    // Share the room between the content and the arguments of each call.
-    let share = max_bytes / (calls + 1).max(1);
-    cut.content = match &message.content {
-        Content::Text(text) => Content::Text(cut_middle(text, share, CUT_MARKER)),
-        Content::Parts(parts) => {
-            let texts = parts
-                .iter()
-                .filter(|p| matches!(p, Part::Text { .. }))
-                .count()
-                .max(1);
-            Content::Parts(
-                parts
-                    .iter()
-                    .filter_map(|part| match part {
-                        Part::Text { text } => Some(Part::Text {
-                            text: cut_middle(text, share / texts, CUT_MARKER),
-                        }),
-                        Part::Image { .. } => Some(Part::Text {
-                            text: "[image removed to fit the context window]".to_owned(),
-                        }),
-                        Part::Thinking { .. } | Part::Opaque { .. } => None,
-                    })
-                    .collect(),
-            )
-        }
-    };
-    for call in &mut cut.tool_calls {
-        call.arguments = cut_arguments(&call.arguments, share);
-    }
-    // A tiny room cuts text to nothing, and a cut drops thinking and provider blocks: a message
-    // that said something still says what happened (providers reject empty messages, and the
-    // model should know something was there).
-    if cut.content.is_blank() && !message.content.is_blank() {
-        cut.content = Content::Text(REMOVED_CONTENT.to_owned());
-    }
-    cut
-}
-
-/// JSON arguments with long string values cut so the text is about `max_bytes`; arguments that
-/// are not JSON are cut as text.
-fn cut_arguments(arguments: &str, max_bytes: usize) -> String {
-    if arguments.len() <= max_bytes {
-        return arguments.to_owned();
-    }
-    match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(mut value) => {
-            let strings = count_strings(&value).max(1);
-            cut_strings(&mut value, max_bytes / strings);
-            serde_json::to_string(&value)
-                .unwrap_or_else(|_| head_bytes(arguments, max_bytes).to_owned())
-        }
-        Err(_) => cut_middle(arguments, max_bytes, CUT_MARKER),
-    }
-}
-
-fn count_strings(value: &serde_json::Value) -> usize {
-    match value {
-        serde_json::Value::String(_) => 1,
-        serde_json::Value::Array(items) => items.iter().map(count_strings).sum(),
-        serde_json::Value::Object(map) => map.values().map(count_strings).sum(),
-        _ => 0,
-    }
-}
-
-fn cut_strings(value: &mut serde_json::Value, max_bytes: usize) {
-    match value {
-        serde_json::Value::String(text) if text.len() > max_bytes => {
-            *text = cut_middle(text, max_bytes, CUT_MARKER)
-        }
-        serde_json::Value::Array(items) => items
-            .iter_mut()
-            .for_each(|item| cut_strings(item, max_bytes)),
-        serde_json::Value::Object(map) => map
-            .values_mut()
-            .for_each(|item| cut_strings(item, max_bytes)),
-        _ => {}
-    }
+    Prepared::new(message).cut(max_bytes)
 }
 
 /// Cuts the biggest messages of `items` until their estimates sum to at most `allowance`, or
@@ -141,8 +64,9 @@ pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFa
                 .unwrap_or_else(|| estimate_message(item, family))
         })
         .collect();
-    // Each message is cut from its original text (never a cut of a cut), at most a few times:
-    // the bytes-per-token guess may land a little over its target.
+    // Each message is cut from its original text (never a cut of a cut). The search makes each
+    // cut land on its target, so a message is cut again only when a later round asks for
+    // less; a few rounds bound the loop.
     const ATTEMPTS: u8 = 4;
     let mut attempts = vec![0u8; items.len()];
     let mut originals: Vec<Option<Message>> = vec![None; items.len()];
@@ -171,15 +95,9 @@ pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFa
         };
         *tried += 1;
         let original = original.get_or_insert_with(|| item.message.as_ref().clone());
-        // Aim a little under the target: 2% and a few tokens to spare.
-        let target = before
-            .saturating_sub(excess + excess / 50 + 2)
-            .max(MIN_MESSAGE_TOKENS);
-        // Bytes per token of this very message, so the cut lands near the target.
-        let bytes = u128::from(message_bytes(item) as u64);
-        let room = usize::try_from(bytes * u128::from(target) / u128::from(before.max(1)))
-            .unwrap_or(usize::MAX);
-        let smaller = cut_message(original, room.saturating_sub(CUT_MARKER.len()));
+        let target = before.saturating_sub(excess).max(MIN_MESSAGE_TOKENS);
+        let whole = estimate_message(original, family);
+        let smaller = cut_to_tokens(original, whole, target, family);
         let after = estimate_message(&smaller, family);
         if after < before {
             *item.to_mut() = smaller;
@@ -193,30 +111,10 @@ pub fn cut_to_fit(items: &mut [ViewMessage<'_>], allowance: u64, family: ModelFa
         .count()
 }
 
-fn message_bytes(message: &Message) -> usize {
-    let content = match &message.content {
-        Content::Text(text) => text.len(),
-        Content::Parts(parts) => parts
-            .iter()
-            .map(|part| match part {
-                Part::Text { text } => text.len(),
-                Part::Thinking { thinking, .. } => thinking.len(),
-                Part::Image { .. } | Part::Opaque { .. } => 64,
-            })
-            .sum(),
-    };
-    content
-        + message
-            .tool_calls
-            .iter()
-            .map(|call| call.arguments.len())
-            .sum::<usize>()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
+    use crate::model::{Content, Part, ToolCall};
 
     #[test]
     fn cut_messages_keep_both_ends_and_valid_arguments() {
