@@ -59,8 +59,11 @@ fn check_views(view: &TurnResult, what: &str) {
         }
         assert_eq!(sent, block, "{what}: the block first, as stored");
         let rest = first["content"][1]["text"].as_str().unwrap_or_default();
+        // What the checkpoint adds: the log's Goal (the user's words; the block holds only
+        // the server's account), none of the block's own text again.
         assert!(
-            rest.contains("## Pinned facts") && !rest.contains(TEXT),
+            rest.starts_with("## Goal\n- step 0: look at src/file0.rs")
+                && !rest.contains("Read the files one by one."),
             "{what}: what the checkpoint adds to the block, in a text block after it: {rest:?}"
         );
         let violations = validate(&anthropic, WireFormat::Anthropic).unwrap();
@@ -151,10 +154,20 @@ fn the_compaction_block_is_stored_and_sent_first_in_anthropic_views_only() {
         let checkpoint = stored.latest_checkpoint().unwrap();
         assert_eq!(checkpoint.method, SummaryMethod::Llm);
         assert!(!checkpoint.pinned.is_empty(), "{what}: facts to hold it to");
-        assert_eq!(checkpoint.summary, with_pinned(TEXT, &checkpoint.pinned));
-        assert_ne!(
-            checkpoint.summary, TEXT,
-            "{what}: the pinned facts appended"
+        // The log's Goal first (the user's words), then the block's text as the server's own
+        // account, held to the pinned facts.
+        let goal = ctxkit::core::compaction::goal_section(&checkpoint.summary).unwrap_or_default();
+        assert!(
+            goal.starts_with("- step 0: look at src/file0.rs"),
+            "{what}: {}",
+            checkpoint.summary
+        );
+        assert_eq!(
+            checkpoint.summary,
+            with_pinned(
+                &ctxkit::core::compaction::owned_summary(goal, TEXT),
+                &checkpoint.pinned
+            )
         );
         assert_eq!(
             checkpoint.compaction_block.as_deref(),

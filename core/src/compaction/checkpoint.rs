@@ -132,9 +132,24 @@ pub fn anthropic_summary_message(checkpoint: &Checkpoint) -> Option<Message> {
         .and_then(serde_json::Value::as_str)
         .unwrap_or_default()
         .trim();
+    // What the checkpoint adds to the block's text: the log's Goal before it and what both
+    // left out after it (the block's text itself is in the block).
+    let body = crate::compaction::owned_goal::model_body(block_text);
     let summary = checkpoint.summary.trim();
-    let added = summary.strip_prefix(block_text).unwrap_or(summary).trim();
-    let mut extra = added.to_owned();
+    let added = if body.is_empty() {
+        summary.to_owned()
+    } else {
+        let headed = format!(
+            "{}{body}",
+            crate::compaction::owned_goal::MODEL_NOTES_HEADING
+        );
+        if summary.contains(&headed) {
+            summary.replacen(&headed, "", 1)
+        } else {
+            summary.replacen(&body, "", 1)
+        }
+    };
+    let mut extra = added.trim().to_owned();
     if let Some(tasks) = checkpoint.active_tasks.as_deref() {
         if !extra.is_empty() {
             extra.push_str("\n\n");

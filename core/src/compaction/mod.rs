@@ -19,6 +19,7 @@ mod cut_search;
 pub(crate) mod extractive;
 pub mod fallback;
 pub mod needed_next;
+pub(crate) mod owned_goal;
 pub mod pinned;
 pub(crate) mod plan;
 pub(crate) mod policy;
@@ -47,6 +48,9 @@ pub use extractive::{
     SECTIONS, STATE_SECTIONS,
 };
 pub use fallback::{Fallback, FallbackKind, LlmCall};
+pub use owned_goal::{
+    goal_section, is_owned_heading, model_body, owned_summary, MODEL_GOAL_HEADING,
+};
 pub use pinned::{DroppedFacts, FactKind, PinnedFact};
 pub use plan::{plan_turn, Plan, PlanInput, ReadyView};
 pub use policy::{Policy, Strategy, SummaryMode};

@@ -147,9 +147,13 @@ pub fn keep_compaction_block(
     let belongs = if block.starts_with(RESPONSES_ITEM_PREFIX) {
         same_messages && checkpoint.method == SummaryMethod::Extractive
     } else {
+        // The summary is the log's Goal, then the answer's text (its goal headings renamed:
+        // `owned_goal`), then what both left out.
         same_messages
             && checkpoint.method == SummaryMethod::Llm
-            && checkpoint.summary.trim().starts_with(text.trim())
+            && checkpoint
+                .summary
+                .contains(super::owned_goal::model_body(text).as_str())
     };
     if belongs {
         checkpoint.compaction_block = Some(block);

@@ -19,6 +19,7 @@ use crate::compaction::checkpoint::llm_summary_text;
 use crate::compaction::extractive::{
     extractive_summary_with, log_state_appendix, pinned_from_summary,
 };
+use crate::compaction::owned_goal::{goal_section, owned_summary};
 use crate::compaction::pinned::{
     cap_pinned, gather_pinned, pinned_section, DroppedFacts, PinnedFact,
 };
@@ -26,6 +27,9 @@ use crate::compaction::{
     checkpoint_from_summary, render_active_tasks, Checkpoint, ExtractiveLimits, SummaryMethod,
     TodoItem, SECTIONS, STATE_SECTIONS,
 };
+
+/// The Goal of a summary whose messages hold no request (what the extractive summary writes).
+const NO_REQUEST_GOAL: &str = "(no user request in the summarized messages)";
 use crate::error::{CoreError, Result};
 use crate::model::Message;
 use crate::model::{first_after, Entry};
@@ -249,11 +253,16 @@ pub fn covered_entries<'l>(request: &SummaryRequest, log: &'l [Entry]) -> &'l [E
 /// let request = summary_request(&log, None, &[], 1, caps, &TranscriptLimits::default());
 /// let limits = ExtractiveLimits::default();
 ///
-/// // The answer is wrapped in the request's own tag; the pinned request it left out is added.
+/// // The answer is wrapped in the request's own tag. The Goal is the log's (the user's words);
+/// // the model's own account of it follows under a heading that says whose it is, and the
+/// // pinned fact both left out is added.
 /// let answer = format!("<{tag}>## Goal\nFix it</{tag}>", tag = request.answer_tag);
 /// let (llm, refused) = summary_checkpoint(&request, Some(&answer), &log, &limits, family).unwrap();
 /// assert_eq!((llm.method, refused), (SummaryMethod::Llm, None));
-/// assert_eq!(llm.summary, "## Goal\nFix it\n\n## Pinned facts\n- request: Fix src/main.rs\n- next step: Done.");
+/// assert_eq!(
+///     llm.summary,
+///     "## Goal\n- Fix src/main.rs\n\n## The summarizer's own account of the goal (not the user's words)\nFix it\n\n## Pinned facts\n- next step: Done."
+/// );
 ///
 /// let (fallback, refused) = summary_checkpoint(&request, Some("  "), &log, &limits, family).unwrap();
 /// assert_eq!(fallback.method, SummaryMethod::Extractive);
@@ -286,11 +295,22 @@ fn llm_checkpoint(
     limits: &ExtractiveLimits,
     family: ModelFamily,
 ) -> Result<Checkpoint> {
-    let summary = llm_summary_text(request, answer)?;
+    let answered = llm_summary_text(request, answer)?;
     let messages: Vec<Message> = covered_entries(request, log)
         .iter()
         .map(|entry| entry.message.clone())
         .collect();
+    // The Goal is the log's: the extractive summary's Goal section (the user's requests,
+    // verbatim), then the model's text (see `owned_goal`).
+    let extractive = extractive_summary_with(
+        &messages,
+        request.previous_summary.as_deref(),
+        limits,
+        &request.pinned,
+    );
+    let goal = goal_section(&extractive).unwrap_or(NO_REQUEST_GOAL);
+    let owned = owned_summary(goal, answered);
+    let summary = owned.as_str();
     let most = limits.identifiers.max(limits.errors);
     for keep in [most, most / 2, most / 4, 2, 0] {
         let appendix = log_state_appendix(summary, &messages, limits, keep);

@@ -104,16 +104,22 @@ fn an_answer_is_used_an_unusable_one_falls_back_and_a_stale_one_is_dropped() {
     assert_eq!(summary.method, SummaryMethod::Llm);
     assert_eq!(session.checkpoints.len(), 1);
     assert_eq!(summary.through_seq, session.checkpoints[0].through_seq);
-    // The LLM's summary, with the pinned facts it left out appended.
+    // The log's Goal (the user's first request, verbatim), then the LLM's text under its own
+    // heading, then what both left out.
     let summary = &session.checkpoints[0].summary;
     assert!(
-        summary.starts_with("## Goal\nsteps\n\n## Pinned facts\n"),
+        summary.starts_with("## Goal\n- step 0: look at src/file0.rs"),
         "{summary}"
     );
     assert!(
-        summary.contains("- request: step 0: look at src/file0.rs"),
+        summary.contains(&format!(
+            "\n\n{}\nsteps",
+            crate::compaction::MODEL_GOAL_HEADING
+        )),
         "{summary}"
     );
+    // The Goal holds the requests, so the pinned facts do not repeat them.
+    assert!(!summary.contains("- request: step 0:"), "{summary}");
     assert_eq!(session.nudge_state.turn, 1);
 
     // A request answered after a checkpoint covering it reached the session is stale.
