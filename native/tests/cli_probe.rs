@@ -118,19 +118,21 @@ fn a_server_that_answers_from_the_log_holds_every_key_over_the_full_log() {
 
 #[test]
 fn bad_servers_are_reported_per_probe_and_the_run_goes_on() {
+    // Each bad answer is followed by a good one: two failures in a row would stop the run
+    // (its circuit breaker, tested in llm_deadlines.rs).
     let server = LoopbackServer::start(|request, index| {
         match index {
         0 => Reply::status(500, r#"{"error":"boom"}"#),
-        1 => Reply::ok("this is not json"),
-        2 => Reply::ok(
+        2 => Reply::ok("this is not json"),
+        4 => Reply::ok(
             serde_json::json!({"choices": [{"message": {"role": "assistant", "content": null, "refusal": "I can't help with that"}}]})
                 .to_string(),
         ),
-        3 => Reply::status(
+        6 => Reply::status(
             400,
             r#"{"error":{"message":"the prompt is 9000 tokens; it does not fit the context of 8192 tokens","code":"context_length_exceeded"}}"#,
         ),
-        4 => Reply::Stall(Duration::from_secs(4)),
+        8 => Reply::Stall(Duration::from_secs(4)),
         _ => Reply::ok(openai_answer(&echo_of_the_log(request))),
     }
     });
@@ -141,14 +143,14 @@ fn bad_servers_are_reported_per_probe_and_the_run_goes_on() {
             "--strategy",
             "full",
             "--max-probes",
-            "6",
+            "10",
             "--timeout",
             "1",
             "--json",
         ],
     );
     let (rows, _) = rows(&output);
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 10);
     let outcomes: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -163,9 +165,13 @@ fn bad_servers_are_reported_per_probe_and_the_run_goes_on() {
         outcomes,
         vec![
             "http",
+            "answered",
             "junk",
+            "answered",
             "refused",
+            "answered",
             "context_too_long",
+            "answered",
             "timeout",
             "answered"
         ]
@@ -174,7 +180,7 @@ fn bad_servers_are_reported_per_probe_and_the_run_goes_on() {
         .as_str()
         .unwrap()
         .contains("HTTP 500"));
-    assert_eq!(rows[5]["outcome"]["held"], true);
+    assert_eq!(rows[9]["outcome"]["held"], true);
 
     // The text report lists each request without an answer with its probe.
     let server = LoopbackServer::start(|_, _| Reply::status(503, "overloaded"));

@@ -188,6 +188,7 @@ fn request() -> LlmRequest<'static> {
         anthropic_messages: None,
         responses_input: None,
         max_tokens: 100,
+        deadline: None,
     }
 }
 

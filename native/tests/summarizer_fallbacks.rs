@@ -113,7 +113,7 @@ fn a_hanging_summarizer_is_skipped_after_two_timeouts_then_asked_again() {
             let summary = &view.stats.fallbacks[1].reason;
             assert!(summary.contains("timed out"), "{summary}");
             assert!(
-                summary.ends_with("(the summarizer timed out 2 times in a row: the next 3 compactions use the extractive summary without asking it)"),
+                summary.ends_with("(the summarizer failed 2 times in a row: the next 3 compactions use the extractive summary without asking it)"),
                 "{summary}"
             );
         }
@@ -127,7 +127,7 @@ fn a_hanging_summarizer_is_skipped_after_two_timeouts_then_asked_again() {
             );
             assert!(view.stats.fallbacks[1]
                 .reason
-                .starts_with("not asked: the summarizer timed out 2 times in a row"));
+                .starts_with("not asked: the summarizer failed 2 times in a row"));
         }
     }
     assert_eq!(

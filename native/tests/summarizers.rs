@@ -39,6 +39,7 @@ fn endpoint(api: Api, server: &LoopbackServer) -> LlmEndpoint {
             initial_backoff: Duration::from_millis(5),
             max_backoff: Duration::from_millis(20),
             max_retry_after: Duration::from_millis(50),
+            deadline: Duration::from_secs(10),
         },
     }
 }

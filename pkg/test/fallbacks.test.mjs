@@ -114,20 +114,20 @@ test('circuit breaker: two timeouts in a row, then three compactions skip the su
     assert.ok(view.summary, `turn ${i + 1} compacted`);
     assert.equal(view.summary.method, 'extractive');
     kinds.push(view.stats.fallbacks.map((f) => f.kind).join());
-    if (i === 1) assert.match(view.stats.fallbacks[0].reason, /timed out 2 times in a row: the next 3 compactions use the extractive summary without asking it/);
+    if (i === 1) assert.match(view.stats.fallbacks[0].reason, /failed 2 times in a row: the next 3 compactions use the extractive summary without asking it/);
     if (i === 2) {
-      assert.match(view.stats.fallbacks[0].reason, /^not asked: the summarizer timed out 2 times in a row/);
+      assert.match(view.stats.fallbacks[0].reason, /^not asked: the summarizer failed 2 times in a row/);
       assert.equal(view.summary.fallback_reason, view.stats.fallbacks[0].reason);
     }
   }
   assert.deepEqual(kinds, ['timeout', 'timeout', 'skipped', 'skipped', 'skipped']);
   assert.equal(asked, 2, 'the skipped compactions did not call summarize');
-  assert.deepEqual(session.engine.toJSON().summarizer_breaker, { consecutive_timeouts: 2, skip_compactions: 0 });
+  assert.deepEqual(session.engine.toJSON().summarizer_breaker, { consecutive_failures: 2, skip_compactions: 0 });
   // The probe after the skipped compactions times out again: the breaker opens for twice as
   // many compactions.
   const probe = await session.turn({ summarize: hanging });
   assert.equal(asked, 3, 'asked again after the skipped compactions');
-  assert.match(probe.stats.fallbacks[0].reason, /timed out 3 times in a row: the next 6 compactions use the extractive summary/);
+  assert.match(probe.stats.fallbacks[0].reason, /failed 3 times in a row: the next 6 compactions use the extractive summary/);
   // A view never asks, so it neither skips nor counts down.
   session.engine.append([{ role: 'user', content: 'x '.repeat(3000) }]);
   const viewed = session.engine.view({ budget: { context_window: 8_000 }, policy: { nudges: QUIET } });
@@ -144,19 +144,22 @@ test('circuit breaker: two timeouts in a row, then three compactions skip the su
   assert.equal(session.engine.toJSON().summarizer_breaker, undefined, 'closed and clear: not in the state');
 });
 
-test('circuit breaker: restored from toJSON state; a failure that is not a timeout ends the run', async () => {
+test('circuit breaker: restored from toJSON state; a failure that is not a timeout counts too', async () => {
   const session = compactingSession();
   await session.turn({ summarize: hang });
   const state = session.engine.toJSON();
-  assert.deepEqual(state.summarizer_breaker, { consecutive_timeouts: 1, skip_compactions: 0 });
+  assert.deepEqual(state.summarizer_breaker, { consecutive_failures: 1, skip_compactions: 0 });
+  // A state written when only timeouts counted reads as the same count.
+  const old = ck.Engine.fromJSON({ ...state, summarizer_breaker: { consecutive_timeouts: 1, skip_compactions: 0 } });
+  assert.deepEqual(old.toJSON().summarizer_breaker, { consecutive_failures: 1, skip_compactions: 0 });
   session.engine = ck.Engine.fromJSON(state);
-  // An error (not a timeout) ends the run of timeouts: the next timeout is the first again.
-  const failed = await session.turn({ summarize: async () => { throw new Error('HTTP 500'); } });
+  // An error (a 429, a 5xx: not a timeout) is a failure too: two in a row open the breaker.
+  const failed = await session.turn({ summarize: async () => { throw new Error('HTTP 429'); } });
   assert.equal(failed.stats.fallbacks[0].kind, 'error');
-  assert.equal(session.engine.toJSON().summarizer_breaker, undefined);
-  await session.turn({ summarize: hang });
-  const second = await session.turn({ summarize: hang });
-  assert.match(second.stats.fallbacks[0].reason, /timed out 2 times in a row/);
+  assert.match(failed.stats.fallbacks[0].reason, /failed 2 times in a row/);
+  assert.deepEqual(session.engine.toJSON().summarizer_breaker, { consecutive_failures: 2, skip_compactions: 3 });
+  const skipped = await session.turn({ summarize: hang });
+  assert.equal(skipped.stats.fallbacks[0].kind, 'skipped');
   assert.throws(() => ck.Engine.fromJSON({ ...session.engine.toJSON(), summarizer_breaker: { skip: 1 } }),
     /^Error: Engine\.fromJSON: state\.summarizer_breaker\.skip: unknown field/);
 });

@@ -71,13 +71,15 @@ export interface EngineState {
 }
 
 /**
- * The summarizer's circuit breaker: after 2 timeouts of `summarize` in a row, the next 3
- * compactions (6, 12, up to 24 after each further timeout in a row) use the extractive summary
- * without calling it; then it is called again. Any answer, or another failure, closes it.
+ * The summarizer's circuit breaker: after 2 failures of `summarize` in a row (of any kind: a
+ * timeout, a throw or rejection, a refusal, an unusable answer), the next 3 compactions (6,
+ * 12, up to 24 after each further failure in a row) use the extractive summary without
+ * calling it; then it is called again. A usable answer closes it. A state written with
+ * `consecutive_timeouts` is read as the same count.
  */
 export interface SummarizerBreaker {
-  /** `summarize` calls in a row that timed out. */
-  consecutive_timeouts: number;
+  /** `summarize` calls in a row that failed. */
+  consecutive_failures: number;
   /** Compactions left that skip `summarize`. */
   skip_compactions: number;
 }

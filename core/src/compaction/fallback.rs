@@ -6,7 +6,7 @@
 //! [`crate::TurnDriver::extraction_failed`]), the core refused the answer (empty, oversized,
 //! without the request's tag: [`FallbackKind::Unusable`]), the answer came after another turn
 //! stored a checkpoint over the same messages ([`FallbackKind::Stale`]), or the summarizer was
-//! not asked because it timed out too often in a row ([`FallbackKind::Skipped`], see
+//! not asked because it failed too often in a row ([`FallbackKind::Skipped`], see
 //! [`crate::turn::SummarizerBreaker`]). The ready view's [`crate::ViewStats::fallbacks`] lists
 //! them, so every shell reports the same thing in the same words: the native engine as warning
 //! events, the JS Engine in its result, the adapters as events.
@@ -45,8 +45,9 @@ pub enum FallbackKind {
     /// The answer came after another turn of the session stored a checkpoint over the same
     /// messages; that checkpoint was kept and the answer dropped.
     Stale,
-    /// Not asked: the summarizer timed out too many times in a row, so this compaction went
-    /// straight to the extractive summary (the circuit breaker).
+    /// Not asked: the summarizer failed too many times in a row (any kind of failure, this
+    /// one included), so this compaction went straight to the extractive summary (the circuit
+    /// breaker).
     Skipped,
 }
 

@@ -34,8 +34,9 @@
 //!   refused, its answer was unusable or stale, or the summarizer's circuit breaker skipped it)
 //!   is listed in the ready view's [`ViewStats::fallbacks`] with its reason
 //!   ([`crate::compaction::Fallback`]); the shells report those, never their own.
-//! - **A hanging summarizer is skipped for a while**: the turn advances the session's
-//!   [`SummarizerBreaker`] from what its summary call came to, and while the breaker is open a
+//! - **A failing summarizer is skipped for a while**: the turn advances the session's
+//!   [`SummarizerBreaker`] from what its summary call came to (every failure counts: a
+//!   timeout, an error, a refusal, an unusable answer), and while the breaker is open a
 //!   turn with a summarizer ([`TurnInputs::has_summarizer`]) compacts extractively without
 //!   asking ([`crate::turn::breaker`]).
 
@@ -285,22 +286,22 @@ impl<'x> TurnDriver<'x> {
     /// failed). An unusable answer (empty, oversized) falls back to the extractive summary, and
     /// the result's [`SummaryOutcome::fallback_reason`] says why. When a checkpoint reached the
     /// session meanwhile, the answer is stale and dropped. Both are listed in the ready view's
-    /// [`ViewStats::fallbacks`]. An answer closes the session's [`SummarizerBreaker`].
+    /// [`ViewStats::fallbacks`]. A usable or stale answer closes the session's
+    /// [`SummarizerBreaker`]; an unusable one counts as a failure.
     pub fn answer_summary(&mut self, session: &Session, answer: Option<&str>) -> Result<()> {
         let State::Summarizing(request) = &self.state else {
             return Err(out_of_order("answer_summary", "no summary was asked for"));
         };
         let request = request.clone();
         self.state = State::Planning;
-        if answer.is_some() {
-            let after = self.breaker(session).after_call(CallOutcome::Answered);
-            self.set_breaker(session, after);
-        }
         let stale = session
             .latest_checkpoint()
             .is_some_and(|latest| latest.through_seq >= request.through_seq);
         if stale {
             if answer.is_some() {
+                // The model did answer: that ends a run of failures.
+                let after = self.breaker(session).after_call(CallOutcome::Answered);
+                self.set_breaker(session, after);
                 self.fell_back(LlmCall::Summary, FallbackKind::Stale, STALE_ANSWER);
             }
             return Ok(());
@@ -314,11 +315,15 @@ impl<'x> TurnDriver<'x> {
             session.family,
         )?;
         if let Some(refused) = &fallback_reason {
+            let opened = self.count_unusable(session);
             self.fell_back(
                 LlmCall::Summary,
                 FallbackKind::Unusable,
-                refused.to_string(),
+                format!("{refused}{opened}"),
             );
+        } else if answer.is_some() {
+            let after = self.breaker(session).after_call(CallOutcome::Answered);
+            self.set_breaker(session, after);
         }
         self.summary = Some(SummaryOutcome {
             through_seq: checkpoint.through_seq,

@@ -1,12 +1,12 @@
 //! The driver's fallbacks and the summarizer's circuit breaker: every way a call falls back is
-//! listed in the ready view's stats with its reason, and a summarizer that keeps timing out is
-//! skipped for a while, then asked again.
+//! listed in the ready view's stats with its reason, and a summarizer that keeps failing (any
+//! kind of failure) is skipped for a while, then asked again.
 
 use super::*;
 use crate::compaction::{Budget, FallbackKind, LlmCall, Policy, SummaryMethod};
 use crate::model::{Message, ToolCall};
 use crate::tokens::ModelFamily;
-use crate::turn::breaker::{BREAKER_SKIPPED_COMPACTIONS, BREAKER_TIMEOUTS};
+use crate::turn::breaker::{BREAKER_FAILURES, BREAKER_SKIPPED_COMPACTIONS};
 
 fn budget() -> Budget {
     Budget {
@@ -51,13 +51,14 @@ fn grow_until_compaction(session: &mut Session, inputs: &TurnInputs<'_>, next: &
     panic!("no compaction in 200 turns");
 }
 
-/// What a compaction turn's summarizer is: none, it hangs (times out), fails otherwise, or
-/// answers.
+/// What a compaction turn's summarizer is: none, it hangs (times out), fails otherwise,
+/// refuses, or answers.
 #[derive(Clone, Copy)]
 enum Summarizer<'a> {
     None,
     Hangs,
     Fails,
+    Refuses,
     Answers(&'a str),
 }
 
@@ -82,7 +83,10 @@ fn turn(
                         .summary_failed(session, FallbackKind::Timeout, "timed out")
                         .unwrap(),
                     Summarizer::Fails => driver
-                        .summary_failed(session, FallbackKind::Error, "HTTP 500")
+                        .summary_failed(session, FallbackKind::Error, "HTTP 429")
+                        .unwrap(),
+                    Summarizer::Refuses => driver
+                        .summary_failed(session, FallbackKind::Refused, "the model refused")
                         .unwrap(),
                     Summarizer::Answers(text) => {
                         driver.answer_summary(session, Some(text)).unwrap()
@@ -111,7 +115,7 @@ fn the_breaker_opens_after_timeouts_skips_compactions_then_asks_again() {
     };
     let mut session = Session::new(ModelFamily::OpenAi);
     let mut next = 0;
-    for round in 0..BREAKER_TIMEOUTS {
+    for round in 0..BREAKER_FAILURES {
         grow_until_compaction(&mut session, &inputs, &mut next);
         let (kinds, asked, result) = turn(&mut session, &inputs, Summarizer::Hangs);
         assert!(asked);
@@ -120,7 +124,7 @@ fn the_breaker_opens_after_timeouts_skips_compactions_then_asks_again() {
             result.summary.map(|s| s.method),
             Some(SummaryMethod::Extractive)
         );
-        assert_eq!(session.summarizer_breaker.consecutive_timeouts, round + 1);
+        assert_eq!(session.summarizer_breaker.consecutive_failures, round + 1);
     }
     assert_eq!(
         session.summarizer_breaker.skip_compactions,
@@ -153,19 +157,56 @@ fn the_breaker_opens_after_timeouts_skips_compactions_then_asks_again() {
 }
 
 #[test]
-fn another_failure_ends_a_run_of_timeouts() {
+fn every_kind_of_failure_counts_and_only_a_usable_answer_ends_the_run() {
     let policy = policy();
     let inputs = TurnInputs {
         has_summarizer: true,
         ..TurnInputs::new("sys", budget(), &policy)
     };
+    // Two failures of any two kinds in a row open the breaker: an error status (a 429, a
+    // 5xx, a redirect), a refusal, a connection failure, an unusable answer, a timeout.
+    let kinds = [
+        Summarizer::Fails,
+        Summarizer::Refuses,
+        Summarizer::Hangs,
+        Summarizer::Answers("   "),
+    ];
+    for first in kinds {
+        for second in kinds {
+            let mut session = Session::new(ModelFamily::OpenAi);
+            let mut next = 0;
+            grow_until_compaction(&mut session, &inputs, &mut next);
+            turn(&mut session, &inputs, first);
+            assert_eq!(session.summarizer_breaker.consecutive_failures, 1);
+            grow_until_compaction(&mut session, &inputs, &mut next);
+            let (_, _, result) = turn(&mut session, &inputs, second);
+            assert_eq!(
+                session.summarizer_breaker.skip_compactions,
+                BREAKER_SKIPPED_COMPACTIONS
+            );
+            let reason = &result.stats.fallbacks[0].reason;
+            assert!(
+                reason.ends_with("(the summarizer failed 2 times in a row: the next 3 compactions use the extractive summary without asking it)"),
+                "{reason}"
+            );
+            grow_until_compaction(&mut session, &inputs, &mut next);
+            let (kinds, asked, _) = turn(&mut session, &inputs, Summarizer::Answers("never"));
+            assert!(!asked);
+            assert_eq!(kinds, vec![(LlmCall::Summary, FallbackKind::Skipped)]);
+        }
+    }
+    // A usable answer between two failures ends the run.
     let mut session = Session::new(ModelFamily::OpenAi);
     let mut next = 0;
-    for summarizer in [Summarizer::Hangs, Summarizer::Fails, Summarizer::Hangs] {
+    for summarizer in [
+        Summarizer::Fails,
+        Summarizer::Answers("## Goal\nok"),
+        Summarizer::Hangs,
+    ] {
         grow_until_compaction(&mut session, &inputs, &mut next);
         turn(&mut session, &inputs, summarizer);
     }
-    assert_eq!(session.summarizer_breaker.consecutive_timeouts, 1);
+    assert_eq!(session.summarizer_breaker.consecutive_failures, 1);
     assert!(!session.summarizer_breaker.is_open());
 }
 
@@ -191,7 +232,7 @@ fn the_breaker_skips_the_extraction_too_and_travels_in_the_session_json() {
     let json = serde_json::to_value(&session).unwrap();
     assert_eq!(
         json["summarizer_breaker"],
-        serde_json::json!({"consecutive_timeouts": 1, "skip_compactions": 0})
+        serde_json::json!({"consecutive_failures": 1, "skip_compactions": 0})
     );
     let mut session: Session = serde_json::from_value(json).unwrap();
     grow_until_compaction(&mut session, &inputs, &mut next);
@@ -207,7 +248,7 @@ fn the_breaker_skips_the_extraction_too_and_travels_in_the_session_json() {
         ]
     );
     let reason = &result.stats.fallbacks[1].reason;
-    assert_eq!(reason, "not asked: the summarizer timed out 2 times in a row, so the extractive summary is used for this compaction and 2 more before it is asked again");
+    assert_eq!(reason, "not asked: the summarizer failed 2 times in a row, so the extractive summary is used for this compaction and 2 more before it is asked again");
     // Closed and clear: not written at all.
     let fresh = serde_json::to_value(Session::new(ModelFamily::OpenAi)).unwrap();
     assert!(fresh.get("summarizer_breaker").is_none());

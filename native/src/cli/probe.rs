@@ -4,8 +4,11 @@
 //! over the full log and a sliding window, the ceiling and the floor), at temperature 0 with
 //! a fixed seed; grades each answer by its key and prints, per kind of probe, the share
 //! answered for each view. Requests are bounded in number (`--max-probes`, `--max-requests`),
-//! size (`--max-request-bytes`, `--max-tokens`) and time (`--timeout`); a failed request is
-//! reported with its probe and the run goes on. The probes, the grading and the views are
+//! size (`--max-request-bytes`, `--max-tokens`) and time (`--timeout` per answer, `--deadline`
+//! for the run); a failed request is reported with its probe and the run goes on, until
+//! [`ctxkit_core::turn::breaker::BREAKER_FAILURES`] fail in a row: then the rest are reported
+//! as skipped (the same circuit breaker as the summarizer's, see
+//! `ctxkit::reports::probe_guard`). The probes, the grading and the views are
 //! the core's and `ctxkit::reports::probe`'s.
 
 use std::collections::BTreeMap;
@@ -17,6 +20,7 @@ use ctxkit::llm::{HttpOptions, LlmEndpoint, OpenAiChat};
 use ctxkit::reports::probe::{
     ask_probes, replay_for_probes, Outcome, ProbeRequest, ProbeRun, ViewStrategy,
 };
+use ctxkit::reports::probe_guard::RunGuard;
 use ctxkit_core::probes::{select_probes, ProbeKind};
 use serde_json::json;
 
@@ -73,6 +77,11 @@ pub struct ProbeArgs {
     /// The longest wait for one answer, in seconds.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
+    /// The longest the whole run may ask for, in seconds (the replay before it not
+    /// included): once passed, no request is sent and the rest are reported as skipped. A
+    /// resumed run (--resume) asks them.
+    #[arg(long, default_value_t = 3600)]
+    pub deadline: u64,
     /// Output tokens asked per answer.
     #[arg(long, default_value_t = 128)]
     pub max_tokens: u64,
@@ -128,12 +137,15 @@ pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
         .as_mut()
         .map(ResumeFile::take_earlier)
         .unwrap_or_default();
+    let mut guard = RunGuard::start(Some(Duration::from_secs(args.deadline)));
+    let deadline = guard.deadline();
     let asked = ask_probes(
         &replayed,
         &run,
         |id| earlier.get(id).cloned(),
         max_sent,
-        |messages, sampling| client.chat(messages, args.max_tokens, sampling),
+        &mut guard,
+        |messages, sampling| client.chat_within(messages, args.max_tokens, sampling, deadline),
         |request, fresh| {
             if fresh && printed.is_ok() {
                 if let Some(file) = resume.as_mut() {
@@ -205,6 +217,7 @@ fn strategies(args: &ProbeArgs) -> Result<Vec<ViewStrategy>, Failure> {
         ("--max-requests", args.max_requests as u64),
         ("--max-request-bytes", args.max_request_bytes as u64),
         ("--timeout", args.timeout),
+        ("--deadline", args.deadline),
         ("--max-tokens", args.max_tokens),
         ("--window", args.source.window),
     ] {
@@ -266,6 +279,7 @@ fn client(args: &ProbeArgs) -> Result<OpenAiChat, Failure> {
         })?;
     let wait = Duration::from_secs(args.timeout);
     endpoint.http = HttpOptions {
+        deadline: wait,
         connect_timeout: wait.min(Duration::from_secs(10)),
         read_timeout: wait,
         max_retries: 0,

@@ -102,6 +102,8 @@ impl Jobs {
                 anthropic_messages: None,
                 responses_input: None,
                 max_tokens: asked.max_output_tokens,
+                // Off the critical path: the client's own deadline bounds it.
+                deadline: None,
             });
             // A failed call sends nothing: the slot is cleared when the thread ends.
             if let Ok(text) = result {

@@ -140,8 +140,9 @@ pub enum WarningKind {
     /// The LLM's summary came after another turn stored a checkpoint over the same messages;
     /// that checkpoint was kept.
     SummaryStale,
-    /// The summarizer was not asked: it timed out too many times in a row (the core's circuit
-    /// breaker); the extractive summary was used.
+    /// The summarizer was not asked: it failed too many times in a row (timed out, answered
+    /// an error status, could not be reached, refused, or answered unusably: the core's
+    /// circuit breaker); the extractive summary was used.
     SummarizerSkipped,
     /// Memory extraction failed; compaction went on without it.
     ExtractionFailed,

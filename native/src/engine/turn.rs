@@ -9,7 +9,10 @@
 //! every fallback in the view's stats (`stats.fallbacks`, with the kind the call's error says:
 //! a timeout, a refusal, another error), and the engine reports each as one
 //! [`Event::Warning`], in the same words; the session's summarizer circuit breaker (the core's,
-//! kept with the cached session in this process) skips a summarizer that keeps timing out.
+//! kept with the cached session in this process) skips a summarizer that keeps failing. A
+//! compaction's LLM calls (the extraction, then the summary) share one deadline, the LLM's
+//! summary timeout from the first call ([`crate::llm::Llm::deadline`]): however the server
+//! stalls, drips or refuses, the compaction falls back within it.
 //!
 //! The system prompt's parts that change between compactions are frozen with the checkpoint
 //! (`prompt.rs`): the turn plans with the frozen prompt and, when it compacts, plans the view
@@ -23,6 +26,8 @@
 //! a lost race, not an error: its turn runs again from what the winner stored (at most
 //! [`super::APPEND_ATTEMPTS`] times), so both return a valid view and one checkpoint is
 //! stored.
+
+use std::time::Instant;
 
 use ctxkit_core::compaction::{
     Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryRequest, RESPONSES_ITEM_PREFIX,
@@ -138,6 +143,9 @@ impl Engine {
         let mut requested = false;
         // A summary answer's compaction block: (through seq, summary text, block).
         let mut kept_block: Option<(u64, String, String)> = None;
+        // The compaction's one deadline, from its first LLM call: the extraction and the
+        // summary share the summary timeout, so a compaction ends within it.
+        let mut deadline: Option<Instant> = None;
         let messages = loop {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             let step = turn
@@ -146,7 +154,8 @@ impl Engine {
             match step {
                 TurnStep::Ready(view) => break view.to_messages(),
                 TurnStep::NeedExtraction(request) => {
-                    match self.ask_for_memories(&request) {
+                    let by = self.compaction_deadline(&mut deadline);
+                    match self.ask_for_memories(&request, by) {
                         Answer::Text(answer) => turn.answer_extraction(Some(&answer)),
                         Answer::None => turn.answer_extraction(None),
                         Answer::Failed(kind, reason) => turn.extraction_failed(kind, reason),
@@ -158,8 +167,9 @@ impl Engine {
                         requested = true;
                         self.emit(&mut events, summary_requested(session, &request));
                     }
+                    let by = self.compaction_deadline(&mut deadline);
                     let answer = match answers {
-                        Answers::Llm => match self.ask_for_summary(session, &request) {
+                        Answers::Llm => match self.ask_for_summary(session, &request, by) {
                             Ok(Some(answer)) => {
                                 if let Some(usage) = answer.usage {
                                     let event = Event::SummarizerUsage {
@@ -347,8 +357,18 @@ impl Engine {
         Ok(Committed::Stored(added))
     }
 
+    /// The deadline of this compaction's LLM calls: set at the first call from the LLM's
+    /// summary timeout ([`crate::llm::Llm::deadline`]), then kept.
+    fn compaction_deadline(&self, deadline: &mut Option<Instant>) -> Option<Instant> {
+        if deadline.is_none() {
+            let timeout = self.llm.as_ref().and_then(|llm| llm.deadline());
+            *deadline = timeout.and_then(|timeout| Instant::now().checked_add(timeout));
+        }
+        *deadline
+    }
+
     /// The LLM's memory drafts, or why there are none.
-    fn ask_for_memories(&self, request: &ExtractionRequest) -> Answer {
+    fn ask_for_memories(&self, request: &ExtractionRequest, deadline: Option<Instant>) -> Answer {
         let Some(llm) = self.llm.as_ref() else {
             return Answer::None;
         };
@@ -359,6 +379,7 @@ impl Engine {
             anthropic_messages: None,
             responses_input: None,
             max_tokens: request.max_output_tokens,
+            deadline,
         }))
     }
 
@@ -368,6 +389,7 @@ impl Engine {
         &self,
         session: &str,
         request: &SummaryRequest,
+        deadline: Option<Instant>,
     ) -> std::result::Result<Option<SummaryAnswer>, SummarizerError> {
         let Some(llm) = self.llm.as_ref() else {
             return Ok(None);
@@ -386,6 +408,7 @@ impl Engine {
             anthropic_messages: anthropic.as_deref(),
             responses_input: responses.as_ref(),
             max_tokens: request.max_output_tokens,
+            deadline,
         })
         .map(Some)
     }

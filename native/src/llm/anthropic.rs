@@ -52,8 +52,19 @@ impl Llm for AnthropicMessages {
         if let Some(key) = &self.endpoint.api_key {
             headers.push(("x-api-key", key.as_str()));
         }
-        let response = post_json(&self.agent, &self.url, &headers, &body, &self.endpoint.http)?;
+        let response = post_json(
+            &self.agent,
+            &self.url,
+            &headers,
+            &body,
+            &self.endpoint.http,
+            request.deadline,
+        )?;
         answer_text(&self.url, &response)
+    }
+
+    fn deadline(&self) -> Option<std::time::Duration> {
+        Some(self.endpoint.http.deadline)
     }
 
     fn describe(&self) -> String {

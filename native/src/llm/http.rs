@@ -1,10 +1,18 @@
 //! One JSON POST with timeouts, a bounded body and retries, shared by every LLM client.
 //!
+//! Every call has one deadline: [`HttpOptions::deadline`] from its start, or the caller's
+//! earlier one (the engine gives a compaction's extraction and summary one shared deadline).
+//! Each attempt gets only the time left as ureq's global timeout, which bounds connecting,
+//! sending, the headers and the whole body together: a server that drips a byte every few
+//! seconds never trips a per-phase read timeout, but it cannot pass the deadline (issue 34,
+//! item 3). No attempt starts once the deadline has passed.
+//!
 //! Retried: HTTP 429 and 5xx, up to `max_retries` times, waiting the response's
 //! `retry-after` (seconds, capped at `max_retry_after`) or else an exponential backoff
-//! (`initial_backoff * 2^attempt`, capped at `max_backoff`). Not retried: timeouts (a stalled
-//! server would multiply the wait), connection failures, redirects, other statuses, malformed
-//! bodies.
+//! (`initial_backoff * 2^attempt`, capped at `max_backoff`), but only when the wait ends
+//! before the deadline: a retry that could not be made in time is not waited for, and the
+//! status is the error. Not retried: timeouts (a stalled server would multiply the wait),
+//! connection failures, redirects, other statuses, malformed bodies.
 //!
 //! Redirects are never followed: every request carries an API key (`x-api-key`,
 //! `Authorization`, `anthropic-beta`) and the conversation, which belong to the configured
@@ -14,7 +22,7 @@
 //! A 3xx answer is a [`SummarizerError::Redirect`] naming its `Location`; the fix is the
 //! base URL's, set to the final address.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use ureq::Agent;
@@ -39,22 +47,25 @@ pub(crate) fn agent(options: &HttpOptions) -> Agent {
         .into()
 }
 
-/// POSTs `body` to `url` with `headers`; the parsed JSON of a 2xx response.
+/// POSTs `body` to `url` with `headers`, within `deadline` (see the module doc); the parsed
+/// JSON of a 2xx response.
 pub(crate) fn post_json(
     agent: &Agent,
     url: &str,
     headers: &[(&str, &str)],
     body: &Value,
     options: &HttpOptions,
+    deadline: Option<Instant>,
 ) -> Result<Value, SummarizerError> {
-    let text = post_text(agent, url, headers, body, options)?;
+    let text = post_text(agent, url, headers, body, options, deadline)?;
     serde_json::from_str(&text).map_err(|error| SummarizerError::Malformed {
         url: url.to_owned(),
         problem: format!("not JSON ({error}): {}", quote(&text)),
     })
 }
 
-/// POSTs `body` to `url` with `headers`; the body of a 2xx response as text, unparsed (for a
+/// POSTs `body` to `url` with `headers`, within `deadline` (the caller's, when earlier than
+/// [`HttpOptions::deadline`] from now); the body of a 2xx response as text, unparsed (for a
 /// caller that keeps part of it byte for byte).
 pub(crate) fn post_text(
     agent: &Agent,
@@ -62,17 +73,40 @@ pub(crate) fn post_text(
     headers: &[(&str, &str)],
     body: &Value,
     options: &HttpOptions,
+    deadline: Option<Instant>,
 ) -> Result<String, SummarizerError> {
+    let started = Instant::now();
+    let own = started.checked_add(options.deadline);
+    let deadline = match (own, deadline) {
+        (Some(own), Some(given)) => Some(own.min(given)),
+        (own, given) => own.or(given),
+    };
     let body = body.to_string();
     let mut attempt: u32 = 0;
     loop {
-        let mut request = agent.post(url).header("content-type", "application/json");
+        let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left.is_zero()) {
+            return Err(SummarizerError::Timeout {
+                url: url.to_owned(),
+                problem: format!(
+                    "the deadline passed {} after the call began, before attempt {} was sent",
+                    seconds(started.elapsed()),
+                    attempt + 1
+                ),
+            });
+        }
+        let mut request = agent
+            .post(url)
+            .config()
+            .timeout_global(left)
+            .build()
+            .header("content-type", "application/json");
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
         let mut response = request
             .send(&body)
-            .map_err(|error| transport_error(url, error, options))?;
+            .map_err(|error| transport_error(url, error, options, started))?;
         let status = response.status().as_u16();
         if (300..400).contains(&status) {
             return Err(redirect_error(url, status, response.headers()));
@@ -85,16 +119,26 @@ pub(crate) fn post_text(
                 .and_then(|value| value.to_str().ok())
                 .and_then(|value| value.trim().parse::<u64>().ok())
                 .map(Duration::from_secs);
-            std::thread::sleep(delay(attempt, retry_after, options));
-            attempt += 1;
-            continue;
+            let wait = delay(attempt, retry_after, options);
+            // A wait that ends at or past the deadline leaves no time for the retry: the
+            // status is the answer now rather than after a sleep that changes nothing.
+            let in_time = deadline.is_none_or(|deadline| {
+                Instant::now()
+                    .checked_add(wait)
+                    .is_some_and(|then| then < deadline)
+            });
+            if in_time {
+                std::thread::sleep(wait);
+                attempt += 1;
+                continue;
+            }
         }
         let text = response
             .body_mut()
             .with_config()
             .limit(options.max_response_bytes)
             .read_to_string()
-            .map_err(|error| transport_error(url, error, options))?;
+            .map_err(|error| transport_error(url, error, options, started))?;
         if !(200..300).contains(&status) {
             return Err(SummarizerError::Status {
                 url: url.to_owned(),
@@ -104,6 +148,11 @@ pub(crate) fn post_text(
         }
         return Ok(text);
     }
+}
+
+/// A duration for a message: seconds with one decimal.
+fn seconds(duration: Duration) -> String {
+    format!("{:.1} s", duration.as_secs_f64())
 }
 
 /// The error of a 3xx answer: its status and its `Location` (bounded and on one line, as
@@ -131,8 +180,21 @@ fn delay(attempt: u32, retry_after: Option<Duration>, options: &HttpOptions) -> 
     }
 }
 
-fn transport_error(url: &str, error: ureq::Error, options: &HttpOptions) -> SummarizerError {
+fn transport_error(
+    url: &str,
+    error: ureq::Error,
+    options: &HttpOptions,
+    started: Instant,
+) -> SummarizerError {
     match error {
+        // The global timeout is the call's deadline (every attempt and wait included).
+        ureq::Error::Timeout(ureq::Timeout::Global) => SummarizerError::Timeout {
+            url: url.to_owned(),
+            problem: format!(
+                "the call's deadline passed {} after it began",
+                seconds(started.elapsed())
+            ),
+        },
         ureq::Error::Timeout(phase) => SummarizerError::Timeout {
             url: url.to_owned(),
             problem: format!("{phase:?}"),

@@ -17,7 +17,10 @@
 //! HTTP goes through `ureq` 3: blocking (the engine's turn is synchronous, so no async
 //! runtime is pulled in), small, with rustls (no system OpenSSL) and per-phase timeouts.
 //! Every call has a connect timeout, read timeouts, a bounded response size, and retries with
-//! exponential backoff on 429 and 5xx (a `retry-after` in seconds is honoured up to a cap).
+//! exponential backoff on 429 and 5xx (a `retry-after` in seconds is honoured up to a cap),
+//! all inside one deadline ([`HttpOptions::deadline`], the summary timeout): a call, whatever
+//! the server does (stalls, drips, answers 429 or 5xx), ends by then, and in the engine a
+//! compaction's calls (the memory extraction and the summary) share one.
 //! No call follows a redirect: a 3xx is a [`SummarizerError::Redirect`] naming its
 //! `Location`, so the API key and the conversation never leave the configured host.
 //! An LLM call returns a [`SummarizerError`]; the engine turns any failure into the extractive
@@ -29,7 +32,7 @@ mod http;
 mod openai;
 mod responses_compaction;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use anthropic::AnthropicMessages;
 pub use anthropic_compaction::{AnthropicCompaction, COMPACTION_BETA};
@@ -141,6 +144,10 @@ pub struct LlmRequest<'a> {
     pub responses_input: Option<&'a serde_json::Value>,
     /// At most this many output tokens.
     pub max_tokens: u64,
+    /// When the call must have ended, every attempt and wait included, if that is before the
+    /// client's own [`HttpOptions::deadline`] from the call's start (`None`: the client's
+    /// own). The engine gives a compaction's memory extraction and summary one deadline.
+    pub deadline: Option<Instant>,
 }
 
 /// A summarizer's answer to a summary request.
@@ -184,6 +191,12 @@ pub trait Llm: Send + Sync + std::fmt::Debug {
     }
     /// A short description for logs (`openai-compatible gpt-4o-mini at http://...`).
     fn describe(&self) -> String;
+    /// The summary timeout: how long one compaction's calls (its memory extraction and its
+    /// summary) may take together, every attempt and wait included. `None` (the default):
+    /// the client bounds its own calls, and the engine sets no shared deadline.
+    fn deadline(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// Which API an endpoint speaks.
@@ -204,6 +217,11 @@ pub enum Api {
 /// Timeouts, size bound and retries of HTTP calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpOptions {
+    /// The summary timeout: a call ends within this, every phase of every attempt, every
+    /// retry and back-off included; a retry whose wait would end past it is not made. In the
+    /// engine, a compaction's extraction and summary share one such deadline. Default 180 s;
+    /// `CTXKIT_SUMMARY_TIMEOUT` (seconds) sets it for the endpoints read from the environment.
+    pub deadline: Duration,
     /// Connecting (TCP and TLS). Default 10 s.
     pub connect_timeout: Duration,
     /// Sending the request, then waiting for the response headers, then reading the body
@@ -224,6 +242,7 @@ pub struct HttpOptions {
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
+            deadline: Duration::from_secs(180),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(180),
             max_response_bytes: 4 << 20,
@@ -273,7 +292,8 @@ pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 impl LlmEndpoint {
     /// An OpenAI-compatible endpoint from the environment as `lookup` reads it:
     /// `OPENAI_BASE_URL` (default [`OPENAI_DEFAULT_BASE_URL`]), `OPENAI_API_KEY` (optional),
-    /// `CTXKIT_MODEL` (required).
+    /// `CTXKIT_MODEL` (required), `CTXKIT_SUMMARY_TIMEOUT` (optional, seconds: the
+    /// [`HttpOptions::deadline`]).
     pub fn openai_from_env(
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, SummarizerError> {
@@ -283,7 +303,7 @@ impl LlmEndpoint {
                 .unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.to_owned()),
             api_key: non_blank(lookup("OPENAI_API_KEY")),
             model: required(&lookup, "CTXKIT_MODEL")?,
-            http: HttpOptions::default(),
+            http: http_from_env(&lookup)?,
         })
     }
 
@@ -299,7 +319,7 @@ impl LlmEndpoint {
                 .unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_owned()),
             api_key: Some(required(&lookup, "ANTHROPIC_API_KEY")?),
             model: required(&lookup, "CTXKIT_MODEL")?,
-            http: HttpOptions::default(),
+            http: http_from_env(&lookup)?,
         })
     }
 
@@ -312,6 +332,28 @@ impl LlmEndpoint {
             Api::ResponsesCompaction => Box::new(ResponsesCompaction::new(self.clone())),
         }
     }
+}
+
+/// The default options with `CTXKIT_SUMMARY_TIMEOUT` (seconds, decimals allowed, above 0
+/// and at most a day) as the deadline, when set.
+fn http_from_env(lookup: &impl Fn(&str) -> Option<String>) -> Result<HttpOptions, SummarizerError> {
+    let Some(value) = non_blank(lookup("CTXKIT_SUMMARY_TIMEOUT")) else {
+        return Ok(HttpOptions::default());
+    };
+    let deadline = value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| *seconds > 0.0 && *seconds <= 86_400.0)
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| SummarizerError::NotConfigured {
+            setting: "CTXKIT_SUMMARY_TIMEOUT".to_owned(),
+            problem: format!("{value:?}: expected seconds, above 0 and at most 86400"),
+        })?;
+    Ok(HttpOptions {
+        deadline,
+        ..HttpOptions::default()
+    })
 }
 
 fn non_blank(value: Option<String>) -> Option<String> {

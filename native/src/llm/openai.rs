@@ -6,6 +6,8 @@
 //! [`OpenAiChat::chat`] adds `temperature` and `seed`, which they take too). The API key, when
 //! there is one, goes in `Authorization: Bearer`.
 
+use std::time::Instant;
+
 use serde_json::{json, Value};
 use ureq::Agent;
 
@@ -55,6 +57,18 @@ impl OpenAiChat {
         max_tokens: u64,
         sampling: Sampling,
     ) -> Result<String, SummarizerError> {
+        self.chat_within(messages, max_tokens, sampling, None)
+    }
+
+    /// [`OpenAiChat::chat`], ended by `deadline` when that comes before the client's own
+    /// [`super::HttpOptions::deadline`] (a probe run's deadline).
+    pub fn chat_within(
+        &self,
+        messages: &[ctxkit_core::Message],
+        max_tokens: u64,
+        sampling: Sampling,
+        deadline: Option<Instant>,
+    ) -> Result<String, SummarizerError> {
         let body = json!({
             "model": self.endpoint.model,
             "messages": ctxkit_core::to_openai(messages),
@@ -62,10 +76,10 @@ impl OpenAiChat {
             "temperature": sampling.temperature,
             "seed": sampling.seed,
         });
-        self.post(&body)
+        self.post(&body, deadline)
     }
 
-    fn post(&self, body: &Value) -> Result<String, SummarizerError> {
+    fn post(&self, body: &Value, deadline: Option<Instant>) -> Result<String, SummarizerError> {
         let authorization = self
             .endpoint
             .api_key
@@ -76,7 +90,14 @@ impl OpenAiChat {
             .map(|value| ("authorization", value))
             .into_iter()
             .collect();
-        let response = post_json(&self.agent, &self.url, &headers, body, &self.endpoint.http)?;
+        let response = post_json(
+            &self.agent,
+            &self.url,
+            &headers,
+            body,
+            &self.endpoint.http,
+            deadline,
+        )?;
         answer_text(&self.url, &response)
     }
 }
@@ -98,7 +119,11 @@ impl Llm for OpenAiChat {
             "messages": messages,
             "max_tokens": request.max_tokens,
         });
-        self.post(&body)
+        self.post(&body, request.deadline)
+    }
+
+    fn deadline(&self) -> Option<std::time::Duration> {
+        Some(self.endpoint.http.deadline)
     }
 
     fn describe(&self) -> String {

@@ -87,8 +87,19 @@ impl Llm for ResponsesCompaction {
             .map(|value| ("authorization", value.as_str()))
             .collect();
         let body = self.body(request);
-        let text = post_text(&self.agent, &self.url, &headers, &body, &self.endpoint.http)?;
+        let text = post_text(
+            &self.agent,
+            &self.url,
+            &headers,
+            &body,
+            &self.endpoint.http,
+            request.deadline,
+        )?;
         compaction_answer(&self.url, &text)
+    }
+
+    fn deadline(&self) -> Option<std::time::Duration> {
+        Some(self.endpoint.http.deadline)
     }
 
     fn describe(&self) -> String {

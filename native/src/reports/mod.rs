@@ -14,6 +14,7 @@
 
 pub mod fidelity;
 pub mod probe;
+pub mod probe_guard;
 pub mod steps;
 
 pub use fidelity::{measure_fidelity, FidelityReport};

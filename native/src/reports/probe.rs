@@ -17,6 +17,7 @@ use ctxkit_core::tokens::{estimate_messages, ModelFamily};
 use ctxkit_core::{Message, Role};
 
 use crate::llm::{Sampling, SummarizerError};
+use crate::reports::probe_guard::RunGuard;
 use crate::reports::Step;
 use crate::{Engine, Result};
 
@@ -221,7 +222,8 @@ pub enum Outcome {
         /// The error, in the client's words.
         message: String,
     },
-    /// Not sent (the view does not fit the model's window).
+    /// Not sent (the view does not fit the model's window, or the run's deadline passed or
+    /// its circuit breaker opened: [`RunGuard`]).
     Skipped {
         /// Why.
         reason: String,
@@ -355,13 +357,17 @@ pub struct Asked {
 /// `ask` (the messages and the sampling in, the answer or the client's error out), and grades
 /// the answers. A request `earlier` knows the outcome of (a resumed run's) is not sent again:
 /// that outcome is used. At most `max_sent` requests are sent (`None`: no bound); the requests
-/// after that are counted in [`Asked::left`]. `progress` hears of each request as it is done,
-/// with `true` when it was done now (not taken from `earlier`).
+/// after that are counted in [`Asked::left`]. `guard` bounds the run in time and failures: a
+/// request it refuses (the run's deadline passed, or its breaker opened) is not sent but
+/// reported as [`Outcome::Skipped`] with the guard's reason. `progress` hears of each request
+/// as it is done, with `true` when it was done now (not taken from `earlier`, and not
+/// refused by the guard, so a resumed run asks it again).
 pub fn ask_probes(
     session: &ProbeSession,
     run: &ProbeRun,
     earlier: impl Fn(&RequestId) -> Option<Outcome>,
     max_sent: Option<usize>,
+    guard: &mut RunGuard,
     mut ask: impl FnMut(&[Message], Sampling) -> std::result::Result<String, SummarizerError>,
     mut progress: impl FnMut(&ProbeRequest, bool),
 ) -> Asked {
@@ -388,14 +394,20 @@ pub fn ask_probes(
                         left += 1;
                         continue;
                     }
-                    None => {
-                        let mut counted = |messages: &[Message], sampling: Sampling| {
-                            sent += 1;
-                            ask(messages, sampling)
-                        };
-                        let outcome = outcome(session, run, &messages, probe, sample, &mut counted);
-                        (outcome, true)
-                    }
+                    None => match guard.refusal() {
+                        Some(reason) => (Outcome::Skipped { reason }, false),
+                        None => {
+                            let mut counted = |messages: &[Message], sampling: Sampling| {
+                                sent += 1;
+                                let result = ask(messages, sampling);
+                                guard.record(&result);
+                                result
+                            };
+                            let outcome =
+                                outcome(session, run, &messages, probe, sample, &mut counted);
+                            (outcome, true)
+                        }
+                    },
                 };
                 let request = ProbeRequest {
                     through_seq: view.through_seq,

@@ -66,6 +66,14 @@ pub enum Reply {
     },
     /// Says nothing for this long, then closes the connection.
     Stall(Duration),
+    /// Sends the head of a 200 answer announcing a body of `length` bytes, then one byte of
+    /// it every `every`, until the client hangs up or `for_at_most` has passed: a server
+    /// that never leaves a read waiting long enough for a per-read timeout.
+    Drip {
+        length: usize,
+        every: Duration,
+        for_at_most: Duration,
+    },
 }
 
 impl Reply {
@@ -244,6 +252,11 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, handler: &Handler) 
     let mut stream = reader.into_inner();
     match handler(&request, index) {
         Reply::Stall(duration) => std::thread::sleep(duration),
+        Reply::Drip {
+            length,
+            every,
+            for_at_most,
+        } => drip(&mut stream, length, every, for_at_most),
         Reply::Respond {
             status,
             headers,
@@ -261,6 +274,28 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, handler: &Handler) 
             let _ = stream.write_all(response.as_bytes());
             let _ = stream.flush();
         }
+    }
+}
+
+/// [`Reply::Drip`]: the head, then a byte every `every` until a write fails (the client hung
+/// up) or `for_at_most` has passed.
+fn drip(stream: &mut TcpStream, length: usize, every: Duration, for_at_most: Duration) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {length}\r\nconnection: close\r\n\r\n"
+    );
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let until = std::time::Instant::now() + for_at_most;
+    while std::time::Instant::now() < until {
+        if stream
+            .write_all(b" ")
+            .and_then(|()| stream.flush())
+            .is_err()
+        {
+            return;
+        }
+        std::thread::sleep(every);
     }
 }
 

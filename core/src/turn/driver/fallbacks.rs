@@ -35,8 +35,8 @@ impl TurnDriver<'_> {
 
     /// Answers [`crate::TurnStep::NeedSummary`] with the failure of the call (see
     /// [`TurnDriver::extraction_failed`]): the extractive summary is used, the ready view's
-    /// stats list the fallback, and the session's [`SummarizerBreaker`] counts it (a timeout
-    /// one more in a row; any other failure ends the run).
+    /// stats list the fallback, and the session's [`SummarizerBreaker`] counts it: one more
+    /// failure in a row, whatever its kind.
     pub fn summary_failed(
         &mut self,
         session: &Session,
@@ -46,21 +46,26 @@ impl TurnDriver<'_> {
         if !matches!(self.state, State::Summarizing(_)) {
             return Err(out_of_order("summary_failed", "no summary was asked for"));
         }
-        let outcome = match kind {
-            FallbackKind::Timeout => CallOutcome::TimedOut,
-            _ => CallOutcome::Failed,
-        };
-        let after = self.breaker(session).after_call(outcome);
+        let after = self.breaker(session).after_call(CallOutcome::Failed);
         let mut reason = reason.into();
         if after.is_open() {
-            reason.push_str(&format!(
-                " (the summarizer timed out {} times in a row: the next {} compactions use the extractive summary without asking it)",
-                after.consecutive_timeouts, after.skip_compactions
-            ));
+            reason.push_str(&opened(after));
         }
         self.set_breaker(session, after);
         self.fell_back(LlmCall::Summary, kind, reason);
         self.answer_summary(session, None)
+    }
+
+    /// Counts an answer the core refused ([`FallbackKind::Unusable`]) as a failure of the
+    /// summarizer: returns what to add to the fallback's reason when that opened the breaker.
+    pub(super) fn count_unusable(&mut self, session: &Session) -> String {
+        let after = self.breaker(session).after_call(CallOutcome::Failed);
+        self.set_breaker(session, after);
+        if after.is_open() {
+            opened(after)
+        } else {
+            String::new()
+        }
     }
 
     /// The breaker as this turn stands: the session's, or what this turn made of it.
@@ -97,8 +102,8 @@ impl TurnDriver<'_> {
         breaker: SummarizerBreaker,
     ) -> Result<()> {
         let reason = format!(
-            "not asked: the summarizer timed out {} times in a row, so the extractive summary is used for this compaction and {} more before it is asked again",
-            breaker.consecutive_timeouts,
+            "not asked: the summarizer failed {} times in a row, so the extractive summary is used for this compaction and {} more before it is asked again",
+            breaker.consecutive_failures,
             breaker.skip_compactions.saturating_sub(1)
         );
         if self.inputs.extract_memories {
@@ -109,4 +114,12 @@ impl TurnDriver<'_> {
         self.state = State::Summarizing(Box::new(request));
         self.answer_summary(session, None)
     }
+}
+
+/// What a fallback's reason adds when its failure opened the breaker `after`.
+fn opened(after: SummarizerBreaker) -> String {
+    format!(
+        " (the summarizer failed {} times in a row: the next {} compactions use the extractive summary without asking it)",
+        after.consecutive_failures, after.skip_compactions
+    )
 }
