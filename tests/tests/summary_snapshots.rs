@@ -1,8 +1,10 @@
 //! Golden snapshots of the extractive summary (issue 20, item 2), each read as a handoff note:
 //! the main Claude Code corpus session replayed at a 32k window (its last checkpoint, which
 //! merged the ones before), a SWE-agent and an OpenHands corpus transcript summarized whole,
-//! and the Codex rollout fixture (the corpus has no Codex transcript). The built-in session's
-//! summary is pinned by `pipeline_snapshots__extractive_summary`.
+//! the Codex rollout fixture, and the corpus's Codex rollout replayed at a 32k window (its
+//! Goal and requests are the user's words, without Codex's `<environment_context>` and IDE
+//! preamble: issue 32, item 2). The built-in session's summary is pinned by
+//! `pipeline_snapshots__extractive_summary`.
 
 use ctxkit_core::compaction::{extractive_summary, ExtractiveLimits};
 use ctxkit_core::import::import_transcript;
@@ -59,4 +61,28 @@ fn codex_rollout_fixture() {
         &ExtractiveLimits::default(),
     );
     insta::assert_snapshot!("codex_rollout", summary);
+}
+
+#[test]
+fn codex_corpus_rollout_last_checkpoint_at_32k() {
+    let messages = corpus_session(
+        "codex_jnarowski-agentcmd/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl",
+        0,
+    );
+    let replayed = replay(&messages, 32_000, ModelFamily::OpenAi);
+    let last = replayed
+        .checkpoints
+        .last()
+        .expect("the rollout compacts at 32k");
+    let goal = last
+        .summary
+        .lines()
+        .skip_while(|line| *line != "## Goal")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        goal.starts_with("- Updating a team to assign a lead"),
+        "the Goal is the user's first request: {goal}"
+    );
+    insta::assert_snapshot!("codex_corpus_32k_last_checkpoint", last.summary);
 }

@@ -10,11 +10,14 @@
 use std::collections::BTreeMap;
 
 use crate::compaction::extractive::{file_paths_in_arguments, is_known_extension};
-use crate::model::Message;
+use crate::model::{Message, Role};
+use crate::text::harness_working_directory;
 
-/// The directory most absolute paths of the log's tool calls lie under, with no trailing `/`
-/// (`None` when the calls name fewer than three absolute paths or they share no directory
-/// but a system one such as `/home`).
+/// The directory the harness last says the agent runs in (a user message's
+/// `<environment_context>` block, [`harness_working_directory`]), else the one most absolute
+/// paths of the log's tool calls lie under, with no trailing `/` (`None` when the calls name
+/// fewer than three absolute paths or they share no directory but a system one such as
+/// `/home`).
 ///
 /// ```
 /// use ctxkit_core::compaction::working_directory;
@@ -24,6 +27,20 @@ use crate::model::Message;
 /// assert_eq!(working_directory(&log).as_deref(), Some("/home/ada/app"));
 /// ```
 pub fn working_directory(messages: &[Message]) -> Option<String> {
+    let stated = messages
+        .iter()
+        .rev()
+        .filter(|message| message.role == Role::User)
+        .find_map(|message| harness_working_directory(&message.text_content()).map(str::to_owned));
+    if stated.is_some() {
+        return stated;
+    }
+    inferred_working_directory(messages)
+}
+
+/// The directory at least four in five of the absolute paths of the log's tool calls lie
+/// under (see [`working_directory`]).
+fn inferred_working_directory(messages: &[Message]) -> Option<String> {
     let mut absolute = 0usize;
     let mut under: BTreeMap<String, usize> = BTreeMap::new();
     for message in messages {
@@ -244,6 +261,37 @@ mod tests {
             assert_eq!(relativize_text(elsewhere, dir), elsewhere);
         }
         assert_eq!(relativize_text("abcd /w/app/a.rs", dir), "abcd a.rs");
+    }
+
+    #[test]
+    fn the_directory_a_harness_states_is_taken_the_latest_first() {
+        let context = |dir: &str| {
+            Message::user(format!(
+                "<environment_context>\n  <cwd>{dir}</cwd>\n  <shell>zsh</shell>\n</environment_context>"
+            ))
+        };
+        let read = |id: &str, path: &str| {
+            Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    id,
+                    "Read",
+                    format!(r#"{{"file_path":"{path}"}}"#),
+                )],
+            )
+        };
+        let mut log = vec![context("/Users/ada/app")];
+        assert_eq!(working_directory(&log).as_deref(), Some("/Users/ada/app"));
+        // Paths the calls name do not outvote what the harness states.
+        log.extend((0..4).map(|i| read(&i.to_string(), &format!("/srv/x/m{i}.rs"))));
+        assert_eq!(working_directory(&log).as_deref(), Some("/Users/ada/app"));
+        log.push(context("/Users/ada/other"));
+        assert_eq!(working_directory(&log).as_deref(), Some("/Users/ada/other"));
+        // A user quoting the element in a sentence states nothing.
+        let quoted = [Message::user(
+            "why <environment_context><cwd>/etc</cwd></environment_context>?",
+        )];
+        assert_eq!(working_directory(&quoted), None);
     }
 
     #[test]

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use super::{probe, KeyItem, Probe, ProbeKind, ProbeLog, Scope};
 use crate::compaction::extractive::one_line;
-use crate::compaction::extractive::signals::{is_request, key_argument, telling_line};
+use crate::compaction::extractive::signals::{key_argument, telling_line};
 use crate::compaction::pinned::is_previous_summary;
 use crate::model::{Entry, Role};
+use crate::text::user_words;
 
 /// A request quoted back is at most this long (a longer one is asked by its first line, when
 /// that is short enough).
@@ -20,30 +21,34 @@ const FAILURES: usize = 2;
 /// The first and the last request of the scope, each asked by its place among the user's
 /// requests ("the user's third request").
 pub(super) fn requests(log: &ProbeLog<'_>, scope: &Scope) -> Vec<Probe> {
-    let all: Vec<&Entry> = log
+    // Each request as the user's own words (the harness's blocks taken out).
+    let all: Vec<(&Entry, String)> = log
         .entries
         .iter()
         .filter(|entry| entry.message.role == Role::User)
-        .filter(|entry| {
+        .filter_map(|entry| {
             let text = entry.message.text_content();
-            is_request(&text) && !is_previous_summary(&text)
+            if is_previous_summary(&text) {
+                return None;
+            }
+            let words = user_words(&text)?.into_owned();
+            Some((entry, words))
         })
         .collect();
-    let in_scope: Vec<(usize, &Entry)> = all
+    let in_scope: Vec<(usize, &(&Entry, String))> = all
         .iter()
         .enumerate()
-        .filter(|(_, entry)| entry.seq > scope.from && entry.seq <= scope.through)
-        .map(|(index, entry)| (index, *entry))
+        .filter(|(_, (entry, _))| entry.seq > scope.from && entry.seq <= scope.through)
         .collect();
-    let mut picked: Vec<(usize, &Entry)> = in_scope.first().copied().into_iter().collect();
+    let mut picked: Vec<(usize, &(&Entry, String))> =
+        in_scope.first().copied().into_iter().collect();
     if let Some(last) = in_scope.last().filter(|_| in_scope.len() > 1) {
         picked.push(*last);
     }
     picked
         .into_iter()
-        .filter_map(|(index, entry)| {
-            let whole = entry.message.text_content();
-            let text = one_line(&whole, usize::MAX);
+        .filter_map(|(index, (entry, whole))| {
+            let text = one_line(whole, usize::MAX);
             // A long request (an issue pasted whole) is asked by its first line of prose: four
             // words or more, starting with a letter (not a tag such as `<uploaded_files>`, nor
             // a path).

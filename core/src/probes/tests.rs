@@ -262,3 +262,41 @@ fn selection_spreads_over_kinds_then_checkpoints() {
         all.iter().map(|c| c.probes.len()).sum::<usize>()
     );
 }
+
+#[test]
+fn a_request_probe_quotes_the_users_words_not_the_harness() {
+    let messages = [
+        Message::user("<environment_context>\n  <cwd>/w/app</cwd>\n</environment_context>"),
+        Message::user(
+            "# Context from my IDE setup:\n\n## Open tabs:\n- a.ts: src/a.ts\n\n## My request for Codex:\nMake the team sheet load faster\n",
+        ),
+        Message::assistant("On it.", vec![]),
+        Message::user("# Context from my IDE setup:\n\n## Open tabs:\n- a.ts: src/a.ts\n\n## My request for Codex:\nIs this done?\n"),
+        Message::assistant("Yes.", vec![]),
+    ];
+    let entries: Vec<Entry> = messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| Entry::new(i as u64 + 1, m, ModelFamily::Claude))
+        .collect();
+    let all = session_probes(&entries, &[checkpoint(5)], &[5]);
+    let requests: Vec<(&str, &str)> = all[0]
+        .probes
+        .iter()
+        .filter(|p| p.source == "request")
+        .map(|p| (p.question.as_str(), p.key.all_of[0].variants[0].as_str()))
+        .collect();
+    assert_eq!(
+        requests,
+        vec![
+            (
+                "Quote, word for word, the first request the user made in this conversation.",
+                "Make the team sheet load faster"
+            ),
+            (
+                "Quote, word for word, the second request the user made in this conversation.",
+                "Is this done?"
+            ),
+        ]
+    );
+}

@@ -6,12 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::mentioned::{paths_named, push_latest};
 use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
-    is_request, key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
+    key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
 };
 use super::state::{file_accesses, is_state_call, FileAccess};
 use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::compaction::pinned::offloaded_path;
 use crate::model::{Message, Role};
+use crate::text::user_words;
 
 /// What the covered messages say, gathered in one pass.
 #[derive(Default)]
@@ -58,15 +59,20 @@ impl Facts {
         let mut seen_errors = BTreeSet::new();
         for (position, message) in messages.iter().enumerate() {
             let text = message.text_content();
-            match message.role {
-                Role::User if is_request(&text) => {
-                    facts.requests.push(text.trim().to_owned());
-                    facts.request_after_last_reply = Some(text.trim().to_owned());
-                    for path in paths_in_text(&text) {
+            // A request is the user's own words: the harness's blocks are no request.
+            let words = match message.role {
+                Role::User => user_words(&text),
+                _ => None,
+            };
+            match (message.role, words.as_deref()) {
+                (Role::User, Some(words)) => {
+                    facts.requests.push(words.to_owned());
+                    facts.request_after_last_reply = Some(words.to_owned());
+                    for path in paths_in_text(words) {
                         push_unique(&mut facts.files, &mut seen_files, path);
                     }
                 }
-                Role::Assistant => {
+                (Role::Assistant, _) => {
                     if !text.trim().is_empty() {
                         facts.request_after_last_reply = None;
                         facts.last_assistant_text = Some(text.trim().to_owned());
@@ -110,7 +116,7 @@ impl Facts {
                         });
                     }
                 }
-                Role::Tool => {
+                (Role::Tool, _) => {
                     // Errors come from failed results only, as their telling line.
                     let telling = if message.is_error {
                         telling_line(&text)

@@ -4,13 +4,11 @@ use std::collections::BTreeSet;
 
 use super::{FactKind, PinnedFact};
 use crate::compaction::extractive::one_line;
-use crate::compaction::extractive::signals::{
-    backticked_identifiers, is_request, paths_in_text, telling_line,
-};
+use crate::compaction::extractive::signals::{backticked_identifiers, paths_in_text, telling_line};
 use crate::compaction::{TodoItem, TodoStatus, SUMMARY_HEADER};
 use crate::model::{Message, Role, ToolCall};
 use crate::offload::OFFLOAD_HEADER;
-use crate::text::{head_bytes, tail_bytes};
+use crate::text::{head_bytes, tail_bytes, user_words};
 
 /// A request longer than this (on one line) is pinned head and tail.
 const REQUEST_MAX_BYTES: usize = 600;
@@ -117,10 +115,13 @@ impl Facts {
                     self.push(PinnedFact::new(FactKind::Identifier, identifier));
                 }
             }
-            Role::User if is_request(&text) => {
-                self.push(PinnedFact::new(FactKind::Request, request_line(&text)));
-                for identifier in backticked_identifiers(&text) {
-                    self.push(PinnedFact::new(FactKind::Identifier, identifier));
+            // A request is the user's own words, without the harness's blocks.
+            Role::User => {
+                if let Some(words) = user_words(&text) {
+                    self.push(PinnedFact::new(FactKind::Request, request_line(&words)));
+                    for identifier in backticked_identifiers(&words) {
+                        self.push(PinnedFact::new(FactKind::Identifier, identifier));
+                    }
                 }
             }
             Role::Assistant => {
@@ -149,7 +150,7 @@ impl Facts {
                     }
                 }
             }
-            Role::User | Role::System => {}
+            Role::System => {}
         }
     }
 
@@ -285,6 +286,32 @@ mod tests {
         let facts = gather_pinned(&[continued], &[], &[]);
         assert!(facts.iter().all(|f| f.kind != FactKind::Request));
         assert!(facts.iter().any(|f| f.text == "src/main.rs"));
+    }
+
+    #[test]
+    fn a_request_is_pinned_as_the_users_words() {
+        let messages = [
+            Message::user("<environment_context>\n  <cwd>/w/app</cwd>\n</environment_context>"),
+            Message::user(
+                "# Context from my IDE setup:\n\n## Open tabs:\n- a.ts: src/a.ts\n\n## My request for Codex:\nRename `load_team`\n",
+            ),
+            Message::user("<command-message>go is running…</command-message>\n<command-name>/go</command-name>\n<command-args>ship it</command-args>"),
+        ];
+        let facts = gather_pinned(&messages, &[], &[]);
+        let texts: Vec<(FactKind, &str)> =
+            facts.iter().map(|f| (f.kind, f.text.as_str())).collect();
+        // ctxkit's own markers, spelled out again in `user_words` (which sits below
+        // compaction and wire): they stay in step.
+        assert_eq!(user_words(SUMMARY_HEADER), None);
+        assert_eq!(user_words(crate::wire::repair::LEADING_USER), None);
+        assert_eq!(
+            texts,
+            vec![
+                (FactKind::Request, "Rename `load_team`"),
+                (FactKind::Identifier, "load_team"),
+                (FactKind::Request, "ship it"),
+            ]
+        );
     }
 
     #[test]
