@@ -326,3 +326,16 @@ test('cache_expired makes a view compact from the lower cold trigger, and cold_t
   assert.equal(firstCompaction({ cache_expired: true, policy: { cold_trigger_percent: null } }), warm);
   assert.equal(ck.defaults().policy.cold_trigger_percent, 25);
 });
+
+test('append refuses a batch over the input cap, the same rule as the CLI and Python, and appends nothing', () => {
+  const engine = new ck.Engine({ maxInputBytes: 10 });
+  assert.deepEqual(engine.append([{ role: 'user', content: 'abcd' }, { role: 'user', content: 'efgh' }]), [1, 2]);
+  assert.throws(
+    () => engine.append([{ role: 'user', content: 'x'.repeat(11) }]),
+    (error) => /11 bytes is over the input cap of 10 bytes/.test(error.message) && /maxInputBytes/.test(error.message),
+  );
+  assert.equal(engine.length, 2, 'nothing of the refused batch was appended');
+  // The default is the CLI's 256 MiB: an ordinary batch goes in.
+  assert.deepEqual(new ck.Engine().append([{ role: 'user', content: 'x'.repeat(100_000) }]), [1]);
+  assert.throws(() => new ck.Engine({ maxInputBytes: -1 }), /maxInputBytes|options/);
+});

@@ -23,6 +23,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use ctxkit_core::model::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::wire::{from_format, WireFormat};
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
@@ -44,6 +45,8 @@ const ENGINE_TYPES: &str = r#"
 export interface EngineOptions {
   /** The tokenizer family the log's estimates are cached for (default `"openai"`). */
   family?: ModelFamily;
+  /** The most bytes one `append` may carry (default 268,435,456: 256 MiB, the CLI's and the Python engine's cap); more is refused, nothing appended. */
+  maxInputBytes?: number;
 }
 
 /** The shape of messages given to `append`. */
@@ -216,6 +219,8 @@ pub struct Engine {
     background: BackgroundCell,
     offload: RefCell<Option<OffloadConfig>>,
     offload_errors: RefCell<Vec<String>>,
+    /// The most bytes one `append` may carry (`EngineOptions.maxInputBytes`).
+    max_input_bytes: std::cell::Cell<u64>,
     /// Dropped with the engine (`free()`): a pending `prepare` holds it weakly to know.
     alive: Rc<()>,
 }
@@ -226,6 +231,9 @@ pub struct Engine {
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct EngineOptions {
     family: ModelFamily,
+    /// The input cap of `append` (the core's rule: [`ctxkit_core::model::check_input_bytes`]).
+    #[serde(rename = "maxInputBytes")]
+    max_input_bytes: Option<u64>,
 }
 
 #[wasm_bindgen]
@@ -237,7 +245,11 @@ impl Engine {
     ) -> Result<Engine, JsError> {
         let options: EngineOptions =
             read_or_default(&options, "options").map_err(fail("new Engine"))?;
-        Ok(Engine::from_session(Session::new(options.family)))
+        let engine = Engine::from_session(Session::new(options.family));
+        if let Some(cap) = options.max_input_bytes {
+            engine.max_input_bytes.set(cap);
+        }
+        Ok(engine)
     }
 
     /// An engine from a state `toJSON()` gave (the object, or its JSON text). The state is
@@ -286,6 +298,11 @@ impl Engine {
                 WireFormat::Ctxkit => read_messages(json, "messages")?,
                 other => from_format(&json, other)?,
             };
+            check_input_bytes(
+                &messages,
+                self.max_input_bytes.get(),
+                "new Engine({ maxInputBytes })",
+            )?;
             let config = self.offload.try_borrow().map_err(|_| busy())?.clone();
             let messages = match config {
                 None => messages,
@@ -416,6 +433,7 @@ impl Engine {
             background: BackgroundCell::default(),
             offload: RefCell::new(None),
             offload_errors: RefCell::new(Vec::new()),
+            max_input_bytes: std::cell::Cell::new(DEFAULT_MAX_INPUT_BYTES),
             alive: Rc::new(()),
         }
     }
