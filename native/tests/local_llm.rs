@@ -162,9 +162,23 @@ fn engine_turn_with_the_local_model(server: &LocalServer) {
                 .min()
                 .unwrap_or(checkpoint.summary.len());
             let written = checkpoint.summary.get(..end).unwrap_or_default();
+            // The log's Goal (the user's words) first, then the model's answer, its own goal
+            // under a heading that says whose it is.
+            let goal = ctxkit::core::compaction::goal_section(written).unwrap_or_default();
             assert!(
-                answer.contains(written.trim()),
-                "the checkpoint starts with the model's answer: {:?} vs {answer:?}",
+                goal.starts_with("- step 0"),
+                "the checkpoint starts with the log's Goal: {:?}",
+                checkpoint.summary
+            );
+            let model_part = written
+                .strip_prefix(&format!("## Goal\n{goal}"))
+                .unwrap_or(written);
+            assert!(
+                model_part
+                    .lines()
+                    .filter(|line| !line.starts_with("## The summarizer's"))
+                    .all(|line| answer.contains(line.trim())),
+                "the model's answer follows the log's Goal: {:?} vs {answer:?}",
                 checkpoint.summary
             );
             let left_out: Vec<_> = checkpoint

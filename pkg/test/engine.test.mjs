@@ -52,11 +52,13 @@ test('prepare asks the summarizer and keeps its summary', async () => {
   assert.match(asked.system, /You summarize the history/);
   assert.match(asked.prompt, /## Critical Context/);
   assert.deepEqual(view.summary, { method: 'llm', through_seq: asked.through_seq, fallback_reason: null });
-  // The LLM's summary, then what it left out: the identifiers and error lines of the covered
-  // messages (read as the extractive summary reads them), then the pinned facts (the user's
-  // request, the paths).
+  // The log's Goal (the user's request, verbatim), then the LLM's summary with its own goal
+  // under a heading saying whose it is, then what both left out: the identifiers and error
+  // lines of the covered messages (read as the extractive summary reads them), then the pinned
+  // facts.
   const kept = engine.latestCheckpoint.summary;
-  assert.match(kept, /^## Goal\nUnify transcript views\.\n\n(## Identifiers in use\n`[^\n]+\n\n)?(## Errors \(verbatim\)\n(- [^\n]+\n)+\n)?## Pinned facts\n- request: Work on bead spotter-dov\./, kept);
+  assert.match(kept, /^## Goal\n- Work on bead spotter-dov\./, kept);
+  assert.match(kept, /\n\n## The summarizer's own account of the goal \(not the user's words\)\nUnify transcript views\.\n\n(## Identifiers in use\n`[^\n]+\n\n)?(## Errors \(verbatim\)\n(- [^\n]+\n)+\n)?(## Pinned facts\n|$)/, kept);
   assert.match(kept, /\n## Identifiers in use\n`/, 'the identifiers the agent used are appended');
   assert.ok(engine.latestCheckpoint.pinned.every((fact) => kept.includes(fact.text)));
   assert.equal(view.stats.tier, 'summarized');
@@ -153,7 +155,7 @@ test('a summary with a lone surrogate is refused, not stored with U+FFFD', async
   const engine = sliceEngine();
   const view = await engine.prepare({ ...overBudget, summarize: async () => '## Goal\nship it \uD83D\uDE80' });
   assert.equal(view.summary.method, 'llm');
-  assert.ok(engine.latestCheckpoint.summary.startsWith('## Goal\nship it 🚀'));
+  assert.ok(engine.latestCheckpoint.summary.includes("## The summarizer's own account of the goal (not the user's words)\nship it 🚀"));
 });
 
 test('two overlapping prepares: the second finds the checkpoint already made', async () => {
@@ -169,7 +171,8 @@ test('two overlapping prepares: the second finds the checkpoint already made', a
   assert.match(late.summary_dropped, /^the summarizer's answer arrived after another turn of this session/, 'and says so');
   assert.equal(fast.summary_dropped, undefined);
   assert.equal(engine.toJSON().checkpoints.length, 1);
-  assert.match(engine.latestCheckpoint.summary, /^## Goal\nfast\n\n(## Identifiers in use\n[^\n]+\n\n)?(## Errors \(verbatim\)\n(- [^\n]+\n)+\n)?## Pinned facts\n/);
+  assert.match(engine.latestCheckpoint.summary, /^## Goal\n- Work on bead spotter-dov\./);
+  assert.match(engine.latestCheckpoint.summary, /\n## The summarizer's own account of the goal \(not the user's words\)\nfast\n/);
 });
 
 test('views share unchanged messages (frozen), and a cached view equals a fresh one', () => {

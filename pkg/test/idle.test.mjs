@@ -39,7 +39,8 @@ test('an idle session waits, then compacts in the margin, and the next turn star
   assert.equal(due.result.summary.method, 'llm');
   assert.ok(due.result.stats.total_tokens < due.view_tokens);
   const checkpoint = engine.latestCheckpoint;
-  assert.ok(checkpoint.summary.startsWith('## Goal\nUnify transcript views.'));
+  assert.ok(checkpoint.summary.startsWith('## Goal\n- '), checkpoint.summary);
+  assert.ok(checkpoint.summary.includes("## The summarizer's own account of the goal (not the user's words)\nUnify transcript views."));
 
   // The user is back: the turn starts from that checkpoint and compacts nothing.
   const next = engine.view(turn);

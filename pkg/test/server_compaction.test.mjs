@@ -13,6 +13,9 @@ import { budget, pipelineLog, QUIET, SYSTEM } from './helpers.mjs';
 
 const overBudget = { system: SYSTEM, budget: budget(9_000), policy: { nudges: QUIET, max_summary_tokens: 2_000 } };
 const TEXT = '## Goal\nShip the spotter fix.\n## Progress\nTests pass.';
+// The block's text as the checkpoint keeps it: after the log's Goal, its own goal heading
+// renamed to say whose account it is (the user's words own the Goal).
+const KEPT = TEXT.replace('## Goal', "## The summarizer's own account of the goal (not the user's words)");
 // Spaced as a server might send it: the kept block is these bytes, not a re-serialization.
 const BLOCK = `{"type": "compaction",  "content": ${JSON.stringify(TEXT)}, "signature": "c2lnbmVk"}`;
 
@@ -61,7 +64,8 @@ test('a server-compaction answer becomes the summary, its block first in anthrop
     assert.equal(view.summary.fallback_reason ?? null, null);
 
     const checkpoint = engine.latestCheckpoint;
-    assert.ok(checkpoint.summary.startsWith(TEXT), 'the block text is the summary (pinned facts may follow)');
+    assert.ok(checkpoint.summary.startsWith('## Goal\n- '), `the log's Goal first: ${checkpoint.summary}`);
+    assert.ok(checkpoint.summary.includes(KEPT), 'then the block text (pinned facts may follow)');
     assert.equal(checkpoint.compaction_block, BLOCK, 'the block is kept byte for byte');
     assert.equal(engine.toJSON().checkpoints.at(-1).compaction_block, BLOCK, 'and in the state');
 
@@ -77,7 +81,7 @@ test('a server-compaction answer becomes the summary, its block first in anthrop
     for (const [format, provider] of [['openai', 'openai'], ['responses', 'responses']]) {
       const other = engine.view({ ...overBudget, format });
       assert.deepEqual(compactionBlocks(other), [], `${format}: no compaction block`);
-      assert.ok(JSON.stringify(other).includes(JSON.stringify(TEXT).slice(1, -1)), `${format}: the summary text`);
+      assert.ok(JSON.stringify(other).includes(JSON.stringify(KEPT).slice(1, -1)), `${format}: the summary text`);
       assert.deepEqual(ck.validate(format === 'responses' ? other.input ?? other : other, provider), [], format);
     }
   } finally {

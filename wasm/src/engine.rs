@@ -46,7 +46,7 @@ export interface EngineOptions {
   /** The tokenizer family the log's estimates are cached for (default `"openai"`). */
   family?: ModelFamily;
   /** The most bytes one `append` may carry (default 268,435,456: 256 MiB, the CLI's and the Python engine's cap); more is refused, nothing appended. */
-  maxInputBytes?: number;
+  maxInputBytes?: number | null;
 }
 
 /** The shape of messages given to `append`. */
