@@ -24,6 +24,7 @@
 mod claude_code;
 mod codex;
 mod detect;
+mod jsonl;
 mod openhands;
 mod pi;
 mod swe_agent;

@@ -51,6 +51,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::jsonl::{at_line, parse_lines};
 use crate::error::{CoreError, Result};
 use crate::model::{Message, Part, Role, ToolCall};
 use crate::wire::{
@@ -180,47 +181,12 @@ fn read_lines<'a>(
     Ok(builder.finish())
 }
 
-/// Each non-blank line as JSON, with its 1-based number.
-fn parse_lines(jsonl: &str) -> Result<Vec<(usize, Value)>> {
-    let mut lines = Vec::new();
-    for (index, line) in jsonl.lines().enumerate() {
-        let number = index + 1;
-        let line = line.trim_start_matches('\u{feff}');
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(line).map_err(|error| {
-            let problem = if error.is_eof() {
-                format!("truncated JSON: the line ends inside a value ({error})")
-            } else {
-                format!("not valid JSON ({error})")
-            };
-            CoreError::invalid(format!("line {number}"), problem)
-        })?;
-        lines.push((number, value));
-    }
-    Ok(lines)
-}
-
 /// A user or assistant line of the main thread (not a sub-agent's).
 fn is_main_thread_line(line: &Value) -> bool {
     matches!(
         line.get("type").and_then(Value::as_str),
         Some("user" | "assistant")
     ) && line.get("isSidechain").and_then(Value::as_bool) != Some(true)
-}
-
-/// Puts `line N: ` in front of an error's path.
-fn at_line(error: CoreError, number: usize) -> CoreError {
-    match error {
-        CoreError::InvalidInput { at, problem } if at.is_empty() => {
-            CoreError::invalid(format!("line {number}"), problem)
-        }
-        CoreError::InvalidInput { at, problem } => {
-            CoreError::invalid(format!("line {number}: {at}"), problem)
-        }
-        other => other,
-    }
 }
 
 /// A message being assembled: an assistant response gathers blocks from several lines.

@@ -32,10 +32,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::jsonl::at_line;
 use super::{ApiCall, CompactionMarker};
-use crate::error::{CoreError, Result};
+use crate::error::Result;
 use crate::model::Message;
-use crate::wire::{as_object, optional_str, optional_u64, required_str, Object};
+use crate::wire::{expected, optional_str, optional_u64, required_str, Object};
 
 /// A pi session read into the message model: its active branch.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -83,25 +84,13 @@ pub fn import_pi(text: &str) -> Result<PiSession> {
 
 /// Each non-blank line as a JSON object, with its 1-based number.
 fn parse_lines(text: &str) -> Result<Vec<(usize, Object)>> {
-    let mut lines = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
-        let line = line.trim_start_matches('\u{feff}');
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(line).map_err(|error| {
-            let problem = if error.is_eof() {
-                format!("truncated JSON: the line ends inside a value ({error})")
-            } else {
-                format!("not valid JSON ({error})")
-            };
-            CoreError::invalid(format!("line {number}"), problem)
-        })?;
-        let object = as_object(&value, &format!("line {number}"), "a JSON object")?;
-        lines.push((number, object.clone()));
-    }
-    Ok(lines)
+    super::jsonl::parse_lines(text)?
+        .into_iter()
+        .map(|(number, value)| match value {
+            Value::Object(object) => Ok((number, object)),
+            other => Err(expected(&format!("line {number}"), "a JSON object", &other)),
+        })
+        .collect()
 }
 
 /// The entries from the root to the last entry of the file, following `parentId`. Entries
@@ -140,19 +129,6 @@ fn active_branch<'a>(entries: &[(usize, &'a Object)]) -> Vec<(usize, &'a Object)
     }
     path.reverse();
     path
-}
-
-/// Puts `line N: ` in front of an error's path.
-fn at_line(error: CoreError, number: usize) -> CoreError {
-    match error {
-        CoreError::InvalidInput { at, problem } if at.is_empty() => {
-            CoreError::invalid(format!("line {number}"), problem)
-        }
-        CoreError::InvalidInput { at, problem } => {
-            CoreError::invalid(format!("line {number}: {at}"), problem)
-        }
-        other => other,
-    }
 }
 
 /// The `tokensBefore` of a compaction entry, when recorded.
