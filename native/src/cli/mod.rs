@@ -190,7 +190,8 @@ impl Places {
         {
             return Err(Failure::usage(
                 "the database looks like a URL, but ctxkit speaks only postgres:// and \
-                 postgresql:// (lowercase) URLs and SQLite file paths",
+                 postgresql:// (lowercase, with nothing before them, not even a space) URLs \
+                 and SQLite file paths",
             ));
         }
         Ok(Places { workdir, db })

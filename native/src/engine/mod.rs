@@ -147,7 +147,7 @@ impl Engine {
         workdir: impl AsRef<Path>,
         config: EngineConfig,
     ) -> Result<Self> {
-        if let Some(url) = postgres_url(db_path.as_ref()) {
+        if let Some(url) = postgres_url(db_path.as_ref())? {
             let store = PostgresStore::open(url)?;
             return Engine::with_store(Box::new(store), workdir, config).map(Engine::after_open);
         }
@@ -186,7 +186,7 @@ impl Engine {
         workdir: impl AsRef<Path>,
         config: EngineConfig,
     ) -> Result<Self> {
-        if let Some(url) = postgres_url(db_path.as_ref()) {
+        if let Some(url) = postgres_url(db_path.as_ref())? {
             let options = PostgresOptions {
                 read_only: true,
                 ..PostgresOptions::default()
@@ -349,9 +349,27 @@ impl Engine {
     }
 }
 
-/// The URL in `db`, when it names a PostgreSQL database rather than a SQLite file.
-fn postgres_url(db: &Path) -> Option<&str> {
-    db.to_str().filter(|db| is_postgres_url(db))
+/// The URL in `db`, when it names a PostgreSQL database rather than a SQLite file; an error
+/// when `db` has the shape of a database URL ctxkit does not speak (another scheme, a case
+/// variant, whitespace before `postgres://`), which must never become a SQLite path (folders
+/// named after the URL, password included). The message does not repeat the URL.
+fn postgres_url(db: &Path) -> Result<Option<&str>> {
+    let Some(text) = db.to_str() else {
+        return Ok(None);
+    };
+    if is_postgres_url(text) {
+        return Ok(Some(text));
+    }
+    if crate::store::looks_like_database_url(text) {
+        return Err(Error::InvalidInput {
+            field: "db".to_owned(),
+            problem: "looks like a database URL, but ctxkit speaks only postgres:// and \
+                      postgresql:// (lowercase, with nothing before them, not even a space) URLs \
+                      and SQLite file paths"
+                .to_owned(),
+        });
+    }
+    Ok(None)
 }
 
 /// The session's tail, from the cache when the store says it is current, else read again.

@@ -59,6 +59,13 @@ pub fn is_postgres_url(url: &str) -> bool {
 /// `postgresql:` in any case) without being one ctxkit speaks: a caller must refuse it, not
 /// take it for a file path (a folder named `mysql:` holding a file named after the password).
 pub fn looks_like_database_url(text: &str) -> bool {
+    // A URL after whitespace or control characters (a pasted ` postgres://…`, a tab or newline
+    // from a script) is a URL given wrongly, not a file path: taken as a path, it made folders
+    // named after the URL, password included. Nothing is trimmed silently: it is refused.
+    let trimmed = text.trim_start_matches(|c: char| c.is_whitespace() || c.is_control());
+    if trimmed.len() != text.len() {
+        return is_postgres_url(trimmed) || looks_like_database_url(trimmed);
+    }
     if is_postgres_url(text) {
         return false;
     }
@@ -206,6 +213,10 @@ mod tests {
             "postgres:user@host/db",
             "postgresql:/db",
             "sqlite://x.db",
+            " postgres://user:pw@host/db",
+            "\tpostgresql://host/db",
+            "\n postgres://host/db",
+            "\u{3000}mysql://host/db",
         ] {
             assert!(looks_like_database_url(url), "{url}");
         }
@@ -214,6 +225,7 @@ mod tests {
             "./ctxkit.db",
             "/tmp/a://b",
             "data/postgres.db",
+            " my notes.db",
             "",
         ] {
             assert!(!looks_like_database_url(path), "{path}");
