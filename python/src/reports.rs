@@ -98,6 +98,8 @@ pub fn fidelity<'py>(
         };
         config.policy.family = family;
         config.prompt.read_agents_md = false;
+        config.prompt.working_directory =
+            Some(ctxkit::reports::REPORT_WORKING_DIRECTORY.to_owned());
         config.memory.in_prompt = false;
         let scratch = tempfile::tempdir().map_err(|e| {
             PyErrSource::Native(ctxkit::Error::io(

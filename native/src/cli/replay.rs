@@ -114,6 +114,7 @@ pub(super) fn scratch_replay<T>(
     };
     config.policy.family = source.model_family.into();
     config.prompt.read_agents_md = false;
+    config.prompt.working_directory = Some(ctxkit::reports::REPORT_WORKING_DIRECTORY.to_owned());
     config.memory.in_prompt = false;
     let folder_of = |session: &str| {
         config

@@ -18,6 +18,12 @@ use serde_json::{json, Value};
 
 use crate::{Engine, Result};
 
+/// The working directory a report's replay shows in its system prompt. Fixed, so a report does
+/// not depend on where it runs: the prompt's estimate, and with it where the compactions fall,
+/// changed with the folder's length and characters, so the CLI (run in the caller's folder) and
+/// Python (in a temporary one) could give different rows for the same transcript.
+pub const REPORT_WORKING_DIRECTORY: &str = "/project";
+
 /// The figures of one session: per checkpoint, and for the transcript's own compactions.
 #[derive(Debug, Clone)]
 pub struct FidelityReport {
