@@ -132,22 +132,15 @@ pub fn anthropic_summary_message(checkpoint: &Checkpoint) -> Option<Message> {
         .and_then(serde_json::Value::as_str)
         .unwrap_or_default()
         .trim();
-    // What the checkpoint adds to the block's text: the log's Goal before it and what both
-    // left out after it (the block's text itself is in the block).
-    let body = crate::compaction::owned_goal::model_body(block_text);
-    let summary = checkpoint.summary.trim();
-    let added = if body.is_empty() {
-        summary.to_owned()
-    } else {
-        let headed = format!(
-            "{}{body}",
-            crate::compaction::owned_goal::MODEL_NOTES_HEADING
-        );
-        if summary.contains(&headed) {
-            summary.replacen(&headed, "", 1)
-        } else {
-            summary.replacen(&body, "", 1)
-        }
+    // What the checkpoint adds to the block's text (which is in the block): the log's Goal
+    // before it and what both left out after it.
+    use crate::compaction::owned_goal::{model_body, MODEL_NOTES_HEADING};
+    let (body, summary) = (model_body(block_text), checkpoint.summary.trim());
+    let headed = format!("{MODEL_NOTES_HEADING}{body}");
+    let added = match () {
+        _ if body.is_empty() => summary.to_owned(),
+        _ if summary.contains(&headed) => summary.replacen(&headed, "", 1),
+        _ => summary.replacen(&body, "", 1),
     };
     let mut extra = added.trim().to_owned();
     if let Some(tasks) = checkpoint.active_tasks.as_deref() {
