@@ -27,6 +27,7 @@
 
 pub mod convert;
 pub mod engine;
+mod engine_config;
 pub mod errors;
 pub mod functions;
 pub mod reports;
