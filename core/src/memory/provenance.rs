@@ -7,7 +7,8 @@
 //! *addresses the model*; if so it is quarantined: stored, listed and searchable, but kept out
 //! of the precis (and so of `MEMORY.md` and the system prompt) until a person approves it.
 //!
-//! What addresses the model, after folding case, width tricks and invisible characters away:
+//! What addresses the model, after folding case and width tricks away and reading each invisible
+//! character both as nothing and as a word break:
 //! - instructions to ignore, disregard, forget or override what came before (`ignore all
 //!   previous instructions`, `new instructions:`, `you are now`);
 //! - role markers (`system:` at a line start, `<|im_start|>`, `[INST]`, `<<SYS>>`, `Human:`);
@@ -168,12 +169,16 @@ pub fn entry_quarantine(entry: &MemoryEntry) -> Option<String> {
 /// one space), so `ignore\nprevious instructions`, with a carriage return or an em space
 /// between the words, is the phrase the precis would show; the role names at a line's start
 /// are looked for in the lines as given.
+///
+/// An invisible character is read every way a model may read it: as nothing (`I\u{200B}gnore`
+/// is `ignore`) or as the space between two words (`ignore\u{200B}previous` is `ignore
+/// previous`), each one independently ([`contains_phrase`]), so no placement hides a phrase.
 fn addresses_the_model(text: &str) -> Option<String> {
-    let folded = fold(&single_line(text));
+    let folded: Vec<char> = fold(&single_line(text)).chars().collect();
     let found = |markers: &[&'static str]| {
         markers
             .iter()
-            .find(|marker| folded.contains(**marker))
+            .find(|marker| contains_phrase(&folded, marker))
             .copied()
     };
     if let Some(marker) = found(OVERRIDES) {
@@ -185,7 +190,8 @@ fn addresses_the_model(text: &str) -> Option<String> {
     if let Some(marker) = found(ROLE_MARKERS) {
         return Some(reason("a role marker", marker));
     }
-    if let Some(role) = fold(text).lines().find_map(|line| {
+    let lines = fold(text).replace(INVISIBLE, "");
+    if let Some(role) = lines.lines().find_map(|line| {
         let line = line.trim_start_matches([' ', '>', '*']);
         ROLE_NAMES.iter().find(|role| {
             line.strip_prefix(**role)
@@ -203,13 +209,48 @@ fn addresses_the_model(text: &str) -> Option<String> {
     None
 }
 
+/// What [`fold`] leaves where the text had an invisible character (zero-width, bidi control,
+/// soft hyphen, word joiner, byte-order mark), whichever one it was.
+const INVISIBLE: char = '\u{200B}';
+
+/// Whether folded `text` holds `marker`, reading each [`INVISIBLE`] either as nothing or as
+/// one of the marker's spaces. A run of every partial match at once (the marker positions
+/// reached so far), so the cost is the text's length times the marker's, with no backtracking.
+fn contains_phrase(text: &[char], marker: &str) -> bool {
+    let marker: Vec<char> = marker.chars().collect();
+    // `reached` holds how many of the marker's characters each partial match has matched.
+    let mut reached: Vec<usize> = Vec::new();
+    for &c in text {
+        if marker.is_empty() || reached.contains(&marker.len()) {
+            return true;
+        }
+        reached.push(0);
+        let mut next: Vec<usize> = Vec::with_capacity(reached.len() * 2);
+        for &at in &reached {
+            let wanted = marker.get(at).copied();
+            let steps = if c == INVISIBLE {
+                [Some(at), (wanted == Some(' ')).then_some(at + 1)]
+            } else {
+                [(wanted == Some(c)).then_some(at + 1), None]
+            };
+            for step in steps.into_iter().flatten() {
+                if !next.contains(&step) {
+                    next.push(step);
+                }
+            }
+        }
+        reached = next;
+    }
+    marker.is_empty() || reached.contains(&marker.len())
+}
+
 fn reason(what: &str, marker: &str) -> String {
     format!("addresses the model: {what} ({marker:?})")
 }
 
 /// `text` lower-cased, with invisible characters (zero-width, bidi controls, soft hyphens)
-/// removed, full-width ASCII folded to ASCII, and runs of spaces and tabs made one space, so
-/// `I G N O R E` tricks aside, spelling variants of a marker match it.
+/// each made one [`INVISIBLE`], full-width ASCII folded to ASCII, and runs of spaces and tabs
+/// made one space, so `I G N O R E` tricks aside, spelling variants of a marker match it.
 fn fold(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
     let mut last_space = false;
@@ -220,8 +261,9 @@ fn fold(text: &str) -> String {
             '\u{3000}' => ' ',
             _ => c,
         };
-        if matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{00AD}' | '\u{FEFF}')
-        {
+        let is_invisible = matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{00AD}' | '\u{FEFF}' | '\u{180E}' | '\u{034F}');
+        if is_invisible {
+            folded.push(INVISIBLE);
             continue;
         }
         if c == ' ' || c == '\t' || c == '\u{a0}' {
