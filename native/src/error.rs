@@ -183,7 +183,7 @@ enum PostgresFailure {
 const SETUP_KINDS: [(&str, &str); 3] = [
     (
         "invalid configuration",
-        "the URL leaves out what the server asks for (a password?)",
+        "the URL leaves out what the connection needs (named before this)",
     ),
     (
         "authentication error",
@@ -240,10 +240,33 @@ fn postgres_failure(error: &postgres::Error) -> PostgresFailure {
     if let Some((_, advice)) = SETUP_KINDS.iter().find(|(kind, _)| text.starts_with(kind)) {
         return PostgresFailure::Setup(advice);
     }
+    if text.starts_with("error connecting to server") && names_no_such_host(error) {
+        return PostgresFailure::Setup("the URL's host name does not resolve: check it");
+    }
     if text.starts_with("error connecting to server") || text.starts_with("timeout waiting") {
         return PostgresFailure::Unreachable;
     }
     PostgresFailure::Lost
+}
+
+/// Whether `error`'s causes say the host name does not exist (the resolver's "no such name"
+/// answers, as glibc and macOS word them), as opposed to a resolver that could not answer now
+/// ("Temporary failure in name resolution"), which a later call may get past.
+fn names_no_such_host(error: &postgres::Error) -> bool {
+    const NO_SUCH_NAME: [&str; 3] = [
+        "Name or service not known",
+        "No address associated with hostname",
+        "nodename nor servname provided",
+    ];
+    let mut cause = std::error::Error::source(error);
+    while let Some(current) = cause {
+        let text = current.to_string();
+        if NO_SUCH_NAME.iter().any(|answer| text.contains(answer)) {
+            return true;
+        }
+        cause = current.source();
+    }
+    false
 }
 
 /// Whether an I/O error in `error`'s causes says the connection was cut (reset, closed early)

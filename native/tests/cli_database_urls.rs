@@ -83,3 +83,40 @@ fn the_engine_refuses_the_same_urls_and_creates_nothing() {
         );
     }
 }
+
+/// Two connection failures that no retry can cure say so: a URL with no host (refused before
+/// any connection, exit 2), and a host name that does not exist (`.invalid` never resolves).
+/// Neither says "retry later", and neither repeats the password.
+#[test]
+fn a_missing_or_unknown_host_is_named_and_not_called_worth_a_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |url: &str| {
+        Command::new(BIN)
+            .current_dir(dir.path())
+            .env_remove("CTXKIT_DATABASE_URL")
+            .args(["--db", url, "sessions"])
+            .output()
+            .unwrap()
+    };
+    let output = run("postgres://");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the URL names no host"), "{stderr}");
+    assert!(!stderr.contains("password?"), "{stderr}");
+
+    let output = run("postgres://user:hunter2@no-such-host.invalid/db?connect_timeout=5");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    if stderr.contains("Temporary failure in name resolution") {
+        // No resolver could answer on this machine: a later call may get one, so the advice
+        // to retry is then the right one.
+        assert!(stderr.contains("retry later"), "{stderr}");
+    } else {
+        assert!(
+            stderr.contains("host name does not resolve")
+                && stderr.contains("retrying cannot help"),
+            "{stderr}"
+        );
+    }
+}

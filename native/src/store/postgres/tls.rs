@@ -55,9 +55,8 @@ fn webpki(
                 let shown = path.display();
                 Error::invalid("database", format!("sslrootcert {shown}: {e}"))
             };
-            let certs =
-                CertificateDer::pem_file_iter(path).map_err(|e| unreadable(e.to_string()))?;
-            for cert in certs {
+            let pem = read_root_cert_file(path).map_err(unreadable)?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
                 let cert = cert.map_err(|e| unreadable(e.to_string()))?;
                 roots.add(cert).map_err(|e| unreadable(e.to_string()))?;
             }
@@ -69,6 +68,45 @@ fn webpki(
     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|e| Error::invalid("database", format!("TLS: {e}")))
+}
+
+/// The most an `sslrootcert` file may hold: a CA bundle is a few hundred KB (Mozilla's whole
+/// set is about 220 KB), so this is generous, and a path to `/dev/zero` or a huge file ends in
+/// an error instead of reading gigabytes.
+const MAX_ROOT_CERT_BYTES: u64 = 4 << 20;
+
+/// The bytes of the `sslrootcert` file at `path`, read only if it is a regular file and at most
+/// [`MAX_ROOT_CERT_BYTES`] long. The file is opened without blocking, so a FIFO (or a device)
+/// given by mistake is refused at once instead of waiting for a writer forever.
+fn read_root_cert_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let fd = rustix::fs::open(
+        path,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| std::io::Error::from(e).to_string())?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    if meta.len() > MAX_ROOT_CERT_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_ROOT_CERT_BYTES} a certificate file may hold",
+            meta.len()
+        ));
+    }
+    let mut pem = Vec::new();
+    file.take(MAX_ROOT_CERT_BYTES + 1)
+        .read_to_end(&mut pem)
+        .map_err(|e| e.to_string())?;
+    if pem.len() as u64 > MAX_ROOT_CERT_BYTES {
+        return Err(format!(
+            "more than the {MAX_ROOT_CERT_BYTES} bytes a certificate file may hold"
+        ));
+    }
+    Ok(pem)
 }
 
 /// The server's certificate checked as `sslmode` says. The handshake's signatures are always
@@ -136,5 +174,61 @@ impl ServerCertVerifier for Verifier {
         self.provider
             .signature_verification_algorithms
             .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_root_cert_that_is_not_a_small_regular_file_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            read_root_cert_file(&fifo).unwrap_err(),
+            "not a regular file"
+        );
+        let zero = std::path::Path::new("/dev/zero");
+        assert_eq!(read_root_cert_file(zero).unwrap_err(), "not a regular file");
+        assert_eq!(
+            read_root_cert_file(dir.path()).unwrap_err(),
+            "not a regular file"
+        );
+        let huge = dir.path().join("huge.pem");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(MAX_ROOT_CERT_BYTES + 1)
+            .unwrap();
+        assert!(read_root_cert_file(&huge)
+            .unwrap_err()
+            .contains("more than the 4194304"));
+        let small = dir.path().join("ca.pem");
+        std::fs::write(&small, "not a certificate").unwrap();
+        assert_eq!(read_root_cert_file(&small).unwrap(), b"not a certificate");
+        assert!(read_root_cert_file(&dir.path().join("missing"))
+            .unwrap_err()
+            .contains("No such file"));
+    }
+
+    #[test]
+    fn a_url_naming_dev_zero_as_its_root_cert_fails_naming_it() {
+        let settings = crate::store::postgres::url::parse(
+            "postgres://u:p@127.0.0.1:1/db?sslmode=verify-ca&sslrootcert=/dev/zero",
+        )
+        .unwrap();
+        let error = connector(&settings).err().unwrap().to_string();
+        assert!(
+            error.contains("sslrootcert /dev/zero: not a regular file"),
+            "{error}"
+        );
     }
 }

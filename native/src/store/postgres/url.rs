@@ -146,6 +146,15 @@ pub fn parse(url: &str) -> Result<UrlSettings> {
             _ => kept.push(pair),
         }
     }
+    let names_host_by_parameter = kept
+        .iter()
+        .any(|pair| pair.starts_with("host=") || pair.starts_with("hostaddr="));
+    if url_host(base).is_empty() && !names_host_by_parameter {
+        return Err(Error::invalid(
+            "database",
+            "the URL names no host: postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",
+        ));
+    }
     if !kept.is_empty() {
         settings.client_url.push('?');
         settings.client_url.push_str(&kept.join("&"));
@@ -154,6 +163,26 @@ pub fn parse(url: &str) -> Result<UrlSettings> {
 }
 
 /// `%XX` escapes of a URL parameter's value decoded (and `+` left as it is, as libpq does).
+/// The host part of `base` (a URL without its query): what follows the `scheme://`, the
+/// user's part (up to the last `@`) and comes before the port and the path. Empty when the URL
+/// names none (`postgres://`, `postgres:///db`, `postgres://user@:5432/db`).
+fn url_host(base: &str) -> &str {
+    let rest = base.split_once("://").map_or("", |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or("");
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if host_port.starts_with('[') {
+        // An IPv6 literal, `[::1]:5432`: the host is what the brackets hold.
+        return host_port
+            .split(']')
+            .next()
+            .unwrap_or("")
+            .trim_start_matches('[');
+    }
+    host_port.split(':').next().unwrap_or("")
+}
+
 fn percent_decode(value: &str) -> Result<String> {
     let mut out = Vec::with_capacity(value.len());
     let mut bytes = value.bytes();
@@ -229,6 +258,29 @@ mod tests {
             "",
         ] {
             assert!(!looks_like_database_url(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_url_without_a_host_is_refused_naming_the_shape() {
+        for url in [
+            "postgres://",
+            "postgresql:///db",
+            "postgres://user:secret@/db",
+            "postgres://user:secret@:5432/db",
+            "postgres://[]/db",
+        ] {
+            let text = parse(url).unwrap_err().to_string();
+            assert!(text.contains("names no host"), "{url}: {text}");
+            assert!(!text.contains("secret"), "{url}: {text}");
+        }
+        for url in [
+            "postgres://h/db",
+            "postgres://user:secret@h:5432/db",
+            "postgres://[::1]:5432/db",
+            "postgres:///db?host=/var/run/postgresql",
+        ] {
+            assert!(parse(url).is_ok(), "{url}");
         }
     }
 }
