@@ -304,6 +304,37 @@ fn a_stopped_run_resumed_equals_an_uninterrupted_one() {
     assert_eq!(server.received().len(), 12 + 7 + 5);
     assert_eq!(resumed_text, text(&["--max-probes", "4"]));
     assert_eq!(std::fs::read(&file).unwrap(), complete);
+
+    // Grades flipped by hand in the file: the answers are graded again, the table is the
+    // uninterrupted run's, nothing is asked, the run says so, and the file is left as it was.
+    let flipped = String::from_utf8_lossy(&complete)
+        .replace("\"held\":true", "\"held\":TRUE")
+        .replace("\"held\":false", "\"held\":true")
+        .replace("\"held\":TRUE", "\"held\":false");
+    assert_ne!(
+        flipped.as_bytes(),
+        &complete[..],
+        "the file holds grades to flip"
+    );
+    std::fs::write(&file, &flipped).unwrap();
+    let asked_before = server.received().len();
+    let output = probe_in(
+        work,
+        &server,
+        CLAUDE_CODE,
+        &["--max-probes", "4", "--json", "--resume", resume],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(server.received().len(), asked_before, "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&whole.stdout)
+    );
+    assert!(
+        stderr.contains("12 request(s) in") && stderr.contains("graded again"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), flipped);
 }
 
 /// A resume with other options or another transcript is refused, naming the mismatch, and

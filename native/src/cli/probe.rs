@@ -169,6 +169,13 @@ pub fn run(places: &Places, args: ProbeArgs) -> Result<(), Failure> {
             path.display(),
             requests.len() - taken
         ));
+        if asked.regraded > 0 {
+            note(format!(
+                "ctxkit probe: {} request(s) in {} had a grade that does not match their answer: graded again (the file is left as it was)",
+                asked.regraded,
+                path.display()
+            ));
+        }
         if asked.left > 0 {
             note(format!(
                 "ctxkit probe: stopped at --max-requests {}: {} request(s) left; run again with --resume {} to ask them",

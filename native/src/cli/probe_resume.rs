@@ -7,7 +7,9 @@
 //! run with the same file asks only the requests not there yet and reports all of them, so
 //! its table equals an uninterrupted run's. A header that does not match the run is refused
 //! with the mismatches named, and the file is left as it was; a torn last line (the run was
-//! killed while writing it) is dropped and its request asked again.
+//! killed while writing it) is dropped and its request asked again. A stored grade is never
+//! trusted: each stored answer is graded again against the run's own key, and a run whose file
+//! held grades that do not match their answers says how many (the table is the re-graded one).
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};

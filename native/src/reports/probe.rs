@@ -351,12 +351,17 @@ pub struct Asked {
     pub requests: Vec<ProbeRequest>,
     /// The requests of the run not done, because the run's bound on sent requests was reached.
     pub left: usize,
+    /// The requests taken from `earlier` whose stored grade did not match their answer, and
+    /// were graded again (a resume file edited by hand, or written by another grader).
+    pub regraded: usize,
 }
 
 /// Asks every selected probe over every strategy's view, `run.samples` times each, through
 /// `ask` (the messages and the sampling in, the answer or the client's error out), and grades
 /// the answers. A request `earlier` knows the outcome of (a resumed run's) is not sent again:
-/// that outcome is used. At most `max_sent` requests are sent (`None`: no bound); the requests
+/// its answer is used and graded again here, never its stored grade, so a file whose grades
+/// were changed cannot change the table (the changed ones are counted in
+/// [`Asked::regraded`]). At most `max_sent` requests are sent (`None`: no bound); the requests
 /// after that are counted in [`Asked::left`]. `guard` bounds the run in time and failures: a
 /// request it refuses (the run's deadline passed, or its breaker opened) is not sent but
 /// reported as [`Outcome::Skipped`] with the guard's reason. `progress` hears of each request
@@ -374,6 +379,7 @@ pub fn ask_probes(
     let mut done = Vec::new();
     let mut sent = 0;
     let mut left = 0;
+    let mut regraded = 0;
     for &(c, p) in &run.selected {
         let (Some(view), Some(probe)) = (
             session.views.get(c),
@@ -389,7 +395,11 @@ pub fn ask_probes(
             for sample in 0..run.samples {
                 let id = request_id(view.through_seq, probe, strategy, sample);
                 let (outcome, fresh) = match earlier(&id) {
-                    Some(outcome) => (outcome, false),
+                    Some(outcome) => {
+                        let (outcome, changed) = graded_again(outcome, probe);
+                        regraded += usize::from(changed);
+                        (outcome, false)
+                    }
                     None if max_sent.is_some_and(|max| sent >= max) => {
                         left += 1;
                         continue;
@@ -424,6 +434,25 @@ pub fn ask_probes(
     Asked {
         requests: done,
         left,
+        regraded,
+    }
+}
+
+/// `outcome` (taken from a resume file) with its answer graded against `probe`'s key, and
+/// whether that changed the grade it came with.
+fn graded_again(outcome: Outcome, probe: &Probe) -> (Outcome, bool) {
+    match outcome {
+        Outcome::Answered { answer, held } => {
+            let graded = grade(&answer, &probe.key);
+            (
+                Outcome::Answered {
+                    answer,
+                    held: graded,
+                },
+                graded != held,
+            )
+        }
+        other => (other, false),
     }
 }
 
