@@ -125,3 +125,31 @@ test('without background_percent, prepare never starts a background summary', as
     assert.equal(result.background, undefined);
   }
 });
+
+test('a background answer that arrives after a view compacted is dropped with its reason in the next turn\'s stats', async () => {
+  const engine = new ck.Engine();
+  const { summarize, pending } = handSummarizer();
+  let started;
+  for (let i = 1; i <= 40 && started === undefined; i += 1) {
+    turn(engine, i);
+    const result = await engine.prepare({ ...OPTIONS, summarize });
+    if (result.background === 'started') started = i;
+  }
+  assert.ok(started, 'a background summary was started');
+  // While the model writes, a view with a smaller window compacts the session.
+  const viewed = engine.view({ budget: { context_window: 3_000 } });
+  assert.equal(viewed.summary.method, 'extractive', 'the view compacted');
+  const kept = engine.latestCheckpoint.through_seq;
+  pending[0].answer();
+  await tick();
+  turn(engine, 1000);
+  const next = await engine.prepare({ ...OPTIONS, summarize });
+  const stale = (next.stats.fallbacks ?? []).filter((fallback) => fallback.kind === 'stale');
+  assert.equal(stale.length, 1, JSON.stringify(next.stats.fallbacks));
+  assert.equal(stale[0].call, 'summary');
+  assert.match(stale[0].reason, /^the background summarizer's answer arrived after another turn/);
+  assert.equal(next.summary_dropped, stale[0].reason);
+  assert.notEqual(next.background, 'used');
+  assert.ok(engine.latestCheckpoint.through_seq >= kept, "the view's checkpoint was kept");
+  assert.ok(!engine.latestCheckpoint.summary.includes('Read the files.'), 'the stale answer was not stored');
+});

@@ -195,3 +195,93 @@ fn the_corpus_session_compacts_from_background_checkpoints() {
     }
     assert!(used > 0, "the background path was never taken");
 }
+
+/// A background summary a model wrote, made stale by a checkpoint another turn stored while it
+/// was awaited, is dropped with its reason in the next turn's stats (once); an extractive one,
+/// or one still usable, is not reported.
+#[test]
+fn a_stale_background_answer_is_reported_with_its_reason() {
+    use ctxkit_core::compaction::{FallbackKind, SummaryMethod};
+    use ctxkit_core::turn::STALE_BACKGROUND_ANSWER;
+
+    let policy = Policy {
+        family: ModelFamily::Claude,
+        background_percent: Some(60),
+        ..Policy::default()
+    };
+    let inputs = TurnInputs::new(
+        "You are a coding agent.",
+        Budget::for_window(8_000),
+        &policy,
+    );
+    let mut session = Session::new(ModelFamily::Claude);
+    session.append([Message::user("Fix the parser in src/parser.rs.")]);
+    let mut request = None;
+    for turn in 0..200 {
+        let id = format!("call_{turn}");
+        session.append([
+            Message::assistant(
+                "",
+                vec![ToolCall::new(
+                    &id,
+                    "read",
+                    format!(r#"{{"path":"src/f{turn}.rs"}}"#),
+                )],
+            ),
+            Message::tool_result(&id, format!("fn f{turn}() {{}}\n").repeat(6), false),
+        ]);
+        request = background_request(&session, &inputs).unwrap();
+        if request.is_some() {
+            break;
+        }
+    }
+    let request = request.expect("the session passed the soft threshold");
+    let answer = "## Goal\nFix the parser.\n## Progress\n- read the files";
+    let llm = background_checkpoint(&request, Some(answer), &session, &inputs).unwrap();
+    assert_eq!(llm.checkpoint.method, SummaryMethod::Llm);
+    let extractive = background_checkpoint(&request, None, &session, &inputs).unwrap();
+    assert!(llm.usable(&session) && !llm.is_stale(&session));
+
+    // While the answer was awaited, another turn compacted with a smaller window.
+    let small = TurnInputs::new(
+        "You are a coding agent.",
+        Budget::for_window(3_000),
+        &policy,
+    );
+    session.prepare_offline(&small).unwrap();
+    assert!(
+        session.latest_checkpoint().is_some(),
+        "the other turn compacted"
+    );
+    assert!(llm.is_stale(&session) && !llm.usable(&session));
+
+    let stale_fallbacks = |ready: &BackgroundCheckpoint| {
+        let with = TurnInputs {
+            background: BackgroundSlot::Ready(ready),
+            ..inputs
+        };
+        let mut driver = TurnDriver::start(&with).unwrap();
+        let mut copy = session.clone();
+        loop {
+            match driver.step(&copy).unwrap() {
+                TurnStep::NeedExtraction(_) => driver.answer_extraction(None).unwrap(),
+                TurnStep::NeedSummary(_) => driver.answer_summary(&copy, None).unwrap(),
+                TurnStep::Ready(_) => break,
+            }
+        }
+        let (result, _) = driver.finish(&mut copy).unwrap();
+        result
+            .stats
+            .fallbacks
+            .into_iter()
+            .filter(|f| f.kind == FallbackKind::Stale)
+            .collect::<Vec<_>>()
+    };
+    let reported = stale_fallbacks(&llm);
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(reported[0].reason, STALE_BACKGROUND_ANSWER);
+    assert!(
+        stale_fallbacks(&extractive).is_empty(),
+        "no model's answer was lost"
+    );
+}

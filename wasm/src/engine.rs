@@ -101,7 +101,7 @@ export type TurnResult = RenderedView & {
   summary: SummaryOutcome | null;
   /** What memory extraction gave: set by `prepare` with `extract` (`null` when the turn did not summarize, so nothing was asked). */
   extraction?: ExtractionResult | null;
-  /** Set by `prepare` when its summarizer answered but another turn had meanwhile stored a checkpoint over the same messages: why the answer was dropped (also in `stats.fallbacks`, kind `"stale"`). */
+  /** Set by `prepare` when its summarizer (or a background summary started by an earlier turn) answered but another turn had meanwhile stored a checkpoint: why the answer was dropped (also in `stats.fallbacks`, kind `"stale"`). */
   summary_dropped?: string;
   /** Set by `prepare` with `policy.background_percent`: `"started"` when it started `summarize` in the background (not awaited) for a later turn, `"used"` when this turn's checkpoint is one made that way. */
   background?: "started" | "used";

@@ -48,6 +48,20 @@ impl BackgroundCheckpoint {
             && self.checkpoint.through_seq <= last_seq
             && Some(self.checkpoint.through_seq) > latest
     }
+
+    /// True when another checkpoint reached `session` after this one's request started (a
+    /// view or a turn compacted meanwhile), so this one can never be used: the work it holds
+    /// is lost. This checkpoint itself, once a turn stored it, is not another.
+    pub fn is_stale(&self, session: &Session) -> bool {
+        match session.latest_checkpoint() {
+            Some(latest) => {
+                Some(latest.through_seq) != self.based_on
+                    && (latest.through_seq, &latest.summary)
+                        != (self.checkpoint.through_seq, &self.checkpoint.summary)
+            }
+            None => self.based_on.is_some(),
+        }
+    }
 }
 
 /// What the shell holds for a session between turns.

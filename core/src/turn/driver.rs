@@ -58,7 +58,7 @@ mod fallbacks;
 
 use crate::turn::rules::policy_for_session;
 use crate::turn::{BackgroundSlot, Session, TurnInputs};
-pub use fallbacks::STALE_ANSWER;
+pub use fallbacks::{STALE_ANSWER, STALE_BACKGROUND_ANSWER};
 
 /// What the turn needs next.
 // A step is made a few times per turn and matched at once: boxing the summary request to even
@@ -197,6 +197,7 @@ impl<'x> TurnDriver<'x> {
             State::Summarizing(request) => return Ok(TurnStep::NeedSummary((**request).clone())),
             State::Planning | State::Ready(_) => {}
         }
+        self.note_stale_background(session);
         if self.pending_is_stale(session) {
             if self
                 .summary

@@ -24,7 +24,10 @@ pub use background::{
     BackgroundSlot,
 };
 pub use breaker::SummarizerBreaker;
-pub use driver::{SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep, STALE_ANSWER};
+pub use driver::{
+    SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep, STALE_ANSWER,
+    STALE_BACKGROUND_ANSWER,
+};
 pub use idle::{
     idle_decision, idle_margin_seconds, IdleDecision, IdleSkip, MIN_IDLE_MARGIN_SECONDS,
 };

@@ -13,7 +13,32 @@ use super::{out_of_order, State, TurnDriver};
 /// Why an answer was dropped as stale (the reason of a [`FallbackKind::Stale`]).
 pub const STALE_ANSWER: &str = "the summarizer's answer arrived after another turn of this session (a view or prepare that ran while it was awaited) stored a checkpoint covering the same messages; that checkpoint was kept and this answer dropped";
 
+/// Why a background summary was dropped as stale (the reason of a [`FallbackKind::Stale`]).
+pub const STALE_BACKGROUND_ANSWER: &str = "the background summarizer's answer arrived after another turn of this session (a view or prepare that ran while it was awaited) stored a checkpoint; that checkpoint was kept and this answer dropped";
+
 impl TurnDriver<'_> {
+    /// Records, once a turn, that the caller's background checkpoint is stale
+    /// ([`crate::turn::BackgroundCheckpoint::is_stale`]) when a model wrote it: the model's
+    /// answer is dropped, and the turn's stats say so and why. (An extractive one loses no
+    /// model's work: nothing is recorded.)
+    pub(super) fn note_stale_background(&mut self, session: &Session) {
+        let crate::turn::BackgroundSlot::Ready(ready) = self.inputs.background else {
+            return;
+        };
+        if self.background_tried
+            || ready.checkpoint.method != crate::compaction::SummaryMethod::Llm
+            || !ready.is_stale(session)
+        {
+            return;
+        }
+        self.background_tried = true;
+        self.fell_back(
+            LlmCall::Summary,
+            FallbackKind::Stale,
+            STALE_BACKGROUND_ANSWER,
+        );
+    }
+
     /// Answers [`crate::TurnStep::NeedExtraction`] with the failure of the call (`kind`: how it
     /// failed, usually [`FallbackKind::Error`], [`FallbackKind::Timeout`] or
     /// [`FallbackKind::Refused`]; `reason`: the caller's words): the extraction is skipped and
