@@ -7,6 +7,8 @@
 //! 2. [`Engine::record_batch`]: what came back (the assistant message, tool results), each
 //!    message offloaded if big, all appended in one transaction (or [`Engine::record`]: each
 //!    in its own);
+//!    A framework adapter, which holds the whole conversation, calls [`Engine::append_new`]
+//!    instead: only what the log does not hold yet is appended (decided by content).
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
@@ -30,6 +32,7 @@
 //! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
 //! prompt is never stored.
 
+mod append_new;
 mod background;
 mod config;
 mod events;
@@ -48,6 +51,7 @@ use std::sync::Arc;
 
 use ctxkit_core::turn::{turn_tail_after, Session};
 
+pub use append_new::{AppendedNew, Fork};
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
 pub use idle::IdleOutcome;
