@@ -208,6 +208,37 @@ impl Engine {
         to_py(py, &Value::Array(recorded))
     }
 
+    /// Appends what `messages` (a framework's whole conversation, in `format`) adds to the
+    /// session's log: the messages it already holds are found by content (the core's
+    /// `held_prefix` rule: the count, the first and the last held message), so handing the same
+    /// conversation over again appends nothing. A conversation that diverged from the log
+    /// continues in a fork (`session` in the result names the session to prepare). Returns
+    /// `{"session", "held", "appended": [{"seq", "tokens", "offload"}], "forks": [{"from",
+    /// "at", "reason"}]}`.
+    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES))]
+    fn append_new<'py>(
+        &self,
+        py: Python<'py>,
+        session: &str,
+        messages: &Bound<'py, PyAny>,
+        format: &str,
+        max_input_bytes: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let messages = read_messages(messages, format).map_err(core_in("append_new"))?;
+        check_input_bytes(&messages, max_input_bytes, "max_input_bytes=")
+            .map_err(core_in("append_new"))?;
+        let outcome = self.with(py, |e| e.append_new(session, messages))?;
+        let appended: Vec<Value> = (outcome.recorded.recorded.iter())
+            .map(|m| json!({"seq": m.seq, "tokens": m.tokens, "offload": m.offload}))
+            .collect();
+        let forks: Vec<Value> = (outcome.forks.iter())
+            .map(|f| json!({"from": f.from, "at": f.at, "reason": f.reason.as_str()}))
+            .collect();
+        let value = json!({"session": outcome.session, "held": outcome.held,
+            "appended": appended, "forks": forks});
+        to_py(py, &value)
+    }
+
     /// Prepares the next turn and stores what it decided (a checkpoint, the nudge state).
     /// Returns `{"messages" (the view in `format`), "system_prompt", "stats", "compacted",
     /// "events"}`. A compaction asks `summarize(request) -> str` (sync or async; this call's,

@@ -1,0 +1,277 @@
+"""The adapters in the frameworks' real lifecycles (issue 33), with the real packages and their
+test models, every model call checked:
+
+- the server pattern: one agent at module scope, two users interleaved (threads and asyncio),
+  each keyed by the framework's own id: no model call of one user carries the other's secret;
+- a new adapter (and agent) per request, rebuilt from the framework's own persisted history
+  (pydantic-ai's ``ModelMessagesTypeAdapter``, LangGraph's checkpointer, the Agents SDK's
+  session), then a restart (a new Engine on the same database): every message logged once;
+- every model call got ctxkit's view (its system prompt, after the caller's own)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+import threading
+from typing import Any, Dict, List
+
+import ctxkit
+
+SECRETS = {"alice": "the vault code is 1111", "bob": "the vault code is 2222"}
+MARK = "Current date"  # in ctxkit's system prompt
+
+
+def other_secret(user: str) -> str:
+    return next(secret for name, secret in SECRETS.items() if name != user)
+
+
+def logged_texts(engine: ctxkit.Engine, session: str) -> List[str]:
+    return [json.dumps(entry["message"].get("content")) for entry in engine.export(session)["entries"]]
+
+
+def assert_once(texts: List[str], *needles: str) -> None:
+    for needle in needles:
+        assert sum(needle in text for text in texts) == 1, (needle, texts)
+
+
+# --- pydantic-ai -------------------------------------------------------------------------------
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart  # noqa: E402
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+
+from ctxkit.pydantic_ai import CtxkitHistory, to_ctxkit  # noqa: E402
+
+
+class Recorder:
+    """A FunctionModel's function: records each call's messages and answers by its user."""
+
+    def __init__(self) -> None:
+        self.calls: List[str] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        sent = json.dumps([to_ctxkit([m]) for m in messages], default=str)
+        with self.lock:
+            self.calls.append(sent)
+        return ModelResponse(parts=[TextPart(f"noted ({len(self.calls)})")])
+
+
+def pydantic_agent(engine: ctxkit.Engine, recorder: Recorder) -> Agent[None, str]:
+    return Agent(FunctionModel(recorder), instructions="You are a billing bot.", capabilities=[CtxkitHistory(engine)])
+
+
+def check_pydantic_calls(recorder: Recorder) -> None:
+    assert recorder.calls
+    for sent in recorder.calls:
+        assert MARK in sent
+        for user, secret in SECRETS.items():
+            if secret in sent:
+                assert other_secret(user) not in sent, sent
+
+
+def test_pydantic_ai_one_agent_serves_two_users_interleaved(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    recorder = Recorder()
+    agent = pydantic_agent(engine, recorder)  # module scope, in a server
+    histories: Dict[str, List[ModelMessage]] = {user: [] for user in SECRETS}
+    ids = {user: f"conv-{user}" for user in SECRETS}
+
+    def request(user: str, prompt: str) -> None:
+        result = agent.run_sync(prompt, message_history=histories[user], conversation_id=ids[user])
+        histories[user] = result.all_messages()
+
+    for round_ in range(3):
+        threads = [
+            threading.Thread(target=request, args=(user, SECRETS[user] if round_ == 0 else f"{user} asks {round_}"))
+            for user in SECRETS
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    async def both() -> None:
+        async def one(user: str) -> None:
+            result = await agent.run("and what is my code?", message_history=histories[user], conversation_id=ids[user])
+            histories[user] = result.all_messages()
+
+        await asyncio.gather(*(one(user) for user in SECRETS))
+
+    asyncio.run(both())
+    check_pydantic_calls(recorder)
+    assert len(recorder.calls) == 8
+    for user in SECRETS:
+        texts = logged_texts(engine, ids[user])
+        # 4 questions, 3 answers: an answer reaches the log with the request after it.
+        assert len(texts) == 7
+        assert_once(texts, SECRETS[user])
+        assert not any(other_secret(user) in text for text in texts)
+
+
+def test_pydantic_ai_rebuilt_per_request_and_after_a_restart(workdir: pathlib.Path) -> None:
+    stored = b"[]"  # the app's own persistence, as pydantic-ai documents it
+    recorder = Recorder()
+    questions = ["first question", "second question", "third question"]
+    for index, question in enumerate(questions):
+        engine = ctxkit.Engine(workdir=workdir, window=32_000)  # a new process each time
+        agent = pydantic_agent(engine, recorder)
+        history = ModelMessagesTypeAdapter.validate_json(stored)
+        result = agent.run_sync(question, message_history=history)
+        stored = ModelMessagesTypeAdapter.dump_json(result.all_messages())
+        # pydantic-ai's history is its own: no ctxkit summary or system prompt in it.
+        assert MARK not in stored.decode()
+        engine.close()
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    (session,) = [info["name"] for info in engine.sessions()]
+    texts = logged_texts(engine, session)
+    assert len(texts) == 5
+    assert_once(texts, *questions)
+    check_pydantic_calls(recorder)
+
+
+# --- LangChain v1 / LangGraph ------------------------------------------------------------------
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+
+from ctxkit.langchain import CtxkitMiddleware  # noqa: E402
+
+
+LC_CALLS: List[str] = []  # what every EchoChat was sent (a pydantic model keeps no class state)
+LC_LOCK = threading.Lock()
+
+
+class EchoChat(GenericFakeChatModel):
+    """Answers every call, recording what it was sent (shared by every instance)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "EchoChat":
+        return self
+
+    def _generate(self, messages: List[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        sent = json.dumps([m.model_dump() for m in messages], default=str)
+        with LC_LOCK:
+            LC_CALLS.append(sent)
+        return super()._generate(messages, *args, **kwargs)
+
+
+def echo() -> EchoChat:
+    return EchoChat(messages=iter([AIMessage(content=f"noted {i}") for i in range(100)]))
+
+
+def check_langchain_calls() -> None:
+    assert LC_CALLS
+    for sent in LC_CALLS:
+        assert MARK in sent and "You are a billing bot." in sent
+        for user, secret in SECRETS.items():
+            if secret in sent:
+                assert other_secret(user) not in sent, sent
+
+
+def test_langchain_one_agent_two_threads_interleaved(workdir: pathlib.Path) -> None:
+    LC_CALLS.clear()
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    agent = create_agent(echo(), [], system_prompt="You are a billing bot.", middleware=[CtxkitMiddleware(engine)], checkpointer=InMemorySaver())
+
+    def request(user: str, text: str) -> None:
+        agent.invoke({"messages": [{"role": "user", "content": text}]}, {"configurable": {"thread_id": user}})
+
+    for round_ in range(3):
+        threads = [threading.Thread(target=request, args=(user, SECRETS[user] if round_ == 0 else f"{user} asks {round_}")) for user in SECRETS]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    async def both() -> None:
+        await asyncio.gather(*(agent.ainvoke({"messages": [{"role": "user", "content": "my code?"}]}, {"configurable": {"thread_id": user}}) for user in SECRETS))
+
+    asyncio.run(both())
+    check_langchain_calls()
+    assert len(LC_CALLS) == 8
+    for user in SECRETS:
+        texts = logged_texts(engine, user)
+        assert len(texts) == 7
+        assert_once(texts, SECRETS[user])
+        assert not any(other_secret(user) in text for text in texts)
+
+
+def test_langgraph_checkpointer_rebuilt_per_request_and_after_a_restart(workdir: pathlib.Path) -> None:
+    LC_CALLS.clear()
+    saver = InMemorySaver()  # the framework's persisted history, kept across "processes"
+    questions = ["first question", "second question", "third question"]
+    for question in questions:
+        engine = ctxkit.Engine(workdir=workdir, window=32_000)
+        agent = create_agent(echo(), [], system_prompt="You are a billing bot.", middleware=[CtxkitMiddleware(engine)], checkpointer=saver)
+        state = agent.invoke({"messages": [{"role": "user", "content": question}]}, {"configurable": {"thread_id": "t1"}})
+        # The state is LangGraph's own: the whole conversation, no ctxkit view in it.
+        assert [m.type for m in state["messages"]].count("human") == questions.index(question) + 1
+        engine.close()
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    texts = logged_texts(engine, "t1")
+    assert len(texts) == 5
+    assert_once(texts, *questions)
+    check_langchain_calls()
+
+
+# --- OpenAI Agents SDK -------------------------------------------------------------------------
+
+from agents import Agent as OAgent, Runner, set_tracing_disabled  # noqa: E402
+from agents.items import ModelResponse as OModelResponse  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # noqa: E402
+
+from ctxkit.agents import CtxkitSession  # noqa: E402
+
+set_tracing_disabled(True)
+
+
+class RecordingModel(Model):
+    """An Agents SDK model: records instructions and input of every call, answers."""
+
+    def __init__(self) -> None:
+        self.calls: List[str] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> OModelResponse:
+        self.calls.append(json.dumps([system_instructions, input], default=str))
+        text = ResponseOutputText(type="output_text", text=f"noted {len(self.calls)}", annotations=[])
+        message = ResponseOutputMessage(type="message", id=f"m{len(self.calls)}", role="assistant", status="completed", content=[text])
+        return OModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_agents_sdk_two_users_and_a_restart(workdir: pathlib.Path) -> None:
+    model = RecordingModel()
+    agent = OAgent(name="billing", instructions="You are a billing bot.", model=model)  # module scope
+
+    async def request(engine: ctxkit.Engine, user: str, text: str) -> None:
+        session = CtxkitSession(user, engine)  # per request, as SQLiteSession is
+        await Runner.run(agent, text, session=session, run_config=session.run_config())
+
+    async def rounds() -> None:
+        engine = ctxkit.Engine(workdir=workdir, window=32_000)
+        await asyncio.gather(*(request(engine, user, SECRETS[user]) for user in SECRETS))
+        await asyncio.gather(*(request(engine, user, f"{user} asks") for user in SECRETS))
+        engine.close()
+        restarted = ctxkit.Engine(workdir=workdir, window=32_000)
+        await asyncio.gather(*(request(restarted, user, "my code?") for user in SECRETS))
+        restarted.close()
+
+    asyncio.run(rounds())
+    assert len(model.calls) == 6
+    for sent in model.calls:
+        assert MARK in sent and "You are a billing bot." in sent
+        for user, secret in SECRETS.items():
+            if secret in sent:
+                assert other_secret(user) not in sent, sent
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    for user in SECRETS:
+        texts = logged_texts(engine, user)
+        assert len(texts) == 6, texts
+        assert_once(texts, SECRETS[user], f"{user} asks", "my code?")
