@@ -50,6 +50,7 @@ class Engine(_ctxkit.Engine):
         summarize: Optional[Callable[..., Any]] = None,
         timeout: Optional[float] = None,
         cached: bool = False,
+        context_prompt: Optional[bool] = None,
     ) -> Any:
         """``prepare`` off the event loop: the turn runs in a worker thread (the GIL released),
         and an async ``summarize`` runs on this loop."""
@@ -58,7 +59,7 @@ class Engine(_ctxkit.Engine):
             None,
             lambda: self.prepare(
                 session, format=format, summarize=summarize, timeout=timeout,
-                cached=cached, event_loop=loop,
+                cached=cached, event_loop=loop, context_prompt=context_prompt,
             ),
         )
 

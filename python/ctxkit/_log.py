@@ -66,7 +66,9 @@ def derived_key(prefix: str, first: Any) -> str:
 class Turns:
     """One turn of a keyed conversation: append what is new, prepare the view. ``last_turn`` is
     the latest ``prepare`` result (with ``"appended"``, what ``append_new`` did); ``on_turn``,
-    when given, is called with ``(key, turn)`` after each."""
+    when given, is called with ``(key, turn)`` after each. ``agent_prompt`` keeps ctxkit's
+    coding-agent prompt (its role, working directory, AGENTS.md); by default the system prompt is
+    only ctxkit's parts about the context (``Engine.prepare(context_prompt=True)``)."""
 
     def __init__(
         self,
@@ -74,8 +76,10 @@ class Turns:
         summarize: Optional[Callable[..., Any]],
         timeout: Optional[float],
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
     ) -> None:
         self.engine = engine
+        self.context_prompt = not agent_prompt
         self.summarize = summarize
         self.timeout = timeout
         self.on_turn = on_turn
@@ -91,7 +95,8 @@ class Turns:
     def turn(self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str) -> Dict[str, Any]:
         appended = self.engine.append_new(key, messages, format)
         turn = self.engine.prepare(
-            appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout
+            appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout,
+            context_prompt=self.context_prompt,
         )
         return self._done(key, appended, turn)
 
@@ -100,6 +105,7 @@ class Turns:
     ) -> Dict[str, Any]:
         appended = await asyncio.to_thread(self.engine.append_new, key, messages, format)
         turn = await self.engine.aprepare(
-            appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout
+            appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout,
+            context_prompt=self.context_prompt,
         )
         return self._done(key, appended, turn)

@@ -16,8 +16,9 @@ ctxkit's view), ``add_items`` appends what the log lacks. ``call_model_input_fil
 model call of a run: it appends what the run added since (tool outputs, the model's own items)
 with ``Engine.append_new`` (decided by content, so nothing is logged twice by the filter and by
 ``add_items``, nor by a session object made per request or after a restart), prepares the turn
-and sends the view: the agent's own instructions, then ctxkit's system prompt
-(``system_prompt=False`` leaves ctxkit's out), and the compacted, repaired view as ``input``.
+and sends the view: the agent's own instructions, then ctxkit's parts about the
+context (``agent_prompt=True`` adds its coding-agent role, ``system_prompt=False`` leaves them
+out), and the compacted, repaired view as ``input``.
 
 The log is append-only, so ``pop_item`` and ``clear_session`` start a new generation of the
 session (``chat-1#2``, ``chat-1#3``...): a copy of the log without its last message, or an
@@ -60,11 +61,12 @@ class CtxkitSession:
         timeout: Optional[float] = None,
         system_prompt: bool = True,
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
     ) -> None:
         self.session_id = check_key(session_id, "session_id")
         self.engine = engine
         self.system_prompt = system_prompt
-        self._turns = Turns(engine, summarize, timeout, on_turn)
+        self._turns = Turns(engine, summarize, timeout, on_turn, agent_prompt)
         self._name = self._current_generation()
         # The framework's history as the SDK holds it (what get_items gave, then each
         # add_items): the list append_new compares with the log.

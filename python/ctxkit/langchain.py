@@ -17,7 +17,8 @@ decides only what each model call receives.
 The key: ``session=`` (a fixed key, one conversation), else ``key=`` (a callable of the
 ``ModelRequest``), else LangGraph's ``thread_id`` (``configurable.thread_id`` of the run's
 config), else one made from the conversation's first message. The model receives the caller's
-own system prompt, then ctxkit's (``system_prompt=False`` leaves ctxkit's out), then the view.
+own system prompt, then ctxkit's parts about the context (``agent_prompt=True`` adds its
+coding-agent role, ``system_prompt=False`` leaves them out), then the view.
 ``pre_model_hook(engine)`` is the same turn for LangGraph's ``create_react_agent``: it returns
 ``{"llm_input_messages": view}``. Messages stay LangChain's own objects; the dict forms are the
 core's LangChain format, so the mapping is ``model_dump`` in and ``messages_from_dict`` out.
@@ -74,9 +75,10 @@ class _Conversations:
         summarize: Optional[Callable[..., Any]],
         timeout: Optional[float],
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
     ) -> None:
         self.session = None if session is None else check_key(session, "session")
-        self.turns = Turns(engine, summarize, timeout, on_turn)
+        self.turns = Turns(engine, summarize, timeout, on_turn, agent_prompt)
 
     def key(self, messages: Sequence[BaseMessage]) -> str:
         if self.session is not None:
@@ -131,9 +133,10 @@ class CtxkitMiddleware(_Base):
         timeout: Optional[float] = None,
         system_prompt: bool = True,
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
     ) -> None:
         super().__init__()
-        self._conversations = _Conversations(engine, session, summarize, timeout, on_turn)
+        self._conversations = _Conversations(engine, session, summarize, timeout, on_turn, agent_prompt)
         self._key = key
         self.system_prompt = system_prompt
 
@@ -167,11 +170,12 @@ def pre_model_hook(
     *,
     summarize: Optional[Callable[..., Any]] = None,
     timeout: Optional[float] = None,
+    agent_prompt: bool = False,
 ) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
     """A function for LangGraph's ``pre_model_hook``: the state's messages appended as they
     come, ``{"llm_input_messages": view}`` returned (ctxkit's system prompt first; the state is
     left as it is). Keyed like the middleware: ``session``, else the ``thread_id``."""
-    conversations = _Conversations(engine, session, summarize, timeout)
+    conversations = _Conversations(engine, session, summarize, timeout, agent_prompt=agent_prompt)
 
     def hook(state: Dict[str, Any]) -> Dict[str, Any]:
         messages = state["messages"]

@@ -19,8 +19,9 @@ The key, so one agent serves many users: ``session=`` (a fixed key, one conversa
 ``conversation_id=`` (a str or a callable ``(ctx) -> str``), else a ``conversation_id`` field
 (or dict key) of the run's ``deps``, else pydantic-ai's own ``ctx.conversation_id`` (the
 ``conversation_id=`` of ``run``, or the one stamped on ``message_history``). The model receives
-the caller's own system prompt parts and instructions, then ctxkit's system prompt
-(``system_prompt=False`` leaves it out), then the view. The conversion below is only the
+the caller's own system prompt parts and instructions, then ctxkit's parts about the
+context (the date, offload and history-tool guidance, memory; ``agent_prompt=True`` adds its
+coding-agent role, ``system_prompt=False`` leaves them out), then the view. The conversion below is only the
 mapping between pydantic-ai's parts and ctxkit's message dicts; every decision is the engine's.
 """
 
@@ -166,13 +167,14 @@ class CtxkitHistory(AbstractCapability[Any]):
         timeout: Optional[float] = None,
         system_prompt: bool = True,
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
     ) -> None:
         super().__init__()
         self.engine = engine
         self.session = None if session is None else check_key(session, "session")
         self.conversation_id = conversation_id
         self.system_prompt = system_prompt
-        self._turns = Turns(engine, summarize, timeout, on_turn)
+        self._turns = Turns(engine, summarize, timeout, on_turn, agent_prompt)
 
     @property
     def last_turn(self) -> Optional[Dict[str, Any]]:

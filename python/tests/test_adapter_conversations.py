@@ -20,6 +20,7 @@ import ctxkit
 
 SECRETS = {"alice": "the vault code is 1111", "bob": "the vault code is 2222"}
 MARK = "Current date"  # in ctxkit's system prompt
+CODING_AGENT = "capable software agent"  # ctxkit's coding-agent role, opt-in in the adapters
 
 
 def other_secret(user: str) -> str:
@@ -65,7 +66,7 @@ def pydantic_agent(engine: ctxkit.Engine, recorder: Recorder) -> Agent[None, str
 def check_pydantic_calls(recorder: Recorder) -> None:
     assert recorder.calls
     for sent in recorder.calls:
-        assert MARK in sent
+        assert MARK in sent and CODING_AGENT not in sent and "Working directory" not in sent
         for user, secret in SECRETS.items():
             if secret in sent:
                 assert other_secret(user) not in sent, sent
@@ -165,7 +166,7 @@ def echo() -> EchoChat:
 def check_langchain_calls() -> None:
     assert LC_CALLS
     for sent in LC_CALLS:
-        assert MARK in sent and "You are a billing bot." in sent
+        assert MARK in sent and "You are a billing bot." in sent and CODING_AGENT not in sent
         for user, secret in SECRETS.items():
             if secret in sent:
                 assert other_secret(user) not in sent, sent
@@ -266,7 +267,7 @@ def test_agents_sdk_two_users_and_a_restart(workdir: pathlib.Path) -> None:
     asyncio.run(rounds())
     assert len(model.calls) == 6
     for sent in model.calls:
-        assert MARK in sent and "You are a billing bot." in sent
+        assert MARK in sent and "You are a billing bot." in sent and CODING_AGENT not in sent
         for user, secret in SECRETS.items():
             if secret in sent:
                 assert other_secret(user) not in sent, sent
@@ -275,3 +276,14 @@ def test_agents_sdk_two_users_and_a_restart(workdir: pathlib.Path) -> None:
         texts = logged_texts(engine, user)
         assert len(texts) == 6, texts
         assert_once(texts, SECRETS[user], f"{user} asks", "my code?")
+
+
+def test_the_coding_agent_prompt_is_opt_in(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    recorder = Recorder()
+    agent = Agent(FunctionModel(recorder), capabilities=[CtxkitHistory(engine, agent_prompt=True)])
+    agent.run_sync("hello", conversation_id="c1")
+    assert CODING_AGENT in recorder.calls[-1] and "Working directory" in recorder.calls[-1]
+    plain = Agent(FunctionModel(recorder), capabilities=[CtxkitHistory(engine)])
+    plain.run_sync("hello", conversation_id="c2")
+    assert CODING_AGENT not in recorder.calls[-1] and MARK in recorder.calls[-1]

@@ -121,6 +121,9 @@ pub struct Engine {
     /// The sessions whose next turn refreshes the frozen prompt parts
     /// ([`Engine::refresh_prompt`]).
     prompt_refresh: BTreeSet<String>,
+    /// The sessions whose prompt is only ctxkit's parts about the context
+    /// ([`Engine::set_context_prompt`]; in memory: the adapter says so before every turn).
+    context_prompts: BTreeSet<String>,
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
@@ -228,6 +231,7 @@ impl Engine {
             background: background::Jobs::default(),
             last_turn_at: BTreeMap::new(),
             prompt_refresh: BTreeSet::new(),
+            context_prompts: BTreeSet::new(),
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,

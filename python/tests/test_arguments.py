@@ -1,0 +1,56 @@
+"""Every argument error is a CtxkitError naming the parameter (issue 33, item 6): negative
+numbers (formerly a bare OverflowError) and session names with NUL, which the store would
+otherwise keep under a name no other tool can type."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any, Callable
+
+import pytest
+
+import ctxkit
+
+
+def refused(call: Callable[[], Any], parameter: str) -> None:
+    with pytest.raises(ctxkit.InvalidInputError) as raised:
+        call()
+    assert parameter in str(raised.value), str(raised.value)
+
+
+def test_negative_numbers_name_their_parameter(workdir: pathlib.Path) -> None:
+    refused(lambda: ctxkit.Engine(workdir=workdir, window=-1), "window")
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    user = [{"role": "user", "content": "hi"}]
+    refused(lambda: engine.append("s", user, max_input_bytes=-1), "max_input_bytes")
+    refused(lambda: engine.append_new("s", user, max_input_bytes=-5), "max_input_bytes")
+    engine.append("s", user)
+    turn = engine.prepare("s")
+    refused(lambda: engine.record_usage("s", turn, -10), "input_tokens")
+    refused(lambda: engine.read_offload("s", -1), "seq")
+    refused(lambda: engine.read_offload("s", 1, -1), "offset")
+    refused(lambda: engine.read_offload("s", 1, 0, -1), "limit")
+    refused(lambda: engine.memories(limit=-1), "limit")
+    refused(lambda: ctxkit.cost("{}", window=-1), "window")
+    refused(lambda: ctxkit.fidelity("{}", index=-1), "index")
+    assert engine.session_info("s")["messages"] == 1
+
+
+def test_session_names_with_nul_are_refused(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    user = [{"role": "user", "content": "hi"}]
+    refused(lambda: engine.append("a\0b", user), "session")
+    refused(lambda: engine.append_new("a\0b", user), "session")
+    refused(lambda: engine.create_session("a\0b"), "session")
+    assert engine.sessions() == []
+
+
+def test_adapters_refuse_bad_keys(workdir: pathlib.Path) -> None:
+    from ctxkit.agents import CtxkitSession
+    from ctxkit.langchain import CtxkitMiddleware
+    from ctxkit.pydantic_ai import CtxkitHistory
+
+    engine = ctxkit.Engine(workdir=workdir, window=16_000)
+    refused(lambda: CtxkitHistory(engine, session="x\0y"), "session")
+    refused(lambda: CtxkitMiddleware(engine, session=""), "session")
+    refused(lambda: CtxkitSession("x\0", engine), "session_id")
