@@ -49,7 +49,7 @@ class Engine:
         window: Optional[int] = None,
         budget: Optional[Dict[str, Any]] = None,
         policy: Optional[Dict[str, Any]] = None,
-        offload: bool = True,
+        offload: Union[bool, Dict[str, Any], None] = True,
         prompt: Optional[Dict[str, Any]] = None,
         summarize: Optional[Summarize] = None,
         timeout: float = 60.0,

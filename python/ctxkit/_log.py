@@ -84,8 +84,24 @@ class Turns:
         self.timeout = timeout
         self.on_turn = on_turn
         self.last_turn: Optional[Dict[str, Any]] = None
+        self.last_key: Optional[str] = None
+        # Where each key's conversation is (a fork, when it diverged), for the history tools.
+        self._sessions: Dict[str, str] = {}
+
+    def session_of(self, key: str) -> str:
+        """The session ``key``'s conversation is in (the key itself, or the fork it went to)."""
+        return self._sessions.get(key, key)
+
+    def answer(self, key: str, name: str, arguments: Dict[str, Any]) -> str:
+        """A history tool's answer (``search_history``, ``read_history``, ``read_offload``) from
+        the log of ``key``'s conversation, as the text the model reads."""
+        call = {"id": "ctxkit-history", "name": name, "arguments": arguments}
+        message = self.engine.execute_tool(self.session_of(key), call)
+        return text_of(message.get("content"))
 
     def _done(self, key: str, appended: Dict[str, Any], turn: Dict[str, Any]) -> Dict[str, Any]:
+        self._sessions[key] = appended["session"]
+        self.last_key = key
         turn["appended"] = appended
         self.last_turn = turn
         if self.on_turn is not None:

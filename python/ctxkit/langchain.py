@@ -19,7 +19,9 @@ The key: ``session=`` (a fixed key, one conversation), else ``key=`` (a callable
 config), else one made from the conversation's first message. The model receives the caller's
 own system prompt, then ctxkit's parts about the context (``agent_prompt=True`` adds its
 coding-agent role, ``system_prompt=False`` leaves them out), then the view.
-``pre_model_hook(engine)`` is the same turn for LangGraph's ``create_react_agent``: it returns
+The history tools (``search_history``, ``read_history``, ``read_offload``: the last one pages an
+offloaded output, as its reference says) are added to the agent's tools, answered from the log
+(``history_tools=False`` leaves them out). ``pre_model_hook(engine)`` is the same turn for LangGraph's ``create_react_agent``: it returns
 ``{"llm_input_messages": view}``. Messages stay LangChain's own objects; the dict forms are the
 core's LangChain format, so the mapping is ``model_dump`` in and ``messages_from_dict`` out.
 """
@@ -134,11 +136,36 @@ class CtxkitMiddleware(_Base):
         system_prompt: bool = True,
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
         agent_prompt: bool = False,
+        history_tools: bool = True,
     ) -> None:
         super().__init__()
         self._conversations = _Conversations(engine, session, summarize, timeout, on_turn, agent_prompt)
         self._key = key
         self.system_prompt = system_prompt
+        # LangChain adds a middleware's ``tools`` to the agent's.
+        self.tools = self._history_tools(engine) if history_tools else []
+
+    def _history_tools(self, engine: Engine) -> List[Any]:
+        """The history tools as LangChain tools, answered from the log of the calling thread's
+        conversation (its ``thread_id``, else the session or the last conversation served)."""
+        from langchain_core.tools import StructuredTool
+
+        conversations = self._conversations
+
+        def key_now() -> str:
+            if conversations.session is not None:
+                return conversations.session
+            return thread_id() or conversations.turns.last_key or ""
+
+        tools = []
+        for spec in engine.history_tools():
+            name = str(spec["name"])
+
+            def call(_name: str = name, **arguments: Any) -> str:
+                return conversations.turns.answer(key_now(), _name, arguments)
+
+            tools.append(StructuredTool.from_function(func=call, name=name, description=str(spec.get("description", "")), args_schema=spec["parameters"]))
+        return tools
 
     @property
     def last_turn(self) -> Optional[Dict[str, Any]]:

@@ -23,6 +23,9 @@ the caller's own system prompt parts and instructions, then ctxkit's parts about
 context (the date, offload and history-tool guidance, memory; ``agent_prompt=True`` adds its
 coding-agent role, ``system_prompt=False`` leaves them out), then the view. The conversion below is only the
 mapping between pydantic-ai's parts and ctxkit's message dicts; every decision is the engine's.
+The history tools (``search_history``, ``read_history``, ``read_offload``: the last one pages
+an offloaded output, as its reference says) are the agent's own tools, answered from the log
+(``history_tools=False`` leaves them out).
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ from pydantic_ai.messages import (
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import ModelRequestContext
-from pydantic_ai.tools import RunContext
+from pydantic_ai.tools import RunContext, Tool
+from pydantic_ai.toolsets import FunctionToolset
 
 from . import Engine
 from ._log import Turns, check_key, derived_key, text_of
@@ -168,8 +172,10 @@ class CtxkitHistory(AbstractCapability[Any]):
         system_prompt: bool = True,
         on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
         agent_prompt: bool = False,
+        history_tools: bool = True,
     ) -> None:
         super().__init__()
+        self.history_tools = history_tools
         self.engine = engine
         self.session = None if session is None else check_key(session, "session")
         self.conversation_id = conversation_id
@@ -198,6 +204,22 @@ class CtxkitHistory(AbstractCapability[Any]):
             return check_key(own, "ctx.conversation_id")
         first = next(iter(to_ctxkit(messages[:1])), None)
         return derived_key("pydantic-ai-", first)
+
+    def get_toolset(self) -> Optional[FunctionToolset[Any]]:
+        """The history tools (``search_history``, ``read_history``, ``read_offload``) as the
+        agent's own, answered from the log of the calling run's conversation; none with
+        ``history_tools=False``."""
+        if not self.history_tools:
+            return None
+        tools = []
+        for spec in self.engine.history_tools():
+            name = str(spec["name"])
+
+            def call(ctx: RunContext[Any], _name: str = name, **arguments: Any) -> str:
+                return self._turns.answer(self.key(ctx, list(ctx.messages)), _name, arguments)
+
+            tools.append(Tool.from_schema(call, name=name, description=spec.get("description"), json_schema=spec["parameters"], takes_ctx=True))
+        return FunctionToolset(tools)
 
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext

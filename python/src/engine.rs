@@ -103,7 +103,7 @@ impl Engine {
     /// Opens the store: `db` a SQLite path (default `<workdir>/.ctxkit/ctxkit.db`) or a
     /// `postgres://` URL.
     #[new]
-    #[pyo3(signature = (db = None, workdir = None, *, window = None, budget = None, policy = None, offload = true, prompt = None, summarize = None, timeout = DEFAULT_TIMEOUT, extract_memories = false))]
+    #[pyo3(signature = (db = None, workdir = None, *, window = None, budget = None, policy = None, offload = None, prompt = None, summarize = None, timeout = DEFAULT_TIMEOUT, extract_memories = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -112,7 +112,7 @@ impl Engine {
         window: Option<i128>,
         budget: Option<&Bound<'_, PyAny>>,
         policy: Option<&Bound<'_, PyAny>>,
-        offload: bool,
+        offload: Option<&Bound<'_, PyAny>>,
         prompt: Option<&Bound<'_, PyAny>>,
         summarize: Option<Py<PyAny>>,
         timeout: f64,

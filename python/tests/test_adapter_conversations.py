@@ -287,3 +287,65 @@ def test_the_coding_agent_prompt_is_opt_in(workdir: pathlib.Path) -> None:
     plain = Agent(FunctionModel(recorder), capabilities=[CtxkitHistory(engine)])
     plain.run_sync("hello", conversation_id="c2")
     assert CODING_AGENT not in recorder.calls[-1] and MARK in recorder.calls[-1]
+
+
+# --- The history tools are the agent's own -------------------------------------------------------
+
+import re  # noqa: E402
+
+from pydantic_ai.messages import ToolCallPart, ToolReturnPart  # noqa: E402
+
+BIG = "".join(f"line {i}: result row {i}\n" for i in range(2_000))  # about 46 KB: offloaded
+
+
+def test_pydantic_ai_agent_pages_an_offloaded_output_with_its_own_tool(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    returns: List[str] = []
+
+    def model(messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        names = {tool.name for tool in info.function_tools}
+        assert {"search_history", "read_history", "read_offload", "dump"} <= names
+        last = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)] if hasattr(messages[-1], "parts") else []
+        returns.extend(str(p.content) for p in last)
+        step = len(returns)
+        if step == 0:
+            return ModelResponse(parts=[ToolCallPart("dump", {}, tool_call_id="d1")])
+        if step == 1:
+            reference = returns[0]
+            assert "read_offload" in reference and "read_file" not in reference, reference
+            path = re.search(r"\.ctxkit/tool_results/[^\s`'\"]+", reference)
+            assert path is not None, reference
+            return ModelResponse(parts=[ToolCallPart("read_offload", {"path": path.group(0), "offset": 1000, "limit": 5}, tool_call_id="r1")])
+        if step == 2:
+            return ModelResponse(parts=[ToolCallPart("search_history", {"query": "alice's code 7"}, tool_call_id="s1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(model), capabilities=[CtxkitHistory(engine)])
+
+    @agent.tool_plain
+    def dump() -> str:
+        """Dumps the table."""
+        return BIG
+
+    result = agent.run_sync("alice's code 7: dump the table", conversation_id="alice")
+    assert result.output == "done"
+    assert "line 1000: result row 1000" in returns[1]
+    assert "alice's code 7" in returns[2]
+    # The page read back was not offloaded again: one offload, the dump.
+    assert engine.session_info("alice")["offloads"] == 1
+
+
+def test_langchain_history_tools_answer_from_the_threads_own_log(workdir: pathlib.Path) -> None:
+    from langchain_core.messages import ToolMessage
+
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    search = {"name": "search_history", "args": {"query": "vault code"}, "id": "s1"}
+    script = [AIMessage(content="", tool_calls=[search]), AIMessage(content="ok")] * 2
+    agent = create_agent(EchoChat(messages=iter(script)), [], middleware=[CtxkitMiddleware(engine)], checkpointer=InMemorySaver())
+    found = {}
+    for user in SECRETS:
+        state = agent.invoke({"messages": [{"role": "user", "content": SECRETS[user]}]}, {"configurable": {"thread_id": user}})
+        found[user] = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    for user in SECRETS:
+        assert any(SECRETS[user] in text for text in found[user]), found[user]
+        assert not any(other_secret(user) in text for text in found[user]), found[user]

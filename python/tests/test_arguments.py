@@ -54,3 +54,15 @@ def test_adapters_refuse_bad_keys(workdir: pathlib.Path) -> None:
     refused(lambda: CtxkitHistory(engine, session="x\0y"), "session")
     refused(lambda: CtxkitMiddleware(engine, session=""), "session")
     refused(lambda: CtxkitSession("x\0", engine), "session_id")
+
+
+def test_the_offload_policy_is_a_bool_or_a_dict_of_its_fields(workdir: pathlib.Path) -> None:
+    refused(lambda: ctxkit.Engine(workdir=workdir, offload={"paging_tol": "x"}), "offload")
+    refused(lambda: ctxkit.Engine(workdir=workdir, offload=3), "offload")
+    engine = ctxkit.Engine(workdir=workdir, window=16_000, offload={"threshold_bytes": 100, "paging_tool": "pager"})
+    engine.append("s", [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "ls", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x\n" * 200},
+    ])
+    reference = engine.export("s")["entries"][1]["message"]["content"]
+    assert "pager" in str(reference) and engine.session_info("s")["offloads"] == 1
