@@ -18,7 +18,9 @@ with ``Engine.append_new`` (decided by content, so nothing is logged twice by th
 ``add_items``, nor by a session object made per request or after a restart), prepares the turn
 and sends the view: the agent's own instructions, then ctxkit's parts about the
 context (``agent_prompt=True`` adds its coding-agent role, ``system_prompt=False`` leaves them
-out), and the compacted, repaired view as ``input``.
+out), and the compacted, repaired view as ``input``. ``history_tools(engine)`` gives an agent built once the
+history tools (``read_offload`` pages an offloaded output, as its reference says), each answered
+from the log of the run's own session.
 
 The log is append-only, so ``pop_item`` and ``clear_session`` start a new generation of the
 session (``chat-1#2``, ``chat-1#3``...): a copy of the log without its last message, or an
@@ -30,12 +32,39 @@ run in a worker thread, so the event loop is never blocked.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import json
 from typing import Any, Callable, Dict, List, Optional
 
 from . import Engine, SessionNotFoundError, render
 from ._log import Turns, check_key
 
-__all__ = ["CtxkitSession"]
+__all__ = ["CtxkitSession", "history_tools"]
+
+# The session of the run this task belongs to, set by its call_model_input_filter: the history
+# tools live on an agent built once, so they find the conversation here, never on the agent.
+_CURRENT: "contextvars.ContextVar[Optional[CtxkitSession]]" = contextvars.ContextVar("ctxkit_session", default=None)
+
+
+def history_tools(engine: Engine) -> List[Any]:
+    """The history tools (``search_history``, ``read_history``, ``read_offload``) as Agents SDK
+    ``FunctionTool``s for an agent built once: each answers from the log of the run's own
+    session (the one whose ``call_model_input_filter`` the run uses)."""
+    from agents import FunctionTool
+
+    tools = []
+    for spec in engine.history_tools():
+        name = str(spec["name"])
+
+        async def invoke(context: Any, arguments: str, _name: str = name) -> str:
+            session = _CURRENT.get()
+            if session is None:
+                return f"{_name}: no ctxkit session in this run (pass run_config=session.run_config())"
+            parsed = json.loads(arguments or "{}")
+            return await asyncio.to_thread(session._turns.answer, session._name, _name, parsed)
+
+        tools.append(FunctionTool(name=name, description=str(spec.get("description", "")), params_json_schema=spec["parameters"], on_invoke_tool=invoke, strict_json_schema=False))
+    return tools
 
 
 def _item_dict(item: Any) -> Dict[str, Any]:
@@ -137,6 +166,7 @@ class CtxkitSession:
         appended where new, the view returned (see the module doc)."""
         from agents.run_config import ModelInputData
 
+        _CURRENT.set(self)
         items = [_item_dict(item) for item in data.model_data.input]
         turn = await self._turns.aturn(self._name, items, "responses", "responses")
         self._name = turn["appended"]["session"]

@@ -349,3 +349,43 @@ def test_langchain_history_tools_answer_from_the_threads_own_log(workdir: pathli
     for user in SECRETS:
         assert any(SECRETS[user] in text for text in found[user]), found[user]
         assert not any(other_secret(user) in text for text in found[user]), found[user]
+
+
+def test_agents_sdk_history_tools_answer_from_the_runs_own_session(workdir: pathlib.Path) -> None:
+    from agents.items import ModelResponse as Response
+    from openai.types.responses import ResponseFunctionToolCall
+
+    from ctxkit.agents import history_tools
+
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    outputs: Dict[str, List[str]] = {user: [] for user in SECRETS}
+
+    class SearchingModel(Model):
+        """First call: search the history for "vault code"; second: answer."""
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Response:
+            user = next(u for u in SECRETS if SECRETS[u] in json.dumps(input, default=str))
+            results = [i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"]
+            if not results:
+                call = ResponseFunctionToolCall(type="function_call", call_id=f"s-{user}", name="search_history", arguments=json.dumps({"query": "vault code"}), id=f"fc-{user}", status="completed")
+                return Response(output=[call], usage=Usage(), response_id=None)
+            outputs[user].extend(str(r.get("output")) for r in results)
+            text = ResponseOutputText(type="output_text", text="found", annotations=[])
+            return Response(output=[ResponseOutputMessage(type="message", id=f"m-{user}", role="assistant", status="completed", content=[text])], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    agent = OAgent(name="billing", instructions="You are a billing bot.", model=SearchingModel(), tools=history_tools(engine))
+
+    async def request(user: str) -> None:
+        session = CtxkitSession(user, engine)
+        await Runner.run(agent, SECRETS[user], session=session, run_config=session.run_config())
+
+    async def both() -> None:
+        await asyncio.gather(*(request(user) for user in SECRETS))
+
+    asyncio.run(both())
+    for user in SECRETS:
+        assert any(SECRETS[user] in text for text in outputs[user]), outputs[user]
+        assert not any(other_secret(user) in text for text in outputs[user]), outputs[user]
