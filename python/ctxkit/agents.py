@@ -107,13 +107,15 @@ class CtxkitSession:
         return self._turns.last_turn
 
     def _current_generation(self) -> str:
-        best, name = 1, self.session_id
-        prefix = f"{self.session_id}#"
-        for info in self.engine.sessions():
-            suffix = str(info["name"])[len(prefix):] if str(info["name"]).startswith(prefix) else ""
-            if suffix.isdigit() and int(suffix) > best:
-                best, name = int(suffix), str(info["name"])
-        return name
+        # Generations are numbered without gaps (#2, #3...), so the latest is found by asking
+        # for each in turn: a few lookups, never a listing of every session in the store.
+        name, number = self.session_id, 2
+        while True:
+            try:
+                self.engine.session_info(f"{self.session_id}#{number}")
+            except SessionNotFoundError:
+                return name
+            name, number = f"{self.session_id}#{number}", number + 1
 
     def _next_generation(self) -> str:
         current = self._name[len(self.session_id) + 1:] if self._name != self.session_id else "1"
