@@ -11,7 +11,7 @@ formats (``ctxkit``, ``openai``, ``anthropic``, ``responses``, ``gemini``, ``ai-
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from . import _ctxkit
 from ._ctxkit import (
@@ -51,6 +51,7 @@ class Engine(_ctxkit.Engine):
         timeout: Optional[float] = None,
         cached: bool = False,
         context_prompt: Optional[bool] = None,
+        tools: Optional[List[Dict[str, Any]]] = None,
     ) -> Any:
         """``prepare`` off the event loop: the turn runs in a worker thread (the GIL released),
         and an async ``summarize`` runs on this loop."""
@@ -60,6 +61,7 @@ class Engine(_ctxkit.Engine):
             lambda: self.prepare(
                 session, format=format, summarize=summarize, timeout=timeout,
                 cached=cached, event_loop=loop, context_prompt=context_prompt,
+                tools=tools,
             ),
         )
 

@@ -108,20 +108,25 @@ class Turns:
             self.on_turn(key, turn)
         return turn
 
-    def turn(self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str) -> Dict[str, Any]:
+    def turn(
+        self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str,
+        tools: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, Any]:
+        """``tools``: the definitions the request carries, reserved in the budget."""
         appended = self.engine.append_new(key, messages, format)
         turn = self.engine.prepare(
             appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout,
-            context_prompt=self.context_prompt,
+            context_prompt=self.context_prompt, tools=tools,
         )
         return self._done(key, appended, turn)
 
     async def aturn(
-        self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str
+        self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str,
+        tools: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
         appended = await asyncio.to_thread(self.engine.append_new, key, messages, format)
         turn = await self.engine.aprepare(
             appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout,
-            context_prompt=self.context_prompt,
+            context_prompt=self.context_prompt, tools=tools,
         )
         return self._done(key, appended, turn)

@@ -170,7 +170,11 @@ class CtxkitSession:
 
         _CURRENT.set(self)
         items = [_item_dict(item) for item in data.model_data.input]
-        turn = await self._turns.aturn(self._name, items, "responses", "responses")
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.params_json_schema}
+            for t in getattr(data.agent, "tools", []) if hasattr(t, "params_json_schema")
+        ]
+        turn = await self._turns.aturn(self._name, items, "responses", "responses", tools)
         self._name = turn["appended"]["session"]
         body = turn["messages"]
         parts = [data.model_data.instructions or "", body.get("instructions") or "" if self.system_prompt else ""]

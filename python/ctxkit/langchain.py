@@ -67,6 +67,21 @@ def thread_id() -> Optional[str]:
     return None if value is None else str(value)
 
 
+def definitions(tools: Optional[List[Any]]) -> Optional[List[Dict[str, Any]]]:
+    """A request's tools as OpenAI definitions, for the budget (``None`` when not known)."""
+    if tools is None:
+        return None
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out = []
+    for tool in tools:
+        try:
+            out.append(convert_to_openai_tool(tool))
+        except (TypeError, ValueError):  # a provider's built-in tool: no schema to count
+            continue
+    return out
+
+
 class _Conversations:
     """The shared part: the key, the turn, the view as LangChain messages."""
 
@@ -99,11 +114,11 @@ class _Conversations:
     def split(turn: Dict[str, Any]) -> List[BaseMessage]:
         return to_langchain_messages([m for m in turn["messages"] if m.get("type") != "system"])
 
-    def view(self, key: str, messages: Sequence[BaseMessage]) -> Dict[str, Any]:
-        return self.turns.turn(key, self.logged(messages), "langchain", "langchain")
+    def view(self, key: str, messages: Sequence[BaseMessage], tools: Optional[List[Any]] = None) -> Dict[str, Any]:
+        return self.turns.turn(key, self.logged(messages), "langchain", "langchain", definitions(tools))
 
-    async def aview(self, key: str, messages: Sequence[BaseMessage]) -> Dict[str, Any]:
-        return await self.turns.aturn(key, self.logged(messages), "langchain", "langchain")
+    async def aview(self, key: str, messages: Sequence[BaseMessage], tools: Optional[List[Any]] = None) -> Dict[str, Any]:
+        return await self.turns.aturn(key, self.logged(messages), "langchain", "langchain", definitions(tools))
 
 
 def view_messages(engine: Engine, session: str, messages: Sequence[BaseMessage]) -> List[BaseMessage]:
@@ -183,11 +198,11 @@ class CtxkitMiddleware(_Base):
         return request.override(messages=_Conversations.split(turn), system_message=system)
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        turn = self._conversations.view(self.key(request), request.messages)
+        turn = self._conversations.view(self.key(request), request.messages, request.tools)
         return handler(self._override(request, turn))
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        turn = await self._conversations.aview(self.key(request), request.messages)
+        turn = await self._conversations.aview(self.key(request), request.messages, request.tools)
         return await handler(self._override(request, turn))
 
 

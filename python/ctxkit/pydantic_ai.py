@@ -229,7 +229,12 @@ class CtxkitHistory(AbstractCapability[Any]):
         # The caller's system prompt is rebuilt by pydantic-ai every run: not logged, sent first.
         caller = [m for m in converted if m["role"] == "system"]
         new = [m for m in converted if m["role"] != "system"]
-        turn = await self._turns.aturn(self.key(ctx, messages), new, "ctxkit", "ctxkit")
+        parameters = request_context.model_request_parameters
+        tools = [
+            {"name": t.name, "description": t.description or "", "input_schema": t.parameters_json_schema}
+            for t in [*parameters.function_tools, *parameters.output_tools]
+        ]
+        turn = await self._turns.aturn(self.key(ctx, messages), new, "ctxkit", "ctxkit", tools)
         view = [m for m in turn["messages"] if m.get("role") != "system"]
         system = caller + ([{"role": "system", "content": turn["system_prompt"]}] if self.system_prompt else [])
         request_context.messages = from_ctxkit(system + view)

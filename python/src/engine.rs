@@ -266,8 +266,9 @@ impl Engine {
     /// else the Engine's), bounded by `timeout` seconds; without one, or when it raises, hangs
     /// or returns junk, the extractive summary is used and a warning event says why.
     /// `context_prompt=True` makes the session's system prompt only ctxkit's parts about the
-    /// context (for an agent with its own instructions), `False` the whole one again.
-    #[pyo3(signature = (session, *, format = "openai", summarize = None, timeout = None, cached = false, event_loop = None, context_prompt = None))]
+    /// context (for an agent with its own instructions), `False` the whole one again. `tools`
+    /// (the definitions every request carries) are estimated and reserved in the budget.
+    #[pyo3(signature = (session, *, format = "openai", summarize = None, timeout = None, cached = false, event_loop = None, context_prompt = None, tools = None))]
     #[allow(clippy::too_many_arguments)]
     fn prepare<'py>(
         &self,
@@ -279,8 +280,12 @@ impl Engine {
         cached: bool,
         event_loop: Option<Py<PyAny>>,
         context_prompt: Option<bool>,
+        tools: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         wire_format(format, "format").map_err(core_in("prepare"))?;
+        let tools = (tools.filter(|t| !t.is_none()).map(|t| to_json(t, "tools")))
+            .transpose()
+            .map_err(core_in("prepare"))?;
         let timeout = timeout_of(timeout, self.default_timeout)?;
         let callable = match summarize.filter(|s| !s.is_none(py)) {
             Some(callable) if !callable.bind(py).is_callable() => {
@@ -300,6 +305,9 @@ impl Engine {
         let result = self.with(py, |e| {
             if let Some(on) = context_prompt {
                 e.set_context_prompt(&session, on);
+            }
+            if let Some(tools) = &tools {
+                e.set_tool_schemas(&session, Some(tools));
             }
             if has_summarizer {
                 e.prepare_turn(&session)

@@ -389,3 +389,16 @@ def test_agents_sdk_history_tools_answer_from_the_runs_own_session(workdir: path
     for user in SECRETS:
         assert any(SECRETS[user] in text for text in outputs[user]), outputs[user]
         assert not any(other_secret(user) in text for text in outputs[user]), outputs[user]
+
+
+def test_the_agents_tool_definitions_are_reserved_in_the_budget(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    budgets = {}
+    for tools in (True, False):
+        history = CtxkitHistory(engine, history_tools=tools)
+        agent = Agent(FunctionModel(Recorder()), capabilities=[history])
+        agent.run_sync("hello", conversation_id=f"tools-{tools}")
+        assert history.last_turn is not None
+        budgets[tools] = history.last_turn["stats"]["budget_tokens"]
+    # The three history tools' definitions cost several hundred tokens of every request.
+    assert budgets[False] - budgets[True] >= 300, budgets

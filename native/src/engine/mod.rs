@@ -42,6 +42,7 @@ mod import;
 mod memory;
 mod prompt;
 mod record;
+mod tool_budget;
 mod turn;
 mod view;
 
@@ -124,6 +125,8 @@ pub struct Engine {
     /// The sessions whose prompt is only ctxkit's parts about the context
     /// ([`Engine::set_context_prompt`]; in memory: the adapter says so before every turn).
     context_prompts: BTreeSet<String>,
+    /// The tool definitions' tokens per session ([`Engine::set_tool_schemas`]; in memory).
+    tool_schema_tokens: BTreeMap<String, u64>,
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
@@ -232,6 +235,7 @@ impl Engine {
             last_turn_at: BTreeMap::new(),
             prompt_refresh: BTreeSet::new(),
             context_prompts: BTreeSet::new(),
+            tool_schema_tokens: BTreeMap::new(),
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,
