@@ -66,3 +66,14 @@ def test_the_offload_policy_is_a_bool_or_a_dict_of_its_fields(workdir: pathlib.P
     ])
     reference = engine.export("s")["entries"][1]["message"]["content"]
     assert "pager" in str(reference) and engine.session_info("s")["offloads"] == 1
+
+
+def test_a_transcript_path_may_be_a_str(workdir: pathlib.Path) -> None:
+    path = workdir / "session.json"
+    path.write_text('[{"role": "user", "content": "hello"}]')
+    from_str = ctxkit.import_transcript(str(path), format="openai")
+    assert from_str == ctxkit.import_transcript(path, format="openai")
+    assert from_str["sessions"][0]["messages"][0]["content"] == "hello"
+    with pytest.raises(ctxkit.StoreError) as missing:
+        ctxkit.import_transcript(str(workdir / "missing.jsonl"))
+    assert "missing.jsonl" in str(missing.value)
