@@ -88,8 +88,8 @@ pub mod reports;
 pub mod store;
 
 pub use engine::{
-    Engine, EngineConfig, Event, EventSink, IdleOutcome, MemoryOptions, PromptConfig,
-    RecordOutcome, RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
+    AppendedNew, Engine, EngineConfig, Event, EventSink, Fork, IdleOutcome, MemoryOptions,
+    PromptConfig, RecordOutcome, RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
 };
 pub use error::{Error, Result};
 

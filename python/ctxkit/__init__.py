@@ -11,7 +11,7 @@ formats (``ctxkit``, ``openai``, ``anthropic``, ``responses``, ``gemini``, ``ai-
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from . import _ctxkit
 from ._ctxkit import (
@@ -50,6 +50,8 @@ class Engine(_ctxkit.Engine):
         summarize: Optional[Callable[..., Any]] = None,
         timeout: Optional[float] = None,
         cached: bool = False,
+        context_prompt: Optional[bool] = None,
+        tools: Optional[List[Dict[str, Any]]] = None,
     ) -> Any:
         """``prepare`` off the event loop: the turn runs in a worker thread (the GIL released),
         and an async ``summarize`` runs on this loop."""
@@ -58,7 +60,8 @@ class Engine(_ctxkit.Engine):
             None,
             lambda: self.prepare(
                 session, format=format, summarize=summarize, timeout=timeout,
-                cached=cached, event_loop=loop,
+                cached=cached, event_loop=loop, context_prompt=context_prompt,
+                tools=tools,
             ),
         )
 

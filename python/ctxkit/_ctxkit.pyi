@@ -49,7 +49,7 @@ class Engine:
         window: Optional[int] = None,
         budget: Optional[Dict[str, Any]] = None,
         policy: Optional[Dict[str, Any]] = None,
-        offload: bool = True,
+        offload: Union[bool, Dict[str, Any], None] = True,
         prompt: Optional[Dict[str, Any]] = None,
         summarize: Optional[Summarize] = None,
         timeout: float = 60.0,
@@ -61,6 +61,7 @@ class Engine:
     def session_info(self, name: str) -> Dict[str, Any]: ...
     def import_session(self, name: str, messages: Messages, format: Format = "ctxkit", *, max_input_bytes: int = 268435456) -> Dict[str, Any]: ...
     def append(self, session: str, messages: Messages, format: Format = "ctxkit", *, max_input_bytes: int = 268435456) -> List[Dict[str, Any]]: ...
+    def append_new(self, session: str, messages: Messages, format: Format = "ctxkit", *, max_input_bytes: int = 268435456) -> Dict[str, Any]: ...
     def prepare(
         self,
         session: str,
@@ -70,6 +71,8 @@ class Engine:
         timeout: Optional[float] = None,
         cached: bool = False,
         event_loop: Optional[asyncio.AbstractEventLoop] = None,
+        context_prompt: Optional[bool] = None,
+        tools: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]: ...
     def view(self, session: str, *, format: Format = "openai") -> Json: ...
     def record_usage(self, session: str, turn: Dict[str, Any], input_tokens: int) -> Dict[str, Any]: ...

@@ -1,16 +1,26 @@
-"""OpenAI Agents SDK: a ``Session`` whose ``get_items`` returns ctxkit's view.
+"""OpenAI Agents SDK: a ``Session`` that keeps the conversation in ctxkit, and a model-input filter
+that gives every model call of a run ctxkit's view.
 
     from agents import Agent, Runner
     from ctxkit.agents import CtxkitSession
 
-    session = CtxkitSession("chat-1", ctxkit.Engine(window=128_000))
-    await Runner.run(agent, "hello", session=session)
+    engine = ctxkit.Engine(window=128_000)             # once, at module scope
+    session = CtxkitSession(user_id, engine)           # per user, per request
+    await Runner.run(agent, "hello", session=session, run_config=session.run_config())
 
-It implements the protocol ``SQLiteSession`` implements (``get_items``, ``add_items``,
-``pop_item``, ``clear_session``). Items are Responses input items, the core's ``responses``
-format: ``add_items`` appends them to the session's log (big tool outputs offloaded), and
-``get_items`` prepares the turn and returns the compacted, repaired view's ``input``, after
-ctxkit's system prompt as a ``system`` message (``system_prompt=False`` leaves it out).
+The session implements the protocol ``SQLiteSession`` implements (``get_items``, ``add_items``,
+``pop_item``, ``clear_session``) over the session's log, in the core's ``responses`` format:
+``get_items`` returns the conversation as it was added (the framework's own history, never
+ctxkit's view), ``add_items`` appends what the log lacks. ``call_model_input_filter`` (given to
+``RunConfig(call_model_input_filter=...)``, which ``run_config()`` does) runs before *every*
+model call of a run: it appends what the run added since (tool outputs, the model's own items)
+with ``Engine.append_new`` (decided by content, so nothing is logged twice by the filter and by
+``add_items``, nor by a session object made per request or after a restart), prepares the turn
+and sends the view: the agent's own instructions, then ctxkit's parts about the
+context (``agent_prompt=True`` adds its coding-agent role, ``system_prompt=False`` leaves them
+out), and the compacted, repaired view as ``input``. ``history_tools(engine)`` gives an agent built once the
+history tools (``read_offload`` pages an offloaded output, as its reference says), each answered
+from the log of the run's own session.
 
 The log is append-only, so ``pop_item`` and ``clear_session`` start a new generation of the
 session (``chat-1#2``, ``chat-1#3``...): a copy of the log without its last message, or an
@@ -22,11 +32,39 @@ run in a worker thread, so the event loop is never blocked.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import json
 from typing import Any, Callable, Dict, List, Optional
 
-from . import Engine, SessionNotFoundError
+from . import Engine, SessionNotFoundError, render
+from ._log import Turns, check_key
 
-__all__ = ["CtxkitSession"]
+__all__ = ["CtxkitSession", "history_tools"]
+
+# The session of the run this task belongs to, set by its call_model_input_filter: the history
+# tools live on an agent built once, so they find the conversation here, never on the agent.
+_CURRENT: "contextvars.ContextVar[Optional[CtxkitSession]]" = contextvars.ContextVar("ctxkit_session", default=None)
+
+
+def history_tools(engine: Engine) -> List[Any]:
+    """The history tools (``search_history``, ``read_history``, ``read_offload``) as Agents SDK
+    ``FunctionTool``s for an agent built once: each answers from the log of the run's own
+    session (the one whose ``call_model_input_filter`` the run uses)."""
+    from agents import FunctionTool
+
+    tools = []
+    for spec in engine.history_tools():
+        name = str(spec["name"])
+
+        async def invoke(context: Any, arguments: str, _name: str = name) -> str:
+            session = _CURRENT.get()
+            if session is None:
+                return f"{_name}: no ctxkit session in this run (pass run_config=session.run_config())"
+            parsed = json.loads(arguments or "{}")
+            return await asyncio.to_thread(session._turns.answer, session._name, _name, parsed)
+
+        tools.append(FunctionTool(name=name, description=str(spec.get("description", "")), params_json_schema=spec["parameters"], on_invoke_tool=invoke, strict_json_schema=False))
+    return tools
 
 
 def _item_dict(item: Any) -> Dict[str, Any]:
@@ -51,23 +89,33 @@ class CtxkitSession:
         summarize: Optional[Callable[..., Any]] = None,
         timeout: Optional[float] = None,
         system_prompt: bool = True,
+        on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
     ) -> None:
-        self.session_id = session_id
+        self.session_id = check_key(session_id, "session_id")
         self.engine = engine
-        self.summarize = summarize
-        self.timeout = timeout
         self.system_prompt = system_prompt
-        self.last_turn: Optional[Dict[str, Any]] = None
+        self._turns = Turns(engine, summarize, timeout, on_turn, agent_prompt)
         self._name = self._current_generation()
+        # The framework's history as the SDK holds it (what get_items gave, then each
+        # add_items): the list append_new compares with the log.
+        self._history: Optional[List[Dict[str, Any]]] = None
+
+    @property
+    def last_turn(self) -> Optional[Dict[str, Any]]:
+        """The latest ``prepare`` result (its ``stats`` go to ``engine.record_usage``)."""
+        return self._turns.last_turn
 
     def _current_generation(self) -> str:
-        best, name = 1, self.session_id
-        prefix = f"{self.session_id}#"
-        for info in self.engine.sessions():
-            suffix = str(info["name"])[len(prefix):] if str(info["name"]).startswith(prefix) else ""
-            if suffix.isdigit() and int(suffix) > best:
-                best, name = int(suffix), str(info["name"])
-        return name
+        # Generations are numbered without gaps (#2, #3...), so the latest is found by asking
+        # for each in turn: a few lookups, never a listing of every session in the store.
+        name, number = self.session_id, 2
+        while True:
+            try:
+                self.engine.session_info(f"{self.session_id}#{number}")
+            except SessionNotFoundError:
+                return name
+            name, number = f"{self.session_id}#{number}", number + 1
 
     def _next_generation(self) -> str:
         current = self._name[len(self.session_id) + 1:] if self._name != self.session_id else "1"
@@ -78,30 +126,60 @@ class CtxkitSession:
         """The ctxkit session this one writes to now."""
         return self._name
 
-    def _get_items(self, limit: Optional[int]) -> List[Dict[str, Any]]:
+    def _logged_items(self) -> List[Dict[str, Any]]:
         try:
-            turn = self.engine.prepare(
-                self._name, format="responses", summarize=self.summarize, timeout=self.timeout
-            )
+            entries = self.engine.export(self._name)["entries"]
         except SessionNotFoundError:
             return []
-        self.last_turn = turn
-        body = turn["messages"]
-        items: List[Dict[str, Any]] = list(body.get("input", []))
-        if self.system_prompt and body.get("instructions"):
-            items.insert(0, {"role": "system", "content": body["instructions"]})
-        if limit is not None:
-            items = items[-limit:] if limit > 0 else []
-        return items
+        return self.engine_render([entry["message"] for entry in entries])
+
+    def _get_items(self, limit: Optional[int]) -> List[Dict[str, Any]]:
+        items = self._logged_items()
+        if limit is None:
+            self._history = list(items)
+            return items
+        return items[-limit:] if limit > 0 else []
 
     async def get_items(self, limit: Optional[int] = None) -> List[Any]:
         return await asyncio.to_thread(self._get_items, limit)
+
+    def _add(self, items: List[Dict[str, Any]]) -> None:
+        if self._history is None:
+            self._history = self._logged_items()
+        self._history.extend(items)
+        appended = self.engine.append_new(self._name, self._history, "responses")
+        self._name = appended["session"]
 
     async def add_items(self, items: List[Any]) -> None:
         if not items:
             return
         dicts = [_item_dict(item) for item in items]
-        await asyncio.to_thread(self.engine.append, self._name, dicts, "responses")
+        await asyncio.to_thread(self._add, dicts)
+
+    def run_config(self, **settings: Any) -> Any:
+        """An Agents SDK ``RunConfig`` whose ``call_model_input_filter`` is this session's (the
+        other settings as given)."""
+        from agents import RunConfig
+
+        return RunConfig(call_model_input_filter=self.call_model_input_filter, **settings)
+
+    async def call_model_input_filter(self, data: Any) -> Any:
+        """The ``RunConfig.call_model_input_filter`` of a run over this session: the model input
+        appended where new, the view returned (see the module doc)."""
+        from agents.run_config import ModelInputData
+
+        _CURRENT.set(self)
+        items = [_item_dict(item) for item in data.model_data.input]
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.params_json_schema}
+            for t in getattr(data.agent, "tools", []) if hasattr(t, "params_json_schema")
+        ]
+        turn = await self._turns.aturn(self._name, items, "responses", "responses", tools)
+        self._name = turn["appended"]["session"]
+        body = turn["messages"]
+        parts = [data.model_data.instructions or "", body.get("instructions") or "" if self.system_prompt else ""]
+        instructions = "\n\n".join(part for part in parts if part) or None
+        return ModelInputData(input=list(body.get("input", [])), instructions=instructions)
 
     def _pop(self) -> Optional[Dict[str, Any]]:
         try:
@@ -115,13 +193,12 @@ class CtxkitSession:
         name = self._next_generation()
         self.engine.import_session(name, messages)
         self._name = name
+        self._history = None
         rendered = self.engine_render([last])
         return rendered[-1] if rendered else None
 
     @staticmethod
     def engine_render(messages: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        from . import render
-
         body = render(messages, to="responses")
         return list(body.get("input", []))
 
@@ -132,6 +209,7 @@ class CtxkitSession:
         name = self._next_generation()
         self.engine.create_session(name)
         self._name = name
+        self._history = []
 
     async def clear_session(self) -> None:
         await asyncio.to_thread(self._clear)

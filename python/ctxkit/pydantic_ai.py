@@ -1,22 +1,37 @@
-"""pydantic-ai: a ``history_processors`` entry that gives the model ctxkit's view.
+"""pydantic-ai: a capability that gives the model ctxkit's view at every model request.
 
     from pydantic_ai import Agent
     from ctxkit.pydantic_ai import CtxkitHistory
 
-    history = CtxkitHistory(ctxkit.Engine(window=128_000), session="chat-1")
-    agent = Agent(model, history_processors=[history])
+    engine = ctxkit.Engine(window=128_000)
+    agent = Agent(model, capabilities=[CtxkitHistory(engine)])  # once, at module scope
+    result = agent.run_sync(prompt, message_history=history)     # per user, per request
 
-Each model request, pydantic-ai passes the run's messages; the processor appends the ones the
-session's log does not have yet, prepares the turn (compaction, offloading, repair of tool
-pairs) and returns the view as pydantic-ai's own ``ModelRequest``/``ModelResponse`` objects,
-starting with ctxkit's system prompt. The conversion below is only the mapping between
-pydantic-ai's parts and ctxkit's message dicts; every decision is the engine's.
+Before each model request (``before_model_request``), the capability hands the run's whole
+message list to ``Engine.append_new`` under the conversation's key, which appends only what the
+log lacks (decided by content, so an agent or a capability rebuilt per request, or after a
+restart, from pydantic-ai's own persisted history appends nothing twice), prepares the turn
+(compaction, offloading, repair of tool pairs) and replaces *the request's* messages with the
+view. pydantic-ai's own history (``result.all_messages()``) is left as it is: it never holds
+ctxkit's summaries or system prompt, so it stays the log followed by new messages.
+
+The key, so one agent serves many users: ``session=`` (a fixed key, one conversation), else
+``conversation_id=`` (a str or a callable ``(ctx) -> str``), else a ``conversation_id`` field
+(or dict key) of the run's ``deps``, else pydantic-ai's own ``ctx.conversation_id`` (the
+``conversation_id=`` of ``run``, or the one stamped on ``message_history``). The model receives
+the caller's own system prompt parts and instructions, then ctxkit's parts about the
+context (the date, offload and history-tool guidance, memory; ``agent_prompt=True`` adds its
+coding-agent role, ``system_prompt=False`` leaves them out), then the view. The conversion below is only the
+mapping between pydantic-ai's parts and ctxkit's message dicts; every decision is the engine's.
+The history tools (``search_history``, ``read_history``, ``read_offload``: the last one pages
+an offloaded output, as its reference says) are the agent's own tools, answered from the log
+(``history_tools=False`` leaves them out).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -31,8 +46,13 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.tools import RunContext, Tool
+from pydantic_ai.toolsets import FunctionToolset
+
 from . import Engine
-from ._log import text_of
+from ._log import Turns, check_key, derived_key, text_of
 
 __all__ = ["CtxkitHistory", "to_ctxkit", "from_ctxkit"]
 
@@ -132,43 +152,90 @@ def from_ctxkit(view: List[Dict[str, Any]]) -> List[ModelMessage]:
     return out
 
 
-class CtxkitHistory:
-    """A pydantic-ai history processor over one ctxkit session (see the module doc).
+class CtxkitHistory(AbstractCapability[Any]):
+    """A pydantic-ai capability over one conversation per key (see the module doc).
 
     ``summarize`` (optional, sync or async ``(request) -> str``) writes the summaries; without
     it the engine's extractive summary is used. ``last_turn`` is the latest ``prepare`` result
-    (its ``stats`` go to ``engine.record_usage`` with the usage the model reported).
+    (its ``stats`` go to ``engine.record_usage`` with the usage the model reported);
+    ``on_turn(key, turn)`` is called after each.
     """
 
     def __init__(
         self,
         engine: Engine,
-        session: str,
+        session: Optional[str] = None,
         *,
+        conversation_id: Union[str, Callable[[RunContext[Any]], str], None] = None,
         summarize: Optional[Callable[..., Any]] = None,
         timeout: Optional[float] = None,
+        system_prompt: bool = True,
+        on_turn: Optional[Callable[[str, Dict[str, Any]], Any]] = None,
+        agent_prompt: bool = False,
+        history_tools: bool = True,
     ) -> None:
+        super().__init__()
+        self.history_tools = history_tools
         self.engine = engine
-        self.session = session
-        self.summarize = summarize
-        self.timeout = timeout
-        self.last_turn: Optional[Dict[str, Any]] = None
-        # The message objects already in the log (or made from it), by identity, each held so
-        # its id cannot be reused while it is remembered. pydantic-ai keeps the list a
-        # processor returns as the run's history, so the next call brings these objects back
-        # with the new ones after them.
-        self._seen: Dict[int, ModelMessage] = {}
+        self.session = None if session is None else check_key(session, "session")
+        self.conversation_id = conversation_id
+        self.system_prompt = system_prompt
+        self._turns = Turns(engine, summarize, timeout, on_turn, agent_prompt)
 
-    def __call__(self, messages: List[ModelMessage]) -> List[ModelMessage]:
-        fresh = [m for m in messages if id(m) not in self._seen]
-        # The system prompt is ctxkit's, rebuilt every turn: pydantic-ai's is not logged.
-        new = [m for m in to_ctxkit(fresh) if m["role"] != "system"]
-        if new:
-            self.engine.append(self.session, new)
-        turn = self.engine.prepare(
-            self.session, format="ctxkit", summarize=self.summarize, timeout=self.timeout
-        )
-        self.last_turn = turn
-        view = from_ctxkit(turn["messages"])
-        self._seen = {id(m): m for m in [*messages, *view]}
-        return view
+    @property
+    def last_turn(self) -> Optional[Dict[str, Any]]:
+        return self._turns.last_turn
+
+    def key(self, ctx: RunContext[Any], messages: List[ModelMessage]) -> str:
+        """The conversation's key for this run (see the module doc)."""
+        if self.session is not None:
+            return self.session
+        chosen = self.conversation_id
+        if callable(chosen):
+            return check_key(chosen(ctx), "conversation_id")
+        if chosen is not None:
+            return check_key(chosen, "conversation_id")
+        deps = ctx.deps
+        from_deps = deps.get("conversation_id") if isinstance(deps, dict) else getattr(deps, "conversation_id", None)
+        if from_deps is not None:
+            return check_key(from_deps, "deps.conversation_id")
+        own = getattr(ctx, "conversation_id", None)
+        if own:
+            return check_key(own, "ctx.conversation_id")
+        first = next(iter(to_ctxkit(messages[:1])), None)
+        return derived_key("pydantic-ai-", first)
+
+    def get_toolset(self) -> Optional[FunctionToolset[Any]]:
+        """The history tools (``search_history``, ``read_history``, ``read_offload``) as the
+        agent's own, answered from the log of the calling run's conversation; none with
+        ``history_tools=False``."""
+        if not self.history_tools:
+            return None
+        tools = []
+        for spec in self.engine.history_tools():
+            name = str(spec["name"])
+
+            def call(ctx: RunContext[Any], _name: str = name, **arguments: Any) -> str:
+                return self._turns.answer(self.key(ctx, list(ctx.messages)), _name, arguments)
+
+            tools.append(Tool.from_schema(call, name=name, description=spec.get("description"), json_schema=spec["parameters"], takes_ctx=True))
+        return FunctionToolset(tools)
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        messages = list(request_context.messages)
+        converted = to_ctxkit(messages)
+        # The caller's system prompt is rebuilt by pydantic-ai every run: not logged, sent first.
+        caller = [m for m in converted if m["role"] == "system"]
+        new = [m for m in converted if m["role"] != "system"]
+        parameters = request_context.model_request_parameters
+        tools = [
+            {"name": t.name, "description": t.description or "", "input_schema": t.parameters_json_schema}
+            for t in [*parameters.function_tools, *parameters.output_tools]
+        ]
+        turn = await self._turns.aturn(self.key(ctx, messages), new, "ctxkit", "ctxkit", tools)
+        view = [m for m in turn["messages"] if m.get("role") != "system"]
+        system = caller + ([{"role": "system", "content": turn["system_prompt"]}] if self.system_prompt else [])
+        request_context.messages = from_ctxkit(system + view)
+        return request_context

@@ -1,4 +1,4 @@
-# examples/openai_agents.py: ctxkit as an OpenAI Agents SDK Session.
+# examples/openai_agents.py: an Agents SDK session per user, ctxkit's view on every model call.
 import asyncio
 import tempfile
 from typing import Any
@@ -25,12 +25,19 @@ class EchoModel(Model):
         raise NotImplementedError
 
 
+engine = ctxkit.Engine(workdir=tempfile.mkdtemp(), window=128_000)
+agent = Agent(name="assistant", instructions="Be brief.", model=EchoModel())
+
+
+async def handle(user: str, text: str) -> str:
+    session = CtxkitSession(user, engine)  # per request, like SQLiteSession
+    result = await Runner.run(agent, text, session=session, run_config=session.run_config())
+    return str(result.final_output)
+
+
 async def main() -> None:
-    engine = ctxkit.Engine(workdir=tempfile.mkdtemp(), window=128_000)
-    session = CtxkitSession("chat-1", engine)
-    agent = Agent(name="assistant", instructions="Be brief.", model=EchoModel())
-    result = await Runner.run(agent, "Hi", session=session)
-    print(result.final_output, len(await session.get_items()))
+    print(await asyncio.gather(handle("alice", "Hi"), handle("bob", "Hello")))
+    print(len(await CtxkitSession("alice", engine).get_items()))
 
 
 asyncio.run(main())

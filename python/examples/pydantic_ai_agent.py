@@ -1,17 +1,15 @@
-# examples/pydantic_ai_agent.py: ctxkit as a pydantic-ai history processor.
+# examples/pydantic_ai_agent.py: one agent at module scope, one conversation per user.
 import tempfile
 
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai.models.test import TestModel
 
 import ctxkit
 from ctxkit.pydantic_ai import CtxkitHistory
 
 engine = ctxkit.Engine(workdir=tempfile.mkdtemp(), window=128_000)
-history = CtxkitHistory(engine, session="chat-1")
-# pydantic-ai 2: capabilities=[ProcessHistory(history)]; pydantic-ai 1: history_processors=[history]
-agent = Agent(TestModel(), capabilities=[ProcessHistory(history)])
+agent = Agent(TestModel(), instructions="You are a billing bot.", capabilities=[CtxkitHistory(engine)])
 
 
 @agent.tool_plain
@@ -20,5 +18,17 @@ def read_file(path: str) -> str:
     return f"contents of {path}"
 
 
-result = agent.run_sync("Read README.md")
-print(result.output, engine.session_info("chat-1")["messages"])
+stored = {"alice": b"[]", "bob": b"[]"}  # your own persistence of each user's history
+
+
+def handle(user: str, prompt: str) -> str:
+    """A request: the history comes back from storage; ctxkit appends only what is new."""
+    history = ModelMessagesTypeAdapter.validate_json(stored[user])
+    result = agent.run_sync(prompt, message_history=history, conversation_id=f"user-{user}")
+    stored[user] = ModelMessagesTypeAdapter.dump_json(result.all_messages())
+    return result.output
+
+
+handle("alice", "Read README.md")
+handle("bob", "Read setup.py")
+print(handle("alice", "And then?"), engine.session_info("user-alice")["messages"])

@@ -19,11 +19,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::{json, Value};
 
+use crate::args::{count, unsigned, SessionName};
 use crate::convert::{decode, serialize_to_py, to_json, to_py};
 use crate::engine_config::{config, database, timeout_of};
 use crate::errors::{core, core_in, native, raise, Kind};
 use crate::functions::{read_messages, wire_format};
 use crate::summarize::{PythonLlm, Slot, Summarizer};
+
+/// The default `max_input_bytes` (the CLI's), as the Python int it is read as.
+const MAX_INPUT_BYTES: i128 = DEFAULT_MAX_INPUT_BYTES as i128;
 
 /// The default summarize timeout, in seconds.
 const DEFAULT_TIMEOUT: f64 = 60.0;
@@ -65,7 +69,7 @@ impl Engine {
     fn turn<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
+        session: SessionName,
         format: &str,
         cached: bool,
         turn: TurnResult,
@@ -99,16 +103,16 @@ impl Engine {
     /// Opens the store: `db` a SQLite path (default `<workdir>/.ctxkit/ctxkit.db`) or a
     /// `postgres://` URL.
     #[new]
-    #[pyo3(signature = (db = None, workdir = None, *, window = None, budget = None, policy = None, offload = true, prompt = None, summarize = None, timeout = DEFAULT_TIMEOUT, extract_memories = false))]
+    #[pyo3(signature = (db = None, workdir = None, *, window = None, budget = None, policy = None, offload = None, prompt = None, summarize = None, timeout = DEFAULT_TIMEOUT, extract_memories = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         db: Option<&Bound<'_, PyAny>>,
         workdir: Option<PathBuf>,
-        window: Option<u64>,
+        window: Option<i128>,
         budget: Option<&Bound<'_, PyAny>>,
         policy: Option<&Bound<'_, PyAny>>,
-        offload: bool,
+        offload: Option<&Bound<'_, PyAny>>,
         prompt: Option<&Bound<'_, PyAny>>,
         summarize: Option<Py<PyAny>>,
         timeout: f64,
@@ -116,6 +120,7 @@ impl Engine {
     ) -> PyResult<Self> {
         let workdir = workdir.unwrap_or_else(|| PathBuf::from("."));
         let db = database(db, &workdir)?;
+        let window = window.map(|w| unsigned(w, "window")).transpose()?;
         let config = config(window, budget, policy, offload, prompt, extract_memories)
             .map_err(core_in("Engine"))?;
         let timeout = timeout_of(Some(timeout), DEFAULT_TIMEOUT)?;
@@ -147,8 +152,12 @@ impl Engine {
     }
 
     /// Creates an empty session.
-    fn create_session<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let info = self.with(py, |e| e.create_session(name))?;
+    fn create_session<'py>(
+        &self,
+        py: Python<'py>,
+        name: SessionName,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let info = self.with(py, |e| e.create_session(&name))?;
         serialize_to_py(py, &info)
     }
 
@@ -159,27 +168,31 @@ impl Engine {
     }
 
     /// One session's numbers (messages, checkpoints, tokens...).
-    fn session_info<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let info = self.with(py, |e| e.session_info(name))?;
+    fn session_info<'py>(&self, py: Python<'py>, name: SessionName) -> PyResult<Bound<'py, PyAny>> {
+        let info = self.with(py, |e| e.session_info(&name))?;
         serialize_to_py(py, &info)
     }
 
     /// Creates a session holding `messages` (in `format`), stored in one transaction.
     /// More than `max_input_bytes` of messages (default 256 MiB, the CLI's) raises
     /// `InvalidInputError`.
-    #[pyo3(signature = (name, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES))]
+    #[pyo3(signature = (name, messages, format = "ctxkit", *, max_input_bytes = MAX_INPUT_BYTES))]
     fn import_session<'py>(
         &self,
         py: Python<'py>,
-        name: &str,
+        name: SessionName,
         messages: &Bound<'py, PyAny>,
         format: &str,
-        max_input_bytes: u64,
+        max_input_bytes: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_messages(messages, format).map_err(core_in("import_session"))?;
-        check_input_bytes(&messages, max_input_bytes, "max_input_bytes=")
-            .map_err(core_in("import_session"))?;
-        let info = self.with(py, |e| e.import_session(name, messages))?;
+        check_input_bytes(
+            &messages,
+            unsigned(max_input_bytes, "max_input_bytes")?,
+            "max_input_bytes=",
+        )
+        .map_err(core_in("import_session"))?;
+        let info = self.with(py, |e| e.import_session(&name, messages))?;
         serialize_to_py(py, &info)
     }
 
@@ -187,19 +200,23 @@ impl Engine {
     /// output offloaded to a file), creating the session if missing. Returns one
     /// `{"seq", "tokens", "offload"}` per message. More than `max_input_bytes` of messages
     /// (default 256 MiB, the CLI's) raises `InvalidInputError` and stores nothing.
-    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES))]
+    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = MAX_INPUT_BYTES))]
     fn append<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
+        session: SessionName,
         messages: &Bound<'py, PyAny>,
         format: &str,
-        max_input_bytes: u64,
+        max_input_bytes: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_messages(messages, format).map_err(core_in("append"))?;
-        check_input_bytes(&messages, max_input_bytes, "max_input_bytes=")
-            .map_err(core_in("append"))?;
-        let outcome = self.with(py, |e| e.record_batch(session, messages, true))?;
+        check_input_bytes(
+            &messages,
+            unsigned(max_input_bytes, "max_input_bytes")?,
+            "max_input_bytes=",
+        )
+        .map_err(core_in("append"))?;
+        let outcome = self.with(py, |e| e.record_batch(&session, messages, true))?;
         let recorded: Vec<Value> = outcome
             .recorded
             .iter()
@@ -208,24 +225,67 @@ impl Engine {
         to_py(py, &Value::Array(recorded))
     }
 
+    /// Appends what `messages` (a framework's whole conversation, in `format`) adds to the
+    /// session's log: the messages it already holds are found by content (the core's
+    /// `held_prefix` rule: the count, the first and the last held message), so handing the same
+    /// conversation over again appends nothing. A conversation that diverged from the log
+    /// continues in a fork (`session` in the result names the session to prepare). Returns
+    /// `{"session", "held", "appended": [{"seq", "tokens", "offload"}], "forks": [{"from",
+    /// "at", "reason"}]}`.
+    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = MAX_INPUT_BYTES))]
+    fn append_new<'py>(
+        &self,
+        py: Python<'py>,
+        session: SessionName,
+        messages: &Bound<'py, PyAny>,
+        format: &str,
+        max_input_bytes: i128,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let messages = read_messages(messages, format).map_err(core_in("append_new"))?;
+        check_input_bytes(
+            &messages,
+            unsigned(max_input_bytes, "max_input_bytes")?,
+            "max_input_bytes=",
+        )
+        .map_err(core_in("append_new"))?;
+        let outcome = self.with(py, |e| e.append_new(&session, messages))?;
+        let appended: Vec<Value> = (outcome.recorded.recorded.iter())
+            .map(|m| json!({"seq": m.seq, "tokens": m.tokens, "offload": m.offload}))
+            .collect();
+        let forks: Vec<Value> = (outcome.forks.iter())
+            .map(|f| json!({"from": f.from, "at": f.at, "reason": f.reason.as_str()}))
+            .collect();
+        let value = json!({"session": outcome.session, "held": outcome.held,
+            "appended": appended, "forks": forks});
+        to_py(py, &value)
+    }
+
     /// Prepares the next turn and stores what it decided (a checkpoint, the nudge state).
     /// Returns `{"messages" (the view in `format`), "system_prompt", "stats", "compacted",
     /// "events"}`. A compaction asks `summarize(request) -> str` (sync or async; this call's,
     /// else the Engine's), bounded by `timeout` seconds; without one, or when it raises, hangs
     /// or returns junk, the extractive summary is used and a warning event says why.
-    #[pyo3(signature = (session, *, format = "openai", summarize = None, timeout = None, cached = false, event_loop = None))]
+    /// `context_prompt=True` makes the session's system prompt only ctxkit's parts about the
+    /// context (for an agent with its own instructions), `False` the whole one again. `tools`
+    /// (the definitions every request carries) are estimated and reserved in the budget.
+    #[pyo3(signature = (session, *, format = "openai", summarize = None, timeout = None, cached = false, event_loop = None, context_prompt = None, tools = None))]
     #[allow(clippy::too_many_arguments)]
     fn prepare<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
+        session: SessionName,
         format: &str,
         summarize: Option<Py<PyAny>>,
         timeout: Option<f64>,
         cached: bool,
         event_loop: Option<Py<PyAny>>,
+        context_prompt: Option<bool>,
+        tools: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         wire_format(format, "format").map_err(core_in("prepare"))?;
+        let tools = (tools.filter(|t| !t.is_none()).map(|t| to_json(t, "tools")))
+            .transpose()
+            .map_err(core_in("prepare"))?;
         let timeout = timeout_of(timeout, self.default_timeout)?;
         let callable = match summarize.filter(|s| !s.is_none(py)) {
             Some(callable) if !callable.bind(py).is_callable() => {
@@ -243,10 +303,16 @@ impl Engine {
             });
         }
         let result = self.with(py, |e| {
+            if let Some(on) = context_prompt {
+                e.set_context_prompt(&session, on);
+            }
+            if let Some(tools) = &tools {
+                e.set_tool_schemas(&session, Some(tools));
+            }
             if has_summarizer {
-                e.prepare_turn(session)
+                e.prepare_turn(&session)
             } else {
-                prepare_offline(e, session)
+                prepare_offline(e, &session)
             }
         });
         if let Ok(mut slot) = self.slot.lock() {
@@ -260,10 +326,10 @@ impl Engine {
     fn view<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
+        session: SessionName,
         format: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let turn = self.with(py, |e| e.preview_turn(session))?;
+        let turn = self.with(py, |e| e.preview_turn(&session))?;
         let turn = self.turn(py, session, format, false, turn)?;
         turn.get_item("messages")
     }
@@ -273,9 +339,9 @@ impl Engine {
     fn record_usage<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
+        session: SessionName,
         turn: &Bound<'py, PyAny>,
-        input_tokens: u64,
+        input_tokens: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
         let stats = match turn.cast::<PyDict>() {
             Ok(dict) => dict.get_item("stats")?.unwrap_or_else(|| turn.clone()),
@@ -283,7 +349,8 @@ impl Engine {
         };
         let stats = decode(to_json(&stats, "stats").map_err(core)?, "stats")
             .map_err(core_in("record_usage"))?;
-        let event = self.with(py, |e| e.record_usage(session, &stats, input_tokens))?;
+        let input_tokens = unsigned(input_tokens, "input_tokens")?;
+        let event = self.with(py, |e| e.record_usage(&session, &stats, input_tokens))?;
         serialize_to_py(py, &event)
     }
 
@@ -299,7 +366,7 @@ impl Engine {
     fn execute_tool<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
+        session: SessionName,
         call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut json = to_json(call, "call").map_err(core_in("execute_tool"))?;
@@ -309,7 +376,7 @@ impl Engine {
             }
         }
         let call: ToolCall = decode(json, "call").map_err(core_in("execute_tool"))?;
-        let message = self.with(py, |e| e.execute_tool(session, &call))?;
+        let message = self.with(py, |e| e.execute_tool(&session, &call))?;
         serialize_to_py(py, &message)
     }
 
@@ -319,12 +386,14 @@ impl Engine {
     fn read_offload<'py>(
         &self,
         py: Python<'py>,
-        session: &str,
-        seq: u64,
-        offset: u64,
-        limit: u64,
+        session: SessionName,
+        seq: i128,
+        offset: i128,
+        limit: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let page = self.with(py, |e| e.read_offload(session, seq, offset, limit))?;
+        let (seq, offset) = (unsigned(seq, "seq")?, unsigned(offset, "offset")?);
+        let limit = unsigned(limit, "limit")?;
+        let page = self.with(py, |e| e.read_offload(&session, seq, offset, limit))?;
         to_py(
             py,
             &json!({"text": page.text, "offset": page.offset, "lines": page.lines, "more": page.more}),
@@ -332,14 +401,14 @@ impl Engine {
     }
 
     /// The offloaded outputs of a session: `{"seq", "relative_path", "bytes", "lines"}` each.
-    fn offloads<'py>(&self, py: Python<'py>, session: &str) -> PyResult<Bound<'py, PyAny>> {
-        let records = self.with(py, |e| e.store().offloads(session))?;
+    fn offloads<'py>(&self, py: Python<'py>, session: SessionName) -> PyResult<Bound<'py, PyAny>> {
+        let records = self.with(py, |e| e.store().offloads(&session))?;
         serialize_to_py(py, &records)
     }
 
     /// The whole session: `{"family", "entries": [{"seq", "message", "tokens"}], "checkpoints", ...}`.
-    fn export<'py>(&self, py: Python<'py>, session: &str) -> PyResult<Bound<'py, PyAny>> {
-        let whole = self.with(py, |e| e.export_session(session))?;
+    fn export<'py>(&self, py: Python<'py>, session: SessionName) -> PyResult<Bound<'py, PyAny>> {
+        let whole = self.with(py, |e| e.export_session(&session))?;
         serialize_to_py(py, &whole)
     }
 
@@ -364,12 +433,12 @@ impl Engine {
         py: Python<'py>,
         include_disabled: bool,
         include_expired: bool,
-        limit: usize,
+        limit: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
         let filter = MemoryFilter {
             include_disabled,
             include_expired,
-            limit,
+            limit: count(limit, "limit")?,
         };
         let list = self.with(py, |e| e.list_memories(&filter))?;
         serialize_to_py(py, &list)
@@ -381,7 +450,7 @@ impl Engine {
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyString>,
-        limit: usize,
+        limit: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
         let text = text.to_cow().map_err(|_| {
             core(CoreError::invalid(
@@ -391,7 +460,7 @@ impl Engine {
         })?;
         let query = MemoryQuery {
             text: text.into_owned(),
-            limit,
+            limit: count(limit, "limit")?,
         };
         let list = self.with(py, |e| e.search_memories(&query))?;
         serialize_to_py(py, &list)

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use ctxkit::EngineConfig;
 use ctxkit_core::compaction::{fill_window_defaults, Budget, Policy};
+use ctxkit_core::offload::OffloadPolicy;
 use ctxkit_core::CoreError;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -37,7 +38,7 @@ pub(crate) fn config(
     window: Option<u64>,
     budget: Option<&Bound<'_, PyAny>>,
     policy: Option<&Bound<'_, PyAny>>,
-    offload: bool,
+    offload: Option<&Bound<'_, PyAny>>,
     prompt: Option<&Bound<'_, PyAny>>,
     extract_memories: bool,
 ) -> Result<EngineConfig, CoreError> {
@@ -59,9 +60,7 @@ pub(crate) fn config(
         ..EngineConfig::default()
     };
     config.policy = read_or_default::<Policy>(policy, "policy")?;
-    if !offload {
-        config.offload = None;
-    }
+    config.offload = offload_policy(offload)?;
     if let Some(prompt) = prompt.filter(|p| !p.is_none()) {
         let Value::Object(fields) = to_json(prompt, "prompt")? else {
             return Err(CoreError::invalid("prompt", "expected a dict"));
@@ -84,6 +83,44 @@ pub(crate) fn config(
     config.memory.extract_before_compaction = extract_memories;
     config.memory.write_memory_file = false;
     Ok(config)
+}
+
+/// The history tools the engine answers itself ([`ctxkit::Engine::execute_tool`]).
+const HISTORY_TOOLS: [&str; 3] = ["search_history", "read_history", "read_offload"];
+
+/// The offload policy from `offload=`: `True` (or `None`, the default) the Python default, `False` none, a
+/// dict the default with its fields replaced. The Python default pages with `read_offload`, a
+/// tool the engine answers itself (a Python agent has no `read_file` unless it brings one),
+/// and never offloads a history tool's answer again (it is a page of the log or of an
+/// offloaded output already).
+fn offload_policy(offload: Option<&Bound<'_, PyAny>>) -> Result<Option<OffloadPolicy>, CoreError> {
+    let mut policy = OffloadPolicy {
+        paging_tool: "read_offload".to_owned(),
+        ..OffloadPolicy::default()
+    };
+    policy
+        .excluded_tools
+        .extend(HISTORY_TOOLS.iter().map(|name| (*name).to_owned()));
+    let Some(offload) = offload.filter(|o| !o.is_none()) else {
+        return Ok(Some(policy));
+    };
+    if let Ok(on) = offload.extract::<bool>() {
+        return Ok(on.then_some(policy));
+    }
+    let Value::Object(fields) = to_json(offload, "offload")? else {
+        return Err(CoreError::invalid(
+            "offload",
+            "expected True, False or a dict",
+        ));
+    };
+    let Value::Object(mut merged) = serde_json::to_value(&policy).unwrap_or(Value::Null) else {
+        return Err(CoreError::invalid(
+            "offload",
+            "the default policy did not serialize",
+        ));
+    };
+    merged.extend(fields);
+    decode(Value::Object(merged), "offload").map(Some)
 }
 
 /// The summarize timeout in seconds: `timeout`, else `default`; positive and finite.

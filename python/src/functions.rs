@@ -180,7 +180,8 @@ pub fn estimate_tokens(
     )))
 }
 
-/// The text of `source`: a path-like object is read from disk (UTF-8), a `str` is the text.
+/// The text of `source`: a path-like object is read from disk (UTF-8), and so is a one-line
+/// `str` that does not start with `{` or `[`; any other `str` is the text itself.
 pub fn source_text(source: &Bound<'_, PyAny>) -> PyResult<(String, Option<PathBuf>)> {
     if let Ok(text) = source.cast::<PyString>() {
         let text = text.to_cow().map_err(|_| {
@@ -189,7 +190,16 @@ pub fn source_text(source: &Bound<'_, PyAny>) -> PyResult<(String, Option<PathBu
                 "a str that is not valid Unicode text (a lone surrogate?)",
             ))
         })?;
-        return Ok((text.into_owned(), None));
+        // A one-line str that cannot be JSON text is a path (`"session.jsonl"`): a
+        // transcript's text starts with `{` or `[`, and a path never holds a line break.
+        let trimmed = text.trim_start();
+        if trimmed.starts_with(['{', '[']) || text.contains('\n') || text.is_empty() {
+            return Ok((text.into_owned(), None));
+        }
+        let path = PathBuf::from(text.as_ref());
+        let read = std::fs::read_to_string(&path)
+            .map_err(|e| crate::errors::native(ctxkit::Error::io("read", &path, e)))?;
+        return Ok((read, Some(path)));
     }
     let Ok(path) = source.extract::<PathBuf>() else {
         return Err(core(CoreError::invalid(

@@ -25,6 +25,7 @@
     clippy::indexing_slicing
 )]
 
+mod args;
 pub mod convert;
 pub mod engine;
 mod engine_config;

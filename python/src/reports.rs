@@ -21,6 +21,7 @@ use ctxkit_core::CoreError;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
+use crate::args::{count, unsigned};
 use crate::convert::{decode, to_py};
 use crate::errors::{core, core_kind, native, raise};
 use crate::functions::{source_text, transcript_format};
@@ -31,11 +32,12 @@ use crate::functions::{source_text, transcript_format};
 pub fn cost<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
-    window: u64,
+    window: i128,
     model: Option<String>,
     format: Option<&str>,
-    index: usize,
+    index: i128,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (window, index) = (unsigned(window, "window")?, count(index, "index")?);
     let (text, path) = source_text(source)?;
     let options = CostOptions {
         format: transcript_format(format).map_err(core)?,
@@ -74,11 +76,12 @@ fn session_name(path: &Option<std::path::PathBuf>) -> String {
 pub fn fidelity<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
-    window: u64,
+    window: i128,
     family: &str,
     format: Option<&str>,
-    index: usize,
+    index: i128,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (window, index) = (unsigned(window, "window")?, count(index, "index")?);
     let (text, path) = source_text(source)?;
     let format = transcript_format(format).map_err(core)?;
     let family: ModelFamily = decode(json!(family), "family").map_err(core)?;

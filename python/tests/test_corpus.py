@@ -18,6 +18,11 @@ FILES = corpus_files()
 IDS = [str(p.relative_to(p.parents[1])) for p in FILES]
 
 
+# The CLI's offload policy: the Python Engine's default pages offloaded outputs with
+# read_offload (a tool it answers itself) where the CLI names read_file.
+CLI_OFFLOAD = {"paging_tool": "read_file", "excluded_tools": ["read_file", "write_file", "edit_file"]}
+
+
 def jsonl(text: str) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
@@ -27,7 +32,7 @@ def test_views_and_checkpoints_equal_the_clis(path: pathlib.Path, tmp_path: path
     imported = ctxkit.import_transcript(path)
     assert imported["sessions"], path
     db = tmp_path / "py.db"
-    with ctxkit.Engine(db, workdir=tmp_path, window=32_000) as engine:
+    with ctxkit.Engine(db, workdir=tmp_path, window=32_000, offload=CLI_OFFLOAD) as engine:
         for index, conversation in enumerate(imported["sessions"][:3]):
             name = f"s{index}"
             engine.import_session(name, conversation["messages"])

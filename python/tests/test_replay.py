@@ -23,6 +23,11 @@ FORMATS = ("ctxkit", "openai", "anthropic", "responses", "gemini", "ai-sdk", "la
 WINDOW = 32_000
 
 
+# The CLI's offload policy: the Python Engine's default pages offloaded outputs with
+# read_offload (a tool it answers itself) where the CLI names read_file.
+CLI_OFFLOAD = {"paging_tool": "read_file", "excluded_tools": ["read_file", "write_file", "edit_file"]}
+
+
 def steps(messages: List[Dict[str, Any]]) -> List[Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]]:
     """An agent loop's steps: what came before each assistant message, then the reply and the
     tool results right after it (the CLI's own split, `ctxkit::reports::split_steps`)."""
@@ -44,7 +49,7 @@ def steps(messages: List[Dict[str, Any]]) -> List[Tuple[List[Dict[str, Any]], Li
 def replay_in_python(messages: List[Dict[str, Any]], db: pathlib.Path, workdir: pathlib.Path) -> List[Dict[str, Any]]:
     stats = []
     # The CLI's replay estimates for Claude by default (`--model-family claude`).
-    with ctxkit.Engine(db, workdir=workdir, window=WINDOW, policy={"family": "claude"}) as engine:
+    with ctxkit.Engine(db, workdir=workdir, window=WINDOW, offload=CLI_OFFLOAD, policy={"family": "claude"}) as engine:
         engine.create_session("r")
         for inputs, reply in steps(messages):
             if inputs:
@@ -56,7 +61,7 @@ def replay_in_python(messages: List[Dict[str, Any]], db: pathlib.Path, workdir: 
 
 
 def exported(db: pathlib.Path, workdir: pathlib.Path) -> Dict[str, Any]:
-    with ctxkit.Engine(db, workdir=workdir, window=WINDOW) as engine:
+    with ctxkit.Engine(db, workdir=workdir, window=WINDOW, offload=CLI_OFFLOAD) as engine:
         return engine.export("r")  # type: ignore[no-any-return]
 
 
@@ -90,7 +95,7 @@ def test_a_replay_through_python_equals_the_clis(path: pathlib.Path, tmp_path: p
     assert py_session["checkpoints"] or not any(t["stats"]["checkpoint_through"] for t in turns)
 
     # The final view, in every format, from both stores.
-    with ctxkit.Engine(py_db, workdir=workdir, window=WINDOW) as engine:
+    with ctxkit.Engine(py_db, workdir=workdir, window=WINDOW, offload=CLI_OFFLOAD) as engine:
         for fmt in FORMATS:
             theirs = json.loads(run_cli(
                 "--db", str(cli_db), "--workdir", str(workdir),

@@ -11,6 +11,7 @@ pub mod breaker;
 pub(crate) mod driver;
 #[cfg(test)]
 mod fallback_tests;
+pub(crate) mod held_prefix;
 pub(crate) mod idle;
 #[cfg(test)]
 mod restore_tests;
@@ -27,6 +28,9 @@ pub use breaker::SummarizerBreaker;
 pub use driver::{
     SummaryOutcome, TurnChanges, TurnDriver, TurnResult, TurnStep, STALE_ANSWER,
     STALE_BACKGROUND_ANSWER,
+};
+pub use held_prefix::{
+    first_difference, fork_name, held_prefix, message_fingerprint, Divergence, HeldEnds, HeldPrefix,
 };
 pub use idle::{
     idle_decision, idle_margin_seconds, IdleDecision, IdleSkip, MIN_IDLE_MARGIN_SECONDS,

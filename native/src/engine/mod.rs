@@ -7,6 +7,8 @@
 //! 2. [`Engine::record_batch`]: what came back (the assistant message, tool results), each
 //!    message offloaded if big, all appended in one transaction (or [`Engine::record`]: each
 //!    in its own);
+//!    A framework adapter, which holds the whole conversation, calls [`Engine::append_new`]
+//!    instead: only what the log does not hold yet is appended (decided by content).
 //! 3. [`Engine::record_usage`]: the real input tokens the API reported for the view, the
 //!    calibration anchor of the next turns.
 //!
@@ -30,6 +32,7 @@
 //! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
 //! prompt is never stored.
 
+mod append_new;
 mod background;
 mod config;
 mod events;
@@ -39,6 +42,7 @@ mod import;
 mod memory;
 mod prompt;
 mod record;
+mod tool_budget;
 mod turn;
 mod view;
 
@@ -48,6 +52,7 @@ use std::sync::Arc;
 
 use ctxkit_core::turn::{turn_tail_after, Session};
 
+pub use append_new::{AppendedNew, Fork};
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
 pub use idle::IdleOutcome;
@@ -117,6 +122,11 @@ pub struct Engine {
     /// The sessions whose next turn refreshes the frozen prompt parts
     /// ([`Engine::refresh_prompt`]).
     prompt_refresh: BTreeSet<String>,
+    /// The sessions whose prompt is only ctxkit's parts about the context
+    /// ([`Engine::set_context_prompt`]; in memory: the adapter says so before every turn).
+    context_prompts: BTreeSet<String>,
+    /// The tool definitions' tokens per session ([`Engine::set_tool_schemas`]; in memory).
+    tool_schema_tokens: BTreeMap<String, u64>,
     clock: Box<dyn Clock>,
     sessions: BTreeMap<String, CachedSession>,
     sink: Option<EventSink>,
@@ -224,6 +234,8 @@ impl Engine {
             background: background::Jobs::default(),
             last_turn_at: BTreeMap::new(),
             prompt_refresh: BTreeSet::new(),
+            context_prompts: BTreeSet::new(),
+            tool_schema_tokens: BTreeMap::new(),
             clock: Box::new(SystemClock),
             sessions: BTreeMap::new(),
             sink: None,

@@ -15,7 +15,7 @@ use std::io::Read;
 
 use ctxkit_core::memory::render_precis;
 use ctxkit_core::prompt::{
-    build_system_prompt, freeze_prompt, FrozenPrompt, OffloadGuidance, PromptParts,
+    build_system_prompt, context_only, freeze_prompt, FrozenPrompt, OffloadGuidance, PromptParts,
     DEFAULT_TODO_GUIDANCE,
 };
 use ctxkit_core::recall::wants_history_guidance;
@@ -59,6 +59,19 @@ impl Engine {
         self.prompt_refresh.insert(session.to_owned());
     }
 
+    /// Makes `session`'s system prompt only ctxkit's parts about the context (the core's
+    /// [`ctxkit_core::prompt::context_only`]: no coding-agent role, working directory,
+    /// AGENTS.md, skills or todo guidance), for an agent that brings its own instructions, or,
+    /// with `on` false, the whole prompt again. Kept in memory: a framework adapter says it
+    /// before every turn.
+    pub fn set_context_prompt(&mut self, session: &str, on: bool) {
+        if on {
+            self.context_prompts.insert(session.to_owned());
+        } else {
+            self.context_prompts.remove(session);
+        }
+    }
+
     /// This turn's system prompts for `session` (see [`TurnPrompt`]); warnings go to `events`.
     pub(crate) fn system_prompt(
         &mut self,
@@ -98,6 +111,11 @@ impl Engine {
             offload_guidance: self.config.offload.as_ref().map(OffloadGuidance::from),
             history_guidance,
             memory_precis,
+        };
+        let read = if self.context_prompts.contains(session) {
+            context_only(read)
+        } else {
+            read
         };
         let stored = self.store.frozen_prompt(session)?;
         let refresh = self.prompt_refresh.contains(session);

@@ -73,13 +73,13 @@ pub(super) enum Answers {
 impl Engine {
     /// Prepares the next turn of `session` (see the module doc) and stores what it decided.
     pub fn prepare_turn(&mut self, session: &str) -> Result<TurnResult> {
-        self.run_turn(session, Answers::Llm, self.config.budget)
+        self.run_turn(session, Answers::Llm, self.budget_for(session))
     }
 
     /// The view the next turn would send, without storing anything or calling an LLM: a
     /// compaction, if due, is answered extractively in memory only (`compacted` says so).
     pub fn preview_turn(&mut self, session: &str) -> Result<TurnResult> {
-        self.run_turn(session, Answers::Offline, self.config.budget)
+        self.run_turn(session, Answers::Offline, self.budget_for(session))
     }
 
     /// Runs a turn planned with `budget` (the configured one, or an idle compaction's
