@@ -212,7 +212,7 @@ proptest! {
             "{:?} from {source:?}: {reason:?}", entry.content
         );
         let options = PrecisOptions { max_entries: 30, max_bytes: 5_000 };
-        prop_assert_eq!(render_precis(&[entry.clone()], &options), "");
+        prop_assert_eq!(render_precis(std::slice::from_ref(&entry), &options), "");
         let own = MemoryEntry { source: MemorySource::User, ..entry };
         prop_assert_eq!(entry_quarantine(&own), None);
     }
