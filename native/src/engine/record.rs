@@ -14,6 +14,11 @@
 //!   messages stay recorded (the caller sees which from the error).
 //!
 //! When an append fails, the files written for it are removed again.
+//!
+//! Neither loads the session: an append reads where the log ends from the session's head, and
+//! the name of the tool behind a tool result (for the offload exclusions) from the batch, the
+//! cached tail, or else the store's one call with that id (`tool_names`), so appending to a
+//! session of any length reads no more than a session of ten messages.
 
 use std::path::Path;
 
@@ -26,7 +31,7 @@ use ctxkit_core::{Message, Role};
 
 use ctxkit_core::turn::Session;
 
-use super::{cached_session, Engine, Event, WarningKind};
+use super::{Engine, Event, WarningKind};
 use crate::error::{Context, Error, Result};
 use crate::offload::{offload_tool_output, OffloadOutcome, PendingOffload};
 use crate::store::{OffloadRecord, SessionImport};
@@ -115,15 +120,13 @@ impl Engine {
         create_missing: bool,
     ) -> Result<RecordOutcome> {
         let now = self.clock.now_unix();
-        let (exists, first_seq, family) =
-            match cached_session(self.store.as_ref(), &mut self.sessions, session) {
-                Ok(cached) => (true, cached.next_seq(), cached.family),
-                Err(Error::NoSuchSession(_)) if create_missing => {
-                    (false, 1, self.config.policy.family)
-                }
-                Err(error) => return Err(error),
-            };
-        let batch = self.prepare_batch(session, messages, first_seq, family, exists);
+        let (exists, first_seq, family) = match self.store.session_head(session) {
+            Ok(head) => (true, head.last_seq.saturating_add(1), head.family),
+            Err(Error::NoSuchSession(_)) if create_missing => (false, 1, self.config.policy.family),
+            Err(error) => return Err(error),
+        };
+        let tool_names = self.tool_names(session, messages, first_seq, exists)?;
+        let batch = self.prepare_batch(session, messages, &tool_names, first_seq, family);
         let stored = if exists {
             self.store
                 .append(session, &batch.entries, &batch.records, now)
@@ -150,15 +153,7 @@ impl Engine {
             return Err(error);
         }
         self.commit_offloads(batch.pending);
-        if let Some(cached) = self.sessions.get_mut(session) {
-            if cached
-                .session
-                .append_entries(batch.entries.clone())
-                .is_err()
-            {
-                self.sessions.remove(session);
-            }
-        }
+        self.cache_appended(session, first_seq, &batch.entries);
         let mut outcome = RecordOutcome {
             recorded: Vec::with_capacity(batch.entries.len()),
             events: Vec::new(),
@@ -192,15 +187,15 @@ impl Engine {
     }
 
     /// Numbers `messages` from `first_seq` and offloads what the policy says (writing the
-    /// files). A result's tool is looked for among the batch's earlier messages, then in the
-    /// cached tail of the session (when it exists).
+    /// files), each tool result with its tool's name from `tool_names` (see
+    /// [`Engine::tool_names`]).
     fn prepare_batch(
         &self,
         session: &str,
         messages: &[Message],
+        tool_names: &[Option<String>],
         first_seq: u64,
         family: ctxkit_core::tokens::ModelFamily,
-        exists: bool,
     ) -> PreparedBatch {
         let mut batch = PreparedBatch {
             entries: Vec::with_capacity(messages.len()),
@@ -208,22 +203,13 @@ impl Engine {
             pending: Vec::new(),
             warnings: Vec::new(),
         };
-        let tail: &[Entry] = match self.sessions.get(session) {
-            Some(cached) if exists => &cached.session.entries,
-            _ => &[],
-        };
-        for (message, seq) in messages.iter().zip(first_seq..) {
-            let message = message.clone();
-            let tool_name = message.tool_call_id.as_deref().and_then(|id| {
-                tool_name_for_result(&batch.entries, id).or_else(|| tool_name_for_result(tail, id))
-            });
-            let tool_name = tool_name.map(str::to_owned);
+        for ((message, seq), tool_name) in messages.iter().zip(first_seq..).zip(tool_names) {
             let outcome = offload_if_due(
                 self.config.offload.as_ref(),
                 &self.workdir,
                 session,
                 seq,
-                message,
+                message.clone(),
                 tool_name.as_deref(),
             );
             batch.records.extend(outcome.record);
@@ -234,6 +220,60 @@ impl Engine {
         batch
     }
 
+    /// The name of the tool behind each of `messages` (to be logged from `first_seq`) that is
+    /// a tool result the offload policy may offload: its call looked for among the batch's
+    /// earlier messages, then in the cached tail of the session, then (when the session
+    /// `exists`) in the store, within the core's [`ctxkit_core::turn::CALL_LOOKBACK`] (a read
+    /// of the calls that hold the id, never of the log). `None` for every other message, and
+    /// for all of them when offloading is off (nothing else uses the name).
+    fn tool_names(
+        &self,
+        session: &str,
+        messages: &[Message],
+        first_seq: u64,
+        exists: bool,
+    ) -> Result<Vec<Option<String>>> {
+        let mut names = Vec::with_capacity(messages.len());
+        for (index, (message, seq)) in messages.iter().zip(first_seq..).enumerate() {
+            let call_id = match (&self.config.offload, message.role, &message.tool_call_id) {
+                (Some(_), Role::Tool, Some(id)) => id,
+                _ => {
+                    names.push(None);
+                    continue;
+                }
+            };
+            let earlier = messages.get(..index).unwrap_or_default();
+            let in_memory = tool_name_in(earlier, call_id).or_else(|| {
+                // The cached tail only while it ends where this batch begins (else it is stale).
+                let cached = self
+                    .sessions
+                    .get(session)
+                    .filter(|cached| exists && cached.session.next_seq() == first_seq)?;
+                tool_name_for_result(&cached.session.entries, call_id).map(str::to_owned)
+            });
+            let name = match in_memory {
+                Some(name) => Some(name),
+                None if exists => self.store.call_tool_name(session, seq, call_id)?,
+                None => None,
+            };
+            names.push(name);
+        }
+        Ok(names)
+    }
+
+    /// After `entries` (from `first_seq`) were appended: the cached tail follows when it ended
+    /// right before them; else it is dropped (the next turn reads the tail again).
+    fn cache_appended(&mut self, session: &str, first_seq: u64, entries: &[Entry]) {
+        let Some(cached) = self.sessions.get_mut(session) else {
+            return;
+        };
+        if cached.session.next_seq() != first_seq
+            || cached.session.append_entries(entries.to_vec()).is_err()
+        {
+            self.sessions.remove(session);
+        }
+    }
+
     fn record_one(
         &mut self,
         session: &str,
@@ -241,14 +281,12 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Result<RecordedMessage> {
         let now = self.clock.now_unix();
-        let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
-        let seq = cached.next_seq();
-        let family = cached.family;
-        let tool_name = message
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| tool_name_for_result(&cached.entries, id))
-            .map(str::to_owned);
+        let head = self.store.session_head(session)?;
+        let (seq, family) = (head.last_seq.saturating_add(1), head.family);
+        let tool_name = self
+            .tool_names(session, std::slice::from_ref(&message), seq, true)?
+            .pop()
+            .flatten();
         let offloaded = offload_if_due(
             self.config.offload.as_ref(),
             &self.workdir,
@@ -286,11 +324,7 @@ impl Engine {
             tokens: entry.tokens,
             offload: record.clone(),
         };
-        if let Some(cached) = self.sessions.get_mut(session) {
-            if cached.session.append_entries(vec![entry]).is_err() {
-                self.sessions.remove(session);
-            }
-        }
+        self.cache_appended(session, seq, std::slice::from_ref(&entry));
         if let Some(record) = record {
             let event = Event::Offloaded {
                 session: session.to_owned(),
@@ -399,6 +433,17 @@ fn lost_race(error: &Error, create_missing: bool) -> bool {
         Error::SessionExists(_) => create_missing,
         _ => false,
     }
+}
+
+/// The name of the tool whose call `call_id` is among `messages`, newest first.
+fn tool_name_in(messages: &[Message], call_id: &str) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .filter(|message| message.role == Role::Assistant)
+        .flat_map(|message| message.tool_calls.iter())
+        .find(|call| call.id == call_id)
+        .map(|call| call.name.clone())
 }
 
 /// `message` offloaded to a file when it is a tool result and `policy` (the engine's; `None`:

@@ -15,7 +15,11 @@
 //! - **The system prompt is never stored**: it is rebuilt every turn.
 //! - **Loading for a turn is proportional to the view**: [`SessionStore::load_for_turn`] reads
 //!   the latest checkpoint and the entries after it (or after the previous turn's last `seq`,
-//!   if earlier, so nudges see every new message); [`SessionStore::export_session`] reads all.
+//!   if earlier, so nudges see every new message); an append reads only the session's head
+//!   ([`SessionStore::session_head`]) and, for a tool result whose call it does not hold, that
+//!   call ([`SessionStore::call_tool_name`]); [`SessionStore::export_session`] reads all.
+//!   [`message_rows_read`] counts the message rows a thread read, for the tests that hold a
+//!   turn to this.
 //! - **Durability**: a commit survives a crash of the process; [`SessionStore::sync`] makes
 //!   everything committed survive a power loss too (the engine calls it once per turn).
 //! - Failed calls change nothing.
@@ -30,6 +34,7 @@ mod columns;
 mod fts_query;
 mod memory_types;
 mod postgres;
+mod read_count;
 mod sqlite;
 
 pub use fts_query::{
@@ -41,6 +46,7 @@ pub use memory_types::{
 };
 pub use postgres::POSTGRES_SCHEMA_VERSION;
 pub use postgres::{is_postgres_url, looks_like_database_url, PostgresOptions, PostgresStore};
+pub use read_count::message_rows_read;
 pub use sqlite::SCHEMA_VERSION;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -157,6 +163,17 @@ pub trait SessionStore {
 
     /// The whole session: every entry and every checkpoint.
     fn export_session(&self, name: &str) -> Result<Session>;
+
+    /// The name of the tool whose call `call_id` a tool result to be logged at `seq` answers:
+    /// the call among the assistant messages of the [`ctxkit_core::turn::CALL_LOOKBACK`] seqs
+    /// before it (the core's [`ctxkit_core::turn::tool_name_for_result`] bound), newest first;
+    /// `None` when none there makes it. Both backends read those messages only, never the
+    /// log; this default (for other stores) looks in what a turn loads.
+    fn call_tool_name(&self, name: &str, seq: u64, call_id: &str) -> Result<Option<String>> {
+        let _ = seq;
+        let session = self.load_for_turn(name)?;
+        Ok(ctxkit_core::turn::tool_name_for_result(&session.entries, call_id).map(str::to_owned))
+    }
 
     /// Appends `entries` (their `seq`s must continue the log: the first is `last_seq + 1`)
     /// and the offload records of some of them, in one transaction.

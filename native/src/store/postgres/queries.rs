@@ -25,6 +25,7 @@ use crate::store::columns::{
 };
 use crate::store::postgres::text::{from_column, owned_column, search_key, to_column};
 use crate::store::postgres::{big, get, unsigned, Tx};
+use crate::store::read_count::count_message_rows;
 use crate::store::{OffloadRecord, SessionImport};
 
 /// The most messages one insert statement carries.
@@ -149,6 +150,7 @@ pub(super) fn entries_between(
         &what,
     )?;
     let target = tx.target;
+    count_message_rows(rows.len());
     rows.iter()
         .map(|row| {
             let seq = unsigned(get(row, 0, target)?);

@@ -13,7 +13,7 @@ use ctxkit_core::turn::{Session, TurnChanges};
 use postgres::types::Type;
 
 use crate::error::{Error, Result};
-use crate::store::assembly::{turn_session, whole_session};
+use crate::store::assembly::{call_tool_name, turn_session, whole_session};
 use crate::store::columns::{family_from_name, frozen_parts_from_json, frozen_parts_json};
 use crate::store::postgres::memory::add_memory_in;
 use crate::store::postgres::queries::{
@@ -135,6 +135,16 @@ impl SessionStore for PostgresStore {
             let row = session_row(tx, name, false)?;
             whole_session(&mut SessionRows::new(tx, name, row))
         })
+    }
+
+    fn call_tool_name(&self, name: &str, seq: u64, call_id: &str) -> Result<Option<String>> {
+        self.read(
+            &|| format!("session {name:?}: finding call {call_id:?}"),
+            |tx| {
+                let row = session_row(tx, name, false)?;
+                call_tool_name(&mut SessionRows::new(tx, name, row), seq, call_id)
+            },
+        )
     }
 
     fn append(

@@ -14,6 +14,7 @@ use crate::store::columns::{
     checkpoint_from_columns, entry_from_parts, family_from_name, family_name, message_body,
     CheckpointFacts, CHECKPOINT_COLUMNS,
 };
+use crate::store::read_count::count_message_rows;
 use crate::store::sqlite::rows::{anchor_from_row, checkpoint_of_row, ANCHOR_COLUMNS};
 use crate::store::sqlite::search_index::index_message;
 use crate::store::{OffloadRecord, SessionImport};
@@ -141,6 +142,7 @@ pub(super) fn entries_between(
             .context(|| format!("session {name:?}: reading message seq {seq}"))?;
         entries.push(entry_from_parts(name, seq, body, tokens)?);
     }
+    count_message_rows(entries.len());
     Ok(entries)
 }
 
@@ -403,5 +405,6 @@ pub(super) fn call_candidates(
             .context(what)?;
         found.extend(rows);
     }
+    count_message_rows(found.len());
     Ok(found)
 }

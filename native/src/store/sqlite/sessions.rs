@@ -12,7 +12,7 @@ use ctxkit_core::turn::{Session, TurnChanges};
 use rusqlite::{params, OptionalExtension};
 
 use crate::error::{Context, Error, Result};
-use crate::store::assembly::{turn_session, whole_session};
+use crate::store::assembly::{call_tool_name, turn_session, whole_session};
 use crate::store::columns::{family_from_name, frozen_parts_from_json, frozen_parts_json};
 use crate::store::sqlite::memory::add_memory_in;
 use crate::store::sqlite::queries::{
@@ -160,6 +160,12 @@ impl SessionStore for SqliteStore {
     fn export_session(&self, name: &str) -> Result<Session> {
         let result =
             session_rows(&self.connection, name).and_then(|mut rows| whole_session(&mut rows));
+        self.checked(result)
+    }
+
+    fn call_tool_name(&self, name: &str, seq: u64, call_id: &str) -> Result<Option<String>> {
+        let result = session_rows(&self.connection, name)
+            .and_then(|mut rows| call_tool_name(&mut rows, seq, call_id));
         self.checked(result)
     }
 
