@@ -88,7 +88,7 @@ pub mod reports;
 pub mod store;
 
 pub use engine::{
-    Engine, EngineConfig, Event, EventSink, IdleOutcome, MemoryOptions, PromptConfig,
+    AppendKey, Engine, EngineConfig, Event, EventSink, IdleOutcome, MemoryOptions, PromptConfig,
     RecordOutcome, RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
 };
 pub use error::{Error, Result};

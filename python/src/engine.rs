@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ctxkit::store::{MemoryFilter, MemoryQuery, NewMemory};
-use ctxkit::{Engine as NativeEngine, TurnResult};
+use ctxkit::{AppendKey, Engine as NativeEngine, TurnResult};
 use ctxkit_core::model::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 use ctxkit_core::{CoreError, ToolCall};
 use pyo3::prelude::*;
@@ -186,8 +186,12 @@ impl Engine {
     /// Appends `messages` (in `format`) to the session's log in one transaction (each big tool
     /// output offloaded to a file), creating the session if missing. Returns one
     /// `{"seq", "tokens", "offload"}` per message. More than `max_input_bytes` of messages
-    /// (default 256 MiB, the CLI's) raises `InvalidInputError` and stores nothing.
-    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES))]
+    /// (default 256 MiB, the CLI's) raises `InvalidInputError` and stores nothing. With `key`
+    /// (an idempotency key) or `after` (the seq the batch must follow, from which with the
+    /// messages the key is derived), an append retried after a lost answer stores nothing and
+    /// returns the seqs stored the first time.
+    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = DEFAULT_MAX_INPUT_BYTES, key = None, after = None))]
+    #[allow(clippy::too_many_arguments)]
     fn append<'py>(
         &self,
         py: Python<'py>,
@@ -195,11 +199,25 @@ impl Engine {
         messages: &Bound<'py, PyAny>,
         format: &str,
         max_input_bytes: u64,
+        key: Option<String>,
+        after: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_messages(messages, format).map_err(core_in("append"))?;
         check_input_bytes(&messages, max_input_bytes, "max_input_bytes=")
             .map_err(core_in("append"))?;
-        let outcome = self.with(py, |e| e.record_batch(session, messages, true))?;
+        let key = match (key, after) {
+            (Some(_), Some(_)) => {
+                let error = ctxkit::Error::invalid("append", "give key= or after=, not both");
+                return Err(native(error));
+            }
+            (Some(key), None) => Some(AppendKey::Given(key)),
+            (None, Some(after)) => Some(AppendKey::After(after)),
+            (None, None) => None,
+        };
+        let outcome = self.with(py, |e| match key {
+            Some(key) => e.record_batch_keyed(session, messages, true, key),
+            None => e.record_batch(session, messages, true),
+        })?;
         let recorded: Vec<Value> = outcome
             .recorded
             .iter()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use ctxkit::store::SessionInfo;
-use ctxkit::EngineConfig;
+use ctxkit::{AppendKey, EngineConfig};
 use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
 use ctxkit_core::tokens::ModelFamily;
 use serde_json::json;
@@ -221,6 +221,15 @@ pub struct AppendArgs {
     /// Create the session if it does not exist.
     #[arg(long)]
     pub create: bool,
+    /// An idempotency key for this batch: stored with it, so running the same append again
+    /// (after a lost answer) stores nothing and prints the seqs stored the first time.
+    #[arg(long, value_name = "KEY", conflicts_with = "after")]
+    pub key: Option<String>,
+    /// The seq this batch must follow (the log's last seq as the caller knows it): the batch's
+    /// key is derived from it and the messages, so the same append run again stores nothing;
+    /// when the log ends elsewhere and the batch is not there, nothing is stored (exit 1).
+    #[arg(long, value_name = "SEQ")]
+    pub after: Option<u64>,
 }
 
 /// Runs `ctxkit append`: every message is parsed before the first is stored, and all are
@@ -232,7 +241,16 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("{name}: no messages to append")));
     }
     let mut engine = places.engine(EngineConfig::default())?;
-    let outcome = match engine.record_batch(&args.session, messages, args.create) {
+    let key = match (args.key, args.after) {
+        (Some(key), _) => Some(AppendKey::Given(key)),
+        (None, Some(after)) => Some(AppendKey::After(after)),
+        (None, None) => None,
+    };
+    let appended = match key {
+        Some(key) => engine.record_batch_keyed(&args.session, messages, args.create, key),
+        None => engine.record_batch(&args.session, messages, args.create),
+    };
+    let outcome = match appended {
         Err(ctxkit::Error::NoSuchSession(_)) => {
             return Err(Failure::usage(format!(
                 "no session named {:?} (use --create to start one)",
@@ -257,7 +275,12 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         ));
     }
     line(format_args!(
-        "appended {} message(s) to {} (seq {}–{}){}",
+        "{} {} message(s) to {} (seq {}–{}){}",
+        if outcome.repeated {
+            "already appended (same key, nothing stored):"
+        } else {
+            "appended"
+        },
         outcome.recorded.len(),
         printable(&args.session),
         outcome.recorded.first().map_or(0, |r| r.seq),

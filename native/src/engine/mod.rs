@@ -36,10 +36,12 @@ mod events;
 mod history;
 mod idle;
 mod import;
+mod keyed;
 mod memory;
 mod prompt;
 mod record;
 mod turn;
+mod usage;
 mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,6 +53,7 @@ use ctxkit_core::turn::{turn_tail_after, Session};
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
 pub use idle::IdleOutcome;
+pub use keyed::AppendKey;
 pub use record::{RecordOutcome, RecordedMessage, APPEND_ATTEMPTS};
 pub use turn::TurnResult;
 

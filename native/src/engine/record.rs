@@ -1,4 +1,5 @@
-//! Recording what came back from the model and the tools, and the usage the API reported.
+//! Recording what came back from the model and the tools (the usage the API reported is
+//! `usage.rs`; an append under an idempotency key, `keyed.rs`).
 //!
 //! Two ways to record messages, both offloading first (a tool result over the threshold goes
 //! to a file, its reference goes to the log):
@@ -22,19 +23,18 @@
 
 use std::path::Path;
 
-use ctxkit_core::compaction::ViewStats;
 use ctxkit_core::model::Entry;
 use ctxkit_core::offload::OffloadPolicy;
-use ctxkit_core::tokens::{check_usage, full_input_tokens, UsageShape};
 use ctxkit_core::turn::tool_name_for_result;
 use ctxkit_core::{Message, Role};
 
 use ctxkit_core::turn::Session;
 
+use super::keyed::Keyed;
 use super::{Engine, Event, WarningKind};
-use crate::error::{Context, Error, Result};
+use crate::error::{Error, Result};
 use crate::offload::{offload_tool_output, OffloadOutcome, PendingOffload};
-use crate::store::{OffloadRecord, SessionImport};
+use crate::store::{Appended, OffloadRecord, SessionImport};
 
 /// How many times [`Engine::record_batch`] tries to append a batch that keeps losing the race
 /// to other writers (waiting at most about 6.6 s in all between them, about half that on
@@ -70,6 +70,9 @@ pub struct RecordOutcome {
     pub recorded: Vec<RecordedMessage>,
     /// Offloads and warnings.
     pub events: Vec<Event>,
+    /// True when the batch was not stored now because its idempotency key was stored already
+    /// ([`Engine::record_batch_keyed`]): `recorded` are the seqs stored then.
+    pub repeated: bool,
 }
 
 impl Engine {
@@ -82,6 +85,7 @@ impl Engine {
         let mut outcome = RecordOutcome {
             recorded: Vec::with_capacity(messages.len()),
             events: Vec::new(),
+            repeated: false,
         };
         for message in messages {
             let recorded = self.record_one(session, message, &mut outcome.events)?;
@@ -101,10 +105,28 @@ impl Engine {
         messages: Vec<Message>,
         create_missing: bool,
     ) -> Result<RecordOutcome> {
+        self.record_batch_with(session, &messages, create_missing, None)
+    }
+
+    /// [`Engine::record_batch`], under the idempotency key `key` when given (see
+    /// [`super::keyed`]): a lost race is retried (renumbered) unless the key names the seq the
+    /// batch must follow.
+    pub(super) fn record_batch_with(
+        &mut self,
+        session: &str,
+        messages: &[Message],
+        create_missing: bool,
+        key: Option<&Keyed>,
+    ) -> Result<RecordOutcome> {
+        let renumber = key.is_none_or(|key| key.after.is_none());
         let mut attempt = 1;
         loop {
-            match self.try_record_batch(session, &messages, create_missing) {
-                Err(error) if attempt < APPEND_ATTEMPTS && lost_race(&error, create_missing) => {
+            match self.try_record_batch(session, messages, create_missing, key) {
+                Err(error)
+                    if renumber
+                        && attempt < APPEND_ATTEMPTS
+                        && lost_race(&error, create_missing) =>
+                {
                     attempt += 1;
                     std::thread::sleep(race_backoff(attempt));
                 }
@@ -118,6 +140,7 @@ impl Engine {
         session: &str,
         messages: &[Message],
         create_missing: bool,
+        key: Option<&Keyed>,
     ) -> Result<RecordOutcome> {
         let now = self.clock.now_unix();
         let (exists, first_seq, family) = match self.store.session_head(session) {
@@ -125,11 +148,26 @@ impl Engine {
             Err(Error::NoSuchSession(_)) if create_missing => (false, 1, self.config.policy.family),
             Err(error) => return Err(error),
         };
+        // A batch that names the seq it follows is numbered from there, wherever the log ends.
+        let first_seq = key
+            .and_then(|key| key.after)
+            .map_or(first_seq, |after| after.saturating_add(1));
         let tool_names = self.tool_names(session, messages, first_seq, exists)?;
         let batch = self.prepare_batch(session, messages, &tool_names, first_seq, family);
-        let stored = if exists {
+        let create = (!exists).then_some(family);
+        let stored = if let Some(key) = key {
+            self.store.append_keyed(
+                session,
+                &key.key,
+                create,
+                &batch.entries,
+                &batch.records,
+                now,
+            )
+        } else if exists {
             self.store
                 .append(session, &batch.entries, &batch.records, now)
+                .map(|()| Appended::Stored)
         } else {
             let mut new = Session::new(family);
             new.entries.clone_from(&batch.entries);
@@ -140,7 +178,19 @@ impl Engine {
             };
             self.store
                 .import_sessions(&[import], &[], &self.project, now)
-                .map(|_| ())
+                .map(|_| Appended::Stored)
+        };
+        let stored = match stored {
+            Ok(Appended::Repeated {
+                first_seq,
+                last_seq,
+            }) => {
+                for pending in batch.pending {
+                    pending.discard();
+                }
+                return self.repeated(session, &batch.entries, first_seq, last_seq);
+            }
+            other => other,
         };
         if let Err(error) = stored {
             for pending in batch.pending {
@@ -157,6 +207,7 @@ impl Engine {
         let mut outcome = RecordOutcome {
             recorded: Vec::with_capacity(batch.entries.len()),
             events: Vec::new(),
+            repeated: false,
         };
         for warning in batch.warnings {
             let event = Event::warning(Some(session), WarningKind::OffloadFailed, warning);
@@ -348,64 +399,6 @@ impl Engine {
         for file in pending {
             file.commit();
         }
-    }
-
-    /// Records the real input tokens the API reported for `view`: the calibration anchor of
-    /// the next turns, when plausible for the view ([`ctxkit_core::tokens::check_usage`]). A
-    /// count outside the band is refused: nothing is stored and the event is
-    /// [`Event::UsageRefused`]. Returns the usage event (also sent to the sink).
-    pub fn record_usage(
-        &mut self,
-        session: &str,
-        stats: &ViewStats,
-        input_tokens: u64,
-    ) -> Result<Event> {
-        let event = match check_usage(stats.total_tokens, stats.budget_tokens, input_tokens) {
-            Err(refused) => {
-                if let Some(cached) = self.sessions.get_mut(session) {
-                    cached.session.refused_usage = Some(refused);
-                }
-                Event::UsageRefused {
-                    session: session.to_owned(),
-                    input_tokens,
-                    estimated_tokens: stats.total_tokens,
-                    reason: refused.to_string(),
-                }
-            }
-            Ok(()) => {
-                let now = self.clock.now_unix();
-                let anchor = stats.usage_anchor(input_tokens);
-                let version = self.store.record_usage(session, &anchor, now)?;
-                if let Some(cached) = self.sessions.get_mut(session) {
-                    // Checked above with the same rule, so the session takes it too.
-                    let _ = cached.session.record_usage(stats, input_tokens);
-                    cached.usage_version = version;
-                }
-                Event::TokensReported {
-                    session: session.to_owned(),
-                    input_tokens,
-                    estimated_tokens: stats.total_tokens,
-                }
-            }
-        };
-        let mut events = Vec::new();
-        self.emit(&mut events, event.clone());
-        Ok(event)
-    }
-
-    /// [`Engine::record_usage`] with the provider's usage object as it came back (`shape`:
-    /// Anthropic's, OpenAI's or the AI SDK's), counting its whole input: uncached + cache
-    /// reads + cache writes ([`ctxkit_core::tokens::full_input_tokens`]).
-    pub fn record_provider_usage(
-        &mut self,
-        session: &str,
-        stats: &ViewStats,
-        usage: &serde_json::Value,
-        shape: UsageShape,
-    ) -> Result<Event> {
-        let input_tokens = full_input_tokens(shape, usage)
-            .context(|| format!("recording the usage of session {session:?}"))?;
-        self.record_usage(session, stats, input_tokens)
     }
 }
 

@@ -23,11 +23,15 @@
 //! - **Durability**: a commit survives a crash of the process; [`SessionStore::sync`] makes
 //!   everything committed survive a power loss too (the engine calls it once per turn).
 //! - Failed calls change nothing.
+//! - **Appends can be retried**: an append under an idempotency key
+//!   ([`SessionStore::append_keyed`]) stores the key with its batch, so a retry after a lost
+//!   acknowledgement returns the first result instead of storing again.
 //! - **The log is searchable as it is written**: [`HistoryStore`] finds messages by their
 //!   text (the core's [`ctxkit_core::recall::searchable_text`]) and by their offloaded outputs'
 //!   full text; whatever indexes them is kept in the transaction of each append and import, so
 //!   a committed message (and an offload recorded with its text) is always findable.
 
+mod append_key;
 mod append_rule;
 mod assembly;
 mod columns;
@@ -37,6 +41,7 @@ mod postgres;
 mod read_count;
 mod sqlite;
 
+pub use append_key::{check_key, derived_key, Appended, MAX_APPEND_KEY_CHARS};
 pub use fts_query::{
     fts5_match_expression, fts5_string, like_pattern, query_terms, MAX_QUERY_CHARS,
     MAX_QUERY_TERMS, MIN_TRIGRAM_CHARS,
@@ -184,6 +189,27 @@ pub trait SessionStore {
         offloads: &[OffloadRecord],
         now: i64,
     ) -> Result<()>;
+
+    /// [`SessionStore::append`] under the idempotency key `key` (see [`Appended`]), in one
+    /// transaction: when the session already holds a batch stored under `key`, nothing is
+    /// written and that batch's seqs come back ([`Appended::Repeated`]); else the entries and
+    /// the key are stored. With `create` (the family), a missing session is created in the same
+    /// transaction. Both backends keep keys; this default (for other stores) refuses.
+    fn append_keyed(
+        &mut self,
+        name: &str,
+        key: &str,
+        create: Option<ModelFamily>,
+        entries: &[Entry],
+        offloads: &[OffloadRecord],
+        now: i64,
+    ) -> Result<Appended> {
+        let _ = (name, create, entries, offloads, now);
+        Err(crate::Error::invalid(
+            "key",
+            format!("{key:?}: this store keeps no append keys"),
+        ))
+    }
 
     /// Creates a session holding `entries` (numbered from 1), in one transaction: either the
     /// whole session is stored or nothing is.
