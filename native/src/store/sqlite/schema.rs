@@ -19,7 +19,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::store::sqlite::search_index::index_existing_messages;
+use crate::store::sqlite::search_index::{index_existing_messages, move_search_texts};
 
 use crate::error::{Context, Error, Result};
 
@@ -174,9 +174,13 @@ const MIGRATIONS: &[Migration] = &[
     // tools. The text is computed in Rust, so rows are written by the store in the transaction
     // of each append and import, not by a trigger; existing messages are indexed here. The
     // rowid is the message's `messages.id`.
+    // Its probe also takes migration 10's table for its own: 10 moves the texts out of
+    // `messages_fts` and drops it, which must not make this one due again.
     Migration {
         number: 3,
-        present: Some("SELECT 1 FROM sqlite_schema WHERE name = 'messages_fts'"),
+        present: Some(
+            "SELECT 1 FROM sqlite_schema WHERE name IN ('messages_fts', 'message_texts')",
+        ),
         backfill: Some(index_existing_messages),
         sql: r#"
     CREATE VIRTUAL TABLE messages_fts USING fts5 (text, tokenize = 'trigram');
@@ -271,10 +275,28 @@ const MIGRATIONS: &[Migration] = &[
     ) WITHOUT ROWID;
     "#,
     },
+    // 10: the history search's text without the trigram index (issue 36 item 2): the search
+    // scans a session's own rows with the core's case fold and never used `messages_fts`'s
+    // MATCH (see history.rs), so its trigram postings, most of the database, are dropped; each
+    // message's searchable text moves to a plain table, rowid the message's `messages.id`.
+    Migration {
+        number: 10,
+        present: Some("SELECT 1 FROM sqlite_schema WHERE name = 'message_texts'"),
+        backfill: Some(move_search_texts),
+        sql: r#"
+    CREATE TABLE IF NOT EXISTS message_texts (
+        id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL
+    );
+    CREATE TRIGGER IF NOT EXISTS message_texts_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_texts WHERE id = old.id;
+    END;
+    "#,
+    },
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Fails when the database at `path` cannot be brought to [`SCHEMA_VERSION`] by the
 /// migrations: it is newer than this build, or its `user_version` is 0 (nothing applied) while

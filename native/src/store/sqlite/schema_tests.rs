@@ -133,3 +133,24 @@ fn a_database_from_before_the_message_index_is_indexed_when_opened() {
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(seqs(&store, "schema.rs"), [4, 3]);
 }
+
+#[test]
+fn the_trigram_table_is_replaced_by_the_plain_texts_with_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    version_one_database(&path);
+    // Migration 3 indexes the three messages in `messages_fts`; 10 moves them and drops it.
+    let store = SqliteStore::open(&path).unwrap();
+    let count = |sql: &str| -> i64 {
+        store
+            .connection
+            .query_row(sql, [], |row| row.get(0))
+            .unwrap()
+    };
+    assert_eq!(count("SELECT count(*) FROM message_texts"), 3);
+    assert_eq!(
+        count("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'messages_fts%'"),
+        0
+    );
+    assert!(!needs_migration(&store.connection, SCHEMA_VERSION).unwrap());
+}
