@@ -155,31 +155,7 @@ impl Engine {
         let tool_names = self.tool_names(session, messages, first_seq, exists)?;
         let batch = self.prepare_batch(session, messages, &tool_names, first_seq, family);
         let create = (!exists).then_some(family);
-        let stored = if let Some(key) = key {
-            self.store.append_keyed(
-                session,
-                &key.key,
-                create,
-                &batch.entries,
-                &batch.records,
-                now,
-            )
-        } else if exists {
-            self.store
-                .append(session, &batch.entries, &batch.records, now)
-                .map(|()| Appended::Stored)
-        } else {
-            let mut new = Session::new(family);
-            new.entries.clone_from(&batch.entries);
-            let import = SessionImport {
-                name: session,
-                session: &new,
-                offloads: &batch.records,
-            };
-            self.store
-                .import_sessions(&[import], &[], &self.project, now)
-                .map(|_| Appended::Stored)
-        };
+        let stored = self.store_batch(session, &batch, key, create, now);
         let stored = match stored {
             Ok(Appended::Repeated {
                 first_seq,
@@ -235,6 +211,41 @@ impl Engine {
             });
         }
         Ok(outcome)
+    }
+
+    /// Stores `batch` in one transaction: under `key` when given; appended to the session, or,
+    /// with `create` (the family of a session that does not exist), in a session created
+    /// holding it.
+    fn store_batch(
+        &mut self,
+        session: &str,
+        batch: &PreparedBatch,
+        key: Option<&Keyed>,
+        create: Option<ctxkit_core::tokens::ModelFamily>,
+        now: i64,
+    ) -> Result<Appended> {
+        let (entries, records) = (&batch.entries, &batch.records);
+        match (key, create) {
+            (Some(key), create) => self
+                .store
+                .append_keyed(session, &key.key, create, entries, records, now),
+            (None, None) => self
+                .store
+                .append(session, entries, records, now)
+                .map(|()| Appended::Stored),
+            (None, Some(family)) => {
+                let mut new = Session::new(family);
+                new.entries.clone_from(entries);
+                let import = SessionImport {
+                    name: session,
+                    session: &new,
+                    offloads: records,
+                };
+                self.store
+                    .import_sessions(&[import], &[], &self.project, now)
+                    .map(|_| Appended::Stored)
+            }
+        }
     }
 
     /// Numbers `messages` from `first_seq` and offloads what the policy says (writing the
