@@ -316,7 +316,8 @@ fn postgres_message(error: &postgres::Error) -> String {
     match postgres_failure(error) {
         PostgresFailure::Lost => message.push_str(
             "; the connection was lost (the server may be restarting): retry, the next call \
-             connects again",
+             connects again (a write whose commit was sent may be stored: an append retried \
+             with the same idempotency key, `--key` or `--after`, is stored once)",
         ),
         PostgresFailure::Unreachable => message.push_str(
             "; no connection could be made (the server may be down, starting or full): retry later",
@@ -353,7 +354,10 @@ impl Error {
     /// Whether trying the call again may succeed: a race lost to another writer
     /// ([`Error::SeqConflict`]: read the log's end again first), a PostgreSQL connection that
     /// was lost or could not be made, a serialization failure or deadlock PostgreSQL resolved
-    /// by failing this transaction. Every such call wrote nothing.
+    /// by failing this transaction. Every such call wrote nothing, except one whose connection
+    /// was lost after its `COMMIT` was sent: that commit may have been stored. An append under
+    /// an idempotency key ([`crate::store::SessionStore::append_keyed`]) is safe to retry
+    /// either way: a batch already stored is returned, not stored again.
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::SeqConflict { .. } => true,

@@ -88,8 +88,9 @@ pub mod reports;
 pub mod store;
 
 pub use engine::{
-    AppendedNew, Engine, EngineConfig, Event, EventSink, Fork, IdleOutcome, MemoryOptions,
-    PromptConfig, RecordOutcome, RecordedMessage, TurnResult, WarningKind, APPEND_ATTEMPTS,
+    AppendKey, AppendedNew, Engine, EngineConfig, Event, EventSink, Fork, IdleOutcome,
+    MemoryOptions, PromptConfig, RecordOutcome, RecordedMessage, TurnResult, WarningKind,
+    APPEND_ATTEMPTS,
 };
 pub use error::{Error, Result};
 

@@ -60,3 +60,18 @@ pub fn count(value: i128, name: &str) -> PyResult<usize> {
         ))
     })
 }
+
+/// The idempotency key of an append from its `key=` and `after=` arguments: the caller's key,
+/// or one derived from the seq the batch must follow (not negative), or none; both at once is
+/// an `InvalidInputError`.
+pub fn append_key(key: Option<String>, after: Option<i128>) -> PyResult<Option<ctxkit::AppendKey>> {
+    match (key, after) {
+        (Some(_), Some(_)) => Err(core(CoreError::invalid(
+            "append",
+            "give key= or after=, not both",
+        ))),
+        (Some(key), None) => Ok(Some(ctxkit::AppendKey::Given(key))),
+        (None, Some(after)) => Ok(Some(ctxkit::AppendKey::After(unsigned(after, "after")?))),
+        (None, None) => Ok(None),
+    }
+}

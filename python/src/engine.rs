@@ -19,11 +19,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::{json, Value};
 
-use crate::args::{count, unsigned, SessionName};
+use crate::args::{append_key, count, unsigned, SessionName};
 use crate::convert::{decode, serialize_to_py, to_json, to_py};
 use crate::engine_config::{config, database, timeout_of};
 use crate::errors::{core, core_in, native, raise, Kind};
 use crate::functions::{read_messages, wire_format};
+use crate::summarize::prepare_offline;
 use crate::summarize::{PythonLlm, Slot, Summarizer};
 
 /// The default `max_input_bytes` (the CLI's), as the Python int it is read as.
@@ -199,8 +200,12 @@ impl Engine {
     /// Appends `messages` (in `format`) to the session's log in one transaction (each big tool
     /// output offloaded to a file), creating the session if missing. Returns one
     /// `{"seq", "tokens", "offload"}` per message. More than `max_input_bytes` of messages
-    /// (default 256 MiB, the CLI's) raises `InvalidInputError` and stores nothing.
-    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = MAX_INPUT_BYTES))]
+    /// (default 256 MiB, the CLI's) raises `InvalidInputError` and stores nothing. With `key`
+    /// (an idempotency key) or `after` (the seq the batch must follow, from which with the
+    /// messages the key is derived), an append retried after a lost answer stores nothing and
+    /// returns the seqs stored the first time.
+    #[pyo3(signature = (session, messages, format = "ctxkit", *, max_input_bytes = MAX_INPUT_BYTES, key = None, after = None))]
+    #[allow(clippy::too_many_arguments)]
     fn append<'py>(
         &self,
         py: Python<'py>,
@@ -208,6 +213,8 @@ impl Engine {
         messages: &Bound<'py, PyAny>,
         format: &str,
         max_input_bytes: i128,
+        key: Option<String>,
+        after: Option<i128>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_messages(messages, format).map_err(core_in("append"))?;
         check_input_bytes(
@@ -216,7 +223,11 @@ impl Engine {
             "max_input_bytes=",
         )
         .map_err(core_in("append"))?;
-        let outcome = self.with(py, |e| e.record_batch(&session, messages, true))?;
+        let key = append_key(key, after)?;
+        let outcome = self.with(py, |e| match key {
+            Some(key) => e.record_batch_keyed(&session, messages, true, key),
+            None => e.record_batch(&session, messages, true),
+        })?;
         let recorded: Vec<Value> = outcome
             .recorded
             .iter()
@@ -475,20 +486,4 @@ impl Engine {
     fn memory_precis(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |e| e.memory_precis())
     }
-}
-
-/// A stored turn whose compaction, if due, is answered by the extractive summary (no
-/// summarizer was given): the engine's own fallback, without a "summarizer failed" warning.
-fn prepare_offline(engine: &mut NativeEngine, session: &str) -> ctxkit::Result<TurnResult> {
-    let mut turn = engine.prepare_turn(session)?;
-    turn.events.retain(|event| {
-        !matches!(
-            event,
-            ctxkit::Event::Warning {
-                kind: ctxkit::WarningKind::SummarizerFailed,
-                ..
-            }
-        )
-    });
-    Ok(turn)
 }

@@ -112,3 +112,22 @@ fn request_dict<'py>(py: Python<'py>, request: &LlmRequest<'_>) -> PyResult<Boun
     dict.set_item("messages", serialize_to_py(py, request.messages)?)?;
     Ok(dict)
 }
+
+/// A stored turn whose compaction, if due, is answered by the extractive summary (no
+/// summarizer was given): the engine's own fallback, without a "summarizer failed" warning.
+pub fn prepare_offline(
+    engine: &mut ctxkit::Engine,
+    session: &str,
+) -> ctxkit::Result<ctxkit::TurnResult> {
+    let mut turn = engine.prepare_turn(session)?;
+    turn.events.retain(|event| {
+        !matches!(
+            event,
+            ctxkit::Event::Warning {
+                kind: ctxkit::WarningKind::SummarizerFailed,
+                ..
+            }
+        )
+    });
+    Ok(turn)
+}

@@ -28,6 +28,7 @@ mod replay_report;
 mod report;
 mod sessions;
 mod tools;
+mod view;
 
 use std::io::ErrorKind;
 use std::path::PathBuf;
@@ -84,7 +85,7 @@ pub enum Command {
     /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
     Import(sessions::ImportArgs),
     /// Print the next view of a session as JSON ready to send (stats go to stderr).
-    View(sessions::ViewArgs),
+    View(view::ViewArgs),
     /// Compact a session now if it sits idle near the end of its cache lifetime and its view
     /// is big enough to pay for it, so the next turn writes the small prefix.
     CompactIfIdle(idle::CompactIfIdleArgs),
@@ -142,7 +143,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Probe(args) => probe::run(&places, args),
         Command::Cost(args) => cost::run(args),
         Command::Import(args) => sessions::import(&places, args),
-        Command::View(args) => sessions::view(&places, args),
+        Command::View(args) => view::run(&places, args),
         Command::CompactIfIdle(args) => idle::run(&places, args),
         Command::Append(args) => sessions::append(&places, args),
         Command::Sessions(args) => sessions::list(&places, args),

@@ -228,8 +228,10 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
         ))?;
     }
     if args.show_summary {
+        // What a turn loads holds the latest checkpoint; the log is not read for it.
         let latest = scratch
-            .export_session(&session)?
+            .store()
+            .load_for_turn(&session)?
             .latest_checkpoint()
             .cloned();
         show_summary(latest.as_ref(), args.json, style)?;

@@ -1,20 +1,18 @@
-//! The session commands: `import`, `view`, `append`, `sessions` and `stats`.
+//! The session commands: `import`, `append`, `sessions` and `stats` (`view` is `view.rs`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use ctxkit::store::SessionInfo;
-use ctxkit::EngineConfig;
-use ctxkit_core::compaction::Budget;
+use ctxkit::{AppendKey, EngineConfig};
 use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
 use ctxkit_core::tokens::ModelFamily;
-use ctxkit_core::wire::{dropped_state, WireFormat};
 use serde_json::json;
 
 use super::input::read_text;
 use super::output::{self, line, note};
-use super::report::{percent, printable, table, thousands};
+use super::report::{printable, table, thousands};
 use super::{Failure, FamilyArg, Places};
 
 /// A transcript format on the command line.
@@ -213,137 +211,6 @@ pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The shape of a printed view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ViewFormat {
-    /// A Chat Completions `messages` array.
-    Openai,
-    /// An Anthropic request body: `{system, messages}`.
-    Anthropic,
-    /// ctxkit messages.
-    Ctxkit,
-    /// An OpenAI Responses request body: `{instructions, input}`.
-    Responses,
-    /// A Gemini request body: `{systemInstruction, contents}`.
-    Gemini,
-    /// Vercel AI SDK `ModelMessage`s.
-    AiSdk,
-    /// LangChain message dicts.
-    Langchain,
-}
-
-impl From<ViewFormat> for WireFormat {
-    fn from(format: ViewFormat) -> Self {
-        match format {
-            ViewFormat::Openai => WireFormat::Openai,
-            ViewFormat::Anthropic => WireFormat::Anthropic,
-            ViewFormat::Ctxkit => WireFormat::Ctxkit,
-            ViewFormat::Responses => WireFormat::Responses,
-            ViewFormat::Gemini => WireFormat::Gemini,
-            ViewFormat::AiSdk => WireFormat::AiSdk,
-            ViewFormat::Langchain => WireFormat::LangChain,
-        }
-    }
-}
-
-/// Options of `ctxkit view`.
-#[derive(Debug, Args)]
-pub struct ViewArgs {
-    /// The session.
-    pub session: String,
-    /// The model's context window, in tokens.
-    #[arg(long, default_value_t = 200_000)]
-    pub window: u64,
-    /// The output's shape.
-    #[arg(long, value_enum, default_value = "openai")]
-    pub format: ViewFormat,
-    /// Mark the view's cache breakpoints (the end of the system prompt, of the checkpoint
-    /// summary, of the previous turn and of the conversation before its nudges): Anthropic's
-    /// `cache_control` blocks; for `responses` and `openai`, OpenAI's `prompt_cache_breakpoint`
-    /// on input parts (GPT-5.6 and later: older models cache prefixes by themselves and may
-    /// refuse the field). Gemini and the SDK shapes have no markers; the note on standard error
-    /// lists the breakpoints for every format.
-    #[arg(long)]
-    pub cache: bool,
-}
-
-/// Runs `ctxkit view`: the next view, computed without storing anything (the database is
-/// opened read-only).
-pub fn view(places: &Places, args: ViewArgs) -> Result<(), Failure> {
-    let config = EngineConfig {
-        budget: Budget::for_window(args.window),
-        ..EngineConfig::default()
-    };
-    let view = places.read(config, |engine| engine.preview_turn(&args.session))?;
-    let format: WireFormat = args.format.into();
-    let body = if args.cache {
-        view.render_cached(format)?
-    } else {
-        view.render(format)?
-    };
-    let text = serde_json::to_string_pretty(&body).map_err(|e| Failure::runtime(e.to_string()))?;
-    line(text)?;
-    let stats = &view.stats;
-    let dropped = dropped_state(&view.messages, format);
-    let breakpoints = if args.cache {
-        format!(
-            ", cache breakpoints: {}",
-            breakpoint_list(&stats.cache_breakpoints)
-        )
-    } else {
-        String::new()
-    };
-    note(format_args!(
-        "view of {}: {} tokens of a {} budget ({}%), {} messages, tier {}{}{}{breakpoints}",
-        printable(&args.session),
-        thousands(stats.total_tokens),
-        thousands(stats.budget_tokens),
-        percent(stats.total_tokens, stats.budget_tokens),
-        stats.messages,
-        stats
-            .tier
-            .map(|t| format!("{t:?}").to_lowercase())
-            .unwrap_or_default(),
-        view.compacted
-            .map(|m| format!(", compacted in memory ({}): not stored", m.as_str()))
-            .unwrap_or_default(),
-        match dropped {
-            0 => String::new(),
-            n => format!(
-                ", {n} piece{} of provider-bound state dropped (not sendable as {})",
-                if n == 1 { "" } else { "s" },
-                format.as_str()
-            ),
-        }
-    ));
-    Ok(())
-}
-
-/// The breakpoints as `system, summary (after message 1), ...`: message numbers count from 1
-/// after the system prompt.
-fn breakpoint_list(breakpoints: &[ctxkit_core::cost::CacheBreakpoint]) -> String {
-    use ctxkit_core::cost::BreakpointReason;
-    if breakpoints.is_empty() {
-        return "none".to_owned();
-    }
-    let names: Vec<String> = breakpoints
-        .iter()
-        .map(|b| {
-            let name = match b.reason {
-                BreakpointReason::System => "system prompt",
-                BreakpointReason::Summary => "summary",
-                BreakpointReason::PreviousTurn => "previous turn",
-                BreakpointReason::LastMessage => "last message",
-            };
-            match b.after_message {
-                Some(index) => format!("{name} (after message {})", index + 1),
-                None => name.to_owned(),
-            }
-        })
-        .collect();
-    names.join(", ")
-}
-
 /// Options of `ctxkit append`.
 #[derive(Debug, Args)]
 pub struct AppendArgs {
@@ -354,6 +221,15 @@ pub struct AppendArgs {
     /// Create the session if it does not exist.
     #[arg(long)]
     pub create: bool,
+    /// An idempotency key for this batch: stored with it, so running the same append again
+    /// (after a lost answer) stores nothing and prints the seqs stored the first time.
+    #[arg(long, value_name = "KEY", conflicts_with = "after")]
+    pub key: Option<String>,
+    /// The seq this batch must follow (the log's last seq as the caller knows it): the batch's
+    /// key is derived from it and the messages, so the same append run again stores nothing;
+    /// when the log ends elsewhere and the batch is not there, nothing is stored (exit 1).
+    #[arg(long, value_name = "SEQ")]
+    pub after: Option<u64>,
 }
 
 /// Runs `ctxkit append`: every message is parsed before the first is stored, and all are
@@ -365,7 +241,16 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("{name}: no messages to append")));
     }
     let mut engine = places.engine(EngineConfig::default())?;
-    let outcome = match engine.record_batch(&args.session, messages, args.create) {
+    let key = match (args.key, args.after) {
+        (Some(key), _) => Some(AppendKey::Given(key)),
+        (None, Some(after)) => Some(AppendKey::After(after)),
+        (None, None) => None,
+    };
+    let appended = match key {
+        Some(key) => engine.record_batch_keyed(&args.session, messages, args.create, key),
+        None => engine.record_batch(&args.session, messages, args.create),
+    };
+    let outcome = match appended {
         Err(ctxkit::Error::NoSuchSession(_)) => {
             return Err(Failure::usage(format!(
                 "no session named {:?} (use --create to start one)",
@@ -390,7 +275,12 @@ pub fn append(places: &Places, args: AppendArgs) -> Result<(), Failure> {
         ));
     }
     line(format_args!(
-        "appended {} message(s) to {} (seq {}–{}){}",
+        "{} {} message(s) to {} (seq {}–{}){}",
+        if outcome.repeated {
+            "already appended (same key, nothing stored):"
+        } else {
+            "appended"
+        },
         outcome.recorded.len(),
         printable(&args.session),
         outcome.recorded.first().map_or(0, |r| r.seq),

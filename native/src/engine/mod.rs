@@ -39,11 +39,13 @@ mod events;
 mod history;
 mod idle;
 mod import;
+mod keyed;
 mod memory;
 mod prompt;
 mod record;
 mod tool_budget;
 mod turn;
+mod usage;
 mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,6 +58,7 @@ pub use append_new::{AppendedNew, Fork};
 pub use config::{EngineConfig, MemoryOptions, PromptConfig};
 pub use events::{Event, WarningKind};
 pub use idle::IdleOutcome;
+pub use keyed::AppendKey;
 pub use record::{RecordOutcome, RecordedMessage, APPEND_ATTEMPTS};
 pub use turn::TurnResult;
 

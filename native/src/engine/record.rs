@@ -1,4 +1,5 @@
-//! Recording what came back from the model and the tools, and the usage the API reported.
+//! Recording what came back from the model and the tools (the usage the API reported is
+//! `usage.rs`; an append under an idempotency key, `keyed.rs`).
 //!
 //! Two ways to record messages, both offloading first (a tool result over the threshold goes
 //! to a file, its reference goes to the log):
@@ -14,22 +15,26 @@
 //!   messages stay recorded (the caller sees which from the error).
 //!
 //! When an append fails, the files written for it are removed again.
+//!
+//! Neither loads the session: an append reads where the log ends from the session's head, and
+//! the name of the tool behind a tool result (for the offload exclusions) from the batch, the
+//! cached tail, or else the store's one call with that id (`tool_names`), so appending to a
+//! session of any length reads no more than a session of ten messages.
 
 use std::path::Path;
 
-use ctxkit_core::compaction::ViewStats;
 use ctxkit_core::model::Entry;
 use ctxkit_core::offload::OffloadPolicy;
-use ctxkit_core::tokens::{check_usage, full_input_tokens, UsageShape};
 use ctxkit_core::turn::tool_name_for_result;
 use ctxkit_core::{Message, Role};
 
 use ctxkit_core::turn::Session;
 
-use super::{cached_session, Engine, Event, WarningKind};
-use crate::error::{Context, Error, Result};
+use super::keyed::Keyed;
+use super::{Engine, Event, WarningKind};
+use crate::error::{Error, Result};
 use crate::offload::{offload_tool_output, OffloadOutcome, PendingOffload};
-use crate::store::{OffloadRecord, SessionImport};
+use crate::store::{Appended, OffloadRecord, SessionImport};
 
 /// How many times [`Engine::record_batch`] tries to append a batch that keeps losing the race
 /// to other writers (waiting at most about 6.6 s in all between them, about half that on
@@ -65,6 +70,9 @@ pub struct RecordOutcome {
     pub recorded: Vec<RecordedMessage>,
     /// Offloads and warnings.
     pub events: Vec<Event>,
+    /// True when the batch was not stored now because its idempotency key was stored already
+    /// ([`Engine::record_batch_keyed`]): `recorded` are the seqs stored then.
+    pub repeated: bool,
 }
 
 impl Engine {
@@ -77,6 +85,7 @@ impl Engine {
         let mut outcome = RecordOutcome {
             recorded: Vec::with_capacity(messages.len()),
             events: Vec::new(),
+            repeated: false,
         };
         for message in messages {
             let recorded = self.record_one(session, message, &mut outcome.events)?;
@@ -96,10 +105,28 @@ impl Engine {
         messages: Vec<Message>,
         create_missing: bool,
     ) -> Result<RecordOutcome> {
+        self.record_batch_with(session, &messages, create_missing, None)
+    }
+
+    /// [`Engine::record_batch`], under the idempotency key `key` when given (see
+    /// [`super::keyed`]): a lost race is retried (renumbered) unless the key names the seq the
+    /// batch must follow.
+    pub(super) fn record_batch_with(
+        &mut self,
+        session: &str,
+        messages: &[Message],
+        create_missing: bool,
+        key: Option<&Keyed>,
+    ) -> Result<RecordOutcome> {
+        let renumber = key.is_none_or(|key| key.after.is_none());
         let mut attempt = 1;
         loop {
-            match self.try_record_batch(session, &messages, create_missing) {
-                Err(error) if attempt < APPEND_ATTEMPTS && lost_race(&error, create_missing) => {
+            match self.try_record_batch(session, messages, create_missing, key) {
+                Err(error)
+                    if renumber
+                        && attempt < APPEND_ATTEMPTS
+                        && lost_race(&error, create_missing) =>
+                {
                     attempt += 1;
                     std::thread::sleep(race_backoff(attempt));
                 }
@@ -113,31 +140,33 @@ impl Engine {
         session: &str,
         messages: &[Message],
         create_missing: bool,
+        key: Option<&Keyed>,
     ) -> Result<RecordOutcome> {
         let now = self.clock.now_unix();
-        let (exists, first_seq, family) =
-            match cached_session(self.store.as_ref(), &mut self.sessions, session) {
-                Ok(cached) => (true, cached.next_seq(), cached.family),
-                Err(Error::NoSuchSession(_)) if create_missing => {
-                    (false, 1, self.config.policy.family)
+        let (exists, first_seq, family) = match self.store.session_head(session) {
+            Ok(head) => (true, head.last_seq.saturating_add(1), head.family),
+            Err(Error::NoSuchSession(_)) if create_missing => (false, 1, self.config.policy.family),
+            Err(error) => return Err(error),
+        };
+        // A batch that names the seq it follows is numbered from there, wherever the log ends.
+        let first_seq = key
+            .and_then(|key| key.after)
+            .map_or(first_seq, |after| after.saturating_add(1));
+        let tool_names = self.tool_names(session, messages, first_seq, exists)?;
+        let batch = self.prepare_batch(session, messages, &tool_names, first_seq, family);
+        let create = (!exists).then_some(family);
+        let stored = self.store_batch(session, &batch, key, create, now);
+        let stored = match stored {
+            Ok(Appended::Repeated {
+                first_seq,
+                last_seq,
+            }) => {
+                for pending in batch.pending {
+                    pending.discard();
                 }
-                Err(error) => return Err(error),
-            };
-        let batch = self.prepare_batch(session, messages, first_seq, family, exists);
-        let stored = if exists {
-            self.store
-                .append(session, &batch.entries, &batch.records, now)
-        } else {
-            let mut new = Session::new(family);
-            new.entries.clone_from(&batch.entries);
-            let import = SessionImport {
-                name: session,
-                session: &new,
-                offloads: &batch.records,
-            };
-            self.store
-                .import_sessions(&[import], &[], &self.project, now)
-                .map(|_| ())
+                return self.repeated(session, &batch.entries, first_seq, last_seq);
+            }
+            other => other,
         };
         if let Err(error) = stored {
             for pending in batch.pending {
@@ -150,18 +179,11 @@ impl Engine {
             return Err(error);
         }
         self.commit_offloads(batch.pending);
-        if let Some(cached) = self.sessions.get_mut(session) {
-            if cached
-                .session
-                .append_entries(batch.entries.clone())
-                .is_err()
-            {
-                self.sessions.remove(session);
-            }
-        }
+        self.cache_appended(session, first_seq, &batch.entries);
         let mut outcome = RecordOutcome {
             recorded: Vec::with_capacity(batch.entries.len()),
             events: Vec::new(),
+            repeated: false,
         };
         for warning in batch.warnings {
             let event = Event::warning(Some(session), WarningKind::OffloadFailed, warning);
@@ -191,16 +213,51 @@ impl Engine {
         Ok(outcome)
     }
 
+    /// Stores `batch` in one transaction: under `key` when given; appended to the session, or,
+    /// with `create` (the family of a session that does not exist), in a session created
+    /// holding it.
+    fn store_batch(
+        &mut self,
+        session: &str,
+        batch: &PreparedBatch,
+        key: Option<&Keyed>,
+        create: Option<ctxkit_core::tokens::ModelFamily>,
+        now: i64,
+    ) -> Result<Appended> {
+        let (entries, records) = (&batch.entries, &batch.records);
+        match (key, create) {
+            (Some(key), create) => self
+                .store
+                .append_keyed(session, &key.key, create, entries, records, now),
+            (None, None) => self
+                .store
+                .append(session, entries, records, now)
+                .map(|()| Appended::Stored),
+            (None, Some(family)) => {
+                let mut new = Session::new(family);
+                new.entries.clone_from(entries);
+                let import = SessionImport {
+                    name: session,
+                    session: &new,
+                    offloads: records,
+                };
+                self.store
+                    .import_sessions(&[import], &[], &self.project, now)
+                    .map(|_| Appended::Stored)
+            }
+        }
+    }
+
     /// Numbers `messages` from `first_seq` and offloads what the policy says (writing the
-    /// files). A result's tool is looked for among the batch's earlier messages, then in the
-    /// cached tail of the session (when it exists).
+    /// files), each tool result with its tool's name from `tool_names` (see
+    /// [`Engine::tool_names`]).
     fn prepare_batch(
         &self,
         session: &str,
         messages: &[Message],
+        tool_names: &[Option<String>],
         first_seq: u64,
         family: ctxkit_core::tokens::ModelFamily,
-        exists: bool,
     ) -> PreparedBatch {
         let mut batch = PreparedBatch {
             entries: Vec::with_capacity(messages.len()),
@@ -208,22 +265,13 @@ impl Engine {
             pending: Vec::new(),
             warnings: Vec::new(),
         };
-        let tail: &[Entry] = match self.sessions.get(session) {
-            Some(cached) if exists => &cached.session.entries,
-            _ => &[],
-        };
-        for (message, seq) in messages.iter().zip(first_seq..) {
-            let message = message.clone();
-            let tool_name = message.tool_call_id.as_deref().and_then(|id| {
-                tool_name_for_result(&batch.entries, id).or_else(|| tool_name_for_result(tail, id))
-            });
-            let tool_name = tool_name.map(str::to_owned);
+        for ((message, seq), tool_name) in messages.iter().zip(first_seq..).zip(tool_names) {
             let outcome = offload_if_due(
                 self.config.offload.as_ref(),
                 &self.workdir,
                 session,
                 seq,
-                message,
+                message.clone(),
                 tool_name.as_deref(),
             );
             batch.records.extend(outcome.record);
@@ -234,6 +282,60 @@ impl Engine {
         batch
     }
 
+    /// The name of the tool behind each of `messages` (to be logged from `first_seq`) that is
+    /// a tool result the offload policy may offload: its call looked for among the batch's
+    /// earlier messages, then in the cached tail of the session, then (when the session
+    /// `exists`) in the store, within the core's [`ctxkit_core::turn::CALL_LOOKBACK`] (a read
+    /// of the calls that hold the id, never of the log). `None` for every other message, and
+    /// for all of them when offloading is off (nothing else uses the name).
+    fn tool_names(
+        &self,
+        session: &str,
+        messages: &[Message],
+        first_seq: u64,
+        exists: bool,
+    ) -> Result<Vec<Option<String>>> {
+        let mut names = Vec::with_capacity(messages.len());
+        for (index, (message, seq)) in messages.iter().zip(first_seq..).enumerate() {
+            let call_id = match (&self.config.offload, message.role, &message.tool_call_id) {
+                (Some(_), Role::Tool, Some(id)) => id,
+                _ => {
+                    names.push(None);
+                    continue;
+                }
+            };
+            let earlier = messages.get(..index).unwrap_or_default();
+            let in_memory = tool_name_in(earlier, call_id).or_else(|| {
+                // The cached tail only while it ends where this batch begins (else it is stale).
+                let cached = self
+                    .sessions
+                    .get(session)
+                    .filter(|cached| exists && cached.session.next_seq() == first_seq)?;
+                tool_name_for_result(&cached.session.entries, call_id).map(str::to_owned)
+            });
+            let name = match in_memory {
+                Some(name) => Some(name),
+                None if exists => self.store.call_tool_name(session, seq, call_id)?,
+                None => None,
+            };
+            names.push(name);
+        }
+        Ok(names)
+    }
+
+    /// After `entries` (from `first_seq`) were appended: the cached tail follows when it ended
+    /// right before them; else it is dropped (the next turn reads the tail again).
+    fn cache_appended(&mut self, session: &str, first_seq: u64, entries: &[Entry]) {
+        let Some(cached) = self.sessions.get_mut(session) else {
+            return;
+        };
+        if cached.session.next_seq() != first_seq
+            || cached.session.append_entries(entries.to_vec()).is_err()
+        {
+            self.sessions.remove(session);
+        }
+    }
+
     fn record_one(
         &mut self,
         session: &str,
@@ -241,14 +343,12 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Result<RecordedMessage> {
         let now = self.clock.now_unix();
-        let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
-        let seq = cached.next_seq();
-        let family = cached.family;
-        let tool_name = message
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| tool_name_for_result(&cached.entries, id))
-            .map(str::to_owned);
+        let head = self.store.session_head(session)?;
+        let (seq, family) = (head.last_seq.saturating_add(1), head.family);
+        let tool_name = self
+            .tool_names(session, std::slice::from_ref(&message), seq, true)?
+            .pop()
+            .flatten();
         let offloaded = offload_if_due(
             self.config.offload.as_ref(),
             &self.workdir,
@@ -286,11 +386,7 @@ impl Engine {
             tokens: entry.tokens,
             offload: record.clone(),
         };
-        if let Some(cached) = self.sessions.get_mut(session) {
-            if cached.session.append_entries(vec![entry]).is_err() {
-                self.sessions.remove(session);
-            }
-        }
+        self.cache_appended(session, seq, std::slice::from_ref(&entry));
         if let Some(record) = record {
             let event = Event::Offloaded {
                 session: session.to_owned(),
@@ -314,64 +410,6 @@ impl Engine {
         for file in pending {
             file.commit();
         }
-    }
-
-    /// Records the real input tokens the API reported for `view`: the calibration anchor of
-    /// the next turns, when plausible for the view ([`ctxkit_core::tokens::check_usage`]). A
-    /// count outside the band is refused: nothing is stored and the event is
-    /// [`Event::UsageRefused`]. Returns the usage event (also sent to the sink).
-    pub fn record_usage(
-        &mut self,
-        session: &str,
-        stats: &ViewStats,
-        input_tokens: u64,
-    ) -> Result<Event> {
-        let event = match check_usage(stats.total_tokens, stats.budget_tokens, input_tokens) {
-            Err(refused) => {
-                if let Some(cached) = self.sessions.get_mut(session) {
-                    cached.session.refused_usage = Some(refused);
-                }
-                Event::UsageRefused {
-                    session: session.to_owned(),
-                    input_tokens,
-                    estimated_tokens: stats.total_tokens,
-                    reason: refused.to_string(),
-                }
-            }
-            Ok(()) => {
-                let now = self.clock.now_unix();
-                let anchor = stats.usage_anchor(input_tokens);
-                let version = self.store.record_usage(session, &anchor, now)?;
-                if let Some(cached) = self.sessions.get_mut(session) {
-                    // Checked above with the same rule, so the session takes it too.
-                    let _ = cached.session.record_usage(stats, input_tokens);
-                    cached.usage_version = version;
-                }
-                Event::TokensReported {
-                    session: session.to_owned(),
-                    input_tokens,
-                    estimated_tokens: stats.total_tokens,
-                }
-            }
-        };
-        let mut events = Vec::new();
-        self.emit(&mut events, event.clone());
-        Ok(event)
-    }
-
-    /// [`Engine::record_usage`] with the provider's usage object as it came back (`shape`:
-    /// Anthropic's, OpenAI's or the AI SDK's), counting its whole input: uncached + cache
-    /// reads + cache writes ([`ctxkit_core::tokens::full_input_tokens`]).
-    pub fn record_provider_usage(
-        &mut self,
-        session: &str,
-        stats: &ViewStats,
-        usage: &serde_json::Value,
-        shape: UsageShape,
-    ) -> Result<Event> {
-        let input_tokens = full_input_tokens(shape, usage)
-            .context(|| format!("recording the usage of session {session:?}"))?;
-        self.record_usage(session, stats, input_tokens)
     }
 }
 
@@ -399,6 +437,17 @@ fn lost_race(error: &Error, create_missing: bool) -> bool {
         Error::SessionExists(_) => create_missing,
         _ => false,
     }
+}
+
+/// The name of the tool whose call `call_id` is among `messages`, newest first.
+fn tool_name_in(messages: &[Message], call_id: &str) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .filter(|message| message.role == Role::Assistant)
+        .flat_map(|message| message.tool_calls.iter())
+        .find(|call| call.id == call_id)
+        .map(|call| call.name.clone())
 }
 
 /// `message` offloaded to a file when it is a tool result and `policy` (the engine's; `None`:

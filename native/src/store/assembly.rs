@@ -16,7 +16,7 @@ use ctxkit_core::recall::{
     SearchOutcome, SearchRequest,
 };
 use ctxkit_core::tokens::{ModelFamily, UsageAnchor};
-use ctxkit_core::turn::{turn_tail_after, Session};
+use ctxkit_core::turn::{turn_tail_after, Session, CALL_LOOKBACK};
 use ctxkit_core::{Message, Role};
 
 use super::columns::entry_from_parts;
@@ -195,6 +195,28 @@ pub(crate) fn read_history(
     let mut messages = read_entries(&entries, request);
     name_calling_tools(reads, messages.iter_mut())?;
     Ok(HistoryRead { messages, last_seq })
+}
+
+/// The name of the tool whose call `call_id` a result at `seq` answers, among the assistant
+/// messages of the [`CALL_LOOKBACK`] seqs before it (the core's bound for
+/// [`ctxkit_core::turn::tool_name_for_result`]), newest first: only the messages whose body
+/// holds the quoted id are read.
+pub(crate) fn call_tool_name(
+    reads: &mut impl SearchReads,
+    seq: u64,
+    call_id: &str,
+) -> Result<Option<String>> {
+    let quoted = serde_json::Value::from(call_id).to_string();
+    let lookback = u64::try_from(CALL_LOOKBACK).unwrap_or(u64::MAX);
+    let candidates = reads.call_candidates(&[(seq, quoted)], lookback)?;
+    let oldest = seq.saturating_sub(lookback);
+    for (_, call_seq, body) in candidates.iter().filter(|(_, at, _)| *at >= oldest) {
+        let entry = entry_from_parts(reads.name(), *call_seq, body, 0)?;
+        if let Some(call) = entry.message.tool_calls.iter().find(|c| c.id == call_id) {
+            return Ok(Some(call.name.clone()));
+        }
+    }
+    Ok(None)
 }
 
 /// A message's own tool name (a tool result that carries one).

@@ -15,23 +15,33 @@
 //! - **The system prompt is never stored**: it is rebuilt every turn.
 //! - **Loading for a turn is proportional to the view**: [`SessionStore::load_for_turn`] reads
 //!   the latest checkpoint and the entries after it (or after the previous turn's last `seq`,
-//!   if earlier, so nudges see every new message); [`SessionStore::export_session`] reads all.
+//!   if earlier, so nudges see every new message); an append reads only the session's head
+//!   ([`SessionStore::session_head`]) and, for a tool result whose call it does not hold, that
+//!   call ([`SessionStore::call_tool_name`]); [`SessionStore::export_session`] reads all.
+//!   [`message_rows_read`] counts the message rows a thread read, for the tests that hold a
+//!   turn to this.
 //! - **Durability**: a commit survives a crash of the process; [`SessionStore::sync`] makes
 //!   everything committed survive a power loss too (the engine calls it once per turn).
 //! - Failed calls change nothing.
+//! - **Appends can be retried**: an append under an idempotency key
+//!   ([`SessionStore::append_keyed`]) stores the key with its batch, so a retry after a lost
+//!   acknowledgement returns the first result instead of storing again.
 //! - **The log is searchable as it is written**: [`HistoryStore`] finds messages by their
 //!   text (the core's [`ctxkit_core::recall::searchable_text`]) and by their offloaded outputs'
 //!   full text; whatever indexes them is kept in the transaction of each append and import, so
 //!   a committed message (and an offload recorded with its text) is always findable.
 
+mod append_key;
 mod append_rule;
 mod assembly;
 mod columns;
 mod fts_query;
 mod memory_types;
 mod postgres;
+mod read_count;
 mod sqlite;
 
+pub use append_key::{check_key, derived_key, Appended, MAX_APPEND_KEY_CHARS};
 pub use fts_query::{
     fts5_match_expression, fts5_string, like_pattern, query_terms, MAX_QUERY_CHARS,
     MAX_QUERY_TERMS, MIN_TRIGRAM_CHARS,
@@ -41,6 +51,7 @@ pub use memory_types::{
 };
 pub use postgres::POSTGRES_SCHEMA_VERSION;
 pub use postgres::{is_postgres_url, looks_like_database_url, PostgresOptions, PostgresStore};
+pub use read_count::message_rows_read;
 pub use sqlite::SCHEMA_VERSION;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -158,6 +169,17 @@ pub trait SessionStore {
     /// The whole session: every entry and every checkpoint.
     fn export_session(&self, name: &str) -> Result<Session>;
 
+    /// The name of the tool whose call `call_id` a tool result to be logged at `seq` answers:
+    /// the call among the assistant messages of the [`ctxkit_core::turn::CALL_LOOKBACK`] seqs
+    /// before it (the core's [`ctxkit_core::turn::tool_name_for_result`] bound), newest first;
+    /// `None` when none there makes it. Both backends read those messages only, never the
+    /// log; this default (for other stores) looks in what a turn loads.
+    fn call_tool_name(&self, name: &str, seq: u64, call_id: &str) -> Result<Option<String>> {
+        let _ = seq;
+        let session = self.load_for_turn(name)?;
+        Ok(ctxkit_core::turn::tool_name_for_result(&session.entries, call_id).map(str::to_owned))
+    }
+
     /// Appends `entries` (their `seq`s must continue the log: the first is `last_seq + 1`)
     /// and the offload records of some of them, in one transaction.
     fn append(
@@ -167,6 +189,27 @@ pub trait SessionStore {
         offloads: &[OffloadRecord],
         now: i64,
     ) -> Result<()>;
+
+    /// [`SessionStore::append`] under the idempotency key `key` (see [`Appended`]), in one
+    /// transaction: when the session already holds a batch stored under `key`, nothing is
+    /// written and that batch's seqs come back ([`Appended::Repeated`]); else the entries and
+    /// the key are stored. With `create` (the family), a missing session is created in the same
+    /// transaction. Both backends keep keys; this default (for other stores) refuses.
+    fn append_keyed(
+        &mut self,
+        name: &str,
+        key: &str,
+        create: Option<ModelFamily>,
+        entries: &[Entry],
+        offloads: &[OffloadRecord],
+        now: i64,
+    ) -> Result<Appended> {
+        let _ = (name, create, entries, offloads, now);
+        Err(crate::Error::invalid(
+            "key",
+            format!("{key:?}: this store keeps no append keys"),
+        ))
+    }
 
     /// Creates a session holding `entries` (numbered from 1), in one transaction: either the
     /// whole session is stored or nothing is.

@@ -25,7 +25,8 @@ use crate::store::columns::{
 };
 use crate::store::postgres::text::{from_column, owned_column, search_key, to_column};
 use crate::store::postgres::{big, get, unsigned, Tx};
-use crate::store::{OffloadRecord, SessionImport};
+use crate::store::read_count::count_message_rows;
+use crate::store::{check_key, Appended, OffloadRecord, SessionImport};
 
 /// The most messages one insert statement carries.
 const INSERT_BATCH: usize = 2_000;
@@ -149,6 +150,7 @@ pub(super) fn entries_between(
         &what,
     )?;
     let target = tx.target;
+    count_message_rows(rows.len());
     rows.iter()
         .map(|row| {
             let seq = unsigned(get(row, 0, target)?);
@@ -156,6 +158,54 @@ pub(super) fn entries_between(
             entry_from_parts(name, seq, body, unsigned(get(row, 2, target)?))
         })
         .collect()
+}
+
+/// A keyed append (see [`crate::store::SessionStore::append_keyed`]) under the session's row
+/// lock: the batch stored under `key` when the session holds one (nothing written), else the
+/// session created when missing and `create` says so, the entries appended and the key stored
+/// with their seqs.
+pub(super) fn keyed_append_in(
+    tx: &mut Tx<'_>,
+    name: &str,
+    key: &str,
+    create: Option<ModelFamily>,
+    entries: &[Entry],
+    offloads: &[OffloadRecord],
+    now: i64,
+) -> Result<Appended> {
+    check_key(key)?;
+    let what = || format!("session {name:?}: looking up append key {key:?}");
+    let id = match (session_row(tx, name, true), create) {
+        (Ok((id, _)), _) => Some(id),
+        (Err(Error::NoSuchSession(_)), Some(family)) => {
+            insert_session(tx, name, family, now)?;
+            None
+        }
+        (Err(error), _) => return Err(error),
+    };
+    if let Some(id) = id {
+        let rows = tx.query_typed(
+            "SELECT first_seq, last_seq FROM append_keys WHERE session_id = $1 AND key = $2",
+            &[(&id, Type::INT8), (&key, Type::TEXT)],
+            &what,
+        )?;
+        if let Some(row) = rows.first() {
+            return Ok(Appended::Repeated {
+                first_seq: unsigned(get(row, 0, tx.target)?),
+                last_seq: unsigned(get(row, 1, tx.target)?),
+            });
+        }
+    }
+    append_in(tx, name, entries, offloads, now)?;
+    let (id, last_seq) = session_row(tx, name, true)?;
+    let first_seq = entries.first().map_or(last_seq, |entry| entry.seq);
+    tx.execute(
+        "INSERT INTO append_keys (session_id, key, first_seq, last_seq, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+        &[&id, &key, &big(first_seq), &big(last_seq), &now],
+        &|| format!("session {name:?}: storing append key {key:?}"),
+    )?;
+    Ok(Appended::Stored)
 }
 
 /// Checks and inserts a checkpoint (the session's row locked by the caller).

@@ -34,6 +34,7 @@ use crate::store::postgres::queries::{
 use crate::store::postgres::query::{Link, Query};
 use crate::store::postgres::text::{from_column, owned_column, search_key};
 use crate::store::postgres::{big, get, unsigned, Tx};
+use crate::store::read_count::count_message_rows;
 
 /// How many of the newest messages a pass scans before it turns to the index.
 pub(super) const RECENT_MESSAGES: u64 = 1_000;
@@ -218,6 +219,7 @@ impl SearchReads for SearchRows<'_, '_> {
         let quoted: Vec<String> = results.iter().map(|(_, id)| id.clone()).collect();
         let query = call_candidates_query(id, seqs, quoted, big(count));
         let rows = self.link.run(&query, &what)?;
+        count_message_rows(rows.len());
         let target = self.link.target();
         rows.iter()
             .map(|row| {

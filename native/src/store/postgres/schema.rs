@@ -257,10 +257,27 @@ const MIGRATIONS: &[(i32, &str, Option<Step>)] = &[
     "#,
         Some(create_kept_functions),
     ),
+    (
+        9,
+        r#"
+    -- Appends that can be retried (issue 34 item 4): each keyed append's idempotency key with
+    -- the seqs of its batch, written in the append's transaction under the session's row lock
+    -- (store/append_key.rs).
+    CREATE TABLE IF NOT EXISTS append_keys (
+        session_id BIGINT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        first_seq BIGINT NOT NULL,
+        last_seq BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (session_id, key)
+    );
+    "#,
+        None,
+    ),
 ];
 
 /// The schema version this build writes: the newest migration's number.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 8;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 9;
 
 /// Brings the schema (the first of the connection's search path) to
 /// [`POSTGRES_SCHEMA_VERSION`], in one transaction.

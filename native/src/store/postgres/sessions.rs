@@ -13,18 +13,20 @@ use ctxkit_core::turn::{Session, TurnChanges};
 use postgres::types::Type;
 
 use crate::error::{Error, Result};
-use crate::store::assembly::{turn_session, whole_session};
+use crate::store::assembly::{call_tool_name, turn_session, whole_session};
 use crate::store::columns::{family_from_name, frozen_parts_from_json, frozen_parts_json};
 use crate::store::postgres::memory::add_memory_in;
 use crate::store::postgres::queries::{
     append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
-    latest_anchor, latest_checkpoint, session_row, session_state, update_nudge_state,
+    keyed_append_in, latest_anchor, latest_checkpoint, session_row, session_state,
+    update_nudge_state,
 };
 use crate::store::postgres::reads::SessionRows;
 use crate::store::postgres::text::{from_column, to_column};
 use crate::store::postgres::{get, unsigned, PostgresStore};
 use crate::store::{
-    AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
+    AddedMemory, Appended, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo,
+    SessionStore,
 };
 
 impl PostgresStore {
@@ -137,6 +139,16 @@ impl SessionStore for PostgresStore {
         })
     }
 
+    fn call_tool_name(&self, name: &str, seq: u64, call_id: &str) -> Result<Option<String>> {
+        self.read(
+            &|| format!("session {name:?}: finding call {call_id:?}"),
+            |tx| {
+                let row = session_row(tx, name, false)?;
+                call_tool_name(&mut SessionRows::new(tx, name, row), seq, call_id)
+            },
+        )
+    }
+
     fn append(
         &mut self,
         name: &str,
@@ -146,6 +158,24 @@ impl SessionStore for PostgresStore {
     ) -> Result<()> {
         let what = || format!("session {name:?}: appending {} messages", entries.len());
         self.write(&what, |tx| append_in(tx, name, entries, offloads, now))
+    }
+
+    fn append_keyed(
+        &mut self,
+        name: &str,
+        key: &str,
+        create: Option<ModelFamily>,
+        entries: &[Entry],
+        offloads: &[OffloadRecord],
+        now: i64,
+    ) -> Result<Appended> {
+        if create.is_some() && name.trim().is_empty() {
+            return Err(Error::invalid("session", "empty: a session needs a name"));
+        }
+        let what = || format!("session {name:?}: appending {} messages", entries.len());
+        self.write(&what, |tx| {
+            keyed_append_in(tx, name, key, create, entries, offloads, now)
+        })
     }
 
     fn import_session(

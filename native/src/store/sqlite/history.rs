@@ -1,6 +1,7 @@
-//! [`HistoryStore`] for [`SqliteStore`], over the index `messages_fts`, a trigram FTS5 table
-//! with one row per message (its rowid the message's `messages.id`) holding the core's
-//! searchable text ([`super::search_index`] writes it).
+//! [`HistoryStore`] for [`SqliteStore`], over `message_texts`, one row per message (its id the
+//! message's `messages.id`) holding the core's searchable text ([`super::search_index`] writes
+//! it). It was a trigram FTS5 table (`messages_fts`) until migration 10: the search below never
+//! used its `MATCH`, so its index, most of the database, went.
 //!
 //! A search is the core's two passes, each one statement returning at most `limit + 1` rows,
 //! newest first, then handed to [`SearchOutcome::from_passes`]: the exact pass requires the

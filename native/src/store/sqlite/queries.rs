@@ -14,9 +14,10 @@ use crate::store::columns::{
     checkpoint_from_columns, entry_from_parts, family_from_name, family_name, message_body,
     CheckpointFacts, CHECKPOINT_COLUMNS,
 };
+use crate::store::read_count::count_message_rows;
 use crate::store::sqlite::rows::{anchor_from_row, checkpoint_of_row, ANCHOR_COLUMNS};
 use crate::store::sqlite::search_index::index_message;
-use crate::store::{OffloadRecord, SessionImport};
+use crate::store::{check_key, Appended, OffloadRecord, SessionImport};
 
 /// The session's row id and last seq, inside a transaction or not.
 pub(super) fn session_row(connection: &Connection, name: &str) -> Result<(i64, u64)> {
@@ -141,6 +142,7 @@ pub(super) fn entries_between(
             .context(|| format!("session {name:?}: reading message seq {seq}"))?;
         entries.push(entry_from_parts(name, seq, body, tokens)?);
     }
+    count_message_rows(entries.len());
     Ok(entries)
 }
 
@@ -297,6 +299,60 @@ pub(super) fn append_in(
     Ok(())
 }
 
+/// A keyed append inside a write transaction (see [`crate::store::SessionStore::append_keyed`]):
+/// the batch stored under `key` when the session holds one (nothing written), else the session
+/// created when missing and `create` says so, the entries appended and the key stored with
+/// their seqs.
+pub(super) fn keyed_append_in(
+    transaction: &Transaction<'_>,
+    name: &str,
+    key: &str,
+    create: Option<ModelFamily>,
+    entries: &[Entry],
+    offloads: &[OffloadRecord],
+    now: i64,
+) -> Result<Appended> {
+    check_key(key)?;
+    let what = || format!("session {name:?}: looking up append key {key:?}");
+    let id = match (session_row(transaction, name), create) {
+        (Ok((id, _)), _) => Some(id),
+        (Err(Error::NoSuchSession(_)), Some(family)) => {
+            insert_session(transaction, name, family, now)?;
+            None
+        }
+        (Err(error), _) => return Err(error),
+    };
+    if let Some(id) = id {
+        let stored: Option<(u64, u64)> = transaction
+            .prepare_cached(
+                "SELECT first_seq, last_seq FROM append_keys WHERE session_id = ?1 AND key = ?2",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![id, key], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
+            .context(what)?;
+        if let Some((first_seq, last_seq)) = stored {
+            return Ok(Appended::Repeated {
+                first_seq,
+                last_seq,
+            });
+        }
+    }
+    append_in(transaction, name, entries, offloads, now)?;
+    let (id, last_seq) = session_row(transaction, name)?;
+    let first_seq = entries.first().map_or(last_seq, |entry| entry.seq);
+    transaction
+        .prepare_cached(
+            "INSERT INTO append_keys (session_id, key, first_seq, last_seq, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut statement| statement.execute(params![id, key, first_seq, last_seq, now]))
+        .context(|| format!("session {name:?}: storing append key {key:?}"))?;
+    Ok(Appended::Stored)
+}
+
 /// Sets the session's nudge state inside a write transaction.
 pub(super) fn update_nudge_state(
     transaction: &Transaction<'_>,
@@ -403,5 +459,6 @@ pub(super) fn call_candidates(
             .context(what)?;
         found.extend(rows);
     }
+    count_message_rows(found.len());
     Ok(found)
 }

@@ -1,8 +1,9 @@
-//! The search index of the SQLite log, `messages_fts` (a trigram FTS5 table, one row per
-//! message, its rowid the message's `messages.id`, holding the core's [`searchable_text`]):
-//! [`index_message`] writes a row in the transaction of each append and import;
-//! [`index_existing_messages`] fills the table for a database created before it (a
-//! migration); [`matching`] scans a session's indexed text for the history search, with the
+//! The searchable text of the SQLite log, `message_texts` (one row per message, its id the
+//! message's `messages.id`, holding the core's [`searchable_text`]; no index over it: the
+//! history search scans a session's own rows): [`index_message`] writes a row in the
+//! transaction of each append and import; [`index_existing_messages`] filled the trigram table
+//! `messages_fts` that held it before (migration 3), and [`move_search_texts`] moves what that
+//! table holds here and drops it (migration 10); [`matching`] scans a session's indexed text for the history search, with the
 //! core's case fold ([`register_search_function`]), and [`matching_offloads`] its offloaded
 //! outputs' text (`offloads.search_text`, written with each offload's row).
 //! A leaf of the backend: it imports nothing of it, so the schema, the queries and the reads
@@ -32,13 +33,46 @@ pub(super) fn index_message(
         return Ok(());
     }
     transaction
-        .prepare_cached("INSERT INTO messages_fts (rowid, text) VALUES (?1, ?2)")
+        .prepare_cached("INSERT INTO message_texts (id, text) VALUES (?1, ?2)")
         .and_then(|mut statement| statement.execute(params![row_id, text]))
         .context(|| format!("session {name:?}: indexing message seq {seq} for search"))?;
     Ok(())
 }
 
-/// Indexes every stored message (the migration that creates the index runs it).
+/// Moves the searchable texts of `messages_fts` (the trigram table of migration 3), when the
+/// database has it, into `message_texts`, and drops it with its trigger (migration 10).
+pub(super) fn move_search_texts(
+    transaction: &Transaction<'_>,
+    path: &std::path::Path,
+) -> Result<()> {
+    let what = || {
+        format!(
+            "migrating {}: moving the search texts out of the trigram index",
+            path.display()
+        )
+    };
+    let has_index: bool = transaction
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'messages_fts')",
+            [],
+            |row| row.get(0),
+        )
+        .context(what)?;
+    if has_index {
+        transaction
+            .execute_batch(
+                "INSERT OR IGNORE INTO message_texts (id, text) \
+                 SELECT rowid, text FROM messages_fts; \
+                 DROP TRIGGER IF EXISTS messages_fts_delete; \
+                 DROP TABLE messages_fts;",
+            )
+            .context(what)?;
+    }
+    Ok(())
+}
+
+/// Indexes every stored message in `messages_fts` (migration 3, which creates that table,
+/// runs it; migration 10 then moves the texts to `message_texts`).
 pub(super) fn index_existing_messages(
     transaction: &Transaction<'_>,
     path: &std::path::Path,
@@ -84,7 +118,7 @@ pub(super) fn matching(
     wanted: usize,
 ) -> Result<Vec<Entry>> {
     let mut values: Vec<Value> = vec![id.into(), i64::try_from(wanted).unwrap_or(i64::MAX).into()];
-    let mut sql = "SELECT m.seq, m.body FROM messages m JOIN messages_fts f ON f.rowid = m.id \
+    let mut sql = "SELECT m.seq, m.body FROM messages m JOIN message_texts f ON f.id = m.id \
                    WHERE m.session_id = ?1"
         .to_owned();
     for needle in needles {

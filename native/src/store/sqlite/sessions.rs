@@ -12,17 +12,19 @@ use ctxkit_core::turn::{Session, TurnChanges};
 use rusqlite::{params, OptionalExtension};
 
 use crate::error::{Context, Error, Result};
-use crate::store::assembly::{turn_session, whole_session};
+use crate::store::assembly::{call_tool_name, turn_session, whole_session};
 use crate::store::columns::{family_from_name, frozen_parts_from_json, frozen_parts_json};
 use crate::store::sqlite::memory::add_memory_in;
 use crate::store::sqlite::queries::{
     append_in, insert_checkpoint, insert_session, insert_usage_anchor, insert_whole_session,
-    latest_anchor, latest_checkpoint, session_row, session_state, update_nudge_state,
+    keyed_append_in, latest_anchor, latest_checkpoint, session_row, session_state,
+    update_nudge_state,
 };
 use crate::store::sqlite::reads::SessionRows;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{
-    AddedMemory, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo, SessionStore,
+    AddedMemory, Appended, NewMemory, OffloadRecord, SessionHead, SessionImport, SessionInfo,
+    SessionStore,
 };
 
 /// The rows of session `name` (read through `connection`).
@@ -163,6 +165,12 @@ impl SessionStore for SqliteStore {
         self.checked(result)
     }
 
+    fn call_tool_name(&self, name: &str, seq: u64, call_id: &str) -> Result<Option<String>> {
+        let result = session_rows(&self.connection, name)
+            .and_then(|mut rows| call_tool_name(&mut rows, seq, call_id));
+        self.checked(result)
+    }
+
     fn append(
         &mut self,
         name: &str,
@@ -174,6 +182,25 @@ impl SessionStore for SqliteStore {
         let transaction = self.write(what)?;
         append_in(&transaction, name, entries, offloads, now)?;
         transaction.commit().context(what)
+    }
+
+    fn append_keyed(
+        &mut self,
+        name: &str,
+        key: &str,
+        create: Option<ModelFamily>,
+        entries: &[Entry],
+        offloads: &[OffloadRecord],
+        now: i64,
+    ) -> Result<Appended> {
+        if create.is_some() && name.trim().is_empty() {
+            return Err(Error::invalid("session", "empty: a session needs a name"));
+        }
+        let what = || format!("session {name:?}: appending {} messages", entries.len());
+        let transaction = self.write(what)?;
+        let appended = keyed_append_in(&transaction, name, key, create, entries, offloads, now)?;
+        transaction.commit().context(what)?;
+        Ok(appended)
     }
 
     fn import_session(
