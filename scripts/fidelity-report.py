@@ -14,10 +14,22 @@ import subprocess
 import sys
 import tempfile
 
+# Every transcript of the corpus, with how many of its conversations are reported: all of
+# them, except the first three of tau-bench's 200 and of OpenHands' benchmark output.
 FILES = [
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 1),
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", 1),
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl", 1),
+    ("claude-code_d-kimuson-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", 3),
+    ("claude-code_d-kimuson-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", 6),
+    ("claude-code_entelligentsia-tokbench/1ccb9ecf-7a37-45bb-ae84-da07f65760ad.jsonl", 1),
+    ("claude-code_entelligentsia-tokbench/subagents/agent-a02408762e87f0c10.jsonl", 1),
+    ("claude-code_entelligentsia-tokbench/subagents/agent-a0f9441627a43bbf9.jsonl", 1),
+    ("codex_jnarowski-agentcmd/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl", 1),
+    ("codex_jnarowski-agentcmd/rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-095dda01c36e.jsonl", 1),
+    ("codex_jnarowski-agentcmd/rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl", 1),
+    ("pi_entelligentsia-tokbench/2026-06-05T11-30-11-277Z_019e978c-3ecd-76c2-9120-b324e2636162.jsonl", 1),
+    ("pi_entelligentsia-tokbench/2026-06-05T11-35-05-276Z_019e9790-bb3c-76a6-b65a-512995c95692.jsonl", 1),
     ("tau-bench/gpt-4o-airline.json", 3),
     ("swe-agent/marshmallow-1867__function_calling_replace_from_source.traj", 1),
     ("swe-agent/pydicom-1458__gpt4_default.traj", 1),
