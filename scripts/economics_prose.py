@@ -233,8 +233,8 @@ cargo build --release -p ctxkit && python3 scripts/cost-front.py [CORPUS_DIR]
 
 FRONT_NOTES = """
 - At 100k and 200k, on the main session (the one corpus transcript that compacts at those
-  windows), the front is one pair: 24k/12k. It costs 7.2% less than the default (904,847 units,
-  51.4% of the recorded session, against the default's 974,530, 55.3%, at 200k), compacts 8
+  windows), the front is one pair: 24k/12k. It costs 7.0% less than the default (905,574 units,
+  51.4% of the recorded session, against the default's 974,037, 55.3%, at 200k), compacts 8
   times instead of 4, and its requests held all 20 of the facts its calls needed after
   dropping them; the default's held all 6 of its own. (Before the identifier ranking of the
   extractive summary 24k/12k held 17 of 20 and the default was on the front beside it.) Every
@@ -330,8 +330,8 @@ FOOTER = """
   prefix anyway. Compacting at such a call from a quarter of the way between the low-water
   mark and the trigger (`Policy::cold_trigger_percent`, default 25; the caller says the cache
   has expired with `TurnInputs::cache_expired`, which the native engine sets from its clock)
-  moved one of the four compactions onto a rewrite that was paid anyway: 974,530 units against
-  1,003,756 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
+  moved one of the four compactions onto a rewrite that was paid anyway: 974,037 units against
+  1,003,314 without it (`ctxkit-no-cold-trigger`), 55% against 57% of the recorded session, the
   same compactions, prefix breaks and pinned recall. At 50% neither pause found the view above
   the cold trigger (no change); 0%, 10% and 25% gave the same figures (measured before the
   restore block), so 25% was kept as the least eager.

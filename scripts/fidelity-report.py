@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/fidelity.md: `ctxkit fidelity --json` for every transcript of the corpus at
-32k, 100k and 200k windows (the first three conversations of a file that holds several), with
+32k, 100k and 200k windows (every conversation, but the first three of tau-bench's and of
+OpenHands' benchmark output), with
 the needed-next figure beside the pinned facts. The hand-written sections between the tables
 (from "## Needed next" to the small windows' section) are kept as the doc has them.
 
@@ -14,10 +15,22 @@ import subprocess
 import sys
 import tempfile
 
+# Every transcript of the corpus, with how many of its conversations are reported: all of
+# them, except the first three of tau-bench's 200 and of OpenHands' benchmark output.
 FILES = [
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 1),
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl", 1),
     ("claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl", 1),
+    ("claude-code_d-kimuson-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", 3),
+    ("claude-code_d-kimuson-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", 6),
+    ("claude-code_entelligentsia-tokbench/1ccb9ecf-7a37-45bb-ae84-da07f65760ad.jsonl", 1),
+    ("claude-code_entelligentsia-tokbench/subagents/agent-a02408762e87f0c10.jsonl", 1),
+    ("claude-code_entelligentsia-tokbench/subagents/agent-a0f9441627a43bbf9.jsonl", 1),
+    ("codex_jnarowski-agentcmd/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl", 1),
+    ("codex_jnarowski-agentcmd/rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-095dda01c36e.jsonl", 1),
+    ("codex_jnarowski-agentcmd/rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl", 1),
+    ("pi_entelligentsia-tokbench/2026-06-05T11-30-11-277Z_019e978c-3ecd-76c2-9120-b324e2636162.jsonl", 1),
+    ("pi_entelligentsia-tokbench/2026-06-05T11-35-05-276Z_019e9790-bb3c-76a6-b65a-512995c95692.jsonl", 1),
     ("tau-bench/gpt-4o-airline.json", 3),
     ("swe-agent/marshmallow-1867__function_calling_replace_from_source.traj", 1),
     ("swe-agent/pydicom-1458__gpt4_default.traj", 1),
@@ -56,6 +69,7 @@ def table(binary, corpus, windows):
     totals = {kind: [0, 0] for kind in KINDS}
     dropped = found = 0
     needed = {"ctxkit": [0, 0], "transcript": [0, 0]}
+    per_agent = {}
     for file, sessions in FILES:
         for index in range(sessions):
             for window in windows:
@@ -69,6 +83,10 @@ def table(binary, corpus, windows):
                     figure = total.get(key) or {"held": 0, "needed": 0}
                     needed[who][0] += figure["held"]
                     needed[who][1] += figure["needed"]
+                    if who == "ctxkit":
+                        agent = per_agent.setdefault(agent_of(file), [0, 0])
+                        agent[0] += figure["held"]
+                        agent[1] += figure["needed"]
                 d = sum(kinds[k]["dropped"] for k in KINDS)
                 f = sum(kinds[k]["found_again"] for k in KINDS)
                 dropped += d
@@ -80,10 +98,15 @@ def table(binary, corpus, windows):
                             + " | ".join(cell(kinds, k) for k in KINDS)
                             + f" | {share(total.get('needed_next'))} | {share(total.get('transcript_needed_next'))}"
                             + f" | {d} ({f}) | {total['max_summary_bytes']:,} |")
-    return rows, totals, dropped, found, needed
+    return rows, totals, dropped, found, needed, per_agent
 
 
-def write_table(doc, rows, totals, dropped, found, needed):
+def agent_of(file):
+    """The agent kind of a corpus file: its folder's name before `_` (`codex`, `pi`...)."""
+    return file.split("/")[0].split("_")[0]
+
+
+def write_table(doc, rows, totals, dropped, found, needed, per_agent):
     doc.write("| transcript | window | checkpoints | " + " | ".join(KINDS)
               + " | needed next | the transcript's own compactions, needed next"
               + " | dropped (found again) | largest summary (bytes) |\n")
@@ -93,6 +116,9 @@ def write_table(doc, rows, totals, dropped, found, needed):
     doc.write("\nAll rows: " + ", ".join(f"{k} {totals[k][0]}/{totals[k][1]}" for k in KINDS)
               + f"; needed next {share(figures['ctxkit'])}, the transcripts' own compactions"
               + f" {share(figures['transcript'])}; dropped {dropped}, found again {found}.\n")
+    doc.write("Needed next per agent (a sum over its rows, beside the rows themselves): "
+              + ", ".join(f"{agent} {share({'held': h, 'needed': n})}"
+                          for agent, (h, n) in per_agent.items()) + ".\n")
 
 
 def main():
@@ -129,8 +155,10 @@ facts of each kind its summary holds verbatim (`kept/expected`, measured on the 
 model sees), how many it dropped and how many of those `search_history` finds again, and the
 summary's size, and the needed-next figure (below) for ctxkit's summaries and for the
 transcript's own compactions where it has them. The table below is every corpus transcript with
-the extractive summarizer (the first three conversations of a file that holds several; a `–` is
-a kind with no facts), made by:
+the extractive summarizer (Claude Code, Codex, pi, tau-bench, SWE-agent, OpenHands; every
+conversation of a file that holds several, Claude Code's inline sub-agents each their own row,
+except the first three of tau-bench's 200 and of OpenHands' benchmark output; a `–` is a kind
+with no facts), made by:
 
 ```sh
 cargo build --release -p ctxkit && python3 scripts/fidelity-report.py

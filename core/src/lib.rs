@@ -19,6 +19,8 @@
 //!   renderer of a view in a wire format.
 //! - [`tokens`]: token estimates per model family, calibrated by real usage.
 //! - [`import`]: real transcripts in (Claude Code, SWE-agent, OpenHands, chat formats).
+//! - [`facts`]: facts recognised by their shape for any agent: paths, what a call read,
+//!   wrote or edited, the command it ran and where (never by a product's tool names).
 //!
 //! **The four layers**
 //! 1. [`prompt`]: [`build_system_prompt`] assembles the system prompt from explicit parts.
@@ -91,6 +93,8 @@ pub mod import;
 pub mod model;
 pub mod tokens;
 pub mod wire;
+
+pub mod facts;
 
 pub mod compaction;
 pub mod memory;

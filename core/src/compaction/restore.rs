@@ -12,9 +12,9 @@
 //! ([`crate::compaction::Checkpoint::restore`]), so every turn until the next compaction sends
 //! it byte for byte and the prefix stays cached. The rules:
 //!
-//! - a file read is a call whose tool reads a named path (the names the extractive summary's
-//!   `## Files` section knows: `Read`, `read_file`, `view`, `str_replace_editor view`…) and
-//!   whose result is not an error and not blank; its latest content is the latest such
+//! - a file read is a call that reads a named path by its arguments' shape (a path alone,
+//!   an editor's `view`, a command that only prints files such as `sed -n '1,80p' a.rs`:
+//!   [`crate::facts::call_shape`]) and whose result is not an error and not blank; its latest content is the latest such
 //!   result (an offloaded result is its offload reference, which pages to the full text);
 //! - a file deleted after its latest read is left out; one created, written or edited after it
 //!   is kept and marked so ("changed after this read");

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::mentioned::{paths_named, push_latest};
+use super::one_line;
 use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
     key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
@@ -11,6 +12,7 @@ use super::signals::{
 use super::state::{file_accesses, is_state_call, FileAccess};
 use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::compaction::pinned::offloaded_path;
+use crate::facts::shell_command;
 use crate::model::{Message, Role};
 use crate::text::user_words;
 
@@ -107,7 +109,7 @@ impl Facts {
                         facts.calls.push(CallRecord {
                             id: call.id.clone(),
                             tool: call.name.clone(),
-                            key_argument: key_argument(&call.arguments),
+                            key_argument: call_target(&call.arguments),
                             outcome: None,
                             in_state: is_state_call(&call.name, &call.arguments),
                             reads: file_accesses(&call.name, &call.arguments)
@@ -326,6 +328,18 @@ fn resolved_errors(calls: &[CallRecord]) -> Vec<(String, String)> {
         }
     }
     resolved
+}
+
+/// What a call did, in a few words: the command it ran (an argv's script, not its `workdir`),
+/// else its [`key_argument`]. Two calls with the same target ran the same thing.
+fn call_target(arguments: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(object)) => match shell_command(&object) {
+            Some(command) => one_line(&command.script, 120),
+            None => key_argument(arguments),
+        },
+        _ => key_argument(arguments),
+    }
 }
 
 /// The identifiers in the string values of a call's JSON arguments (not in its keys or

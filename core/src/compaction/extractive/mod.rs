@@ -18,15 +18,14 @@ use serde::{Deserialize, Serialize};
 
 mod appendix;
 mod facts;
-mod file_names;
 mod lines;
 mod mentioned;
 mod previous;
 pub(crate) mod signals;
 mod state;
 
+pub(crate) use crate::facts::is_known_extension;
 pub(crate) use appendix::log_state_appendix;
-pub(crate) use file_names::is_known_extension;
 pub use signals::file_paths_in_arguments;
 pub(crate) use signals::{identifiers, paths_in_text, WRITTEN_KEYS};
 

@@ -1,111 +1,10 @@
-//! Text heuristics of the extractive summarizer: which words are file paths, which argument
-//! says what a call did, which output lines are errors, which sentences state a decision.
+//! Text heuristics of the extractive summarizer (paths come from [`crate::facts`]): which
+//! argument says what a call did, which output lines are errors, which sentences state a decision.
 //! Each is a small pure function over text, tested on real shapes from the corpus.
 
-use super::file_names::is_known_extension;
 use super::{one_line, whole_words};
-
-/// File paths named in a tool call's JSON arguments: string values under keys that name a
-/// file or path (`file_path`, `path`, `filePath`, `notebook_path`, `filename`, `paths`...),
-/// plus path-looking words inside a `command`.
-pub fn file_paths_in_arguments(arguments: &str) -> Vec<String> {
-    let Ok(serde_json::Value::Object(object)) =
-        serde_json::from_str::<serde_json::Value>(arguments)
-    else {
-        return Vec::new();
-    };
-    let mut paths = Vec::new();
-    for (key, value) in &object {
-        let lower = key.to_ascii_lowercase();
-        if lower.contains("path")
-            || lower.contains("file")
-            || lower == "dir"
-            || lower == "directory"
-        {
-            match value {
-                serde_json::Value::String(path) if looks_like_path(path) => {
-                    paths.push(path.clone())
-                }
-                serde_json::Value::Array(items) => paths.extend(
-                    items
-                        .iter()
-                        .filter_map(|v| v.as_str())
-                        .filter(|p| looks_like_path(p))
-                        .map(str::to_owned),
-                ),
-                _ => {}
-            }
-        } else if lower == "command" || lower == "cmd" {
-            if let Some(command) = value.as_str() {
-                paths.extend(paths_in_text(command));
-            }
-        }
-    }
-    paths
-}
-
-fn looks_like_path(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 400
-        && !text.contains('\n')
-        && !text.contains(' ')
-        && text != "."
-        && text != "/"
-}
-
-/// Words of `text` that look like file paths: containing `/` with a file-ish tail, or a bare
-/// name with a known file extension (`main.rs`, not `Enum.take`). Surrounding quotes,
-/// backticks and punctuation are stripped.
-pub(crate) fn paths_in_text(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    // A closing tag (`</uploaded_files>`) is markup, not the absolute path `/uploaded_files`.
-    let text = match text.contains("</") {
-        true => std::borrow::Cow::Owned(text.replace("</", "<")),
-        false => std::borrow::Cow::Borrowed(text),
-    };
-    for word in text.split(|c: char| {
-        c.is_whitespace()
-            || matches!(
-                c,
-                '`' | '"' | '\'' | '(' | ')' | '<' | '>' | ',' | ';' | '|'
-            )
-    }) {
-        let word = word.trim_end_matches([':', '.', '!', '?']);
-        let word = word.split(':').next().unwrap_or_default();
-        if word.len() < 3 || word.len() > 300 || word.contains("://") || word.starts_with('-') {
-            continue;
-        }
-        let has_extension = word.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty()
-                && (1..=5).contains(&ext.len())
-                && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                && ext.chars().any(|c| c.is_ascii_alphabetic())
-        });
-        let has_dir = word.contains('/')
-            && word.chars().all(|c| {
-                c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '~' | '@' | '+')
-            });
-        if has_dir && (has_extension || word.starts_with('/') || word.starts_with("./"))
-            || has_extension
-                && !word.contains('/')
-                && word
-                    .rsplit_once('.')
-                    .is_some_and(|(_, ext)| is_known_extension(ext))
-                && word
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-                && word.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                && !is_number_like(word)
-        {
-            out.push(word.to_owned());
-        }
-    }
-    out
-}
-
-fn is_number_like(word: &str) -> bool {
-    word.chars().all(|c| c.is_ascii_digit() || c == '.')
-}
+pub use crate::facts::file_paths_in_arguments;
+pub(crate) use crate::facts::paths_in_text;
 
 /// The argument that says what a call did: a command, a path, a pattern, a query, a URL, else
 /// the first string value.
@@ -217,17 +116,42 @@ fn has_file_line(line: &str) -> bool {
 /// A command on one line: its first line (with how many more it has), cut past 200 bytes at
 /// a sentence or word boundary and marked ` […]`.
 pub(super) fn one_line_command(command: &str) -> String {
-    let mut lines = command
+    let lines: Vec<&str> = command
         .lines()
         .map(str::trim)
-        .filter(|line| !line.is_empty());
-    let mut line = whole_words(lines.next().unwrap_or_default(), 200);
-    match lines.count() {
+        .filter(|line| !line.is_empty())
+        .collect();
+    // A script's opening comment or bare `cd DIR` says less than its first command: that one
+    // is shown, after the `cd` it runs in (`cd DIR && cmd`), the rest counted.
+    let skipped = lines
+        .iter()
+        .take_while(|line| line.starts_with('#') || is_bare_cd(line))
+        .count()
+        .min(lines.len().saturating_sub(1));
+    let cd = lines
+        .get(..skipped)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .find(|line| is_bare_cd(line));
+    let first = lines.get(skipped).copied().unwrap_or_default();
+    let first = match cd {
+        Some(cd) => format!("{cd} && {first}"),
+        None => first.to_owned(),
+    };
+    let mut line = whole_words(&first, 200);
+    match lines.len().saturating_sub(skipped + 1) {
         0 => {}
         1 => line.push_str(" [+1 more line]"),
         more => line.push_str(&format!(" [+{more} more lines]")),
     }
     line
+}
+
+/// `cd DIR` alone on its line.
+fn is_bare_cd(line: &str) -> bool {
+    line.strip_prefix("cd ")
+        .is_some_and(|dir| !dir.trim().is_empty() && !dir.contains(['&', ';', '|', ' ']))
 }
 
 pub(crate) fn first_line(text: &str) -> String {
@@ -413,40 +337,6 @@ mod tests {
             )
             .as_deref(),
             Some("Pre-commit validation failed:")
-        );
-    }
-
-    #[test]
-    fn paths_come_from_path_keys_and_commands() {
-        assert_eq!(
-            file_paths_in_arguments(r#"{"file_path":"/home/u/app/lib/a.ex","limit":20}"#),
-            vec!["/home/u/app/lib/a.ex"]
-        );
-        assert_eq!(
-            file_paths_in_arguments(
-                r#"{"command":"cd app && mix test test/a_test.exs 2>&1 | tail -5"}"#
-            ),
-            vec!["test/a_test.exs"]
-        );
-        assert_eq!(
-            file_paths_in_arguments(r#"{"paths":["src/a.rs","b.md"]}"#),
-            vec!["src/a.rs", "b.md"]
-        );
-        assert!(file_paths_in_arguments("not json").is_empty());
-        assert_eq!(
-            paths_in_text("see `src/main.rs:12` and README.md, v1.2 or https://x.io/a.js"),
-            vec!["src/main.rs", "README.md"]
-        );
-        // Dotted words of prose and pasted code are not files (the marot-spotter session
-        // listed these under Files); a folder makes a path whatever its extension.
-        assert_eq!(
-            paths_in_text("Enum.take, Map.get and MapSet.new (e.g. os.path) in lib/x.heex app.js"),
-            vec!["lib/x.heex", "app.js"]
-        );
-        // OpenHands wraps its request in tags: a closing tag is not a path.
-        assert_eq!(
-            paths_in_text("<uploaded_files> /workspace/p </uploaded_files> <f>/a/b.rs</f>"),
-            vec!["/workspace/p", "/a/b.rs"]
         );
     }
 }

@@ -1,11 +1,9 @@
 //! The session's state as a summary lists it: each file once, with what was done to it and
 //! its last outcome, and each distinct command once, with its last outcome.
 //!
-//! What a call did is read from its tool's name and arguments, generically: the names agents
-//! give their tools (Claude Code's `Read`, `Edit`, `Write`, `Bash`; Codex's `shell` and
-//! `apply_patch`; OpenHands' `str_replace_editor` with its `command` and `execute_bash`;
-//! SWE-agent's `open`, `create`, `bash`; Gemini CLI's `read_file`, `replace`,
-//! `run_shell_command`), a patch's `*** Update File:` lines, a shell's `rm`. Paths are written
+//! What a call did is read from the shape of its arguments by [`crate::facts::call_shape`]
+//! (a patch body, a shell-like command and its folder, a path with the text written to it),
+//! never from a product's tool names. Paths are written
 //! relative to the working directory when the summary knows it, so a file named both ways is
 //! one entry. A previous summary's entries are merged item by item: a file touched again has
 //! its counts added and its outcome replaced, never a second line.
@@ -16,16 +14,12 @@ use super::whole_words;
 use crate::compaction::workdir::{relative_to, relativize_text};
 use crate::model::{Message, Role};
 
-mod calls;
-use calls::{patch_files, removed_paths, shell_command};
+use crate::facts::{call_shape, CallShape, FileAction};
 
-/// What was done to a file, in the order an entry lists it.
+/// What was done to a file, in the order an entry lists it (a [`FileAction`] is its index).
 const ACTIONS: [&str; 5] = ["read", "created", "written", "edited", "deleted"];
-const READ: usize = 0;
-const CREATED: usize = 1;
-const WRITTEN: usize = 2;
-const EDITED: usize = 3;
-const DELETED: usize = 4;
+const READ: usize = FileAction::Read as usize;
+const DELETED: usize = FileAction::Deleted as usize;
 
 /// A failure's telling line is quoted up to this many bytes in an entry.
 const OUTCOME_MAX_BYTES: usize = 200;
@@ -407,81 +401,45 @@ pub(crate) fn file_accesses(tool: &str, arguments: &str) -> Vec<(String, FileAcc
     }
 }
 
-/// What a call of `tool` with `arguments` did to files or which command it ran.
+/// What a call of `tool` with `arguments` did to files or which command it ran, as
+/// [`call_shape`] reads it, with paths relative to the session's working directory. A command
+/// run in another folder (Codex's `workdir`) is written as `cd DIR && …`, so it can be run
+/// again as it was; a command that only prints files is a read of them.
 fn touch_of(tool: &str, arguments: &str, workdir: Option<&str>) -> Option<Touch> {
-    let object = match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(serde_json::Value::Object(object)) => object,
-        _ => serde_json::Map::new(),
-    };
-    let text = |key: &str| object.get(key).and_then(|v| v.as_str());
-    let name = tool
-        .rsplit("__")
-        .next()
-        .unwrap_or(tool)
-        .to_ascii_lowercase();
-    let name = name.as_str();
     let relative = |path: &str| relativize_text(&relative_to(path, workdir), workdir);
-    // A patch (Codex's apply_patch, or one inside a shell command) says what it did per file.
-    let patch = ["input", "patch", "command", "cmd"]
-        .iter()
-        .find_map(|key| object.get(*key))
-        .map(|value| match value {
-            serde_json::Value::Array(items) => items
-                .iter()
-                .filter_map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-            other => other.as_str().unwrap_or_default().to_owned(),
-        })
-        .or_else(|| (!arguments.trim_start().starts_with('{')).then(|| arguments.to_owned()))
-        .filter(|body| body.contains("*** Begin Patch"));
-    if let Some(body) = patch {
-        let files = patch_files(&body, &relative);
-        return (!files.is_empty()).then_some(Touch::Files(files));
-    }
-    if let Some(command) = shell_command(name, &object) {
-        let command = relativize_text(&command, workdir);
-        let deleted = removed_paths(&command)
-            .into_iter()
-            .map(|path| relative(&path))
-            .collect();
-        return Some(Touch::Command(one_line_command(&command), deleted));
-    }
-    let path = [
-        "file_path",
-        "path",
-        "filePath",
-        "notebook_path",
-        "filename",
-        "file",
-        "target_file",
-        "absolute_path",
-    ]
-    .iter()
-    .find_map(|key| text(key))
-    .filter(|path| !path.is_empty() && !path.contains('\n') && path.len() <= 400)?;
-    // An editor tool with a sub-command (OpenHands' str_replace_editor).
-    let sub = text("command").unwrap_or_default();
-    let action = match (name, sub) {
-        (_, "view") => READ,
-        (_, "create") => CREATED,
-        (_, "str_replace" | "insert" | "undo_edit" | "edit") => EDITED,
-        (
-            "read" | "read_file" | "view" | "view_file" | "open" | "cat" | "readfile"
-            | "notebookread" | "open_file",
-            _,
-        ) => READ,
-        (
-            "edit" | "multiedit" | "edit_file" | "str_replace" | "replace" | "insert"
-            | "notebookedit" | "edit_notebook" | "search_replace" | "patch",
-            _,
-        ) => EDITED,
-        ("write" | "write_file" | "writefile" | "write_to_file", _) => WRITTEN,
-        ("create" | "create_file" | "new_file", _) => CREATED,
-        ("delete" | "delete_file" | "remove" | "remove_file" | "rm", _) => DELETED,
-        _ => return None,
+    let files = |paths: Vec<(String, FileAction)>| {
+        let mut files: Vec<(String, usize)> = Vec::new();
+        for (path, action) in paths {
+            let path = relative(&path);
+            if !files.iter().any(|(p, _)| *p == path) {
+                files.push((path, action as usize));
+            }
+        }
+        Touch::Files(files)
     };
-    Some(Touch::Files(vec![(relative(path), action)]))
+    match call_shape(tool, arguments)? {
+        CallShape::Files(paths) => Some(files(paths)),
+        CallShape::Command { read, .. } if !read.is_empty() => Some(files(
+            read.into_iter()
+                .map(|path| (path, FileAction::Read))
+                .collect(),
+        )),
+        CallShape::Command {
+            command, removed, ..
+        } => {
+            let script = relativize_text(&command.script, workdir);
+            let here = |dir: &str| {
+                dir == "."
+                    || workdir.is_some_and(|w| w.trim_end_matches('/') == dir.trim_end_matches('/'))
+            };
+            let script = match command.workdir.as_deref() {
+                Some(dir) if !here(dir) => format!("cd {} && {script}", relative(dir)),
+                _ => script,
+            };
+            let deleted = removed.iter().map(|path| relative(path)).collect();
+            Some(Touch::Command(one_line_command(&script), deleted))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ fn a_merge_keeps_earlier_files_goal_and_errors() {
             vec![ToolCall::new(
                 "2",
                 "write_file",
-                r#"{"path":"src/parser.rs"}"#,
+                r#"{"path":"src/parser.rs","content":"pub fn parse() {}"}"#,
             )],
         ),
         Message::tool_result("2", "ok", false),

@@ -77,7 +77,11 @@ fn a_previous_summary_s_entries_are_updated_not_repeated() {
     let mut state = State::from_previous(Some(previous_files), Some(previous_commands));
     state.gather(
         &[
-            call("1", "Edit", r#"{"file_path":"src/a.rs"}"#),
+            call(
+                "1",
+                "Edit",
+                r#"{"file_path":"src/a.rs","old_string":"a","new_string":"b"}"#,
+            ),
             Message::tool_result("1", "ok", false),
             call("2", "bash", r#"{"command":"cargo test"}"#),
             Message::tool_result("2", "ok", false),
