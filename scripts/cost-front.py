@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The default cost marks on the cost/recall front: ctxkit's row of `ctxkit cost --json` for
 several cost-mark pairs (and the window's percentages alone) on the corpus transcripts that
-compact, at 32k, 100k and 200k windows. Prints the markdown table of docs/economics.md,
+compact, at 32k, 100k and 200k windows. Prints the markdown table of docs/reports/economics.md,
 "The default on the cost/recall front".
 
 Run from the project root after `cargo build --release -p ctxkit`:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes docs/economics.md: `ctxkit cost --json` for every corpus transcript (Claude Code ones at
+"""Writes docs/reports/economics.md: `ctxkit cost --json` for every corpus transcript (Claude Code ones at
 their real 200k window and at 100k, the others at 128k priced as gpt-4o).
 
 Run from the project root after `cargo build --release -p ctxkit`:
@@ -154,7 +154,7 @@ def main():
                         ["--window", "128000", "--model", "gpt-4o", "--index", str(index)])
             name = file.split("/")[-1] + (f" #{index}" if count > 1 else "")
             sections.append(f"### {name} at 128k (gpt-4o prices, no recorded usage)\n\n" + table(rows))
-    with open("docs/economics.md", "w") as doc:
+    with open("docs/reports/economics.md", "w") as doc:
         doc.write(HEADER)
         doc.write("\n".join(sections))
         doc.write(BOTH_HEADER)

@@ -1,7 +1,10 @@
-"""The prose of docs/economics.md around its tables, which scripts/economics-report.py writes:
+"""The prose of docs/reports/economics.md around its tables, which scripts/economics-report.py writes:
 edit the words here, then run the report again."""
 
 HEADER = """# Economics: what a session costs once prompt caching is counted
+
+> A generated report: `python3 scripts/economics-report.py` writes it (after `cargo build
+> --release -p ctxkit`, with the corpus; the prose is `scripts/economics_prose.py`).
 
 A long agent session is billed mostly for re-sending its prefix. Providers bill a re-sent,
 cached prefix at a fraction of the input price (Anthropic: reads 0.1x, writes 1.25x for five
@@ -101,7 +104,7 @@ string content becomes one part to carry a marker, and a marked Responses system
 leading `system` message instead of `instructions` (which takes no marker). Older OpenAI models
 cache prefixes by themselves and may refuse the field, so `--cache` is for GPT-5.6 and later;
 the OpenAI and Responses validators accept the field on eligible parts only, at most four.
-`tests/tests/prefix_stability.rs` checks on generated logs and corpus replays that the markers
+`tests/tests/all/prefix_stability.rs` checks on generated logs and corpus replays that the markers
 are valid, one per breakpoint, never on a nudge, the request otherwise unchanged, and that each
 turn's last breakpoint is the next turn's previous-turn breakpoint; and for OpenAI that the
 Responses and Chat requests are valid, with at most four markers, none on assistant output,
@@ -263,7 +266,7 @@ FRONT_NOTES = """
   over on a small window, and no window here is better served by other caps.
 - The figures are few (one transcript, 1 to 8 compactions, 1 to 20 needed facts): they rank
   the pairs; they do not measure recall to the point. They count fewer needed facts than
-  `ctxkit fidelity` (docs/fidelity.md, 57 at 200k) because the cost replay reserves the
+  `ctxkit fidelity` (docs/reports/fidelity.md, 57 at 200k) because the cost replay reserves the
   agent's 26,411 tokens of tools and system prompt in every request, so its compactions fall
   at other calls and keep other tails, and a fact used again in a kept message is carried,
   not needed.
@@ -317,9 +320,9 @@ FOOTER = """
   it on and off (`ctxkit cost FILE --json --window N`, `ctxkit fidelity FILE --window N
   --json`, before the identifier ranking of the extractive summary): the default's cost goes from 967,324 units (54.9% of the recorded session) to
   974,046 (55.3%) at 200k and 975,282 (55.4%) at 100k, the same four compactions; needed next
-  (docs/fidelity.md) goes from 52/62 (84%) to 51/57 (89%) at 100k and 200k and from 58/68 (85%,
+  (docs/reports/fidelity.md) goes from 52/62 (84%) to 51/57 (89%) at 100k and 200k and from 58/68 (85%,
   8 checkpoints) to 82/96 (85%, 9) at 32k; over the core replay of every corpus transcript at
-  32k, 100k and 200k (`tests/tests/fidelity_corpus.rs`) from 327/401 (81.5%) to 334/408
+  32k, 100k and 200k (`tests/tests/all/fidelity_corpus.rs`) from 327/401 (81.5%) to 334/408
   (81.9%). It pays for itself: the share of what the agent needed next that the view held
   rises and the cost stays under 60% of the recorded one, so it is on. (Sent on top of the
   low-water mark instead of within it, the same block lowered the core replay's figure to
@@ -348,9 +351,9 @@ FOOTER = """
   24,000/12,000 is cheaper at the same needed next; why it stays is said there. A caller who wants the old behaviour sets `cost_trigger_tokens` and
   `cost_low_water_tokens` to null.
 
-The properties behind the figures are tests: `tests/tests/prefix_stability.rs` (a turn with no
+The properties behind the figures are tests: `tests/tests/all/prefix_stability.rs` (a turn with no
 compaction begins with the previous request, for both providers, on generated logs and every
-corpus replay), `native/tests/cli_cost.rs` (the recorded row equals the raw usage of the file,
+corpus replay), `native/tests/all/cli_cost.rs` (the recorded row equals the raw usage of the file,
 ctxkit's prefix breaks are at most its compactions, the idle row compacts in the 19-minute
 pause at 80k, and is ctxkit's at 200k with the marks 30,000/15,000 and priced as gpt-5.6) and the unit tests of `core/src/cost/` (`idle_tests.rs`:
 a pause past the lifetime with a big view is compacted in it, a short pause or a small view

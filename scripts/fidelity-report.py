@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes docs/fidelity.md: `ctxkit fidelity --json` for every transcript of the corpus at
-32k, 100k and 200k windows (every conversation, but the first three of tau-bench's and of
+"""Writes docs/reports/fidelity.md: `ctxkit fidelity --json` for every transcript of the corpus
+at 32k, 100k and 200k windows (every conversation, but the first three of tau-bench's and of
 OpenHands' benchmark output), with
 the needed-next figure beside the pinned facts. The hand-written sections between the tables
 (from "## Needed next" to the small windows' section) are kept as the doc has them.
@@ -124,11 +124,11 @@ def write_table(doc, rows, totals, dropped, found, needed, per_agent):
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
-    with open("docs/fidelity.md") as old:
+    with open("docs/reports/fidelity.md") as old:
         text = old.read()
     start = text.index(NEEDED_HEADING)
     kept = text[start:text.index(SMALL_HEADING, start)]
-    with open("docs/fidelity.md", "w") as doc:
+    with open("docs/reports/fidelity.md", "w") as doc:
         doc.write(HEADER)
         write_table(doc, *table(binary, corpus, WINDOWS))
         doc.write("\n" + kept.rstrip() + "\n")
@@ -141,6 +141,9 @@ NEEDED_HEADING = "## Needed next: graded by what the agent did next"
 SMALL_HEADING = "## Windows too small for every fact"
 
 HEADER = """# Fidelity: what checkpoints keep
+
+> A generated report: `python3 scripts/fidelity-report.py` writes it (after `cargo build
+> --release -p ctxkit`, with the corpus), keeping the hand-written sections between its tables.
 
 Every checkpoint must carry its *pinned facts* verbatim (see
 `core/src/compaction/pinned/mod.rs`): the file paths read, written or edited, the error line of
@@ -178,11 +181,11 @@ finds it, which is what an agent gets when it looks the fact up.
 """
 
 FOOTER = """
-The same properties are tests: `tests/tests/fidelity_corpus.rs` replays every conversation of
+The same properties are tests: `tests/tests/all/fidelity_corpus.rs` replays every conversation of
 every corpus file at 32k, 64k and 100k windows and asserts that every checkpoint keeps 100% of
 its paths and requests, at least 95% of its error lines (all of them, today), stays within the
 summary cap, and that at 6k and 12k windows, where caps do drop facts, a search of the log finds
-at least 99% of them again (all of them, today); `tests/tests/pinned_properties.rs` checks the
+at least 99% of them again (all of them, today); `tests/tests/all/pinned_properties.rs` checks the
 same on generated logs full of ctxkit's own markup, with LLM answers that are good, echoed or
 empty.
 """

@@ -14,7 +14,7 @@
 # script exit 1 after the table.
 #
 # CI does not run this (scripts/test.sh does not call it); the test suite replays the committed
-# corpora instead (tests/tests/fuzz_corpus_replay.rs).
+# corpora instead (tests/tests/all/fuzz_corpus_replay.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

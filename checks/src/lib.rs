@@ -7,7 +7,7 @@
 //!
 //! - the cargo-fuzz targets in `fuzz/fuzz_targets/` (nightly, coverage-guided; one target per
 //!   function, named as in [`TARGETS`]);
-//! - `tests/tests/fuzz_corpus_replay.rs` on stable Rust, which replays every file of
+//! - `tests/tests/all/fuzz_corpus_replay.rs` on stable Rust, which replays every file of
 //!   `fuzz/corpus/<target>/` through the same function, so CI keeps every finding fixed.
 //!
 //! Bytes are read leniently (invalid UTF-8 replaced, JSON that does not parse skipped): a

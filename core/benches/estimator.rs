@@ -1,7 +1,7 @@
 //! Throughput of the default text estimator on one core: ASCII English prose, mixed code and
 //! CJK text, 1 MiB each, and `estimate_messages` over a conversation of tool calls and results. `cargo bench -p ctxkit-core --bench estimator`; the report program
 //! (`cargo run --release -p ctxkit-tests --example estimator_report`) copies the figures into
-//! docs/estimator.md.
+//! docs/reports/estimator.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ctxkit_core::tokens::{estimate_messages, estimate_text, message_bytes, ModelFamily};

@@ -75,6 +75,8 @@
 //! # Ok::<(), ctxkit_core::CoreError>(())
 //! ```
 #![deny(missing_docs)]
+// A function a reader can hold: none over 100 lines (too-many-lines-threshold, clippy.toml).
+#![warn(clippy::too_many_lines)]
 #![cfg_attr(
     not(test),
     deny(

@@ -29,7 +29,7 @@
 //!   `-wal` while it got the real `-shm` as the only connection rebuilds that `-shm` for the
 //!   wrong `-wal` before it is refused; a correct connection that opened meanwhile would trust
 //!   the rebuilt `-shm` and could restart the real `-wal` over committed frames not yet in the
-//!   database (2 of 152 acknowledged appends lost in one run of `native/tests/db_folder_swap.rs`
+//!   database (2 of 152 acknowledged appends lost in one run of `native/tests/all/db_folder_swap.rs`
 //!   before the lock). With the lock, the next connection opens after the refused one closed,
 //!   is the only one again, and rebuilds the `-shm` from the real `-wal`.
 //!

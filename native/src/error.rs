@@ -179,7 +179,7 @@ enum PostgresFailure {
 
 /// The Display texts of tokio-postgres's error kinds that mean the connection's setup is wrong
 /// (the kinds themselves are private; these texts are pinned with the crate by Cargo.lock and
-/// checked by native/tests/pg_errors.rs), with what to check.
+/// checked by native/tests/all/pg_errors.rs), with what to check.
 const SETUP_KINDS: [(&str, &str); 3] = [
     (
         "invalid configuration",

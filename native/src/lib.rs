@@ -64,6 +64,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
+// A function a reader can hold: none over 100 lines (too-many-lines-threshold, clippy.toml).
+#![warn(clippy::too_many_lines)]
 #![cfg_attr(
     not(test),
     deny(

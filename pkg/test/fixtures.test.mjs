@@ -8,7 +8,7 @@ import {
   SYSTEM, TODOS,
 } from './helpers.mjs';
 
-test('repair fixtures give the repair snapshots (tests/tests/repair_snapshots.rs)', () => {
+test('repair fixtures give the repair snapshots (tests/tests/all/repair_snapshots.rs)', () => {
   const names = fixtureNames('repair', /\.json$/);
   assert.ok(names.length >= 3);
   for (const name of names) {
@@ -18,7 +18,7 @@ test('repair fixtures give the repair snapshots (tests/tests/repair_snapshots.rs
   }
 });
 
-test('OpenAI wire fixtures give the wire snapshots (tests/tests/wire_openai.rs)', () => {
+test('OpenAI wire fixtures give the wire snapshots (tests/tests/all/wire_openai.rs)', () => {
   for (const name of ['openai_parallel_calls', 'openai_parts', 'openai_normalized']) {
     const input = fixture('wire', `${name}.json`);
     const messages = ck.fromOpenAI(input);
@@ -35,7 +35,7 @@ test('OpenAI wire fixtures give the wire snapshots (tests/tests/wire_openai.rs)'
   }
 });
 
-test('Anthropic wire fixtures give the wire snapshots (tests/tests/wire_anthropic.rs)', () => {
+test('Anthropic wire fixtures give the wire snapshots (tests/tests/all/wire_anthropic.rs)', () => {
   for (const name of ['anthropic_parallel_tool_use', 'anthropic_blocks', 'anthropic_normalized']) {
     const input = fixture('wire', `${name}.json`);
     const messages = ck.fromAnthropic(input);

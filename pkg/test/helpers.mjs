@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 export const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const rootDir = join(pkgDir, '..');
 export const fixturesDir = join(rootDir, 'tests', 'fixtures');
-export const snapshotsDir = join(rootDir, 'tests', 'tests', 'snapshots');
+export const snapshotsDir = join(rootDir, 'tests', 'tests', 'all', 'snapshots');
 
 /** A fixture file (under tests/fixtures) parsed as JSON. */
 export function fixture(...path) {
@@ -20,9 +20,12 @@ export function fixtureNames(folder, pattern) {
   return readdirSync(join(fixturesDir, folder)).filter((name) => pattern.test(name)).sort();
 }
 
-/** The body of an insta snapshot (what follows its `---` header). */
+/**
+ * The body of an insta snapshot (what follows its `---` header), by its name in its module
+ * (`wire_openai__openai_parts`): insta adds the test binary's name (`all__`) in front.
+ */
 export function snapshot(name) {
-  const text = readFileSync(join(snapshotsDir, `${name}.snap`), 'utf8');
+  const text = readFileSync(join(snapshotsDir, `all__${name}.snap`), 'utf8');
   const match = /^---\n[\s\S]*?\n---\n([\s\S]*)$/.exec(text);
   if (!match) throw new Error(`${name}.snap: no insta header`);
   return match[1].replace(/\n$/, '');
@@ -34,7 +37,7 @@ export function jsonSnapshot(name) {
 }
 
 /**
- * A pipeline snapshot (tests/tests/pipeline_snapshots.rs `render`): the roles of the view's
+ * A pipeline snapshot (tests/tests/all/pipeline_snapshots.rs `render`): the roles of the view's
  * messages, one line each after the system line, and the stats, printed whole after them.
  */
 export function pipelineSnapshot(name) {
@@ -51,7 +54,7 @@ export function pipelineSnapshot(name) {
   };
 }
 
-// The settings of tests/tests/pipeline_snapshots.rs, spelled as the package takes them.
+// The settings of tests/tests/all/pipeline_snapshots.rs, spelled as the package takes them.
 export const SYSTEM = 'You are a coding agent working in /home/USER/spotter.\nCurrent date: 2026-02-11';
 export const TODOS = [
   { content: 'Extract shared transcript presentation', status: 'in_progress' },

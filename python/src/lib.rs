@@ -18,6 +18,8 @@
 //! call of a sync or async `summarize` with its timeout, `Engine.aprepare`, and the adapters
 //! for pydantic-ai, LangChain/LangGraph and the OpenAI Agents SDK.
 #![deny(missing_docs)]
+// A function a reader can hold: none over 100 lines (too-many-lines-threshold, clippy.toml).
+#![warn(clippy::too_many_lines)]
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,4 +1,4 @@
-//! Regenerates docs/estimator.md: the estimator's measured accuracy and speed.
+//! Regenerates docs/reports/estimator.md: the estimator's measured accuracy and speed.
 //!
 //! ```text
 //! cargo bench -p ctxkit-core --bench estimator        # optional: throughput figures
@@ -185,9 +185,9 @@ fn main() {
         eprintln!("{doc}");
         return;
     }
-    let path = project_root().join("docs/estimator.md");
+    let path = project_root().join("docs/reports/estimator.md");
     std::fs::create_dir_all(path.parent().expect("docs folder")).expect("create docs/");
-    std::fs::write(&path, &doc).expect("write docs/estimator.md");
+    std::fs::write(&path, &doc).expect("write docs/reports/estimator.md");
     eprintln!("{doc}\nwrote {}", path.display());
 }
 
@@ -338,8 +338,8 @@ const INTRO: &str = "# Token estimation: method and measured accuracy
 `cargo bench -p ctxkit-core --bench estimator` first for the throughput table). Do not edit by
 hand: change the program or the estimator and regenerate. -->
 
-Regenerate: `cargo bench -p ctxkit-core --bench estimator` then
-`cargo run --release -p ctxkit-tests --example estimator_report`.
+> A generated report: `cargo bench -p ctxkit-core --bench estimator` then
+> `cargo run --release -p ctxkit-tests --example estimator_report` write it.
 
 ctxkit-core offers two estimators (`ctxkit_core::tokens`):
 

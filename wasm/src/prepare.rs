@@ -24,6 +24,7 @@ use std::rc::{Rc, Weak};
 
 use ctxkit_core::compaction::{keep_compaction_block, FallbackKind, SummaryRequest};
 use ctxkit_core::memory::{ExtractionOutcome, ExtractionRequest};
+use ctxkit_core::prompt::FrozenPrompt;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnInputs, TurnStep};
 use serde::Serialize;
 use serde_json::Value;
@@ -220,102 +221,186 @@ pub(crate) async fn prepare_turn(
         };
         match next {
             Next::Extract(request) => {
-                let answer = match &summarizer.extract {
-                    Some(extract) => Some(
-                        call_with_deadline(
-                            "extract",
-                            extract,
-                            &to_js(&*request)?,
-                            summarizer.timeout_ms,
-                            &summarizer.signal,
-                        )
-                        .await,
-                    ),
-                    None => None,
-                };
-                still_alive(&alive, "extract")?;
-                match answer {
-                    Some(Ok(text)) => turn.answer_extraction(Some(&text))?,
-                    Some(Err(failure)) => {
-                        extract_failure = Some(failure.reason.clone());
-                        turn.extraction_failed(failure.kind, failure.reason)?;
-                    }
-                    None => turn.answer_extraction(None)?,
+                if let Some(reason) = extract(&mut turn, &request, &summarizer, &alive).await? {
+                    extract_failure = Some(reason);
                 }
             }
             Next::Summarize(request, conversations) => {
-                let answer = match &summarizer.function {
-                    Some(summarize) => Some(
-                        ask(
-                            summarize,
-                            &request,
-                            &conversations,
-                            summarizer.timeout_ms,
-                            &summarizer.signal,
-                        )
-                        .await,
-                    ),
-                    None => None,
+                let answer = Asked {
+                    request: &request,
+                    conversations: &conversations,
                 };
-                still_alive(&alive, "summarize")?;
-                let borrowed = session.try_borrow().map_err(|_| busy())?;
-                match answer {
-                    Some(Ok(Reply::Text(text))) => turn.answer_summary(&borrowed, Some(&text))?,
-                    Some(Ok(Reply::Compaction(answer))) => {
-                        turn.answer_summary(&borrowed, Some(&answer.text))?;
-                        kept_block = Some((request.through_seq, answer.text, answer.block));
-                    }
-                    Some(Ok(Reply::ResponsesCompaction(answer))) => {
-                        // An opaque item: the plaintext record is the extractive summary.
-                        turn.answer_summary(&borrowed, None)?;
-                        kept_block = Some((request.through_seq, answer.text, answer.block));
-                    }
-                    Some(Err(failure)) => {
-                        turn.summary_failed(&borrowed, failure.kind, failure.reason)?
-                    }
-                    None => turn.answer_summary(&borrowed, None)?,
+                let step = summarize(&mut turn, &session, &answer, &summarizer, &alive).await?;
+                if let Some(kept) = step {
+                    kept_block = Some(kept);
                 }
             }
             Next::Rendered(rendered) => {
-                let mut borrowed = session.try_borrow_mut().map_err(|_| busy())?;
-                let (result, _) = turn.finish(&mut borrowed)?;
-                if let (Some((through_seq, text, block)), Some(last)) =
-                    (kept_block.take(), borrowed.checkpoints.last_mut())
-                {
-                    // The driver's checkpoint is the core's; the block kept beside it is ours.
-                    if result.summary.is_some() {
-                        keep_compaction_block(last, through_seq, &text, block);
-                    }
-                }
-                crate::frozen::keep(&mut borrowed, frozen.as_ref(), result.prompt_refreshed);
-                let extraction = ExtractionOutput {
-                    asked: summarizer.extract.is_some(),
-                    outcome: result.extraction.clone(),
-                    failure: extract_failure,
+                let done = Done {
+                    kept_block: kept_block.take(),
+                    frozen: frozen.as_ref(),
+                    extract_failure,
                 };
-                let dropped = result
-                    .stats
-                    .fallbacks
-                    .iter()
-                    .find(|fallback| fallback.kind == FallbackKind::Stale)
-                    .map(|fallback| fallback.reason.clone());
-                let used = result.summary.as_ref().is_some_and(|s| s.background);
-                drop(borrowed);
-                let started = background::after_turn(&background, &session, &options, &summarizer);
-                let rendered = finish(rendered, result)?;
-                if used || started {
-                    let note = if used { "used" } else { "started" };
-                    set(&rendered, "background", &JsValue::from_str(note))?;
-                }
-                extraction.set_on(&rendered)?;
-                if let Some(reason) = dropped {
-                    // The driver dropped the answer as stale: said here too, as before.
-                    set(&rendered, "summary_dropped", &JsValue::from_str(&reason))?;
-                }
-                return Ok(rendered);
+                let engine = EngineParts {
+                    session: &session,
+                    background: &background,
+                    options: &options,
+                    summarizer: &summarizer,
+                };
+                return finish_turn(turn, rendered, done, &engine);
             }
         }
     }
+}
+
+/// Asks the caller's `extract` for the memories of the extraction `request` (none without
+/// one) and gives the driver the answer; returns the reason of a failed call.
+async fn extract(
+    turn: &mut TurnDriver<'_>,
+    request: &ExtractionRequest,
+    summarizer: &Summarizer,
+    alive: &Weak<()>,
+) -> Result<Option<String>> {
+    let answer = match &summarizer.extract {
+        Some(extract) => Some(
+            call_with_deadline(
+                "extract",
+                extract,
+                &to_js(request)?,
+                summarizer.timeout_ms,
+                &summarizer.signal,
+            )
+            .await,
+        ),
+        None => None,
+    };
+    still_alive(alive, "extract")?;
+    match answer {
+        Some(Ok(text)) => turn.answer_extraction(Some(&text))?,
+        Some(Err(failure)) => {
+            let reason = failure.reason.clone();
+            turn.extraction_failed(failure.kind, failure.reason)?;
+            return Ok(Some(reason));
+        }
+        None => turn.answer_extraction(None)?,
+    }
+    Ok(None)
+}
+
+/// A summary request, and its conversation as the agent's provider requests sent it.
+struct Asked<'r> {
+    request: &'r SummaryRequest,
+    conversations: &'r ProviderConversations,
+}
+
+/// Asks the caller's `summarize` for the summary (none without one) and gives the driver the
+/// answer; returns a provider compaction's (through_seq, text, block) to keep with the
+/// checkpoint.
+async fn summarize(
+    turn: &mut TurnDriver<'_>,
+    session: &Rc<RefCell<Session>>,
+    asked: &Asked<'_>,
+    summarizer: &Summarizer,
+    alive: &Weak<()>,
+) -> Result<Option<KeptBlock>> {
+    let request = asked.request;
+    let answer = match &summarizer.function {
+        Some(summarize) => Some(
+            ask(
+                summarize,
+                request,
+                asked.conversations,
+                summarizer.timeout_ms,
+                &summarizer.signal,
+            )
+            .await,
+        ),
+        None => None,
+    };
+    still_alive(alive, "summarize")?;
+    let borrowed = session.try_borrow().map_err(|_| busy())?;
+    match answer {
+        Some(Ok(Reply::Text(text))) => turn.answer_summary(&borrowed, Some(&text))?,
+        Some(Ok(Reply::Compaction(answer))) => {
+            turn.answer_summary(&borrowed, Some(&answer.text))?;
+            return Ok(Some((request.through_seq, answer.text, answer.block)));
+        }
+        Some(Ok(Reply::ResponsesCompaction(answer))) => {
+            // An opaque item: the plaintext record is the extractive summary.
+            turn.answer_summary(&borrowed, None)?;
+            return Ok(Some((request.through_seq, answer.text, answer.block)));
+        }
+        Some(Err(failure)) => turn.summary_failed(&borrowed, failure.kind, failure.reason)?,
+        None => turn.answer_summary(&borrowed, None)?,
+    }
+    Ok(None)
+}
+
+/// What the turn's steps left for its end.
+struct Done<'f> {
+    kept_block: Option<KeptBlock>,
+    frozen: Option<&'f FrozenPrompt>,
+    extract_failure: Option<String>,
+}
+
+/// The engine's parts and the caller's options, as the end of a turn reads them.
+struct EngineParts<'p> {
+    session: &'p Rc<RefCell<Session>>,
+    background: &'p BackgroundCell,
+    options: &'p JsTurnInputs,
+    summarizer: &'p Summarizer,
+}
+
+/// Finishes the turn on the session (its checkpoint, a kept compaction block, the frozen
+/// prompt), starts a background summary when one is due, and sets the result's fields on the
+/// rendered view.
+fn finish_turn(
+    turn: TurnDriver<'_>,
+    rendered: JsValue,
+    done: Done<'_>,
+    engine: &EngineParts<'_>,
+) -> Result<JsValue> {
+    let mut borrowed = engine.session.try_borrow_mut().map_err(|_| busy())?;
+    let (result, _) = turn.finish(&mut borrowed)?;
+    if let (Some((through_seq, text, block)), Some(last)) =
+        (done.kept_block, borrowed.checkpoints.last_mut())
+    {
+        // The driver's checkpoint is the core's; the block kept beside it is ours.
+        if result.summary.is_some() {
+            keep_compaction_block(last, through_seq, &text, block);
+        }
+    }
+    crate::frozen::keep(&mut borrowed, done.frozen, result.prompt_refreshed);
+    let extraction = ExtractionOutput {
+        asked: engine.summarizer.extract.is_some(),
+        outcome: result.extraction.clone(),
+        failure: done.extract_failure,
+    };
+    let dropped = result
+        .stats
+        .fallbacks
+        .iter()
+        .find(|fallback| fallback.kind == FallbackKind::Stale)
+        .map(|fallback| fallback.reason.clone());
+    let used = result.summary.as_ref().is_some_and(|s| s.background);
+    drop(borrowed);
+    let started = background::after_turn(
+        engine.background,
+        engine.session,
+        engine.options,
+        engine.summarizer,
+    );
+    let rendered = finish(rendered, result)?;
+    if used || started {
+        let note = if used { "used" } else { "started" };
+        set(&rendered, "background", &JsValue::from_str(note))?;
+    }
+    extraction.set_on(&rendered)?;
+    if let Some(reason) = dropped {
+        // The driver dropped the answer as stale: said here too, as before.
+        set(&rendered, "summary_dropped", &JsValue::from_str(&reason))?;
+    }
+    Ok(rendered)
 }
 
 /// Fails once the engine was freed while `callback` ran: the turn is not kept, and the caller

@@ -1,7 +1,7 @@
 //! Token estimates: `estimateTokens`.
 //!
 //! The core's default estimator (script- and content-aware, with a model-family factor; its
-//! accuracy is in `docs/estimator.md`) for a text, one message or a list of messages. A list
+//! accuracy is in `docs/reports/estimator.md`) for a text, one message or a list of messages. A list
 //! costs exactly the sum of its messages (no per-request constant).
 
 use ctxkit_core::tokens::{estimate_message, estimate_messages, estimate_text, ModelFamily};

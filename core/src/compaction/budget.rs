@@ -18,7 +18,7 @@
 //! corpus Claude Code session; on its cost/needed-next front they keep every fact the agent
 //! went on to use at 55% of the recorded cost, 7% above the cheapest pair (24,000/12,000),
 //! on a cost line too jagged between the marks to move them for one session
-//! (`ctxkit cost --cost-marks`, `scripts/cost-front.py`; `docs/economics.md`, "The default on
+//! (`ctxkit cost --cost-marks`, `scripts/cost-front.py`; `docs/reports/economics.md`, "The default on
 //! the cost/recall front").
 //!
 //! The reserves scale with the window unless set ([`Budget::for_window`],

@@ -34,11 +34,11 @@ use crate::compaction::{
 };
 use crate::cost::place_breakpoints;
 use crate::error::{CoreError, Result};
-use crate::memory::{advance_nudges, NudgeState};
+use crate::memory::{advance_nudges, NudgeOutcome, NudgeState};
 use crate::model::{first_after, Entry, Message, Role, View, ViewMessage};
 use crate::offload::is_offload_reference;
 use crate::tokens::{calibrated_tokens, estimate_message, UsageAnchor};
-use crate::wire::repair_view;
+use crate::wire::{repair_view, RepairReport};
 
 /// The inputs of one turn. Everything the pipeline knows arrives here. The view borrows from
 /// the log (`'log`) only; the other inputs (`'x`) may be short-lived.
@@ -85,12 +85,61 @@ pub struct ReadyView<'a> {
     pub new_checkpoint: Option<Checkpoint>,
 }
 
-/// Plans one turn (see the module doc).
+/// Plans one turn (see the module doc): measures the view, runs the tiers while it is over
+/// the trigger, repairs and fits what they left, then adds the nudges and the stats.
 pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     input.budget.validate()?;
-    let policy = input.policy;
-    let family = policy.family;
-    let budget = input.budget;
+    let (turn, mut items, nudges) = measure_turn(input)?;
+    let mut checkpoint = input.checkpoint.cloned();
+    let mut outcome = Outcome {
+        tier: if turn.compacted_this_turn {
+            Tier::Summarized
+        } else {
+            Tier::Fits
+        },
+        ..Outcome::default()
+    };
+    if let Some(request) = run_tiers(input, &turn, &mut items, &mut checkpoint, &mut outcome) {
+        return Ok(Plan::Summarize(Box::new(request)));
+    }
+    let (all, repair) = match fit_repaired(input, &turn, items, checkpoint.as_ref(), &mut outcome)?
+    {
+        Fitted::View(all, repair) => (all, repair),
+        Fitted::Summarize(request) => return Ok(Plan::Summarize(request)),
+    };
+    let fitted = FittedView {
+        all,
+        repair,
+        checkpoint: checkpoint.as_ref(),
+        outcome,
+    };
+    Ok(Plan::Ready(Box::new(ready_view(
+        input, &turn, fitted, nudges,
+    ))))
+}
+
+/// What a turn's plan measured before the tiers run.
+struct Turn<'a> {
+    /// The log after the latest checkpoint.
+    tail: &'a [Entry],
+    this_turn: u64,
+    /// The latest checkpoint was made by this turn: it may not compact again.
+    compacted_this_turn: bool,
+    system_tokens: u64,
+    nudge_tokens: u64,
+    /// The estimate of the view as it is (tier 1), before any correction.
+    raw_total: u64,
+    last_seq: Option<u64>,
+    measure: Measure,
+}
+
+/// Measures the view as it is: the system prompt, the checkpoint's summary (and restore
+/// block), the log after it and the nudges, corrected by the last real usage. Returns the
+/// measure, the tail as view messages, and the nudges this turn would add.
+fn measure_turn<'a>(
+    input: &PlanInput<'a, '_>,
+) -> Result<(Turn<'a>, Vec<ViewMessage<'a>>, NudgeOutcome)> {
+    let family = input.policy.family;
     let through = input.checkpoint.map(|c| c.through_seq);
     let tail = input
         .log
@@ -108,18 +157,17 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     } else {
         estimate_message(&system, family)
     };
-    let nudges = advance_nudges(&input.nudge_state, input.log, &policy.nudges);
+    let nudges = advance_nudges(&input.nudge_state, input.log, &input.policy.nudges);
     let nudge_tokens: u64 = nudges
         .messages
         .iter()
         .map(|m| estimate_message(m, family))
         .sum();
-    let mut checkpoint = input.checkpoint.cloned();
     // The summary message and the restore message after it.
-    let summary_tokens = checkpoint
-        .as_ref()
+    let summary_tokens = input
+        .checkpoint
         .map_or(0, |c| c.tokens + restore_tokens(c, family));
-    let mut items: Vec<ViewMessage<'a>> = tail.iter().map(ViewMessage::from_entry).collect();
+    let items: Vec<ViewMessage<'a>> = tail.iter().map(ViewMessage::from_entry).collect();
     let raw_total =
         system_tokens + summary_tokens + nudge_tokens + tail.iter().map(|e| e.tokens).sum::<u64>();
     let last_seq = tail.last().map(|e| e.seq).or(through);
@@ -131,6 +179,7 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         .map_or(0, |calibrated| {
             i128::from(calibrated) - i128::from(raw_total)
         });
+    let budget = input.budget;
     let measure = Measure {
         family,
         trigger: budget.trigger(),
@@ -141,48 +190,87 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         summary_tokens,
         nudge_tokens,
     };
-
-    let mut outcome = Outcome {
-        tier: if compacted_this_turn {
-            Tier::Summarized
-        } else {
-            Tier::Fits
-        },
-        ..Outcome::default()
+    let turn = Turn {
+        tail,
+        this_turn,
+        compacted_this_turn,
+        system_tokens,
+        nudge_tokens,
+        raw_total,
+        last_seq,
+        measure,
     };
-    if measure.over(measure.corrected(raw_total)) {
+    Ok((turn, items, nudges))
+}
+
+/// Tiers 2 to 4, each only while the view is still over the trigger: clearing, the strategy
+/// (a summary request, returned, or a sliding window), truncation (its checkpoint replaces
+/// `checkpoint`).
+fn run_tiers<'a>(
+    input: &PlanInput<'a, '_>,
+    turn: &Turn<'a>,
+    items: &mut Vec<ViewMessage<'a>>,
+    checkpoint: &mut Option<Checkpoint>,
+    outcome: &mut Outcome,
+) -> Option<SummaryRequest> {
+    let policy = input.policy;
+    let measure = &turn.measure;
+    if measure.over(measure.corrected(turn.raw_total)) {
         if let Some(clear) = &policy.clear_tool_results {
-            clear_tier(&mut items, clear, &measure, &mut outcome);
+            clear_tier(items, clear, measure, outcome);
         }
     }
-    if measure.over(measure.with_fixed(&items)) {
-        let allowed_to_compact = !compacted_this_turn;
+    if measure.over(measure.with_fixed(items)) {
+        let allowed_to_compact = !turn.compacted_this_turn;
         match &policy.strategy {
             Strategy::Off => outcome.tier = Tier::Uncompacted,
             Strategy::Summarize if allowed_to_compact => {
-                if let Some(request) = summarize_tier(input, tail, this_turn, &measure) {
-                    return Ok(Plan::Summarize(Box::new(request)));
+                if let Some(request) = summarize_tier(input, turn.tail, turn.this_turn, measure) {
+                    return Some(request);
                 }
             }
             Strategy::SlidingWindow { keep_last } => {
-                window_tier(&mut items, tail, *keep_last, &mut outcome);
+                window_tier(items, turn.tail, *keep_last, outcome);
             }
             Strategy::Summarize | Strategy::Truncate => {}
         }
-        if measure.over(measure.with_fixed(&items)) && policy.strategy != Strategy::Off {
+        if measure.over(measure.with_fixed(items)) && policy.strategy != Strategy::Off {
             outcome.tier = Tier::Truncated;
             if allowed_to_compact && outcome.dropped == 0 {
                 if let Some(new) =
-                    truncate_tier(&mut items, input, tail, this_turn, &measure, &mut outcome)
+                    truncate_tier(items, input, turn.tail, turn.this_turn, measure, outcome)
                 {
-                    checkpoint = Some(new);
+                    *checkpoint = Some(new);
                 }
             }
         }
     }
+    None
+}
 
+/// What fitting the repaired view gave.
+enum Fitted<'a> {
+    /// The messages of the view (the summary and restore block first), before the nudges, and
+    /// what repair did.
+    View(Vec<ViewMessage<'a>>, RepairReport),
+    /// Repair pushed the view over, and this turn may still summarize.
+    Summarize(Box<SummaryRequest>),
+}
+
+/// Puts the checkpoint's summary and restore block before `items`, repairs the tool pairs, and
+/// fits what repair pushed over the trigger.
+fn fit_repaired<'a>(
+    input: &PlanInput<'a, '_>,
+    turn: &Turn<'a>,
+    items: Vec<ViewMessage<'a>>,
+    checkpoint: Option<&Checkpoint>,
+    outcome: &mut Outcome,
+) -> Result<Fitted<'a>> {
+    let policy = input.policy;
+    let budget = input.budget;
+    let family = policy.family;
     let mut all = Vec::with_capacity(items.len() + 1);
-    if let Some(c) = checkpoint.as_ref() {
+    if let Some(c) = checkpoint {
         let mut summary = ViewMessage::owned(summary_message(c));
         summary.tokens = Some(c.tokens);
         all.push(summary);
@@ -196,41 +284,63 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     // The nudges are not part of what the stored messages must fit: they come and go from turn
     // to turn and are left out below when they do not fit, so a message is never cut (by an
     // amount that would change when the nudge goes) to make room for one.
-    let fixed = system_tokens;
+    let fixed = turn.system_tokens;
     let had_messages = !all.is_empty();
     let over_after_repair = policy.strategy != Strategy::Off
-        && measure.over(measure.corrected(fixed + sum_tokens(&all, family)));
+        && turn
+            .measure
+            .over(turn.measure.corrected(fixed + sum_tokens(&all, family)));
     // Over only because of what repair added: summarize if this turn still may. Cutting an
     // old message to fit instead would rewrite it by a different amount every turn (the
     // allowance moves with the nudges), breaking the cached prefix at each call.
     if over_after_repair
         && outcome.tier != Tier::Truncated
         && policy.strategy == Strategy::Summarize
-        && !compacted_this_turn
+        && !turn.compacted_this_turn
     {
-        if let Some(request) = summarize_tier(input, tail, this_turn, &measure) {
-            return Ok(Plan::Summarize(Box::new(request)));
+        if let Some(request) = summarize_tier(input, turn.tail, turn.this_turn, &turn.measure) {
+            return Ok(Fitted::Summarize(Box::new(request)));
         }
     }
     if outcome.tier == Tier::Truncated || over_after_repair {
         outcome.tier = Tier::Truncated;
-        fit_tier(&mut all, fixed, &budget, family, &mut outcome);
+        fit_tier(&mut all, fixed, &budget, family, outcome);
     }
     if had_messages && all.is_empty() {
         // Fitting dropped everything: a view with no message is rejected by every provider.
         // The smallest conversation is the last user message alone; if even that cannot fit,
         // the budget is refused, naming what it would have to hold.
-        all = smallest_view(
-            tail,
-            checkpoint.as_ref(),
-            fixed,
-            &budget,
-            family,
-            &mut outcome,
-        )
-        .ok_or_else(|| budget_too_small(&budget, system_tokens, tail))?;
+        all = smallest_view(turn.tail, checkpoint, fixed, &budget, family, outcome)
+            .ok_or_else(|| budget_too_small(&budget, turn.system_tokens, turn.tail))?;
     }
+    Ok(Fitted::View(all, repair))
+}
 
+/// A view the tiers, repair and fitting made, with what made it.
+struct FittedView<'a, 'c> {
+    all: Vec<ViewMessage<'a>>,
+    repair: RepairReport,
+    checkpoint: Option<&'c Checkpoint>,
+    outcome: Outcome,
+}
+
+/// The ready view: the fitted view with the nudges when they fit, its cache breakpoints and its
+/// stats.
+fn ready_view<'a>(
+    input: &PlanInput<'a, '_>,
+    turn: &Turn<'a>,
+    fitted: FittedView<'a, '_>,
+    nudges: NudgeOutcome,
+) -> ReadyView<'a> {
+    let FittedView {
+        mut all,
+        repair,
+        checkpoint,
+        outcome,
+    } = fitted;
+    let budget = input.budget;
+    let family = input.policy.family;
+    let system_tokens = turn.system_tokens;
     let message_tokens = sum_tokens(&all, family);
     let summary_in_view = match all.first() {
         Some(first) if first.seq.is_none() && first.text_content().starts_with(SUMMARY_HEADER) => {
@@ -240,9 +350,9 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     };
     let offload_references = all.iter().filter(|m| is_offload_reference(m)).count();
     // Nudges are reminders: they never push a view over its budget.
-    let nudges_fit = system_tokens + message_tokens + nudge_tokens <= budget.usable();
+    let nudges_fit = system_tokens + message_tokens + turn.nudge_tokens <= budget.usable();
     let (nudge_kinds, nudge_tokens) = if nudges_fit {
-        (nudges.kinds, nudge_tokens)
+        (nudges.kinds, turn.nudge_tokens)
     } else {
         (Vec::new(), 0)
     };
@@ -261,8 +371,8 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
     let calibrated = input.usage_anchor.and_then(|anchor| {
         calibrated_tokens(
             anchor,
-            checkpoint.as_ref().map(|c| c.through_seq),
-            last_seq,
+            checkpoint.map(|c| c.through_seq),
+            turn.last_seq,
             total,
         )
     });
@@ -279,24 +389,21 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         low_water_tokens: budget.low_water(),
         fits: calibrated.unwrap_or(total) <= budget.usable(),
         messages: all.len(),
-        checkpoint_through: checkpoint.as_ref().map(|c| c.through_seq),
-        checkpoint_method: checkpoint.as_ref().map(|c| c.method),
-        last_seq,
+        checkpoint_through: checkpoint.map(|c| c.through_seq),
+        checkpoint_method: checkpoint.map(|c| c.method),
+        last_seq: turn.last_seq,
         dropped_messages: outcome.dropped,
         cleared_results: outcome.cleared,
         cut_messages: outcome.cut,
         offload_references,
         nudges: nudge_kinds,
         repair,
-        dropped_facts: checkpoint
-            .as_ref()
-            .map(|c| c.dropped_facts)
-            .unwrap_or_default(),
+        dropped_facts: checkpoint.map(|c| c.dropped_facts).unwrap_or_default(),
         cache_breakpoints,
         refused_usage: None,
         fallbacks: Vec::new(),
     };
-    Ok(Plan::Ready(Box::new(ReadyView {
+    ReadyView {
         view: View {
             system: input.system_prompt.to_owned(),
             messages: all,
@@ -304,7 +411,7 @@ pub fn plan_turn<'a>(input: &PlanInput<'a, '_>) -> Result<Plan<'a>> {
         stats,
         next_nudge_state: nudges.next,
         new_checkpoint: outcome.new_checkpoint,
-    })))
+    }
 }
 
 /// The estimate of `checkpoint`'s restore message (0 without one).
@@ -344,138 +451,5 @@ fn check_order(tail: &[Entry]) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::compaction::Tier;
-    use crate::memory::NudgePolicy;
-    use crate::model::ToolCall;
-    use crate::tokens::ModelFamily;
-
-    /// Found by `plan_properties`: a log that fits under the trigger as it is, but whose repair
-    /// adds placeholder results that push it over. The view must still fit.
-    #[test]
-    fn a_view_that_repair_pushes_over_the_trigger_is_fitted() {
-        let family = ModelFamily::OpenAi;
-        let calls = (0..6)
-            .map(|n| ToolCall::new(format!("call_{n}"), "bash", "{}"))
-            .collect();
-        let log = Entry::number(
-            [
-                Message::user("run everything"),
-                Message::assistant("", calls),
-                Message::user("results were lost"),
-            ],
-            1,
-            family,
-        );
-        let raw: u64 = log.iter().map(|entry| entry.tokens).sum();
-        let budget = Budget {
-            context_window: raw,
-            output_reserve: 0,
-            tool_schema_tokens: 0,
-            safety_margin: 0,
-            trigger_percent: 100,
-            low_water_percent: 10,
-            cost_trigger_tokens: None,
-            cost_low_water_tokens: None,
-        };
-        let policy = Policy {
-            family,
-            nudges: NudgePolicy {
-                memory_every_turns: 0,
-                stall_after_turns: 0,
-                ..NudgePolicy::default()
-            },
-            ..Policy::default()
-        };
-        let input = PlanInput {
-            log: &log,
-            checkpoint: None,
-            system_prompt: "",
-            budget,
-            policy: &policy,
-            nudge_state: NudgeState::default(),
-            usage_anchor: None,
-            todos: &[],
-        };
-        let Ok(Plan::Ready(ready)) = plan_turn(&input) else {
-            panic!("the log fits the trigger before repair, so no summary is asked for");
-        };
-        assert_eq!(ready.stats.repair.missing_results, 6);
-        assert!(
-            ready.stats.total_tokens <= budget.usable(),
-            "{:?}",
-            ready.stats
-        );
-        assert!(ready.stats.fits);
-        assert_eq!(ready.stats.tier, Some(Tier::Truncated));
-    }
-
-    /// A budget that cannot hold the system prompt and the last user message is refused,
-    /// naming the numbers, instead of giving a view without a message.
-    #[test]
-    fn a_budget_too_small_for_any_view_is_an_error_naming_the_numbers() {
-        let family = ModelFamily::OpenAi;
-        let log = Entry::number([Message::user("fix the failing test")], 1, family);
-        let policy = Policy {
-            family,
-            ..Policy::default()
-        };
-        let system = "You are a careful agent. ".repeat(20);
-        let system_tokens = estimate_message(&Message::text(Role::System, system.clone()), family);
-        let user_tokens = log[0].tokens;
-        let no_window = PlanInput {
-            log: &log,
-            checkpoint: None,
-            system_prompt: &system,
-            budget: Budget::for_window(0),
-            policy: &policy,
-            nudge_state: NudgeState::default(),
-            usage_anchor: None,
-            todos: &[],
-        };
-        assert!(matches!(
-            plan_turn(&no_window),
-            Err(CoreError::ReservesFillWindow { window: 0, .. })
-        ));
-        for window in [1, 10, 100] {
-            let input = PlanInput {
-                log: &log,
-                checkpoint: None,
-                system_prompt: &system,
-                budget: Budget::for_window(window),
-                policy: &policy,
-                nudge_state: NudgeState::default(),
-                usage_anchor: None,
-                todos: &[],
-            };
-            let budget = Budget::for_window(window);
-            assert_eq!(
-                plan_turn(&input),
-                Err(CoreError::BudgetTooSmall {
-                    window,
-                    usable: budget.usable(),
-                    allowed: budget.trigger(),
-                    system_tokens,
-                    last_user_tokens: user_tokens,
-                    needed: system_tokens + user_tokens.min(MIN_MESSAGE_TOKENS),
-                }),
-                "window {window}"
-            );
-        }
-        let input = PlanInput {
-            log: &log,
-            checkpoint: None,
-            system_prompt: &system,
-            budget: Budget::for_window(2_000),
-            policy: &policy,
-            nudge_state: NudgeState::default(),
-            usage_anchor: None,
-            todos: &[],
-        };
-        let Ok(Plan::Ready(ready)) = plan_turn(&input) else {
-            panic!("a 2,000-token window holds the prompt and the message");
-        };
-        assert_eq!(ready.view.messages.len(), 1);
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

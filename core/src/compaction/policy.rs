@@ -40,7 +40,7 @@ pub enum SummaryMode {
     /// The fresh prompt and the cache-safe request beside it
     /// ([`crate::compaction::SummaryRequest::cache_safe_messages`]), for a summarizer that is
     /// the agent's own model: the provider serves the history from its cache (see
-    /// `docs/economics.md` for what that saves).
+    /// `docs/reports/economics.md` for what that saves).
     CacheSafe,
 }
 
@@ -79,7 +79,7 @@ pub struct Policy {
     /// way from the low-water mark to the trigger ([`crate::compaction::Budget::with_cold_cache`]);
     /// `None`: the trigger is the same warm or cold. Default 25: on the corpus's Claude Code
     /// session it cut the billed input by 2.9% at the same compactions and pinned recall
-    /// (docs/economics.md).
+    /// (docs/reports/economics.md).
     pub cold_trigger_percent: Option<u8>,
     /// Compaction ahead of the cache's expiry ([`crate::turn::idle_decision`]): a session idle
     /// into the last [`Policy::idle_margin_percent`] of its cache lifetime is compacted when
@@ -97,7 +97,7 @@ pub struct Policy {
     /// tokens each, 10% of the usable budget, at most 25,000): on the corpus's Claude Code
     /// session `ctxkit fidelity`'s needed next rose from 52/62 (84%) to 51/57 (89%) at 100k and
     /// 200k and from 58/68 (85%) to 82/96 (85%) at 32k, and `ctxkit cost` went from 54.9% to
-    /// 55.3% of the recorded cost at 200k (docs/economics.md).
+    /// 55.3% of the recorded cost at 200k (docs/reports/economics.md).
     pub restore: Option<RestoreLimits>,
 }
 

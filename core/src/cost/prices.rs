@@ -1,6 +1,6 @@
 //! Prices and cache rules as data: what a token costs per model, and how each provider's
 //! prompt cache works. The defaults are the providers' published prices (USD per million
-//! tokens; see `docs/economics.md` for the pages and the date they were read); a caller with
+//! tokens; see `docs/reports/economics.md` for the pages and the date they were read); a caller with
 //! other prices passes its own [`ModelPricing`].
 //!
 //! Two cache designs:

@@ -1,7 +1,7 @@
 //! The reference estimator: bytes divided by 4.
 //!
 //! This is the rule of the reference design, kept for compatibility and golden tests, not for
-//! accuracy (see `docs/estimator.md`: it is off by 20–30% on JSON and agent traffic and by 2–4×
+//! accuracy (see `docs/reports/estimator.md`: it is off by 20–30% on JSON and agent traffic and by 2–4×
 //! on CJK). What it counts, exactly:
 //!
 //! - the UTF-8 bytes of text content (a text string, or each text part);

@@ -11,7 +11,7 @@
 //! The framing constants come from OpenAI's cookbook (3 tokens per message plus the role); the
 //! Claude ones are estimates of its block structure (`tool_use` and `tool_result` blocks with
 //! ids), consistent with the real prompt growth of a Claude Code session but hardly
-//! constrained by it: framing is under 1% of those intervals (see `docs/estimator.md`).
+//! constrained by it: framing is under 1% of those intervals (see `docs/reports/estimator.md`).
 //!
 //! Guarantees: [`estimate_messages`] is additive, the sum of [`estimate_message`] over the
 //! slice, with no per-request constant inside (so a caller may cache per-message estimates and

@@ -7,7 +7,7 @@
 //! of `cost[class of the previous byte][class of this byte]`, in fixed point (1/4096 token).
 //! One table per [`ModelFamily`], fitted by least squares against real counts (o200k for
 //! OpenAI, reconstructed Claude counts for the Claude families) on a corpus of agent traffic
-//! and prose in several scripts; `docs/estimator.md` has the method and the measured error.
+//! and prose in several scripts; `docs/reports/estimator.md` has the method and the measured error.
 //!
 //! Guarantees: never panics, on any string; O(n) with no allocation and no data-dependent
 //! branch in the loop (over 1 GB/s on ASCII on one core, see the estimator bench); the

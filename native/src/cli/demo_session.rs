@@ -24,6 +24,15 @@ pub struct DemoTurn {
 /// The built-in session, turn by turn.
 pub fn demo_session() -> Vec<DemoTurn> {
     let mut builder = Builder::default();
+    json_flag_first_look(&mut builder);
+    json_flag_changes(&mut builder);
+    readme_in_both_languages(&mut builder);
+    csv_format(&mut builder);
+    builder.turns
+}
+
+/// The first request, and the reading and baseline test run before any change.
+fn json_flag_first_look(builder: &mut Builder) {
     builder.user(
         "我们的 todo CLI 需要一个 JSON 输出选项。Please add a `--json` flag to `todo list` that prints \
          the items as a JSON array, keep the plain text output as the default, add tests, and update \
@@ -60,6 +69,10 @@ pub fn demo_session() -> Vec<DemoTurn> {
             test_log(48, None),
         )],
     );
+}
+
+/// The `--json` flag made: edits, a failing build and its fix, tests, a passing run.
+fn json_flag_changes(builder: &mut Builder) {
     builder.step(
         "All 48 tests pass. The list command formats items in `cli.rs`; I'll add the flag to the `List` subcommand and a `Format` enum instead of a bool, because a CSV format was requested in an older issue.",
         &[("edit_file", r###"{"path":"src/cli.rs","old":"List {","new":"List {\n        /// Print items as a JSON array.\n        #[arg(long)]\n        json: bool,"}"###, "Edited src/cli.rs: 1 replacement.".to_owned())],
@@ -129,6 +142,10 @@ pub fn demo_session() -> Vec<DemoTurn> {
             test_log(52, None),
         )],
     );
+}
+
+/// The second request: both READMEs document the flag.
+fn readme_in_both_languages(builder: &mut Builder) {
     builder.user("Looks good. 另外，README 的中文部分也请说明 `--json` 的输出格式，并给一个例子。");
     builder.step(
         "Reading both README sections.",
@@ -167,6 +184,10 @@ pub fn demo_session() -> Vec<DemoTurn> {
     builder.step_text(
         "Done. `todo list --json` prints the items as a JSON array (an empty list prints `[]`), plain text stays the default, four new tests cover both formats, and both READMEs document the flag with an example. 中文 README 已更新。",
     );
+}
+
+/// The third request: `--format csv`, with `--json` its alias.
+fn csv_format(builder: &mut Builder) {
     builder.user("Thanks! One more: add `--format csv` as well, reusing the Format enum, and make `--json` an alias of `--format json`.");
     builder.step(
         "Reading the argument parser again and the output module, which will hold the CSV writer.",
@@ -231,7 +252,6 @@ pub fn demo_session() -> Vec<DemoTurn> {
     builder.step_text(
         "`todo list --format csv` now writes RFC 4180 rows (titles with commas are quoted), `--json` is an alias of `--format json`, and the 56 tests pass.",
     );
-    builder.turns
 }
 
 #[derive(Default)]

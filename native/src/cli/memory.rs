@@ -5,7 +5,7 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use ctxkit::store::{AddedMemory, MemoryFilter, MemoryQuery, MemoryRecord, NewMemory};
-use ctxkit::EngineConfig;
+use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::memory::{MemoryScope, MemorySource};
 
 use super::output::{self, line};
@@ -136,59 +136,7 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
         _ => places.engine(config)?,
     };
     match command {
-        MemoryCommand::Add(args) => {
-            if args.content.trim().is_empty() {
-                return Err(Failure::usage("content: empty: nothing to remember"));
-            }
-            let title = args.title.unwrap_or_else(|| {
-                args.content
-                    .split_whitespace()
-                    .take(8)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            });
-            let memory = NewMemory {
-                title,
-                content: args.content,
-                category: args.category,
-                importance: args.importance,
-                tags: args.tags,
-                scope: match args.scope {
-                    ScopeArg::Project => MemoryScope::Project,
-                    ScopeArg::Global => MemoryScope::Global,
-                },
-                source: match args.source {
-                    SourceArg::User => MemorySource::User,
-                    SourceArg::Agent => MemorySource::Agent,
-                    SourceArg::Tool => MemorySource::Tool,
-                    SourceArg::Extracted => MemorySource::Extracted,
-                    SourceArg::Document => MemorySource::Document,
-                },
-                expires_at: None,
-            };
-            let added = engine.add_memory(&memory)?;
-            let (verb, record) = match &added {
-                AddedMemory::Added(record) => ("added", record),
-                AddedMemory::Duplicate(record) => ("already remembered", record),
-            };
-            if args.json {
-                line(serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?)?;
-            } else {
-                line(format_args!(
-                    "{verb}: #{} {}",
-                    record.id,
-                    printable(&record.title)
-                ))?;
-                if let Some(reason) = &record.quarantine {
-                    line(format_args!(
-                        "quarantined: {}; kept out of MEMORY.md and the system prompt until \
-                         `ctxkit memory approve {}`",
-                        printable(reason),
-                        record.id
-                    ))?;
-                }
-            }
-        }
+        MemoryCommand::Add(args) => add(&mut engine, args)?,
         MemoryCommand::Rm(args) => {
             if engine.remove_memory(args.id)? {
                 line(format_args!("forgot memory #{}", args.id))?;
@@ -196,28 +144,87 @@ pub fn run(places: &Places, command: MemoryCommand) -> Result<(), Failure> {
                 return Err(Failure::usage(format!("no memory with id {}", args.id)));
             }
         }
-        MemoryCommand::Approve(args) => {
-            let was = engine.list_memories(&MemoryFilter::default())?;
-            let quarantined = was
-                .iter()
-                .any(|m| m.id == args.id && m.quarantine.is_some());
-            let record = engine.approve_memory(args.id)?;
-            if quarantined {
-                line(format_args!(
-                    "approved memory #{}: it goes into MEMORY.md and the system prompt",
-                    record.id
-                ))?;
-            } else {
-                line(format_args!(
-                    "memory #{} was not quarantined; it is approved as it is",
-                    record.id
-                ))?;
-            }
-        }
+        MemoryCommand::Approve(args) => approve(&mut engine, &args)?,
         // Answered above, read-only.
         MemoryCommand::List(_) | MemoryCommand::Precis | MemoryCommand::Search(_) => {}
     }
     Ok(())
+}
+
+/// `ctxkit memory add`: stores the memory (once: a duplicate is said), and says when it is
+/// quarantined.
+fn add(engine: &mut Engine, args: AddArgs) -> Result<(), Failure> {
+    if args.content.trim().is_empty() {
+        return Err(Failure::usage("content: empty: nothing to remember"));
+    }
+    let title = args.title.unwrap_or_else(|| {
+        args.content
+            .split_whitespace()
+            .take(8)
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let memory = NewMemory {
+        title,
+        content: args.content,
+        category: args.category,
+        importance: args.importance,
+        tags: args.tags,
+        scope: match args.scope {
+            ScopeArg::Project => MemoryScope::Project,
+            ScopeArg::Global => MemoryScope::Global,
+        },
+        source: match args.source {
+            SourceArg::User => MemorySource::User,
+            SourceArg::Agent => MemorySource::Agent,
+            SourceArg::Tool => MemorySource::Tool,
+            SourceArg::Extracted => MemorySource::Extracted,
+            SourceArg::Document => MemorySource::Document,
+        },
+        expires_at: None,
+    };
+    let added = engine.add_memory(&memory)?;
+    let (verb, record) = match &added {
+        AddedMemory::Added(record) => ("added", record),
+        AddedMemory::Duplicate(record) => ("already remembered", record),
+    };
+    if args.json {
+        return line(serde_json::to_string(record).map_err(|e| Failure::runtime(e.to_string()))?);
+    }
+    line(format_args!(
+        "{verb}: #{} {}",
+        record.id,
+        printable(&record.title)
+    ))?;
+    if let Some(reason) = &record.quarantine {
+        line(format_args!(
+            "quarantined: {}; kept out of MEMORY.md and the system prompt until \
+             `ctxkit memory approve {}`",
+            printable(reason),
+            record.id
+        ))?;
+    }
+    Ok(())
+}
+
+/// `ctxkit memory approve`: says whether the memory was quarantined before.
+fn approve(engine: &mut Engine, args: &RemoveArgs) -> Result<(), Failure> {
+    let was = engine.list_memories(&MemoryFilter::default())?;
+    let quarantined = was
+        .iter()
+        .any(|m| m.id == args.id && m.quarantine.is_some());
+    let record = engine.approve_memory(args.id)?;
+    if quarantined {
+        line(format_args!(
+            "approved memory #{}: it goes into MEMORY.md and the system prompt",
+            record.id
+        ))
+    } else {
+        line(format_args!(
+            "memory #{} was not quarantined; it is approved as it is",
+            record.id
+        ))
+    }
 }
 
 fn print_memories(memories: &[MemoryRecord], json: bool) -> Result<(), Failure> {

@@ -18,6 +18,7 @@ mod failure;
 mod fidelity;
 mod history;
 mod idle;
+mod import;
 mod input;
 mod memory;
 mod output;
@@ -83,7 +84,7 @@ pub enum Command {
     /// Replay a transcript under several context strategies and report what each would cost.
     Cost(cost::CostArgs),
     /// Import a transcript (Claude Code, OpenAI, Anthropic, SWE-agent, OpenHands, ctxkit).
-    Import(sessions::ImportArgs),
+    Import(import::ImportArgs),
     /// Print the next view of a session as JSON ready to send (stats go to stderr).
     View(view::ViewArgs),
     /// Compact a session now if it sits idle near the end of its cache lifetime and its view
@@ -142,7 +143,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Fidelity(args) => fidelity::run(&places, args),
         Command::Probe(args) => probe::run(&places, args),
         Command::Cost(args) => cost::run(args),
-        Command::Import(args) => sessions::import(&places, args),
+        Command::Import(args) => import::import(&places, args),
         Command::View(args) => view::run(&places, args),
         Command::CompactIfIdle(args) => idle::run(&places, args),
         Command::Append(args) => sessions::append(&places, args),

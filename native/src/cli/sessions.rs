@@ -1,19 +1,17 @@
-//! The session commands: `import`, `append`, `sessions` and `stats` (`view` is `view.rs`).
+//! The session commands: `append`, `sessions` and `stats` (`import` is `import.rs`, `view` is
+//! `view.rs`), and the transcript formats the commands take.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use ctxkit::store::SessionInfo;
 use ctxkit::{AppendKey, EngineConfig};
-use ctxkit_core::import::{ctxkit_messages, import_transcript, TranscriptFormat};
-use ctxkit_core::tokens::ModelFamily;
-use serde_json::json;
+use ctxkit_core::import::{ctxkit_messages, TranscriptFormat};
 
 use super::input::read_text;
 use super::output::{self, line, note};
 use super::report::{printable, table, thousands};
-use super::{Failure, FamilyArg, Places};
+use super::{Failure, Places};
 
 /// A transcript format on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -65,150 +63,6 @@ impl FormatArg {
             FormatArg::Pi => Some(TranscriptFormat::Pi),
         }
     }
-}
-
-/// Options of `ctxkit import`.
-#[derive(Debug, Args)]
-pub struct ImportArgs {
-    /// The transcript file.
-    pub file: PathBuf,
-    /// Its format.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub format: FormatArg,
-    /// The session's name (default: the file's name). A file holding several conversations
-    /// gives NAME/<label> for each.
-    #[arg(long)]
-    pub session: Option<String>,
-    /// The tokenizer family to cache estimates for (default: the family of the model the
-    /// transcript names, else claude).
-    #[arg(long, value_enum)]
-    pub model_family: Option<FamilyArg>,
-    /// Print what was imported as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Runs `ctxkit import`.
-pub fn import(places: &Places, args: ImportArgs) -> Result<(), Failure> {
-    let (file_name, text) = read_text(Some(&args.file))?;
-    let imported = import_transcript(&text, args.format.to_core())
-        .map_err(|e| Failure::from(e).within(&file_name))?;
-    let base = args.session.clone().unwrap_or_else(|| {
-        args.file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "imported".to_owned())
-    });
-    let names: Vec<String> = match imported.sessions.as_slice() {
-        [_] => vec![base.clone()],
-        sessions => sessions
-            .iter()
-            .enumerate()
-            .map(|(index, session)| match (index, &session.label) {
-                // A file's main conversation (a Claude Code session beside its inline
-                // sub-agents) keeps the file's name; the others are named under it.
-                (0, None) => base.clone(),
-                (_, label) => {
-                    let label = label.clone().unwrap_or_else(|| index.to_string());
-                    format!(
-                        "{base}/{}",
-                        label.split_whitespace().collect::<Vec<_>>().join("-")
-                    )
-                }
-            })
-            .collect(),
-    };
-    // Every name is checked before anything is written: a name the file repeats (a
-    // conversation listed twice) or one already taken would fail the import halfway.
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for (index, name) in names.iter().enumerate() {
-        if let Some(first) = seen.insert(name, index) {
-            return Err(Failure::usage(format!(
-                "{file_name}: conversations {first} and {index} would both be session {:?} \
-                 (the file repeats their label); nothing was imported",
-                printable(name)
-            )));
-        }
-    }
-    let family = match args.model_family {
-        Some(family) => family.into(),
-        None => imported
-            .sessions
-            .iter()
-            .find_map(|session| session.model.as_deref())
-            .and_then(ModelFamily::of_model)
-            .unwrap_or(ModelFamily::Claude),
-    };
-    let mut config = EngineConfig::default();
-    config.policy.family = family;
-    let mut engine = places.engine(config)?;
-    for name in &names {
-        if engine.session_info(name).is_ok() {
-            return Err(Failure::usage(format!(
-                "a session named {:?} already exists (choose another with --session); \
-                 nothing was imported",
-                printable(name)
-            )));
-        }
-    }
-    let calls: Vec<usize> = imported
-        .sessions
-        .iter()
-        .map(|session| session.messages.iter().map(|m| m.tool_calls.len()).sum())
-        .collect();
-    let compactions: Vec<usize> = imported
-        .sessions
-        .iter()
-        .map(|session| session.compactions.len())
-        .collect();
-    let format = imported.format;
-    // One transaction for the whole file: every session is stored, or none.
-    let infos = engine.import_sessions(
-        names
-            .iter()
-            .cloned()
-            .zip(
-                imported
-                    .sessions
-                    .into_iter()
-                    .map(|session| session.messages),
-            )
-            .collect(),
-    )?;
-    let summary: Vec<serde_json::Value> = infos
-        .iter()
-        .zip(calls.iter().zip(&compactions))
-        .map(|(info, (calls, compactions))| {
-            json!({"session": info.name, "messages": info.messages, "tool_calls": calls, "tokens": info.total_tokens, "compactions_in_source": compactions})
-        })
-        .collect();
-    if args.json {
-        return line(
-            json!({"file": file_name, "format": format.as_str(), "family": family.as_str(), "sessions": summary}),
-        );
-    }
-    line(format_args!(
-        "imported {file_name} ({}, tokens estimated as {}) into {} session(s):",
-        format.as_str(),
-        family.as_str(),
-        summary.len()
-    ))?;
-    for item in summary.iter().take(20) {
-        line(format_args!(
-            "  {}: {} messages, {} tool calls, {} tokens",
-            printable(item["session"].as_str().unwrap_or_default()),
-            item["messages"],
-            item["tool_calls"],
-            thousands(item["tokens"].as_u64().unwrap_or_default())
-        ))?;
-    }
-    if summary.len() > 20 {
-        line(format_args!(
-            "  … and {} more (ctxkit sessions lists them)",
-            summary.len() - 20
-        ))?;
-    }
-    Ok(())
 }
 
 /// Options of `ctxkit append`.

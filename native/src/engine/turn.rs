@@ -100,6 +100,8 @@ impl Engine {
         }
     }
 
+    // Over 100 lines; left whole here while another branch edits this folder (issue 35, item 7).
+    #[allow(clippy::too_many_lines)]
     fn try_turn(&mut self, session: &str, answers: Answers, budget: Budget) -> Result<Attempt> {
         let mut events = Vec::new();
         let now = self.clock.now_unix();

@@ -183,3 +183,14 @@ impl Drop for Backend {
         }
     }
 }
+
+/// The database `direct` names (a URL of the server), through the pooler.
+pub fn pooled(direct: &str) -> String {
+    let database = direct.rsplit('/').next().unwrap();
+    let pooler = match std::env::var("CTXKIT_TEST_PGBOUNCER_URL") {
+        Ok(value) if !value.is_empty() => value,
+        _ => panic!("CTXKIT_TEST_PGBOUNCER_URL is not set: source scripts/pg-server.sh"),
+    };
+    let (base, _) = pooler.rsplit_once('/').unwrap();
+    format!("{base}/{database}?sslmode=disable")
+}

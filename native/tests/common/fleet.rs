@@ -1,5 +1,5 @@
 //! Worker processes of a fleet, for the PostgreSQL fleet tests: each is the test binary itself,
-//! run with `--exact fleet_worker` and the worker's orders in the environment, appending
+//! run with `--exact common::fleet::fleet_worker` and the worker's orders in the environment, appending
 //! messages through its own engine, retrying what [`ctxkit::Error::is_retryable`] says may
 //! succeed, and printing one line per committed message (`committed S I`) and per error
 //! (`error: ...`).
@@ -57,7 +57,8 @@ pub struct Orders<'a> {
 /// Starts a worker process with `orders`, its standard output piped.
 pub fn spawn(orders: &Orders<'_>) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "fleet_worker", "--nocapture", "--test-threads=1"])
+        .args(["--exact", &super::test_name(module_path!(), "fleet_worker")])
+        .args(["--nocapture", "--test-threads=1"])
         .env(URL, orders.url)
         .env(WORKER, orders.worker.to_string())
         .env(SESSIONS, orders.sessions.join(","))
@@ -77,6 +78,13 @@ pub fn lines(child: &mut Child) -> Vec<String> {
         .lines()
         .map_while(Result::ok)
         .collect()
+}
+
+/// The worker process, in every test binary that has this module: [`spawn`] runs the binary
+/// with `--exact` naming this test; nothing to do as a test of the suite.
+#[test]
+fn fleet_worker() {
+    worker_main();
 }
 
 /// Runs the worker the environment describes; does nothing without one (as a test of the

@@ -21,7 +21,17 @@ use std::time::Duration;
 use ctxkit::core::compaction::Budget;
 use ctxkit::core::compaction::Policy;
 use ctxkit::core::{Message, ToolCall};
-use ctxkit::{Engine, EngineConfig, TurnResult};
+use ctxkit::{Engine, EngineConfig, Event, TurnResult, WarningKind};
+
+/// The name libtest gives test `test` of module `module` (`module_path!()` there): its path
+/// without the test binary's crate name, for `--exact` when a test runs its own binary as a
+/// child process.
+pub fn test_name(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{test}"),
+        None => test.to_owned(),
+    }
+}
 
 /// The raw corpus of real transcripts: `../shared/corpus/raw` from the project root, found
 /// the way every cross-crate test finds it ([`ctxkit_tests::corpus_dir`]).
@@ -367,4 +377,23 @@ pub fn run_until_compaction(engine: &mut Engine, session: &str) -> TurnResult {
         }
     }
     panic!("no compaction in 200 turns");
+}
+
+/// The warnings a turn reported, as (kind, message).
+pub fn warnings(view: &TurnResult) -> Vec<(WarningKind, String)> {
+    view.events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Warning { kind, message, .. } => Some((*kind, message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A call and its big result.
+pub fn exchange(call_id: &str, output: String) -> Vec<Message> {
+    vec![
+        Message::assistant("", vec![ToolCall::new(call_id, "bash", "{}")]),
+        Message::tool_result(call_id, output, false),
+    ]
 }

@@ -34,12 +34,20 @@ use ctxkit_core::{Entry, Message, Session};
 use super::{both, exempt, input, output, Row};
 use crate::view::JsTurnInputs;
 
-const WIRE_FORMAT: &str = "a provider's wire format, read and written as JSON by the core's converters (ctxkit_core::wire), not through a serde type; tests/tests/wire_*.rs and pkg/test/fixtures.test.mjs check them on the fixtures";
+const WIRE_FORMAT: &str = "a provider's wire format, read and written as JSON by the core's converters (ctxkit_core::wire), not through a serde type; tests/tests/all/wire_*.rs and pkg/test/fixtures.test.mjs check them on the fixtures";
 const READ_BY_KEY: &str = "read key by key (plan.rs, nudge.rs: the log message by message, so an error names the message), not through a serde type; pkg/test/ts_shapes.test.mjs calls the function to check which keys it reads, requires and lets be null (the values' types are mapped here)";
 const VIEW: &str = "a view rendered by view.rs (render, render_cached): `format`, `system` and `messages` set on a JS object, or the core's wire renderer's JSON with `format` added; no serde type";
 
 /// Every row (see the module documentation).
 pub(crate) fn rows() -> Vec<Row> {
+    [message_rows(), plan_rows(), engine_rows(), function_rows()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The rows of wire.rs and history.rs: messages, wire formats and the history tools.
+fn message_rows() -> Vec<Row> {
     vec![
         // wire.rs: messages.
         exempt("Json", "any JSON value (serde_json::Value: an opaque block, a tool call's input)"),
@@ -72,6 +80,12 @@ pub(crate) fn rows() -> Vec<Row> {
         exempt("ToolFormat", "a string union read by history.rs (historyTools' format), no serde type; pkg/test/history.test.mjs calls it with each value and a bad one"),
         exempt("ExecutableToolCall", "one of three call shapes (ctxkit's ToolCall, OpenAI's, an Anthropic tool_use block) told apart key by key in history.rs, not through a serde type; pkg/test/history.test.mjs executes each"),
         exempt("ExecuteToolOptions", "holds a function (read_file), which serde cannot read; its data fields are read by history.rs's ExecuteOptions (deny_unknown_fields)"),
+    ]
+}
+
+/// The rows of plan.rs: budget, policy, the turn's state and results.
+fn plan_rows() -> Vec<Row> {
+    vec![
         // plan.rs: budget and policy.
         output::<Budget>("Budget", "defaults().budget"),
         input::<Budget>("BudgetOptions", "TurnInputs.budget: every field defaults"),
@@ -111,6 +125,12 @@ pub(crate) fn rows() -> Vec<Row> {
             .shell_field(Some("ready"), "view", false, "the view, rendered by view::render and set on the result"),
         exempt("SummaryCheckpointInput", READ_BY_KEY),
         output::<crate::plan::SummaryCheckpointOutput>("SummaryCheckpoint", "summaryCheckpoint's result"),
+    ]
+}
+
+/// The rows of view.rs and engine.rs: turn options, views and the Engine.
+fn engine_rows() -> Vec<Row> {
+    vec![
         // view.rs: turn options and views.
         both::<WireFormat>("ViewFormat", "TurnInputs.format"),
         input::<JsTurnInputs>("TurnInputs", "the options of Engine.view and planTurn"),
@@ -151,6 +171,12 @@ pub(crate) fn rows() -> Vec<Row> {
         output::<ctxkit_core::memory::RejectedDraft>("RejectedDraft", "ExtractionOutcome.rejected"),
         output::<ctxkit_core::memory::ExtractionOutcome>("ExtractionOutcome", "ExtractionResult.outcome"),
         output::<crate::prepare::ExtractionResult>("ExtractionResult", "TurnResult.extraction, from prepare"),
+    ]
+}
+
+/// The rows of the Engine's offload writer, then the free functions' shapes and wasm-bindgen's own.
+fn function_rows() -> Vec<Row> {
+    vec![
         // offload_store.rs and pkg/src/extras.mjs: the Engine's offload writer.
         exempt("OffloadWriter", "a JS object of two functions (write, read), called by offload_store.rs"),
         exempt("OffloadOptions", "a JS object holding the writer; its data fields (session, agent_tools, and policy as a Partial<OffloadPolicy>) are read by offload_store.rs's Fields, which refuses unknown keys; pkg/test/offload.test.mjs checks a bad one"),

@@ -54,6 +54,8 @@ struct Outcome {
 }
 
 impl Facts {
+    // Over 100 lines; left whole here while another branch edits this folder (issue 35, item 7).
+    #[allow(clippy::too_many_lines)]
     pub(super) fn gather(messages: &[Message], limits: &ExtractiveLimits) -> Facts {
         let mut facts = Facts::default();
         let mut seen_files = BTreeSet::new();

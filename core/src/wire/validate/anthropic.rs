@@ -33,14 +33,9 @@ use super::{str_field, violation, Violation};
 /// assert!(violations[0].message.starts_with("`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1."));
 /// ```
 pub fn validate_anthropic(request: &Value) -> Vec<Violation> {
-    let messages = match request {
-        Value::Array(messages) => messages,
-        Value::Object(object) => match object.get("messages") {
-            Some(Value::Array(messages)) => messages,
-            Some(_) => return vec![violation("messages", "Input should be a valid list")],
-            None => return vec![violation("messages", "Field required")],
-        },
-        _ => return vec![violation("body", "Input should be a valid dictionary")],
+    let messages = match messages_of(request) {
+        Ok(messages) => messages,
+        Err(refused) => return vec![refused],
     };
     let mut violations = Vec::new();
     if messages.is_empty() {
@@ -72,84 +67,129 @@ pub fn validate_anthropic(request: &Value) -> Vec<Violation> {
             index == last && role == Some("assistant"),
             &mut violations,
         );
-
-        // Results must answer the previous message's calls, all of them.
-        let answered: Vec<&str> = blocks
-            .iter()
-            .filter(|block| str_field(block, "type") == Some("tool_result"))
-            .filter_map(|block| str_field(block, "tool_use_id"))
-            .collect();
-        let unanswered: Vec<&str> = previous_tool_uses
-            .iter()
-            .map(String::as_str)
-            .filter(|id| role != Some("user") || !answered.contains(id))
-            .collect();
-        if !unanswered.is_empty() {
-            violations.push(violation(
-                format!("messages.{}", index.saturating_sub(1)),
-                format!(
-                    "`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                    unanswered.join(", ")
-                ),
-            ));
-        }
-
-        let mut tool_uses = Vec::new();
-        let mut other_block_seen = false;
-        for (block_index, block) in blocks.iter().enumerate() {
-            let block_at = format!("{at}.content.{block_index}");
-            match str_field(block, "type") {
-                Some("tool_use") => {
-                    let id = str_field(block, "id").unwrap_or_default();
-                    if !is_valid_id(id) {
-                        violations.push(violation(
-                            format!("{block_at}.tool_use.id"),
-                            "String should match pattern '^[a-zA-Z0-9_-]+$'",
-                        ));
-                    }
-                    if !seen_ids.insert(id.to_owned()) {
-                        violations
-                            .push(violation(block_at.clone(), "`tool_use` ids must be unique"));
-                    }
-                    if role != Some("assistant") {
-                        violations.push(violation(
-                            block_at,
-                            "`tool_use` blocks can only be in `assistant` messages",
-                        ));
-                    }
-                    tool_uses.push(id.to_owned());
-                }
-                Some("tool_result") => {
-                    let id = str_field(block, "tool_use_id").unwrap_or_default();
-                    if !previous_tool_uses.iter().any(|call| call == id) {
-                        violations.push(violation(
-                            block_at.clone(),
-                            format!("unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."),
-                        ));
-                    }
-                    if other_block_seen {
-                        violations.push(violation(
-                            block_at,
-                            "`tool_result` blocks must come first in the content of a user message, before any other block",
-                        ));
-                    }
-                }
-                _ => other_block_seen = true,
-            }
-        }
-        previous_tool_uses = tool_uses;
+        check_answered(&blocks, role, &previous_tool_uses, index, &mut violations);
+        let message = MessageAt {
+            at: &at,
+            role,
+            previous_tool_uses: &previous_tool_uses,
+        };
+        previous_tool_uses = check_blocks(&blocks, &message, &mut seen_ids, &mut violations);
     }
     if !previous_tool_uses.is_empty() {
         // A trailing call with no next message at all.
-        violations.push(violation(
-            format!("messages.{last}"),
-            format!(
-                "`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                previous_tool_uses.join(", ")
-            ),
-        ));
+        violations.push(unanswered_violation(last, &previous_tool_uses));
     }
     violations
+}
+
+/// The request's messages, or the one violation that stops the check before them.
+fn messages_of(request: &Value) -> Result<&Vec<Value>, Violation> {
+    match request {
+        Value::Array(messages) => Ok(messages),
+        Value::Object(object) => match object.get("messages") {
+            Some(Value::Array(messages)) => Ok(messages),
+            Some(_) => Err(violation("messages", "Input should be a valid list")),
+            None => Err(violation("messages", "Field required")),
+        },
+        _ => Err(violation("body", "Input should be a valid dictionary")),
+    }
+}
+
+/// Results must answer the previous message's calls, all of them: the calls of message
+/// `index - 1` that this message (a user message's `tool_result` blocks) leaves unanswered.
+fn check_answered(
+    blocks: &[&Value],
+    role: Option<&str>,
+    previous_tool_uses: &[String],
+    index: usize,
+    violations: &mut Vec<Violation>,
+) {
+    let answered: Vec<&str> = blocks
+        .iter()
+        .filter(|block| str_field(block, "type") == Some("tool_result"))
+        .filter_map(|block| str_field(block, "tool_use_id"))
+        .collect();
+    let unanswered: Vec<String> = previous_tool_uses
+        .iter()
+        .filter(|id| role != Some("user") || !answered.contains(&id.as_str()))
+        .cloned()
+        .collect();
+    if !unanswered.is_empty() {
+        violations.push(unanswered_violation(index.saturating_sub(1), &unanswered));
+    }
+}
+
+/// The API's words for calls of message `index` that the next message does not answer.
+fn unanswered_violation(index: usize, ids: &[String]) -> Violation {
+    violation(
+        format!("messages.{index}"),
+        format!(
+            "`tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            ids.join(", ")
+        ),
+    )
+}
+
+/// Where a message is and what came before it, for checking its blocks.
+struct MessageAt<'m> {
+    /// `messages.N`.
+    at: &'m str,
+    role: Option<&'m str>,
+    /// The ids of the previous message's `tool_use` blocks.
+    previous_tool_uses: &'m [String],
+}
+
+/// Checks a message's `tool_use` and `tool_result` blocks (ids, roles, order); returns the ids
+/// of its `tool_use` blocks, which the next message must answer.
+fn check_blocks(
+    blocks: &[&Value],
+    message: &MessageAt<'_>,
+    seen_ids: &mut BTreeSet<String>,
+    violations: &mut Vec<Violation>,
+) -> Vec<String> {
+    let mut tool_uses = Vec::new();
+    let mut other_block_seen = false;
+    for (block_index, block) in blocks.iter().enumerate() {
+        let block_at = format!("{}.content.{block_index}", message.at);
+        match str_field(block, "type") {
+            Some("tool_use") => {
+                let id = str_field(block, "id").unwrap_or_default();
+                if !is_valid_id(id) {
+                    violations.push(violation(
+                        format!("{block_at}.tool_use.id"),
+                        "String should match pattern '^[a-zA-Z0-9_-]+$'",
+                    ));
+                }
+                if !seen_ids.insert(id.to_owned()) {
+                    violations.push(violation(block_at.clone(), "`tool_use` ids must be unique"));
+                }
+                if message.role != Some("assistant") {
+                    violations.push(violation(
+                        block_at,
+                        "`tool_use` blocks can only be in `assistant` messages",
+                    ));
+                }
+                tool_uses.push(id.to_owned());
+            }
+            Some("tool_result") => {
+                let id = str_field(block, "tool_use_id").unwrap_or_default();
+                if !message.previous_tool_uses.iter().any(|call| call == id) {
+                    violations.push(violation(
+                        block_at.clone(),
+                        format!("unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."),
+                    ));
+                }
+                if other_block_seen {
+                    violations.push(violation(
+                        block_at,
+                        "`tool_result` blocks must come first in the content of a user message, before any other block",
+                    ));
+                }
+            }
+            _ => other_block_seen = true,
+        }
+    }
+    tool_uses
 }
 
 /// The content block types the Messages API takes (client and server tool blocks included, and

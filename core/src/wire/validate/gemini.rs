@@ -26,23 +26,9 @@ use crate::wire::gemini::{PART_DATA_FIELDS, PART_META_FIELDS};
 ///     "contents[0]: Please ensure that function response turn comes immediately after a function call turn.");
 /// ```
 pub fn validate_gemini(request: &Value) -> Vec<Violation> {
-    let contents = match request {
-        Value::Array(contents) => contents,
-        Value::Object(object) => match object.get("contents") {
-            Some(Value::Array(contents)) => contents,
-            _ => {
-                return vec![violation(
-                    "contents",
-                    "* GenerateContentRequest.contents: contents is not specified",
-                )]
-            }
-        },
-        _ => {
-            return vec![violation(
-                "contents",
-                "Invalid JSON payload received. Expected an object.",
-            )]
-        }
+    let contents = match contents_of(request) {
+        Ok(contents) => contents,
+        Err(refused) => return vec![refused],
     };
     let mut violations = Vec::new();
     if contents.is_empty() {
@@ -54,73 +40,12 @@ pub fn validate_gemini(request: &Value) -> Vec<Violation> {
     // The previous content's kind, and the names of its calls if it was a call turn.
     let mut previous: Option<Turn> = None;
     for (index, content) in contents.iter().enumerate() {
-        let at = format!("contents[{index}]");
-        let role = str_field(content, "role").unwrap_or("user");
-        if !matches!(role, "user" | "model" | "function") {
-            violations.push(violation(
-                format!("{at}.role"),
-                "Please use a valid role: user, model.",
-            ));
-        }
-        let parts = content
-            .get("parts")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if parts.is_empty() {
-            violations.push(violation(
-                format!("{at}.parts"),
-                format!("* GenerateContentRequest.{at}.parts: contents.parts must not be empty."),
-            ));
-        }
-        let mut calls = Vec::new();
-        let mut responses = Vec::new();
-        for (part_index, part) in parts.iter().enumerate() {
-            let part_at = format!("{at}.parts[{part_index}]");
-            check_part(part, &part_at, &mut violations);
-            if let Some(call) = part.get("functionCall") {
-                calls.push(str_field(call, "name").unwrap_or_default().to_owned());
-            }
-            if let Some(response) = part.get("functionResponse") {
-                responses.push(str_field(response, "name").unwrap_or_default().to_owned());
-            }
-        }
-        if !calls.is_empty() && matches!(previous, Some(Turn::Model | Turn::Calls(_)) | None) {
-            violations.push(violation(
-                at.clone(),
-                "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
-            ));
-        }
-        let expected = match &previous {
-            Some(Turn::Calls(names)) => Some(names.clone()),
-            _ => None,
-        };
-        match (expected, responses.is_empty()) {
-            (Some(names), _) => {
-                let mut sorted_calls = names.clone();
-                let mut sorted_responses = responses.clone();
-                sorted_calls.sort();
-                sorted_responses.sort();
-                if sorted_calls != sorted_responses {
-                    violations.push(violation(
-                        at.clone(),
-                        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
-                    ));
-                }
-            }
-            (None, false) => violations.push(violation(
-                at.clone(),
-                "Please ensure that function response turn comes immediately after a function call turn.",
-            )),
-            (None, true) => {}
-        }
-        previous = Some(if !calls.is_empty() {
-            Turn::Calls(calls)
-        } else if role == "model" {
-            Turn::Model
-        } else {
-            Turn::User
-        });
+        previous = Some(check_content(
+            content,
+            index,
+            previous.as_ref(),
+            &mut violations,
+        ));
     }
     if let Some(Turn::Calls(_)) = previous {
         violations.push(violation(
@@ -129,6 +54,107 @@ pub fn validate_gemini(request: &Value) -> Vec<Violation> {
         ));
     }
     violations
+}
+
+/// The request's contents, or the one violation that stops the check before them.
+fn contents_of(request: &Value) -> Result<&Vec<Value>, Violation> {
+    match request {
+        Value::Array(contents) => Ok(contents),
+        Value::Object(object) => match object.get("contents") {
+            Some(Value::Array(contents)) => Ok(contents),
+            _ => Err(violation(
+                "contents",
+                "* GenerateContentRequest.contents: contents is not specified",
+            )),
+        },
+        _ => Err(violation(
+            "contents",
+            "Invalid JSON payload received. Expected an object.",
+        )),
+    }
+}
+
+/// Checks content `index` (its role, its parts, its calls and responses against the turn
+/// before it); returns what kind of turn it is.
+fn check_content(
+    content: &Value,
+    index: usize,
+    previous: Option<&Turn>,
+    violations: &mut Vec<Violation>,
+) -> Turn {
+    let at = format!("contents[{index}]");
+    let role = str_field(content, "role").unwrap_or("user");
+    if !matches!(role, "user" | "model" | "function") {
+        violations.push(violation(
+            format!("{at}.role"),
+            "Please use a valid role: user, model.",
+        ));
+    }
+    let parts = content
+        .get("parts")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if parts.is_empty() {
+        violations.push(violation(
+            format!("{at}.parts"),
+            format!("* GenerateContentRequest.{at}.parts: contents.parts must not be empty."),
+        ));
+    }
+    let mut calls = Vec::new();
+    let mut responses = Vec::new();
+    for (part_index, part) in parts.iter().enumerate() {
+        let part_at = format!("{at}.parts[{part_index}]");
+        check_part(part, &part_at, violations);
+        if let Some(call) = part.get("functionCall") {
+            calls.push(str_field(call, "name").unwrap_or_default().to_owned());
+        }
+        if let Some(response) = part.get("functionResponse") {
+            responses.push(str_field(response, "name").unwrap_or_default().to_owned());
+        }
+    }
+    if !calls.is_empty() && matches!(previous, Some(Turn::Model | Turn::Calls(_)) | None) {
+        violations.push(violation(
+            at.clone(),
+            "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+        ));
+    }
+    check_responses(previous, &responses, &at, violations);
+    if !calls.is_empty() {
+        Turn::Calls(calls)
+    } else if role == "model" {
+        Turn::Model
+    } else {
+        Turn::User
+    }
+}
+
+/// A content's function responses answer the calls of the turn right before it, all of them.
+fn check_responses(
+    previous: Option<&Turn>,
+    responses: &[String],
+    at: &str,
+    violations: &mut Vec<Violation>,
+) {
+    match previous {
+        Some(Turn::Calls(names)) => {
+            let mut sorted_calls = names.clone();
+            let mut sorted_responses = responses.to_vec();
+            sorted_calls.sort();
+            sorted_responses.sort();
+            if sorted_calls != sorted_responses {
+                violations.push(violation(
+                    at,
+                    "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+                ));
+            }
+        }
+        _ if !responses.is_empty() => violations.push(violation(
+            at,
+            "Please ensure that function response turn comes immediately after a function call turn.",
+        )),
+        _ => {}
+    }
 }
 
 enum Turn {

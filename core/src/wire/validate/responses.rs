@@ -61,30 +61,14 @@ const ITEM_TYPES: [&str; 22] = [
 ///     "input[1]: No tool call found for function call output with call_id call_9.");
 /// ```
 pub fn validate_responses(request: &Value) -> Vec<Violation> {
-    let items = match request {
-        Value::Array(items) => items,
-        Value::Object(object) => match object.get("input") {
-            Some(Value::Array(items)) => items,
-            Some(Value::String(_)) => return Vec::new(),
-            Some(_) => {
-                return vec![violation(
-                "input",
-                "Invalid type for 'input': expected one of a string or an array of input items.",
-            )]
-            }
-            None => return vec![violation("input", "Missing required parameter: 'input'.")],
-        },
-        _ => {
-            return vec![violation(
-                "input",
-                "Invalid type for 'input': expected one of a string or an array of input items.",
-            )]
-        }
+    let items = match input_items(request) {
+        Ok(Some(items)) => items,
+        // A string input is one user message: nothing to check.
+        Ok(None) => return Vec::new(),
+        Err(refused) => return vec![refused],
     };
     let mut violations = Vec::new();
-    // call_id → (item index, answered, custom)
-    let mut calls: BTreeMap<String, (usize, bool, bool)> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
+    let mut calls = Calls::default();
     let mut marks = 0;
     for (index, item) in items.iter().enumerate() {
         let at = format!("input[{index}]");
@@ -106,57 +90,16 @@ pub fn validate_responses(request: &Value) -> Vec<Violation> {
         match kind {
             "message" => marks += check_message(item, &at, &mut violations),
             "function_call" | "custom_tool_call" => {
-                let id = str_field(item, "call_id").unwrap_or_default();
-                if id.is_empty() {
-                    violations.push(violation(
-                        format!("{at}.call_id"),
-                        format!("Missing required parameter: '{at}.call_id'."),
-                    ));
-                } else if calls.contains_key(id) {
-                    violations.push(violation(
-                        format!("{at}.call_id"),
-                        format!("Duplicate value for 'call_id' of '{id}' in 'input'."),
-                    ));
-                } else {
-                    calls.insert(id.to_owned(), (index, false, kind == "custom_tool_call"));
-                    order.push(id.to_owned());
-                }
-                if str_field(item, "name").is_none_or(str::is_empty) {
-                    violations.push(violation(
-                        format!("{at}.name"),
-                        format!("Missing required parameter: '{at}.name'."),
-                    ));
-                }
+                calls.record_call(item, index, kind == "custom_tool_call", &mut violations);
             }
             "function_call_output" | "custom_tool_call_output" => {
                 marks += check_marks(item.get("output"), &format!("{at}.output"), &mut violations);
-                let id = str_field(item, "call_id").unwrap_or_default();
-                let custom = kind == "custom_tool_call_output";
-                match calls.get_mut(id) {
-                    Some((_, answered, is_custom)) if *is_custom == custom && !*answered => {
-                        *answered = true;
-                    }
-                    Some((_, true, _)) => violations.push(violation(
-                        format!("{at}.call_id"),
-                        format!("Duplicate tool output found for call_id {id}."),
-                    )),
-                    _ => {
-                        let what = if custom {
-                            "custom tool call"
-                        } else {
-                            "function call"
-                        };
-                        let call = if custom {
-                            "custom tool call"
-                        } else {
-                            "tool call"
-                        };
-                        violations.push(violation(
-                            at,
-                            format!("No {call} found for {what} output with call_id {id}."),
-                        ));
-                    }
-                }
+                calls.record_output(
+                    item,
+                    &at,
+                    kind == "custom_tool_call_output",
+                    &mut violations,
+                );
             }
             "reasoning" => {
                 if items.get(index + 1).is_none_or(is_user_side) {
@@ -178,20 +121,125 @@ pub fn validate_responses(request: &Value) -> Vec<Violation> {
             )),
         }
     }
-    let answered: BTreeSet<&str> = calls
-        .iter()
-        .filter(|(_, (_, answered, _))| *answered)
-        .map(|(id, _)| id.as_str())
-        .collect();
-    for id in order.iter().filter(|id| !answered.contains(id.as_str())) {
-        let index = calls.get(id).map_or(0, |(index, _, _)| *index);
-        violations.push(violation(
-            format!("input[{index}]"),
-            format!("No tool output found for function call {id}."),
-        ));
-    }
+    calls.check_unanswered(&mut violations);
     check_count(marks, "input", &mut violations);
     violations
+}
+
+/// The request's input items (`None` for a string input), or the one violation that stops the
+/// check before them.
+fn input_items(request: &Value) -> Result<Option<&Vec<Value>>, Violation> {
+    const NOT_ITEMS: &str =
+        "Invalid type for 'input': expected one of a string or an array of input items.";
+    match request {
+        Value::Array(items) => Ok(Some(items)),
+        Value::Object(object) => match object.get("input") {
+            Some(Value::Array(items)) => Ok(Some(items)),
+            Some(Value::String(_)) => Ok(None),
+            Some(_) => Err(violation("input", NOT_ITEMS)),
+            None => Err(violation("input", "Missing required parameter: 'input'.")),
+        },
+        _ => Err(violation("input", NOT_ITEMS)),
+    }
+}
+
+/// The tool calls of the input so far, each with the item index it is at, whether an output
+/// answered it, and whether it is a custom tool call; and their order.
+#[derive(Default)]
+struct Calls {
+    by_id: BTreeMap<String, (usize, bool, bool)>,
+    order: Vec<String>,
+}
+
+impl Calls {
+    /// A `function_call` or `custom_tool_call` item at `index`: its id new and its name given.
+    fn record_call(
+        &mut self,
+        item: &Value,
+        index: usize,
+        custom: bool,
+        violations: &mut Vec<Violation>,
+    ) {
+        let at = format!("input[{index}]");
+        let id = str_field(item, "call_id").unwrap_or_default();
+        if id.is_empty() {
+            violations.push(violation(
+                format!("{at}.call_id"),
+                format!("Missing required parameter: '{at}.call_id'."),
+            ));
+        } else if self.by_id.contains_key(id) {
+            violations.push(violation(
+                format!("{at}.call_id"),
+                format!("Duplicate value for 'call_id' of '{id}' in 'input'."),
+            ));
+        } else {
+            self.by_id.insert(id.to_owned(), (index, false, custom));
+            self.order.push(id.to_owned());
+        }
+        if str_field(item, "name").is_none_or(str::is_empty) {
+            violations.push(violation(
+                format!("{at}.name"),
+                format!("Missing required parameter: '{at}.name'."),
+            ));
+        }
+    }
+
+    /// An output item: it answers an earlier call of its kind, once.
+    fn record_output(
+        &mut self,
+        item: &Value,
+        at: &str,
+        custom: bool,
+        violations: &mut Vec<Violation>,
+    ) {
+        let id = str_field(item, "call_id").unwrap_or_default();
+        match self.by_id.get_mut(id) {
+            Some((_, answered, is_custom)) if *is_custom == custom && !*answered => {
+                *answered = true;
+            }
+            Some((_, true, _)) => violations.push(violation(
+                format!("{at}.call_id"),
+                format!("Duplicate tool output found for call_id {id}."),
+            )),
+            _ => {
+                let what = if custom {
+                    "custom tool call"
+                } else {
+                    "function call"
+                };
+                let call = if custom {
+                    "custom tool call"
+                } else {
+                    "tool call"
+                };
+                violations.push(violation(
+                    at,
+                    format!("No {call} found for {what} output with call_id {id}."),
+                ));
+            }
+        }
+    }
+
+    /// Every call no output answered, in input order.
+    fn check_unanswered(&self, violations: &mut Vec<Violation>) {
+        let answered: BTreeSet<&str> = self
+            .by_id
+            .iter()
+            .filter(|(_, (_, answered, _))| *answered)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        for id in self
+            .order
+            .iter()
+            .filter(|id| !answered.contains(id.as_str()))
+        {
+            let index = self.by_id.get(id).map_or(0, |(index, _, _)| *index);
+            violations.push(violation(
+                format!("input[{index}]"),
+                format!("No tool output found for function call {id}."),
+            ));
+        }
+    }
 }
 
 /// Checks the cache breakpoints of the parts `content` holds (when it is an array of parts);

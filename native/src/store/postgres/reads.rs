@@ -312,6 +312,8 @@ pub(super) fn floor(last_seq: u64) -> u64 {
 /// stop at their first hits) and returns it, none when there is no such session. A session
 /// with no message below the floor has no older part. [`SearchRows`] runs it,
 /// [`crate::store::PostgresStore::explain_history_search`] shows its plan.
+// Over 100 lines; left whole here while another branch edits this folder (issue 35, item 7).
+#[allow(clippy::too_many_lines)]
 pub(super) fn pass_query(of: Of<'_>, keys: &[String], wanted: usize, part: Part) -> Query {
     let mut query = Query::new("");
     let limit = query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
