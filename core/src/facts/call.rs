@@ -33,7 +33,9 @@ pub enum CallShape {
 }
 
 /// Keys of the text an edit replaces or inserts (compared as [`normalized_key`] gives them).
-const EDIT_KEYS: [&str; 14] = [
+const EDIT_KEYS: [&str; 16] = [
+    "old",
+    "new",
     "oldstring",
     "newstring",
     "oldstr",

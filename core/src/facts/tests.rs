@@ -124,6 +124,13 @@ fn framework_tools_with_their_own_names_are_read_by_shape() {
     );
     assert_eq!(
         files(
+            "edit_file",
+            r#"{"path":"src/cli.rs","old":"List {","new":"List { json: bool,"}"#
+        ),
+        one("src/cli.rs", FileAction::Edited)
+    );
+    assert_eq!(
+        files(
             "str_replace_editor",
             r#"{"command":"create","path":"/w/p/a.py","file_text":"x"}"#
         ),
