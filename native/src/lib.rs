@@ -84,6 +84,7 @@ pub mod files;
 pub mod held_dir;
 pub mod llm;
 pub mod offload;
+pub mod proxy;
 pub mod reports;
 pub mod store;
 

@@ -1,0 +1,156 @@
+//! `ctxkit proxy` in front of a fake Anthropic upstream on loopback: a scripted agent re-sends
+//! its growing history (big tool outputs, a small window) as Claude Code does, streaming and
+//! not. Every request the upstream receives is checked: valid by the core's Anthropic
+//! validator, within the window by the estimate, the agent's other fields byte for byte; every
+//! answer the agent receives is the upstream's, byte for byte; the log holds the conversation
+//! once, answers included.
+
+mod common;
+
+use common::proxy::{answer_content, answer_json, answer_sse, start_proxy, ScriptedAgent};
+use common::proxy::{SYSTEM, TOOLS};
+use common::{LoopbackServer, Received, Reply};
+use ctxkit::core::tokens::{estimate_messages, estimate_tool_schemas, ModelFamily};
+use ctxkit::core::wire::{from_anthropic, validate_anthropic};
+use serde_json::Value;
+
+const WINDOW: u64 = 16_000;
+const TURNS: usize = 24;
+
+fn upstream(stream: bool) -> LoopbackServer {
+    LoopbackServer::start(move |_, index| {
+        if stream {
+            Reply::Respond {
+                status: 200,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                body: answer_sse(index),
+            }
+        } else {
+            Reply::ok(answer_json(index))
+        }
+    })
+}
+
+/// Everything a forwarded request must be (see the module doc); the number of messages the
+/// upstream got.
+fn check_forwarded(received: &Received, stream: bool) -> usize {
+    let body: Value = serde_json::from_str(&received.body).unwrap();
+    assert_eq!(
+        validate_anthropic(&body),
+        vec![],
+        "invalid: {}",
+        received.body
+    );
+    let messages = from_anthropic(&body).unwrap();
+    let tokens = estimate_messages(&messages, ModelFamily::Claude)
+        + estimate_tool_schemas(&body["tools"], ModelFamily::Claude);
+    assert!(tokens <= WINDOW, "{tokens} tokens over the {WINDOW} window");
+    let stream_field = if stream { r#","stream":true"# } else { "" };
+    let prefix = format!(
+        r#"{{"model":"claude-test","max_tokens":1024,"system":{SYSTEM},"tools":{TOOLS},"messages":["#
+    );
+    let suffix = format!(r#"],"metadata":{{"user_id":"u1"}}{stream_field}}}"#);
+    assert!(received.body.starts_with(&prefix), "{}", received.body);
+    assert!(received.body.ends_with(&suffix), "{}", received.body);
+    assert_eq!(received.header("x-api-key"), Some(common::proxy::KEY));
+    assert_eq!(received.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(received.path, "/v1/messages?beta=true");
+    body["messages"].as_array().unwrap().len()
+}
+
+fn run_agent(stream: bool) {
+    let upstream = upstream(stream);
+    let proxy = start_proxy(&upstream.base_url, WINDOW);
+    let mut agent = ScriptedAgent::new("Task: find why compute() overflows and fix it.", stream);
+    for turn in 0..TURNS {
+        let reply = proxy.post("/v1/messages?beta=true", &[], &agent.body());
+        let (expected, content_type) = if stream {
+            (answer_sse(turn), "text/event-stream")
+        } else {
+            (answer_json(turn), "application/json")
+        };
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(
+            reply.text(),
+            expected,
+            "turn {turn}: not the upstream's bytes"
+        );
+        assert_eq!(reply.content_type.as_deref(), Some(content_type));
+        agent.take_answer(&answer_content(turn), turn);
+    }
+    let received = upstream.received();
+    assert_eq!(received.len(), TURNS);
+    let sent: Vec<usize> = received
+        .iter()
+        .map(|r| check_forwarded(r, stream))
+        .collect();
+    // The history outgrew the window: the late requests carry ctxkit's compacted view.
+    let last_history = agent.history.len() - 1;
+    assert!(sent.last().unwrap() < &last_history, "{sent:?}");
+    // One conversation, logged once, each answer included (as the agent re-sent it).
+    let sessions = proxy.sessions();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "{:?}",
+        sessions.iter().map(|s| &s.0).collect::<Vec<_>>()
+    );
+    let mut logged = agent.logged();
+    logged.pop(); // the last tool results: the agent has not sent them yet
+    assert_same_log(&sessions[0].1, &logged);
+}
+
+/// The two logs are equal; on a difference, says where (the logs are long).
+fn assert_same_log(stored: &[ctxkit::core::Message], expected: &[ctxkit::core::Message]) {
+    let first_difference = stored.iter().zip(expected).position(|(a, b)| a != b);
+    if let Some(at) = first_difference {
+        panic!(
+            "message {at} differs:\nstored {:.300?}\nexpected {:.300?}",
+            stored[at], expected[at]
+        );
+    }
+    assert_eq!(stored.len(), expected.len());
+}
+
+#[test]
+fn a_growing_history_is_compacted_into_the_window_and_answers_pass_byte_for_byte() {
+    run_agent(false);
+}
+
+#[test]
+fn streamed_answers_pass_through_as_sent_and_are_reassembled_into_the_log() {
+    run_agent(true);
+}
+
+#[test]
+fn an_upstream_429_or_500_reaches_the_agent_as_the_upstream_said_it() {
+    let bodies = [
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+        ),
+        (
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#,
+        ),
+    ];
+    let upstream = LoopbackServer::start(move |_, index| {
+        let (status, body) = bodies[index % 2];
+        Reply::Respond {
+            status,
+            headers: vec![("retry-after".into(), "7".into())],
+            body: body.to_owned(),
+        }
+    });
+    let proxy = start_proxy(&upstream.base_url, WINDOW);
+    let agent = ScriptedAgent::new("Task: say hi.", false);
+    for (status, body) in bodies {
+        let reply = proxy.post("/v1/messages", &[], &agent.body());
+        assert_eq!((reply.status, reply.text().as_str()), (status, body));
+        assert_eq!(reply.content_type.as_deref(), Some("application/json"));
+    }
+    // The request's message is logged once (the retry re-sent it); no answer was kept.
+    let sessions = proxy.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].1, agent.logged());
+}
