@@ -85,6 +85,27 @@ impl RunningProxy {
         )
     }
 
+    /// Another proxy over the same database (as after a restart); its base URL.
+    pub fn start_again(&self, upstream: &str) -> String {
+        let engine = Engine::open(
+            self.db(),
+            self.dir.path(),
+            engine_config(self.window, ModelFamily::Claude),
+        )
+        .unwrap();
+        let config = ProxyConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            upstream: upstream.to_owned(),
+            token: None,
+            max_body_bytes: 1 << 20,
+            family: ModelFamily::Claude,
+        };
+        let proxy = Proxy::bind(config, engine).unwrap();
+        let base_url = format!("http://{}", proxy.local_addr().unwrap());
+        std::thread::spawn(move || proxy.serve());
+        base_url
+    }
+
     /// The database file.
     pub fn db(&self) -> PathBuf {
         self.dir.path().join(".ctxkit/ctxkit.db")
