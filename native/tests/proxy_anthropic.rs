@@ -45,6 +45,20 @@ fn check_forwarded(received: &Received, stream: bool) -> usize {
     let tokens = estimate_messages(&messages, ModelFamily::Claude)
         + estimate_tool_schemas(&body["tools"], ModelFamily::Claude);
     assert!(tokens <= WINDOW, "{tokens} tokens over the {WINDOW} window");
+    // ctxkit's cache marks on the messages (the agent's moving ones are gone), with the
+    // agent's one on its system prompt: within the provider's four, the newest message marked.
+    let marks = received.body.matches("\"cache_control\"").count();
+    assert!((2..=4).contains(&marks), "{marks} cache marks");
+    let last_message = body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        last_message.contains("cache_control"),
+        "{last_message:.300}"
+    );
     let stream_field = if stream { r#","stream":true"# } else { "" };
     let prefix = format!(
         r#"{{"model":"claude-test","max_tokens":1024,"system":{SYSTEM},"tools":{TOOLS},"messages":["#
@@ -87,6 +101,32 @@ fn run_agent(stream: bool) {
     // The history outgrew the window: the late requests carry ctxkit's compacted view.
     let last_history = agent.history.len() - 1;
     assert!(sent.last().unwrap() < &last_history, "{sent:?}");
+    // Between compactions the cached prefix holds: a request that did not shrink begins with
+    // the one before it, byte for byte but for the moved cache marks.
+    let bodies: Vec<Vec<Value>> = received
+        .iter()
+        .map(|r| unmarked_messages(&r.body))
+        .collect();
+    let mut grew = 0;
+    for pair in bodies.windows(2) {
+        if pair[1].len() > pair[0].len() {
+            grew += 1;
+            if let Some(at) = (0..pair[0].len()).find(|&at| pair[0][at] != pair[1][at]) {
+                let (a, b) = (pair[0][at].to_string(), pair[1][at].to_string());
+                let from = a
+                    .bytes()
+                    .zip(b.bytes())
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(0);
+                panic!(
+                    "message {at} changed at byte {from}: {:?} then {:?}",
+                    a.get(from.saturating_sub(200)..(from + 200).min(a.len())),
+                    b.get(from.saturating_sub(200)..(from + 200).min(b.len()))
+                );
+            }
+        }
+    }
+    assert!(grew >= TURNS / 2, "only {grew} requests grew");
     // One conversation, logged once, each answer included (as the agent re-sent it).
     let sessions = proxy.sessions();
     assert_eq!(
@@ -98,6 +138,20 @@ fn run_agent(stream: bool) {
     let mut logged = agent.logged();
     logged.pop(); // the last tool results: the agent has not sent them yet
     assert_same_log(&sessions[0].1, &logged);
+}
+
+/// A forwarded body's messages without their `cache_control` marks.
+fn unmarked_messages(body: &str) -> Vec<Value> {
+    let body: Value = serde_json::from_str(body).unwrap();
+    let mut messages = body["messages"].as_array().unwrap().clone();
+    for message in &mut messages {
+        if let Some(blocks) = message["content"].as_array_mut() {
+            for block in blocks {
+                block.as_object_mut().unwrap().remove("cache_control");
+            }
+        }
+    }
+    messages
 }
 
 /// The two logs are equal; on a difference, says where (the logs are long).

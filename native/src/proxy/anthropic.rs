@@ -30,6 +30,9 @@ pub struct AgentRequest {
     pub tool_tokens: u64,
     /// Whether the agent asked for a streamed answer.
     pub stream: bool,
+    /// How many `cache_control` marks the agent's `system` and `tools` carry (they reach the
+    /// upstream as they are, so the view's own marks make up the rest of the provider's four).
+    pub agent_cache_marks: usize,
 }
 
 /// The top-level fields of a JSON object, in order, values unparsed.
@@ -82,14 +85,15 @@ impl AgentRequest {
             None => Value::Null,
         };
         let system_text = system_text(&system)?;
-        let tool_tokens = match field("tools") {
-            Some(raw) => {
-                let tools: Value =
-                    serde_json::from_str(raw).map_err(|error| format!("tools: {error}"))?;
-                estimate_tool_schemas(&tools, family)
-            }
-            None => 0,
+        let tools: Value = match field("tools") {
+            Some(raw) => serde_json::from_str(raw).map_err(|error| format!("tools: {error}"))?,
+            None => Value::Null,
         };
+        let tool_tokens = match &tools {
+            Value::Null => 0,
+            tools => estimate_tool_schemas(tools, family),
+        };
+        let agent_cache_marks = cache_marks(&system) + cache_marks(&tools);
         let stream = field("stream").is_some_and(|raw| raw.trim() == "true");
         Ok(AgentRequest {
             fields,
@@ -97,6 +101,7 @@ impl AgentRequest {
             system_text,
             tool_tokens,
             stream,
+            agent_cache_marks,
         })
     }
 
@@ -138,6 +143,36 @@ fn system_text(system: &Value) -> Result<String, String> {
             .collect::<Vec<_>>()
             .join("\n\n")),
         _ => Err("system: expected a string or an array of text blocks".to_owned()),
+    }
+}
+
+/// The `cache_control` marks on the elements of an array (system blocks, tools).
+fn cache_marks(value: &Value) -> usize {
+    value.as_array().map_or(0, |items| {
+        items
+            .iter()
+            .filter(|item| item.get("cache_control").is_some())
+            .count()
+    })
+}
+
+/// Keeps at most `allowed` of the view's `cache_control` marks (rendered at ctxkit's cache
+/// breakpoints), taking the earliest off first: the latest ones are where the next request
+/// reads what this one writes, and a request with more than the provider's four is refused.
+pub fn limit_cache_marks(view: &mut Value, allowed: usize) {
+    let mut marked: Vec<&mut serde_json::Map<String, Value>> = view
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message.get_mut("content"))
+        .filter_map(Value::as_array_mut)
+        .flatten()
+        .filter_map(Value::as_object_mut)
+        .filter(|block| block.contains_key("cache_control"))
+        .collect();
+    let excess = marked.len().saturating_sub(allowed);
+    for block in marked.iter_mut().take(excess) {
+        block.remove("cache_control");
     }
 }
 

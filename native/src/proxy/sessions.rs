@@ -10,11 +10,13 @@
 //! or a credential.
 
 use ctxkit_core::compaction::Budget;
+use ctxkit_core::cost::MAX_BREAKPOINTS;
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::wire::WireFormat;
 use ctxkit_core::Message;
 use serde_json::Value;
 
-use super::anthropic::{view_messages, AgentRequest};
+use super::anthropic::{limit_cache_marks, view_messages, AgentRequest};
 use super::conversation::{chain, find, Found, Index};
 use crate::engine::{Engine, EngineConfig};
 use crate::error::Result;
@@ -88,11 +90,16 @@ impl Conversations {
         let turn =
             self.engine
                 .prepare_agent_turn(&session, &request.system_text, request.tool_tokens)?;
-        let rendered = turn.to_anthropic()?;
-        let view = view_messages(&rendered).map_err(|problem| crate::Error::InvalidInput {
+        // ctxkit's cache breakpoints in place of the agent's (which moved every turn).
+        let rendered = turn.render_cached(WireFormat::Anthropic)?;
+        let mut view = view_messages(&rendered).map_err(|problem| crate::Error::InvalidInput {
             field: format!("session {session:?}: view"),
             problem,
         })?;
+        limit_cache_marks(
+            &mut view,
+            MAX_BREAKPOINTS.saturating_sub(request.agent_cache_marks),
+        );
         Ok(Admitted {
             session,
             new_messages: new.len(),
@@ -124,7 +131,8 @@ impl Conversations {
 
 /// The engine's configuration for the proxy, for a model of `window` tokens: ctxkit builds no
 /// system prompt (the agent's is sent), offloads nothing (an offload reference would name
-/// `read_offload`, a tool the agent does not have), and summarizes extractively.
+/// `read_offload`, a tool the agent does not have), adds no nudge (its reminders name tools the
+/// agent may not have, and the agent's requests are its own), and summarizes extractively.
 pub fn engine_config(window: u64, family: ModelFamily) -> EngineConfig {
     let mut config = EngineConfig {
         budget: Budget::for_window(window),
@@ -132,6 +140,8 @@ pub fn engine_config(window: u64, family: ModelFamily) -> EngineConfig {
         ..EngineConfig::default()
     };
     config.policy.family = family;
+    config.policy.nudges.memory_every_turns = 0;
+    config.policy.nudges.stall_after_turns = 0;
     config.prompt.read_agents_md = false;
     config.prompt.history_guidance = false;
     config.memory.in_prompt = false;
