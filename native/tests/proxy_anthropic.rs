@@ -98,6 +98,15 @@ fn run_agent(stream: bool) {
         .iter()
         .map(|r| check_forwarded(r, stream))
         .collect();
+    // The previous answer's signed thinking goes back to the provider byte for byte (a tool
+    // call's turn needs it).
+    for (turn, request) in received.iter().enumerate().skip(1) {
+        let signature = format!("\"signature\":\"sig-{}-EqQBCgIYAhIM\"", turn - 1);
+        assert!(
+            request.body.contains(&signature),
+            "turn {turn}: thinking lost"
+        );
+    }
     // The history outgrew the window: the late requests carry ctxkit's compacted view.
     let last_history = agent.history.len() - 1;
     assert!(sent.last().unwrap() < &last_history, "{sent:?}");

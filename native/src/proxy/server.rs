@@ -130,7 +130,13 @@ fn check_upstream(url: &str) -> Result<String, String> {
     Ok(url.trim_end_matches('/').to_owned())
 }
 
+/// How long an agent's connection may send nothing before it is dropped (a client that
+/// connects and stalls would otherwise hold its thread for ever).
+const AGENT_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn handle(shared: &Shared, stream: TcpStream) {
+    // Best effort: without the timeout the request is still served.
+    let _ = stream.set_read_timeout(Some(AGENT_READ_TIMEOUT));
     let mut out = match stream.try_clone() {
         Ok(out) => out,
         Err(_) => return,

@@ -178,10 +178,12 @@ pub fn post(url: &str, headers: &[(&str, &str)], body: &[u8]) -> AgentReply {
     }
 }
 
-/// The content blocks the fake upstream answers its `turn`-th request with: a line of text
-/// and a `Bash` call.
+/// The content blocks the fake upstream answers its `turn`-th request with: signed thinking,
+/// a line of text and a `Bash` call.
 pub fn answer_content(turn: usize) -> Value {
     json!([
+        {"type": "thinking", "thinking": format!("The overflow may be in file_{turn}.txt."),
+         "signature": format!("sig-{turn}-EqQBCgIYAhIM")},
         {"type": "text", "text": format!("Turn {turn}: I will look at file_{turn}.txt.")},
         {"type": "tool_use", "id": format!("toolu_{turn:04}"), "name": "Bash",
          "input": {"command": format!("cat file_{turn}.txt")}}
@@ -199,56 +201,49 @@ pub fn answer_json(turn: usize) -> String {
     .to_string()
 }
 
-/// [`answer_content`] as Anthropic's event stream, its text and tool input split in pieces.
+/// [`answer_content`] as Anthropic's event stream: each block opened empty and filled by
+/// deltas (thinking, then its signature; text in two pieces; tool input in two pieces of JSON).
 pub fn answer_sse(turn: usize) -> String {
     let text = format!("Turn {turn}: I will look at file_{turn}.txt.");
-    let (head, tail) = text.split_at(7);
     let input = json!({"command": format!("cat file_{turn}.txt")}).to_string();
-    let (input_head, input_tail) = input.split_at(5);
-    let events = [
+    let blocks = [
         (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null, "usage": {"input_tokens": 1000 + turn, "output_tokens": 1}}}),
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+            vec![
+                json!({"type": "thinking_delta", "thinking": format!("The overflow may be in file_{turn}.txt.")}),
+                json!({"type": "signature_delta", "signature": format!("sig-{turn}-EqQBCgIYAhIM")}),
+            ],
         ),
         (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        ("ping", json!({"type": "ping"})),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": head}}),
+            json!({"type": "text", "text": ""}),
+            vec![
+                json!({"type": "text_delta", "text": &text[..7]}),
+                json!({"type": "text_delta", "text": &text[7..]}),
+            ],
         ),
         (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": tail}}),
+            json!({"type": "tool_use", "id": format!("toolu_{turn:04}"), "name": "Bash", "input": {}}),
+            vec![
+                json!({"type": "input_json_delta", "partial_json": &input[..5]}),
+                json!({"type": "input_json_delta", "partial_json": &input[5..]}),
+            ],
         ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": format!("toolu_{turn:04}"), "name": "Bash", "input": {}}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": input_head}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": input_tail}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 1}),
-        ),
-        (
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 20}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
     ];
+    let start = json!({"type": "message_start", "message": {"id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null, "usage": {"input_tokens": 1000 + turn, "output_tokens": 1}}});
+    let mut events = vec![("message_start", start), ("ping", json!({"type": "ping"}))];
+    for (index, (block, deltas)) in blocks.into_iter().enumerate() {
+        let opened = json!({"type": "content_block_start", "index": index, "content_block": block});
+        events.push(("content_block_start", opened));
+        for delta in deltas {
+            let event = json!({"type": "content_block_delta", "index": index, "delta": delta});
+            events.push(("content_block_delta", event));
+        }
+        let stopped = json!({"type": "content_block_stop", "index": index});
+        events.push(("content_block_stop", stopped));
+    }
+    let delta = json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 20}});
+    events.push(("message_delta", delta));
+    events.push(("message_stop", json!({"type": "message_stop"})));
     events
         .iter()
         .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
