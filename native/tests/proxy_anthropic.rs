@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::proxy::start_proxy_configured;
 use common::proxy::{answer_content, answer_json, answer_sse, start_proxy, ScriptedAgent};
 use common::proxy::{SYSTEM, TOOLS};
 use common::{LoopbackServer, Received, Reply};
@@ -216,4 +217,19 @@ fn an_upstream_429_or_500_reaches_the_agent_as_the_upstream_said_it() {
     let sessions = proxy.sessions();
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].1, agent.logged());
+}
+
+#[test]
+fn an_upstream_that_stalls_is_a_504_within_the_proxy_s_deadline() {
+    let upstream = LoopbackServer::start(|_, _| Reply::Stall(std::time::Duration::from_secs(20)));
+    let proxy = start_proxy_configured(&upstream.base_url, WINDOW, |config| {
+        config.upstream_timeout = std::time::Duration::from_secs(1);
+    });
+    let reply = proxy.post("/v1/messages", &[], &ScriptedAgent::new("hi", false).body());
+    assert_eq!(reply.status, 504, "{}", reply.text());
+    assert!(
+        reply.text().contains("did not answer in time"),
+        "{}",
+        reply.text()
+    );
 }

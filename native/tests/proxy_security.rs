@@ -139,6 +139,7 @@ fn a_non_loopback_address_needs_a_token_and_a_set_token_is_required() {
         token: None,
         max_body_bytes: 1 << 20,
         family: ModelFamily::Claude,
+        upstream_timeout: ctxkit::proxy::DEFAULT_UPSTREAM_TIMEOUT,
     };
     let refused = Proxy::bind(config.clone(), engine()).unwrap_err();
     assert!(refused.contains("--token"), "{refused}");

@@ -30,6 +30,10 @@ pub struct ProxyArgs {
     /// an address that is not loopback.
     #[arg(long, value_name = "SECRET")]
     pub token: Option<String>,
+    /// How many seconds the upstream may take to begin its answer before the agent gets a
+    /// 504 (a model may think long before its first byte).
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub upstream_timeout: u64,
     /// The largest request body accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_BODY_BYTES, value_name = "BYTES")]
     pub max_body_bytes: usize,
@@ -44,6 +48,7 @@ pub fn run(places: &Places, args: ProxyArgs) -> Result<(), Failure> {
         token: args.token,
         max_body_bytes: args.max_body_bytes,
         family: args.family.into(),
+        upstream_timeout: std::time::Duration::from_secs(args.upstream_timeout.max(1)),
     };
     let proxy = Proxy::bind(config, engine).map_err(Failure::usage)?;
     let address = proxy

@@ -23,4 +23,4 @@ pub mod sessions;
 pub mod sse;
 pub mod upstream;
 
-pub use server::{Proxy, ProxyConfig};
+pub use server::{Proxy, ProxyConfig, DEFAULT_UPSTREAM_TIMEOUT};

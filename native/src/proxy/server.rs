@@ -40,7 +40,13 @@ pub struct ProxyConfig {
     pub max_body_bytes: usize,
     /// The tokenizer family the budget is counted in.
     pub family: ModelFamily,
+    /// How long the upstream may take to begin its answer before the agent gets a 504.
+    pub upstream_timeout: std::time::Duration,
 }
+
+/// The default [`ProxyConfig::upstream_timeout`]: 10 minutes (a model may think long before
+/// its first byte).
+pub const DEFAULT_UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The default [`ProxyConfig::max_body_bytes`]: 32 MiB (a long session with images).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -77,12 +83,13 @@ impl Proxy {
         let conversations = Conversations::open(engine).map_err(|error| error.to_string())?;
         let listener = TcpListener::bind(config.listen)
             .map_err(|error| format!("--listen {}: {error}", config.listen))?;
+        let agent = agent(config.upstream_timeout);
         Ok(Proxy {
             listener,
             shared: Arc::new(Shared {
                 config,
                 conversations: Mutex::new(conversations),
-                agent: agent(),
+                agent,
             }),
         })
     }

@@ -11,7 +11,8 @@
 //!   `text/event-stream` body is written to the agent chunk by chunk as each read returns, an
 //!   other body once whole (with its length). A 429 or a 500 is passed through like any other
 //!   status; the proxy retries nothing (the agent's own retry logic sees what it would have).
-//! - A failure to reach the upstream is a 502 naming the upstream's URL and the cause.
+//! - A failure to reach the upstream is a 502 naming the upstream's URL and the cause; an
+//!   upstream that has not begun its answer within the proxy's `upstream_timeout` is a 504.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -31,16 +32,19 @@ pub const FORWARDED_HEADERS: [&str; 4] = [
 /// The answer's headers the agent receives besides its status and length.
 const RETURNED_HEADERS: [&str; 4] = ["content-type", "request-id", "retry-after", "x-request-id"];
 
-/// An agent that follows no redirect and reads error statuses as answers.
-pub fn agent() -> Agent {
+/// An agent that follows no redirect, reads error statuses as answers, and gives up on an
+/// upstream that has not begun its answer within `answer_within` (connecting and sending
+/// count in it too).
+pub fn agent(answer_within: Duration) -> Agent {
     Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_send_request(Some(Duration::from_secs(60)))
-        .timeout_send_body(Some(Duration::from_secs(60)))
-        // A long answer (a model thinking for minutes) is the upstream's to end.
-        .timeout_recv_response(Some(Duration::from_secs(600)))
+        .timeout_connect(Some(answer_within))
+        .timeout_send_request(Some(answer_within))
+        .timeout_send_body(Some(answer_within))
+        .timeout_recv_response(Some(answer_within))
+        // Once the answer has begun, a long one (a model writing for minutes) is the
+        // upstream's to end; an hour bounds a stream that never does.
         .timeout_recv_body(Some(Duration::from_secs(3_600)))
         .build()
         .into()
@@ -94,9 +98,13 @@ pub fn forward(
         }
     }
     // The error names the URL and ureq's cause (which never holds a header value).
-    let mut response = request
-        .send(body)
-        .map_err(|error| Refusal::new(502, format!("the upstream {url} failed: {error}")))?;
+    let mut response = request.send(body).map_err(|error| match error {
+        ureq::Error::Timeout(_) => Refusal::new(
+            504,
+            format!("the upstream {url} did not answer in time ({error})"),
+        ),
+        error => Refusal::new(502, format!("the upstream {url} failed: {error}")),
+    })?;
     let status = response.status().as_u16();
     if (300..400).contains(&status) {
         return Err(Refusal::new(

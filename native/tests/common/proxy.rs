@@ -41,24 +41,49 @@ pub fn start_proxy_with(
     token: Option<&str>,
     max_body_bytes: usize,
 ) -> RunningProxy {
+    start_proxy_configured(upstream, window, |config| {
+        config.token = token.map(str::to_owned);
+        config.max_body_bytes = max_body_bytes;
+    })
+}
+
+/// The configuration the tests start from: loopback, any port, a 1 MiB body cap.
+pub fn test_config(upstream: &str) -> ProxyConfig {
+    ProxyConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        upstream: upstream.to_owned(),
+        token: None,
+        max_body_bytes: 1 << 20,
+        family: ModelFamily::Claude,
+        upstream_timeout: ctxkit::proxy::DEFAULT_UPSTREAM_TIMEOUT,
+    }
+}
+
+/// [`start_proxy`] with [`test_config`] changed by `adjust`.
+pub fn start_proxy_configured(
+    upstream: &str,
+    window: u64,
+    adjust: impl FnOnce(&mut ProxyConfig),
+) -> RunningProxy {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join(".ctxkit/ctxkit.db");
     let engine = Engine::open(&db, dir.path(), engine_config(window, ModelFamily::Claude)).unwrap();
-    let config = ProxyConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream: upstream.to_owned(),
-        token: token.map(str::to_owned),
-        max_body_bytes,
-        family: ModelFamily::Claude,
-    };
-    let proxy = Proxy::bind(config, engine).unwrap();
-    let base_url = format!("http://{}", proxy.local_addr().unwrap());
-    std::thread::spawn(move || proxy.serve());
+    let mut config = test_config(upstream);
+    adjust(&mut config);
+    let base_url = serve(config, engine);
     RunningProxy {
         base_url,
         dir,
         window,
     }
+}
+
+/// Binds and serves a proxy on its own thread; its base URL.
+fn serve(config: ProxyConfig, engine: Engine) -> String {
+    let proxy = Proxy::bind(config, engine).unwrap();
+    let base_url = format!("http://{}", proxy.local_addr().unwrap());
+    std::thread::spawn(move || proxy.serve());
+    base_url
 }
 
 /// What the agent received.
@@ -93,17 +118,7 @@ impl RunningProxy {
             engine_config(self.window, ModelFamily::Claude),
         )
         .unwrap();
-        let config = ProxyConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            upstream: upstream.to_owned(),
-            token: None,
-            max_body_bytes: 1 << 20,
-            family: ModelFamily::Claude,
-        };
-        let proxy = Proxy::bind(config, engine).unwrap();
-        let base_url = format!("http://{}", proxy.local_addr().unwrap());
-        std::thread::spawn(move || proxy.serve());
-        base_url
+        serve(test_config(upstream), engine)
     }
 
     /// The database file.
