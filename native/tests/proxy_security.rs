@@ -165,3 +165,23 @@ fn a_non_loopback_address_needs_a_token_and_a_set_token_is_required() {
     assert_eq!(right.status, 200);
     assert_eq!(upstream.received()[0].header("x-ctxkit-token"), None);
 }
+
+#[test]
+fn a_window_too_small_for_the_request_is_a_400_naming_it_and_nothing_goes_upstream() {
+    let upstream = LoopbackServer::start(|_, index| Reply::ok(answer_json(index)));
+    let proxy = start_proxy(&upstream.base_url, 300);
+    let body = ScriptedAgent::new(&"a long task statement ".repeat(200), false).body();
+    let reply = proxy.post("/v1/messages", &[], &body);
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert!(
+        reply.text().contains("ctxkit could not make the view"),
+        "{}",
+        reply.text()
+    );
+    assert!(
+        reply.text().contains("300"),
+        "the window is not named: {}",
+        reply.text()
+    );
+    assert!(upstream.received().is_empty());
+}

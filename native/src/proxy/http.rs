@@ -227,7 +227,9 @@ fn status_line(status: u16) -> String {
         411 => "Length Required",
         413 => "Payload Too Large",
         431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
         502 => "Bad Gateway",
+        504 => "Gateway Timeout",
         _ => "Status",
     };
     format!("HTTP/1.1 {status} {reason}\r\n")

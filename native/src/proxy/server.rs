@@ -227,9 +227,15 @@ fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(
     };
     let parsed = AgentRequest::parse(&request.body, shared.config.family)
         .map_err(|problem| Refusal::new(400, format!("POST /v1/messages: {problem}")))?;
-    let admitted = lock(shared)?
-        .admit(key, &parsed)
-        .map_err(|error| Refusal::new(400, format!("ctxkit could not make the view: {error}")))?;
+    let admitted = lock(shared)?.admit(key, &parsed).map_err(|error| {
+        // The core refusing the conversation (one that cannot fit the window) is the
+        // request's; a store failure is the proxy's.
+        let status = match error {
+            crate::Error::Core { .. } | crate::Error::InvalidInput { .. } => 400,
+            _ => 500,
+        };
+        Refusal::new(status, format!("ctxkit could not make the view: {error}"))
+    })?;
     let body = parsed.upstream_body(&admitted.view);
     let url = format!("{}{}", shared.config.upstream, request.path);
     let mut keeper = AnswerKeeper::new(&shared.conversations, &admitted.session);
