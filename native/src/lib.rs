@@ -22,6 +22,10 @@
 //!   OpenAI-compatible Chat Completions, the Anthropic Messages API and Anthropic's server
 //!   compaction (its signed block kept beside the checkpoint for Anthropic views), with
 //!   timeouts, retries and fallback (the extractive summary is the default, offline).
+//! - [`proxy`]: `ctxkit proxy`, an HTTP server an unchanged agent points its base URL at
+//!   (Anthropic Messages, streamed or not): each conversation found by content and logged,
+//!   the provider sent ctxkit's view with the agent's own system prompt and tools, the agent
+//!   given the provider's answers byte for byte (`docs/proxy.md`).
 //! - [`reports`]: a transcript replayed through an engine and measured (the fidelity report
 //!   the CLI prints and the Python package returns).
 //! - [`clock`]: the time, behind a trait. [`Error`]: the one error type.
@@ -86,6 +90,7 @@ pub mod files;
 pub mod held_dir;
 pub mod llm;
 pub mod offload;
+pub mod proxy;
 pub mod reports;
 pub mod store;
 

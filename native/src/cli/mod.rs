@@ -24,6 +24,7 @@ mod memory;
 mod output;
 mod probe;
 mod probe_resume;
+mod proxy;
 mod replay;
 mod replay_report;
 mod report;
@@ -106,6 +107,10 @@ pub enum Command {
     Tokens(tools::TokensArgs),
     /// Check a request against a provider's rules, in the provider's own words.
     Validate(tools::ValidateArgs),
+    /// Serve an agent's model calls (Anthropic Messages, streaming or not) on a local
+    /// address, forwarding each to the provider with ctxkit's compacted view of the
+    /// conversation (point ANTHROPIC_BASE_URL at it).
+    Proxy(proxy::ProxyArgs),
 }
 
 /// A model family on the command line.
@@ -153,6 +158,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::History(command) => history::run(&places, command),
         Command::Tokens(args) => tools::tokens(args),
         Command::Validate(args) => tools::validate(args),
+        Command::Proxy(args) => proxy::run(&places, args),
     }
 }
 

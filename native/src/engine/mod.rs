@@ -32,6 +32,7 @@
 //! offload never fails a turn (they fall back and report a [`Event::Warning`]); the system
 //! prompt is never stored.
 
+mod agent_turn;
 mod append_new;
 mod background;
 mod config;
@@ -136,6 +137,9 @@ pub struct Engine {
     /// Offload files stay pending after this engine's store commits their rows (a replay's
     /// scratch engine: the rows reach the database only when the session is adopted).
     offloads_pending: bool,
+    /// The agent's own system prompt for the turn being prepared
+    /// ([`Engine::prepare_agent_turn`]); `None`: ctxkit builds the prompt.
+    agent_system: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -243,6 +247,7 @@ impl Engine {
             sessions: BTreeMap::new(),
             sink: None,
             offloads_pending: false,
+            agent_system: None,
         })
     }
 

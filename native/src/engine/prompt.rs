@@ -36,8 +36,9 @@ pub(crate) struct TurnPrompt {
     pub(crate) prompt: String,
     /// The prompt of the parts read this turn, for a view planned from a new checkpoint.
     pub(crate) refreshed: String,
-    /// What the core decided, to store after the turn.
-    pub(crate) frozen: FrozenPrompt,
+    /// What the core decided, to store after the turn; `None` for an agent's own system
+    /// prompt ([`Engine::prepare_agent_turn`]), which ctxkit neither builds nor freezes.
+    pub(crate) frozen: Option<FrozenPrompt>,
 }
 
 impl Engine {
@@ -80,6 +81,14 @@ impl Engine {
         now: i64,
         events: &mut Vec<Event>,
     ) -> Result<TurnPrompt> {
+        if let Some(agent) = &self.agent_system {
+            // The agent's prompt, byte for byte: nothing of ctxkit's is added or frozen.
+            return Ok(TurnPrompt {
+                prompt: agent.clone(),
+                refreshed: agent.clone(),
+                frozen: None,
+            });
+        }
         let prompt = &self.config.prompt;
         let agents_md = if prompt.read_agents_md {
             self.read_agents_md(session, events)
@@ -132,7 +141,7 @@ impl Engine {
         Ok(TurnPrompt {
             prompt,
             refreshed,
-            frozen,
+            frozen: Some(frozen),
         })
     }
 

@@ -249,7 +249,9 @@ impl Engine {
             Committed::Raced(error) => return Ok(Attempt::Raced(error)),
         };
         self.last_turn_at.insert(session.to_owned(), now);
-        self.store_frozen_prompt(session, &prompt.frozen, result.prompt_refreshed)?;
+        if let Some(frozen) = &prompt.frozen {
+            self.store_frozen_prompt(session, frozen, result.prompt_refreshed)?;
+        }
         if let (true, Some(llm)) = (background, &self.llm) {
             let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
             if let Some(request) = self.background.after_turn(session, cached, &base, llm) {

@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod probe_rows;
 pub mod project;
 pub mod provider_compaction;
+pub mod proxy;
 pub mod steady_dir;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -272,8 +273,14 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, handler: &Handler) 
             headers,
             body,
         } => {
+            // A reply that names its own content-type (an SSE stream) gets only that one.
+            let content_type = if headers.iter().any(|(name, _)| name == "content-type") {
+                ""
+            } else {
+                "content-type: application/json\r\n"
+            };
             let mut response = format!(
-                "HTTP/1.1 {status} Status\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                "HTTP/1.1 {status} Status\r\n{content_type}content-length: {}\r\nconnection: close\r\n",
                 body.len()
             );
             for (name, value) in headers {

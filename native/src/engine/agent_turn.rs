@@ -1,0 +1,32 @@
+//! A turn for an agent that brings its own system prompt and tools (the proxy,
+//! `crate::proxy`): the view is planned with the agent's system text as the system prompt,
+//! byte for byte (nothing of ctxkit's prompt is added, nothing is frozen or stored for it), and
+//! with the agent's tool definitions counted in the budget, so the request the agent's
+//! provider receives fits the window with them.
+
+use super::{Engine, TurnResult};
+use crate::error::Result;
+
+impl Engine {
+    /// Prepares the next turn of `session` as [`Engine::prepare_turn`] does, but with
+    /// `system` (the agent's own system prompt, as text) in place of the prompt ctxkit builds,
+    /// and `tool_schema_tokens` (what the agent's tool definitions cost) counted in the
+    /// budget. The view's first message is that system text; a caller that sends the agent's
+    /// own `system` field sends the rest of the view.
+    pub fn prepare_agent_turn(
+        &mut self,
+        session: &str,
+        system: &str,
+        tool_schema_tokens: u64,
+    ) -> Result<TurnResult> {
+        let budget = ctxkit_core::compaction::Budget {
+            tool_schema_tokens,
+            ..self.config.budget
+        };
+        self.agent_system = Some(system.to_owned());
+        let result = self.run_turn(session, super::turn::Answers::Llm, budget);
+        // Cleared whatever happened, so a later `prepare_turn` builds ctxkit's prompt again.
+        self.agent_system = None;
+        result
+    }
+}

@@ -1,0 +1,229 @@
+//! An Anthropic Messages request as the proxy reads it, and the request it sends upstream.
+//!
+//! Guarantees: every top-level field of the agent's body other than `messages` (`model`,
+//! `system`, `tools`, `max_tokens`, `stream`, `metadata`, unknown ones...) reaches the upstream
+//! byte for byte and in the agent's order; only `messages` is replaced, by ctxkit's view. The
+//! agent's messages are read with the core's Anthropic reader after their `cache_control`
+//! marks are taken off (an agent moves them every turn; they are placement, not content). A
+//! body that is not a JSON object, lacks `messages`, or holds a message the core cannot read
+//! is refused with the reason, naming the field.
+
+use std::fmt;
+
+use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
+use ctxkit_core::wire::from_anthropic;
+use ctxkit_core::{Content, Message, Role};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// One agent request, read.
+#[derive(Debug)]
+pub struct AgentRequest {
+    /// The top-level fields in the agent's order, each exactly as sent.
+    fields: Vec<(String, Box<RawValue>)>,
+    /// The conversation (without the system prompt), in the core's model.
+    pub messages: Vec<Message>,
+    /// The agent's system prompt as text (blocks' texts joined), for the budget.
+    pub system_text: String,
+    /// What the agent's tool definitions cost, by the estimate.
+    pub tool_tokens: u64,
+    /// Whether the agent asked for a streamed answer.
+    pub stream: bool,
+    /// How many `cache_control` marks the agent's `system` and `tools` carry (they reach the
+    /// upstream as they are, so the view's own marks make up the rest of the provider's four).
+    pub agent_cache_marks: usize,
+}
+
+/// The top-level fields of a JSON object, in order, values unparsed.
+struct Fields(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Ordered;
+        impl<'de> Visitor<'de> for Ordered {
+            type Value = Fields;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Box<RawValue>>()? {
+                    fields.push((key, value));
+                }
+                Ok(Fields(fields))
+            }
+        }
+        deserializer.deserialize_map(Ordered)
+    }
+}
+
+impl AgentRequest {
+    /// Reads a `POST /v1/messages` body.
+    pub fn parse(body: &[u8], family: ModelFamily) -> Result<AgentRequest, String> {
+        let Fields(fields) = serde_json::from_slice(body)
+            .map_err(|error| format!("the body is not a JSON object: {error}"))?;
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.get())
+        };
+        let raw_messages = field("messages").ok_or("the body has no `messages` field")?;
+        let mut messages: Value =
+            serde_json::from_str(raw_messages).map_err(|error| format!("messages: {error}"))?;
+        strip_cache_control(&mut messages);
+        if !messages.is_array() {
+            return Err("messages: expected an array of messages".to_owned());
+        }
+        let messages = from_anthropic(&messages).map_err(|error| error.to_string())?;
+        if messages.is_empty() {
+            return Err("messages: empty; a request needs at least one message".to_owned());
+        }
+        let system = match field("system") {
+            Some(raw) => serde_json::from_str(raw).map_err(|error| format!("system: {error}"))?,
+            None => Value::Null,
+        };
+        let system_text = system_text(&system)?;
+        let tools: Value = match field("tools") {
+            Some(raw) => serde_json::from_str(raw).map_err(|error| format!("tools: {error}"))?,
+            None => Value::Null,
+        };
+        let tool_tokens = match &tools {
+            Value::Null => 0,
+            tools => estimate_tool_schemas(tools, family),
+        };
+        let agent_cache_marks = cache_marks(&system) + cache_marks(&tools);
+        let stream = field("stream").is_some_and(|raw| raw.trim() == "true");
+        Ok(AgentRequest {
+            fields,
+            messages,
+            system_text,
+            tool_tokens,
+            stream,
+            agent_cache_marks,
+        })
+    }
+
+    /// The body for the upstream: the agent's fields byte for byte, in order, with
+    /// `messages` replaced by `view` (ctxkit's messages, an Anthropic `messages` array).
+    pub fn upstream_body(&self, view: &Value) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4096);
+        out.push(b'{');
+        for (index, (key, value)) in self.fields.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            // A key re-encoded is the same key; serde_json escapes it as JSON requires.
+            out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
+            out.push(b':');
+            if key == "messages" {
+                out.extend_from_slice(view.to_string().as_bytes());
+            } else {
+                out.extend_from_slice(value.get().as_bytes());
+            }
+        }
+        out.push(b'}');
+        out
+    }
+}
+
+/// The system prompt's text: a string, or the texts of an array of blocks joined by blank
+/// lines (what the budget counts; the upstream gets the field itself).
+fn system_text(system: &Value) -> Result<String, String> {
+    match system {
+        Value::Null => Ok(String::new()),
+        Value::String(text) => Ok(text.clone()),
+        Value::Array(blocks) => Ok(blocks
+            .iter()
+            .map(|block| match block.get("text").and_then(Value::as_str) {
+                Some(text) => text.to_owned(),
+                None => block.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")),
+        _ => Err("system: expected a string or an array of text blocks".to_owned()),
+    }
+}
+
+/// The `cache_control` marks on the elements of an array (system blocks, tools).
+fn cache_marks(value: &Value) -> usize {
+    value.as_array().map_or(0, |items| {
+        items
+            .iter()
+            .filter(|item| item.get("cache_control").is_some())
+            .count()
+    })
+}
+
+/// Keeps at most `allowed` of the view's `cache_control` marks (rendered at ctxkit's cache
+/// breakpoints), taking the earliest off first: the latest ones are where the next request
+/// reads what this one writes, and a request with more than the provider's four is refused.
+pub fn limit_cache_marks(view: &mut Value, allowed: usize) {
+    let mut marked: Vec<&mut serde_json::Map<String, Value>> = view
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message.get_mut("content"))
+        .filter_map(Value::as_array_mut)
+        .flatten()
+        .filter_map(Value::as_object_mut)
+        .filter(|block| block.contains_key("cache_control"))
+        .collect();
+    let excess = marked.len().saturating_sub(allowed);
+    for block in marked.iter_mut().take(excess) {
+        block.remove("cache_control");
+    }
+}
+
+/// Takes every `cache_control` off the content blocks of `messages` (and off the blocks a
+/// `tool_result` holds).
+fn strip_cache_control(messages: &mut Value) {
+    let Some(messages) = messages.as_array_mut() else {
+        return;
+    };
+    for message in messages {
+        if let Some(Value::Array(blocks)) = message.get_mut("content") {
+            for block in blocks {
+                strip_block(block);
+            }
+        }
+    }
+}
+
+fn strip_block(block: &mut Value) {
+    if let Some(object) = block.as_object_mut() {
+        object.remove("cache_control");
+        if let Some(Value::Array(inner)) = object.get_mut("content") {
+            for block in inner {
+                if let Some(object) = block.as_object_mut() {
+                    object.remove("cache_control");
+                }
+            }
+        }
+    }
+}
+
+/// The view's messages as an Anthropic `messages` array: the view rendered by the engine, its
+/// `system` left out (the agent's own is sent).
+pub fn view_messages(rendered: &Value) -> Result<Value, String> {
+    rendered
+        .get("messages")
+        .cloned()
+        .ok_or_else(|| "the rendered view has no messages".to_owned())
+}
+
+/// The assistant messages of an answer's `content` blocks (an Anthropic answer body, or one
+/// reassembled from a stream), in the core's model; `None` when it holds none.
+pub fn answer_messages(content: &Value) -> Result<Vec<Message>, String> {
+    let wrapped = serde_json::json!([{"role": "assistant", "content": content}]);
+    let messages = from_anthropic(&wrapped).map_err(|error| error.to_string())?;
+    Ok(messages
+        .into_iter()
+        .filter(|message| message.role == Role::Assistant)
+        .filter(|message| {
+            !message.tool_calls.is_empty()
+                || !matches!(&message.content, Content::Text(text) if text.is_empty())
+        })
+        .collect())
+}

@@ -1,0 +1,26 @@
+//! `ctxkit proxy`: the kernel in front of an agent nobody has to change. An HTTP/1.1 server an
+//! agent points its base URL at (`ANTHROPIC_BASE_URL`); each model call it makes is matched to
+//! a stored conversation by content, its new messages recorded, and forwarded to the real
+//! provider with ctxkit's compacted view in place of the agent's `messages`; the provider's
+//! answer goes back to the agent byte for byte, and its assistant message is recorded.
+//!
+//! One concept per file: [`http`] the agent-facing HTTP, [`anthropic`] the request read and
+//! rewritten, [`conversation`] the rule for which conversation a request continues,
+//! [`sessions`] that rule over the engine, [`sse`] a streamed answer reassembled, [`answer`] the answer kept in the log,
+//! [`upstream`] the forwarding, [`server`] the accept loop and one request's path.
+//!
+//! Guarantees (each file says its own): loopback only unless a token is configured (then
+//! every request must carry it); the agent's credentials reach only the configured upstream
+//! (no redirect followed) and are never logged, stored or put in an error; a request refused
+//! for its shape (unknown path, malformed body, over the size cap) stores nothing.
+
+pub mod answer;
+pub mod anthropic;
+pub mod conversation;
+pub mod http;
+pub mod server;
+pub mod sessions;
+pub mod sse;
+pub mod upstream;
+
+pub use server::{Proxy, ProxyConfig, DEFAULT_UPSTREAM_TIMEOUT};

@@ -1,0 +1,278 @@
+//! The proxy's server: the listening socket, one thread per connection, and the path of one
+//! request (read, checked, matched, forwarded, answered, recorded).
+//!
+//! Guarantees: [`Proxy::bind`] refuses a non-loopback address without a token, and an
+//! upstream URL with credentials, a query or a scheme other than http(s); with a token, a
+//! request without the same `x-ctxkit-token` is refused (401) before its body is looked at.
+//! Only `POST /v1/messages` is rewritten; `POST /v1/messages/count_tokens` is passed through
+//! untouched; every other path is a 404 naming it. The engine is used under one lock, held
+//! to match and record a request and to record an answer, never while the upstream answers,
+//! so one slow model call does not hold up other conversations. The log line per request
+//! names the session, the counts and the status, never a header.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use ctxkit_core::tokens::ModelFamily;
+
+use super::answer::AnswerKeeper;
+use super::anthropic::AgentRequest;
+use super::http::{read_request, write_refusal, Refusal, Request};
+use super::sessions::{valid_key, Conversations, MAX_KEY_CHARS};
+use super::upstream::{agent, forward, Unobserved};
+use crate::engine::Engine;
+
+/// The header an explicit conversation key comes in.
+pub const CONVERSATION_HEADER: &str = "x-ctxkit-conversation";
+/// The header the proxy's token comes in.
+pub const TOKEN_HEADER: &str = "x-ctxkit-token";
+
+/// How the proxy runs.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The provider's base URL (`https://api.anthropic.com`), without a trailing `/`.
+    pub upstream: String,
+    /// Required from every request when set; required to listen beyond loopback.
+    pub token: Option<String>,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// The tokenizer family the budget is counted in.
+    pub family: ModelFamily,
+    /// How long the upstream may take to begin its answer before the agent gets a 504.
+    pub upstream_timeout: std::time::Duration,
+}
+
+/// The default [`ProxyConfig::upstream_timeout`]: 10 minutes (a model may think long before
+/// its first byte).
+pub const DEFAULT_UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The default [`ProxyConfig::max_body_bytes`]: 32 MiB (a long session with images).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+#[derive(Debug)]
+struct Shared {
+    config: ProxyConfig,
+    conversations: Mutex<Conversations>,
+    agent: ureq::Agent,
+}
+
+/// A bound proxy, ready to [`Proxy::serve`].
+#[derive(Debug)]
+pub struct Proxy {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+impl Proxy {
+    /// Checks `config`, opens the conversations over `engine` and binds the address.
+    pub fn bind(mut config: ProxyConfig, engine: Engine) -> Result<Proxy, String> {
+        if !config.listen.ip().is_loopback() && config.token.is_none() {
+            return Err(format!(
+                "--listen {}: not a loopback address; anyone who reaches it could use the \
+                 upstream with the agents' keys, so give --token (then every request must \
+                 send it in {TOKEN_HEADER})",
+                config.listen
+            ));
+        }
+        if config.token.as_deref().is_some_and(str::is_empty) {
+            return Err("--token: empty".to_owned());
+        }
+        config.upstream = check_upstream(&config.upstream)?;
+        let conversations = Conversations::open(engine).map_err(|error| error.to_string())?;
+        let listener = TcpListener::bind(config.listen)
+            .map_err(|error| format!("--listen {}: {error}", config.listen))?;
+        let agent = agent(config.upstream_timeout);
+        Ok(Proxy {
+            listener,
+            shared: Arc::new(Shared {
+                config,
+                conversations: Mutex::new(conversations),
+                agent,
+            }),
+        })
+    }
+
+    /// The address it listens on (the port chosen when 0 was asked).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves connections until the listener fails, each on its own thread.
+    pub fn serve(self) -> std::io::Result<()> {
+        for stream in self.listener.incoming() {
+            let Ok(stream) = stream else {
+                continue;
+            };
+            let shared = self.shared.clone();
+            std::thread::spawn(move || handle(&shared, stream));
+        }
+        Ok(())
+    }
+}
+
+/// The upstream URL, checked and without its trailing `/`.
+fn check_upstream(url: &str) -> Result<String, String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(|| format!("--upstream {url:?}: expected an http:// or https:// URL"))?;
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.is_empty() {
+        return Err(format!("--upstream {url:?}: no host"));
+    }
+    if authority.contains('@') {
+        return Err(
+            "--upstream: a URL with credentials in it is refused (the agent's own \
+                    headers carry them)"
+                .to_owned(),
+        );
+    }
+    if rest.contains(['?', '#']) {
+        return Err(format!(
+            "--upstream {url:?}: a base URL has no query or fragment"
+        ));
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// How long an agent's connection may send nothing before it is dropped (a client that
+/// connects and stalls would otherwise hold its thread for ever).
+const AGENT_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn handle(shared: &Shared, stream: TcpStream) {
+    // Best effort: without the timeout the request is still served.
+    let _ = stream.set_read_timeout(Some(AGENT_READ_TIMEOUT));
+    let mut out = match stream.try_clone() {
+        Ok(out) => out,
+        Err(_) => return,
+    };
+    let request = match read_request(&stream, shared.config.max_body_bytes) {
+        Ok(request) => request,
+        Err(refusal) => {
+            log_refusal("?", &refusal);
+            let _ = write_refusal(&mut out, &refusal);
+            return;
+        }
+    };
+    let path = request
+        .path
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    if let Err(refusal) = route(shared, &request, &path, &mut out) {
+        log_refusal(&path, &refusal);
+        let _ = write_refusal(&mut out, &refusal);
+    }
+}
+
+fn route(
+    shared: &Shared,
+    request: &Request,
+    path: &str,
+    out: &mut TcpStream,
+) -> Result<(), Refusal> {
+    if let Some(token) = &shared.config.token {
+        if request.header(TOKEN_HEADER) != Some(token.as_str()) {
+            return Err(Refusal::new(
+                401,
+                format!("this proxy needs its token in the {TOKEN_HEADER} header"),
+            ));
+        }
+    }
+    match (request.method.as_str(), path) {
+        ("POST", "/v1/messages") => messages(shared, request, out),
+        ("POST", "/v1/messages/count_tokens") => {
+            let url = format!("{}{}", shared.config.upstream, request.path);
+            forward(
+                &shared.agent,
+                &url,
+                &request.headers,
+                &request.body,
+                out,
+                &mut Unobserved,
+            )?;
+            Ok(())
+        }
+        (_, "/v1/messages" | "/v1/messages/count_tokens") => Err(Refusal::new(
+            405,
+            format!("{path} takes POST, not {}", request.method),
+        )),
+        _ => Err(Refusal::new(
+            404,
+            format!(
+                "{path}: not served; ctxkit proxy serves POST /v1/messages (Anthropic \
+                 Messages) so far"
+            ),
+        )),
+    }
+}
+
+/// `POST /v1/messages`: matched, recorded, forwarded with ctxkit's view, answer recorded.
+fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(), Refusal> {
+    let key = match request.header(CONVERSATION_HEADER) {
+        None => "",
+        Some(key) if valid_key(key) => key,
+        Some(_) => {
+            return Err(Refusal::new(
+                400,
+                format!(
+                    "{CONVERSATION_HEADER}: expected 1 to {MAX_KEY_CHARS} ASCII letters, \
+                     digits or '-'"
+                ),
+            ))
+        }
+    };
+    let parsed = AgentRequest::parse(&request.body, shared.config.family)
+        .map_err(|problem| Refusal::new(400, format!("POST /v1/messages: {problem}")))?;
+    let admitted = lock(shared)?.admit(key, &parsed).map_err(|error| {
+        // The core refusing the conversation (one that cannot fit the window) is the
+        // request's; a store failure is the proxy's.
+        let status = match error {
+            crate::Error::Core { .. } | crate::Error::InvalidInput { .. } => 400,
+            _ => 500,
+        };
+        Refusal::new(status, format!("ctxkit could not make the view: {error}"))
+    })?;
+    let body = parsed.upstream_body(&admitted.view);
+    let url = format!("{}{}", shared.config.upstream, request.path);
+    let mut keeper = AnswerKeeper::new(&shared.conversations, &admitted.session);
+    let passed = forward(
+        &shared.agent,
+        &url,
+        &request.headers,
+        &body,
+        out,
+        &mut keeper,
+    )?;
+    if passed.delivered && !keeper.finished() {
+        keeper.outcome = ", answer not kept (the stream did not end)".to_owned();
+    }
+    eprintln!(
+        "ctxkit proxy: {} +{} messages, view {} tokens -> {}{}",
+        admitted.session,
+        admitted.new_messages,
+        admitted.view_tokens,
+        passed.status,
+        keeper.outcome
+    );
+    Ok(())
+}
+
+fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Conversations>, Refusal> {
+    shared.conversations.lock().map_err(|_| {
+        Refusal::new(
+            500,
+            "the proxy's store is unusable after an earlier failure",
+        )
+    })
+}
+
+fn log_refusal(path: &str, refusal: &Refusal) {
+    eprintln!(
+        "ctxkit proxy: {path} refused {}: {}",
+        refusal.status, refusal.message
+    );
+}

@@ -1,0 +1,186 @@
+//! The proxy's conversations over the engine: each agent request matched to a stored session
+//! ([`super::conversation`]), its new messages recorded, and the view prepared; each answer
+//! recorded after it.
+//!
+//! Guarantees: a request's new messages are recorded in one transaction, or none are (the
+//! engine's `record_batch`), and the index learns them only once stored, so the index never
+//! holds what the store does not. The proxy's sessions are named `proxy_<n>`, or
+//! `proxy_<key>_<n>` under an explicit key; at open, the index is rebuilt from those sessions'
+//! logs, so a restarted proxy continues the conversations it held. Nothing here sees a header
+//! or a credential.
+
+use ctxkit_core::compaction::Budget;
+use ctxkit_core::cost::MAX_BREAKPOINTS;
+use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::wire::WireFormat;
+use ctxkit_core::Message;
+use serde_json::Value;
+
+use super::anthropic::{limit_cache_marks, view_messages, AgentRequest};
+use super::conversation::{chain, find, Found, Index};
+use crate::engine::{Engine, EngineConfig};
+use crate::error::Result;
+
+/// The prefix of every session the proxy makes.
+const PREFIX: &str = "proxy_";
+
+/// The most characters of an explicit conversation key.
+pub const MAX_KEY_CHARS: usize = 64;
+
+/// What a request was admitted as.
+#[derive(Debug)]
+pub struct Admitted {
+    /// The session it continues or started.
+    pub session: String,
+    /// How many of its messages were new (recorded now).
+    pub new_messages: usize,
+    /// ctxkit's view as an Anthropic `messages` array.
+    pub view: Value,
+    /// The view's estimated tokens (the agent's system prompt and tools included).
+    pub view_tokens: u64,
+}
+
+/// The engine and the index of the proxy's sessions.
+#[derive(Debug)]
+pub struct Conversations {
+    engine: Engine,
+    index: Index,
+    /// The number the next session's name gets.
+    next: u64,
+}
+
+impl Conversations {
+    /// Opens over `engine`, rebuilding the index from the stored proxy sessions.
+    pub fn open(engine: Engine) -> Result<Conversations> {
+        let mut index = Index::default();
+        let mut next = 1;
+        for info in engine.list_sessions()? {
+            let Some((key, number)) = parse_name(&info.name) else {
+                continue;
+            };
+            let session = engine.export_session(&info.name)?;
+            let messages: Vec<Message> = session
+                .entries
+                .into_iter()
+                .map(|entry| entry.message)
+                .collect();
+            index.extend(&info.name, key, &messages);
+            next = next.max(number.saturating_add(1));
+        }
+        Ok(Conversations {
+            engine,
+            index,
+            next,
+        })
+    }
+
+    /// Matches `request` under `key` (the explicit key, or ""), records what is new and
+    /// prepares the view.
+    pub fn admit(&mut self, key: &str, request: &AgentRequest) -> Result<Admitted> {
+        let chain = chain(&request.messages);
+        let (session, held) = match find(&self.index, key, &chain) {
+            Found::Continue { session, held } => (session, held),
+            Found::Start => (self.new_name(key), 0),
+        };
+        let new: Vec<Message> = request.messages.iter().skip(held).cloned().collect();
+        if !new.is_empty() {
+            self.engine.record_batch(&session, new.clone(), true)?;
+            self.index.extend(&session, key, &new);
+        }
+        let turn =
+            self.engine
+                .prepare_agent_turn(&session, &request.system_text, request.tool_tokens)?;
+        // ctxkit's cache breakpoints in place of the agent's (which moved every turn).
+        let rendered = turn.render_cached(WireFormat::Anthropic)?;
+        let mut view = view_messages(&rendered).map_err(|problem| crate::Error::InvalidInput {
+            field: format!("session {session:?}: view"),
+            problem,
+        })?;
+        limit_cache_marks(
+            &mut view,
+            MAX_BREAKPOINTS.saturating_sub(request.agent_cache_marks),
+        );
+        Ok(Admitted {
+            session,
+            new_messages: new.len(),
+            view,
+            view_tokens: turn.stats.total_tokens.saturating_add(request.tool_tokens),
+        })
+    }
+
+    /// Records the assistant's answer at the end of `session`.
+    pub fn answered(&mut self, session: &str, answer: Vec<Message>) -> Result<()> {
+        if answer.is_empty() {
+            return Ok(());
+        }
+        self.engine.record_batch(session, answer.clone(), false)?;
+        self.index.extend(session, key_of(session), &answer);
+        Ok(())
+    }
+
+    fn new_name(&mut self, key: &str) -> String {
+        let number = self.next;
+        self.next += 1;
+        if key.is_empty() {
+            format!("{PREFIX}{number}")
+        } else {
+            format!("{PREFIX}{key}_{number}")
+        }
+    }
+}
+
+/// The engine's configuration for the proxy, for a model of `window` tokens: ctxkit builds no
+/// system prompt (the agent's is sent), offloads nothing (an offload reference would name
+/// `read_offload`, a tool the agent does not have), adds no nudge (its reminders name tools the
+/// agent may not have, and the agent's requests are its own), and summarizes extractively.
+pub fn engine_config(window: u64, family: ModelFamily) -> EngineConfig {
+    let mut config = EngineConfig {
+        budget: Budget::for_window(window),
+        offload: None,
+        ..EngineConfig::default()
+    };
+    config.policy.family = family;
+    config.policy.nudges.memory_every_turns = 0;
+    config.policy.nudges.stall_after_turns = 0;
+    config.prompt.read_agents_md = false;
+    config.prompt.history_guidance = false;
+    config.memory.in_prompt = false;
+    config.memory.write_memory_file = false;
+    config
+}
+
+/// Whether `key` may be an explicit conversation key: 1 to [`MAX_KEY_CHARS`] ASCII letters,
+/// digits and `-` (it becomes part of a session name).
+pub fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= MAX_KEY_CHARS
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// A proxy session's key and number, from its name; `None` for another session.
+fn parse_name(name: &str) -> Option<(&str, u64)> {
+    let rest = name.strip_prefix(PREFIX)?;
+    match rest.rsplit_once('_') {
+        Some((key, number)) if valid_key(key) => Some((key, number.parse().ok()?)),
+        Some(_) => None,
+        None => Some(("", rest.parse().ok()?)),
+    }
+}
+
+fn key_of(session: &str) -> &str {
+    parse_name(session).map_or("", |(key, _)| key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_their_key_and_number() {
+        assert_eq!(parse_name("proxy_7"), Some(("", 7)));
+        assert_eq!(parse_name("proxy_agent-2_12"), Some(("agent-2", 12)));
+        assert_eq!(parse_name("demo"), None);
+        assert_eq!(parse_name("proxy_bad key_1"), None);
+        assert!(!valid_key("a_b") && !valid_key("") && valid_key("sub-agent-1"));
+    }
+}
