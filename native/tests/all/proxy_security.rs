@@ -3,7 +3,7 @@
 //! get a clear 4xx and store nothing; a non-loopback address needs a token, and a token, once
 //! set, is required.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use crate::common::proxy::{answer_json, post, start_proxy, start_proxy_with, ScriptedAgent, KEY};
@@ -59,15 +59,31 @@ fn the_command_serves_and_never_logs_the_key() {
         ScriptedAgent::new("hi", false).body().as_bytes(),
     );
     let refused = post(&format!("{base}/v1/messages"), &[], b"{not json");
+    // The proxy logs a request after the agent has its answer, from the request's own thread:
+    // read its log until both requests' lines are there before stopping it (killing it at once
+    // could lose a line not yet written). The bound only keeps a broken proxy from hanging the
+    // test; it is no measure of speed.
+    let (lines, logged) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut log = String::new();
+    while !(log.contains("proxy_1 +1 messages") && log.contains("refused 400")) {
+        match logged.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(line) => {
+                log.push_str(&line);
+                log.push('\n');
+            }
+            Err(_) => break,
+        }
+    }
     child.kill().unwrap();
     child.wait().unwrap();
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
     assert_eq!((ok.status, ok.text()), (200, answer_json(0)));
     assert_eq!(refused.status, 400);
     assert_eq!(
