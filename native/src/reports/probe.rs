@@ -351,8 +351,7 @@ pub struct Asked {
     pub requests: Vec<ProbeRequest>,
     /// The requests of the run not done, because the run's bound on sent requests was reached.
     pub left: usize,
-    /// The requests taken from `earlier` whose stored grade did not match their answer, and
-    /// were graded again (a resume file edited by hand, or written by another grader).
+    /// The requests taken from `earlier` whose stored grade did not match their answer.
     pub regraded: usize,
 }
 
