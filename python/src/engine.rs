@@ -186,13 +186,7 @@ impl Engine {
         format: &str,
         max_input_bytes: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let messages = read_messages(messages, format).map_err(core_in("import_session"))?;
-        check_input_bytes(
-            &messages,
-            unsigned(max_input_bytes, "max_input_bytes")?,
-            "max_input_bytes=",
-        )
-        .map_err(core_in("import_session"))?;
+        let messages = read_capped(messages, format, max_input_bytes, "import_session")?;
         let info = self.with(py, |e| e.import_session(&name, messages))?;
         serialize_to_py(py, &info)
     }
@@ -216,13 +210,7 @@ impl Engine {
         key: Option<String>,
         after: Option<i128>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let messages = read_messages(messages, format).map_err(core_in("append"))?;
-        check_input_bytes(
-            &messages,
-            unsigned(max_input_bytes, "max_input_bytes")?,
-            "max_input_bytes=",
-        )
-        .map_err(core_in("append"))?;
+        let messages = read_capped(messages, format, max_input_bytes, "append")?;
         let key = append_key(key, after)?;
         let outcome = self.with(py, |e| match key {
             Some(key) => e.record_batch_keyed(&session, messages, true, key),
@@ -252,13 +240,7 @@ impl Engine {
         format: &str,
         max_input_bytes: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let messages = read_messages(messages, format).map_err(core_in("append_new"))?;
-        check_input_bytes(
-            &messages,
-            unsigned(max_input_bytes, "max_input_bytes")?,
-            "max_input_bytes=",
-        )
-        .map_err(core_in("append_new"))?;
+        let messages = read_capped(messages, format, max_input_bytes, "append_new")?;
         let outcome = self.with(py, |e| e.append_new(&session, messages))?;
         let appended: Vec<Value> = (outcome.recorded.recorded.iter())
             .map(|m| json!({"seq": m.seq, "tokens": m.tokens, "offload": m.offload}))
@@ -486,4 +468,18 @@ impl Engine {
     fn memory_precis(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |e| e.memory_precis())
     }
+}
+
+/// `messages` read as `format` (the call `call` names them in errors), refused with
+/// `InvalidInputError` when they hold more than `max_input_bytes` (not negative).
+fn read_capped(
+    messages: &Bound<'_, PyAny>,
+    format: &str,
+    max_input_bytes: i128,
+    call: &'static str,
+) -> PyResult<Vec<ctxkit_core::Message>> {
+    let messages = read_messages(messages, format).map_err(core_in(call))?;
+    let cap = unsigned(max_input_bytes, "max_input_bytes")?;
+    check_input_bytes(&messages, cap, "max_input_bytes=").map_err(core_in(call))?;
+    Ok(messages)
 }
