@@ -132,6 +132,9 @@ struct Proxy {
 /// `COMMIT` as a simple query message: `Q`, the length (4 + 7), the text and its NUL.
 const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
 
+/// The server's `CommandComplete` for it: `C`, the same length, the tag `COMMIT` and its NUL.
+const COMMIT_DONE: &[u8] = b"C\0\0\0\x0bCOMMIT\0";
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
@@ -164,12 +167,19 @@ fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicBool>) {
     let (cut_reply, answered_reply) = (cut.clone(), answered.clone());
     thread::spawn(move || {
         let mut buffer = [0u8; 65536];
+        let mut after_cut = Vec::new();
         while let Ok(read) = from_server.read(&mut buffer) {
             if read == 0 {
                 break;
             }
             if cut_reply.load(Ordering::SeqCst) {
-                *answered_reply.lock().unwrap() = true;
+                // Only the COMMIT's own completion says it is stored: an earlier statement's
+                // answer may arrive first, and closing then would reset the connection before
+                // the server read the COMMIT (a race CI once lost).
+                after_cut.extend_from_slice(&buffer[..read]);
+                if contains(&after_cut, COMMIT_DONE) {
+                    *answered_reply.lock().unwrap() = true;
+                }
                 continue;
             }
             if to_client.write_all(&buffer[..read]).is_err() {
@@ -200,7 +210,7 @@ fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicBool>) {
         }
         if drop_answer {
             // The server answered the COMMIT: it is stored. Then the connection goes.
-            for _ in 0..500 {
+            for _ in 0..3000 {
                 if *answered.lock().unwrap() {
                     break;
                 }
