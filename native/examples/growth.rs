@@ -1,6 +1,7 @@
 //! How a session's costs grow with its log (issue 36 item 5): one run builds sessions of
 //! 1,000, 10,000 and 100,000 messages and reports, per size, the import's time per message
-//! (with a plain JSON parse of the same file for scale), a turn's time, the message rows it
+//! (beside a plain JSON parse of the same file, in Rust and by Python's `json.loads`, for
+//! scale), a turn's time, the message rows it
 //! read and its process's peak memory, a preview's time before and after the first kept
 //! compaction, and the database's size over the JSON's, with the ratios between sizes.
 //!
@@ -180,6 +181,25 @@ fn median_turn(engine: &mut Engine) -> Result<f64, String> {
     Ok(times.get(TURNS / 2).copied().unwrap_or_default())
 }
 
+/// Seconds Python's `json.loads` takes over the file at `path` (read before the clock starts,
+/// as the import's is), in a `python3` process of its own; `None` without a `python3`.
+fn python_json_loads(path: &Path) -> Option<f64> {
+    const SCRIPT: &str = "import json, sys, time\n\
+        text = open(sys.argv[1], encoding='utf-8').read()\n\
+        started = time.perf_counter()\n\
+        json.loads(text)\n\
+        print(time.perf_counter() - started)";
+    let output = Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+}
+
 /// Runs `step` in a child process; its three printed numbers.
 fn run_child(step: &str, dir: &Path) -> Result<[f64; 3], String> {
     let program = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -211,6 +231,7 @@ struct Row {
     json_bytes: u64,
     db_bytes: u64,
     json_parse: f64,
+    json_loads: Option<f64>,
     import: f64,
     import_kb: f64,
     preview: [f64; 3],
@@ -227,6 +248,7 @@ fn measure(messages: usize) -> Result<Row, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let json = serde_json::to_string(&transcript(messages)).map_err(|e| e.to_string())?;
     std::fs::write(dir.path().join("session.json"), &json).map_err(|e| e.to_string())?;
+    let json_loads = python_json_loads(&dir.path().join("session.json"));
     let [json_parse, import, import_kb] = run_child("import", dir.path())?;
     let preview = run_child("preview", dir.path())?;
     let keep = run_child("keep", dir.path())?;
@@ -239,6 +261,7 @@ fn measure(messages: usize) -> Result<Row, String> {
         json_bytes: json.len() as u64,
         db_bytes,
         json_parse,
+        json_loads,
         import,
         import_kb,
         preview,
@@ -258,7 +281,7 @@ fn ratio(now: f64, before: Option<f64>) -> String {
 
 fn print(rows: &[Row]) {
     println!(
-        "| messages | import µs/msg (JSON parse µs/msg) | preview, no checkpoint | first turn \
+        "| messages | import µs/msg (Rust JSON parse; Python json.loads; import / json.loads) | preview, no checkpoint | first turn \
          (compacts) | turn: time, rows read, peak memory | preview after | DB / JSON |"
     );
     println!("|---|---|---|---|---|---|---|");
@@ -267,12 +290,17 @@ fn print(rows: &[Row]) {
         let per = |seconds: f64| seconds * 1e6 / row.messages as f64;
         let ms = |seconds: f64| seconds * 1e3;
         println!(
-            "| {} | {:.1}{} ({:.2}), peak {:.0} MB | {:.1} ms{} | {:.1} ms{} | {:.2} ms{}, {} rows, \
+            "| {} | {:.1}{} ({:.2}; {}), peak {:.0} MB | {:.1} ms{} | {:.1} ms{} | {:.2} ms{}, {} rows, \
              {:.0} MB | {:.2} ms{} | {:.2} ({:.1} / {:.1} MB) |",
             row.messages,
             per(row.import),
             ratio(per(row.import), before.map(|b| b.import * 1e6 / b.messages as f64)),
             per(row.json_parse),
+            row.json_loads.map_or("no python3".to_owned(), |loads| format!(
+                "{:.2}; {:.2}x",
+                per(loads),
+                row.import / loads
+            )),
             row.import_kb / 1024.0,
             ms(row.preview[0]),
             ratio(row.preview[0], before.map(|b| b.preview[0])),
