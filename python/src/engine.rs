@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit::store::{MemoryFilter, MemoryQuery, NewMemory};
 use ctxkit::{Engine as NativeEngine, TurnResult};
-use ctxkit_core::model::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
+use ctxkit_core::tokens::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 use ctxkit_core::{CoreError, ToolCall};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};

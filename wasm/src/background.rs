@@ -18,8 +18,7 @@ use ctxkit_core::turn::{
     background_checkpoint, background_request, BackgroundCheckpoint, BackgroundSlot, Session,
 };
 
-use crate::prepare::Summarizer;
-use crate::summarize::{ask, ProviderConversations};
+use crate::summarize::{ask, ProviderConversations, Summarizer};
 use crate::view::JsTurnInputs;
 
 /// The engine's background compaction.

@@ -298,6 +298,14 @@ pub fn take_decoded<T: serde::de::DeserializeOwned>(
         .transpose()
 }
 
+/// The error of a call made while another call on the same engine runs.
+pub(crate) fn busy() -> CoreError {
+    CoreError::invalid(
+        "engine",
+        "is in the middle of another call on the same Engine; call it again afterwards",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,8 +23,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxkit_core::model::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::tokens::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 use ctxkit_core::wire::{from_format, WireFormat};
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
 use serde::Deserialize;
@@ -32,8 +32,10 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::background::BackgroundCell;
-use crate::convert::{decode, fail, read_json, read_messages, read_or_default, to_js, Result};
-use crate::offload_store::{tool_names, OffloadConfig};
+use crate::convert::{
+    busy, decode, fail, read_json, read_messages, read_or_default, to_js, Result,
+};
+use crate::offload_config::{tool_names, OffloadConfig};
 use crate::prepare::{prepare_turn, read_prepare_options, Parts};
 use crate::stand_in::stand_in;
 use crate::turn_result::finish;
@@ -231,7 +233,7 @@ pub struct Engine {
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct EngineOptions {
     family: ModelFamily,
-    /// The input cap of `append` (the core's rule: [`ctxkit_core::model::check_input_bytes`]).
+    /// The input cap of `append` (the core's rule: [`ctxkit_core::tokens::check_input_bytes`]).
     #[serde(rename = "maxInputBytes")]
     max_input_bytes: Option<u64>,
 }
@@ -477,12 +479,4 @@ impl Engine {
             .try_borrow()
             .map_err(|_| fail(function)(busy()))
     }
-}
-
-/// The error of a call made while another call on the same engine runs.
-pub(crate) fn busy() -> CoreError {
-    CoreError::invalid(
-        "engine",
-        "is in the middle of another call on the same Engine; call it again afterwards",
-    )
 }

@@ -30,10 +30,11 @@ use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsError, JsValue};
 
+use crate::convert::busy;
 use crate::convert::{
     decode, expected, fail, js_error_message, read, read_json, read_or_default, to_js, Result,
 };
-use crate::engine::{busy, Engine};
+use crate::engine::Engine;
 
 #[wasm_bindgen(typescript_custom_section)]
 const HISTORY_TYPES: &str = r#"

@@ -12,9 +12,11 @@ use ctxkit_core::turn::{idle_decision, IdleDecision};
 use ctxkit_core::{CoreError, TurnDriver, TurnStep};
 use wasm_bindgen::JsValue;
 
+use crate::convert::busy;
 use crate::convert::{fail, js_error_message, set, to_js, Result};
-use crate::engine::{busy, Engine};
-use crate::prepare::{prepare_turn, read_prepare_options, Parts, Summarizer};
+use crate::engine::Engine;
+use crate::prepare::{prepare_turn, read_prepare_options, Parts};
+use crate::summarize::Summarizer;
 use crate::view::JsTurnInputs;
 
 /// The TypeScript of what `compactIfIdle` takes and gives.

@@ -62,6 +62,7 @@ pub mod idle;
 pub mod json_path;
 pub mod nudge;
 pub mod offload;
+pub mod offload_config;
 pub mod offload_store;
 pub mod plan;
 pub mod precis;

@@ -31,11 +31,10 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::background::{self, BackgroundCell};
-use crate::convert::{js_error_message, read_json, set, to_js, to_js_sorted, Result};
-use crate::engine::busy;
+use crate::convert::{busy, js_error_message, read_json, set, to_js, to_js_sorted, Result};
 use crate::stand_in::{stand_in, KeptBlock};
 use crate::summarize::{
-    ask, call_with_deadline, js_kind, take_timeout, ProviderConversations, Reply,
+    ask, call_with_deadline, js_kind, take_timeout, ProviderConversations, Reply, Summarizer,
 };
 use crate::turn_result::finish;
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
@@ -115,15 +114,6 @@ pub(crate) fn read_prepare_options(
             signal,
         },
     ))
-}
-
-/// The summarizer and memory extractor of a `prepare`, how long to wait for them, and the
-/// caller's `AbortSignal` they are given.
-pub(crate) struct Summarizer {
-    pub(crate) function: Option<js_sys::Function>,
-    extract: Option<js_sys::Function>,
-    pub(crate) timeout_ms: u32,
-    pub(crate) signal: JsValue,
 }
 
 /// The optional callback `name` of the options.

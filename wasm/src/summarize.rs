@@ -470,3 +470,12 @@ pub fn js_kind(value: &JsValue) -> String {
         None => "a value".to_owned(),
     }
 }
+
+/// The summarizer and memory extractor of a `prepare`, how long to wait for them, and the
+/// caller's `AbortSignal` they are given.
+pub(crate) struct Summarizer {
+    pub(crate) function: Option<js_sys::Function>,
+    pub(crate) extract: Option<js_sys::Function>,
+    pub(crate) timeout_ms: u32,
+    pub(crate) signal: JsValue,
+}

@@ -12,8 +12,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
+use crate::convert::busy;
 use crate::convert::{fail, read, to_js};
-use crate::engine::{busy, Engine};
+use crate::engine::Engine;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS: &'static str = r#"

@@ -1,4 +1,5 @@
-//! The log as the pipeline reads it: entries with a stable `seq` and a cached estimate.
+//! The log as the pipeline reads it: entries with a stable `seq` and a cached estimate
+//! (computed by `Entry::new`, which lives with the estimator in [`crate::tokens`]).
 //!
 //! The complete log is append-only and never changed by planning. Each [`Entry`] carries the
 //! token estimate computed once, when the message was appended, so planning a turn never
@@ -8,7 +9,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Message, Role};
-use crate::tokens::{estimate_message, ModelFamily};
 
 /// One message of a session's log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,29 +22,21 @@ pub struct Entry {
     pub tokens: u64,
 }
 
-impl Entry {
-    /// An entry with its estimate computed for `family`.
-    pub fn new(seq: u64, message: Message, family: ModelFamily) -> Self {
-        let tokens = estimate_message(&message, family);
-        Entry {
-            seq,
-            message,
-            tokens,
-        }
-    }
+/// How far back a tool result's call is looked for: a result follows its call closely, and the
+/// bound keeps a lookup's cost independent of the log's length.
+pub const CALL_LOOKBACK: usize = 1_000;
 
-    /// Entries for `messages`, numbered from `first_seq`.
-    pub fn number(
-        messages: impl IntoIterator<Item = Message>,
-        first_seq: u64,
-        family: ModelFamily,
-    ) -> Vec<Entry> {
-        messages
-            .into_iter()
-            .zip(first_seq..)
-            .map(|(message, seq)| Entry::new(seq, message, family))
-            .collect()
-    }
+/// The name of the tool whose call `call_id` a result answers, looked for in the last
+/// [`CALL_LOOKBACK`] entries of `entries`.
+pub fn tool_name_for_result<'l>(entries: &'l [Entry], call_id: &str) -> Option<&'l str> {
+    entries
+        .iter()
+        .rev()
+        .take(CALL_LOOKBACK)
+        .filter(|entry| entry.message.role == Role::Assistant)
+        .flat_map(|entry| entry.message.tool_calls.iter())
+        .find(|call| call.id == call_id)
+        .map(|call| call.name.as_str())
 }
 
 /// The index of the first entry with `seq > through_seq` (all of them when `None`).
@@ -100,22 +92,27 @@ mod tests {
 
     #[test]
     fn cut_points_never_split_an_exchange() {
-        let log = Entry::number(
-            [
-                Message::user("a"),
-                Message::assistant(
-                    "",
-                    vec![ToolCall::new("1", "x", "{}"), ToolCall::new("2", "x", "{}")],
-                ),
-                Message::tool_result("1", "r1", false),
-                Message::user("interleaved"),
-                Message::tool_result("2", "r2", false),
-                Message::assistant("done", vec![]),
-                Message::user("next"),
-            ],
-            1,
-            ModelFamily::OpenAi,
-        );
+        // Entries numbered from 1, estimates left at 0 (cuts read only the roles).
+        let log: Vec<Entry> = [
+            Message::user("a"),
+            Message::assistant(
+                "",
+                vec![ToolCall::new("1", "x", "{}"), ToolCall::new("2", "x", "{}")],
+            ),
+            Message::tool_result("1", "r1", false),
+            Message::user("interleaved"),
+            Message::tool_result("2", "r2", false),
+            Message::assistant("done", vec![]),
+            Message::user("next"),
+        ]
+        .into_iter()
+        .zip(1..)
+        .map(|(message, seq)| Entry {
+            seq,
+            message,
+            tokens: 0,
+        })
+        .collect();
         assert_eq!(safe_cut_points(&log), vec![0, 1, 5, 6]);
         assert_eq!(first_after(&log, Some(3)), 3);
         assert_eq!(first_after(&log, None), 0);

@@ -9,8 +9,8 @@ pub(crate) mod log;
 pub(crate) mod message;
 pub(crate) mod view;
 
-mod input_cap;
-pub use input_cap::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
-pub use log::{first_after, safe_cut_points, window_start, Entry};
+pub use log::{
+    first_after, safe_cut_points, tool_name_for_result, window_start, Entry, CALL_LOOKBACK,
+};
 pub use message::{Content, ImageSource, Message, Part, Provider, ProviderFields, Role, ToolCall};
 pub use view::{View, ViewMessage};

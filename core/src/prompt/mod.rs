@@ -9,6 +9,9 @@ pub(crate) mod context_only;
 pub(crate) mod frozen;
 pub(crate) mod system_prompt;
 
+#[cfg(test)]
+mod guidance_tests;
+
 pub use context_only::context_only;
 pub use frozen::{freeze_prompt, FrozenParts, FrozenPrompt};
 

@@ -27,37 +27,3 @@ pub fn history_section() -> String {
          or running the tools again."
     )
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::prompt::{build_system_prompt, PromptParts};
-
-    #[test]
-    fn guidance_snapshot() {
-        let parts = PromptParts {
-            base: Some("You are a test agent.".into()),
-            date: "2026-04-02".into(),
-            history_guidance: true,
-            memory_precis: Some("- **Shell** [fact]: zsh".into()),
-            ..PromptParts::default()
-        };
-        insta::assert_snapshot!(build_system_prompt(&parts).unwrap());
-    }
-
-    #[test]
-    fn the_section_is_only_there_when_asked_for() {
-        let parts = PromptParts {
-            date: "2026-04-02".into(),
-            ..PromptParts::default()
-        };
-        let without = build_system_prompt(&parts).unwrap();
-        assert!(!without.contains(HISTORY_HEADING));
-        let with = build_system_prompt(&PromptParts {
-            history_guidance: true,
-            ..parts
-        })
-        .unwrap();
-        assert_eq!(with, format!("{without}\n\n{}", history_section()));
-    }
-}

@@ -21,8 +21,8 @@ use super::matching::fold;
 use super::offload_hits::{offload_match, OffloadMatch, OffloadedText};
 use super::request::{ReadRequest, SearchRequest};
 use super::searchable::searchable_text;
+use crate::model::tool_name_for_result;
 use crate::model::{Entry, Message};
-use crate::turn::tool_name_for_result;
 
 /// A message of the log as the history tools show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -33,9 +33,11 @@
 mod byte_class;
 mod bytes4;
 mod cost_tables;
+mod entry;
 mod family;
 mod image;
 mod image_header;
+mod input_cap;
 mod message;
 mod schema;
 mod text;
@@ -48,6 +50,7 @@ pub use image::{
     OPENAI_BASE_IMAGE_TOKENS, OPENAI_DEFAULT_IMAGE_TOKENS, OPENAI_TILE_TOKENS,
 };
 pub use image_header::{sniff_base64_image_size, sniff_image_size, ImageSize, SNIFF_PREFIX_BYTES};
+pub use input_cap::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
 pub use message::{estimate_message, estimate_messages, framing, request_overhead, Framing};
 pub use schema::{estimate_tool_schemas, per_tool_overhead, tools_preamble};
 pub use text::{estimate_text, text_cost_units, COST_SCALE};

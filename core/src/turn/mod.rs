@@ -35,8 +35,10 @@ pub use held_prefix::{
 pub use idle::{
     idle_decision, idle_margin_seconds, IdleDecision, IdleSkip, MIN_IDLE_MARGIN_SECONDS,
 };
+// Kept with the log they read; named here too, where the turn's rules are.
+pub use crate::model::{tool_name_for_result, CALL_LOOKBACK};
 pub use rules::{
-    cache_expired, check_requested_family, policy_for_session, tool_name_for_result,
-    turn_tail_after, CALL_LOOKBACK, DEFAULT_CACHE_TTL_SECONDS,
+    cache_expired, check_requested_family, policy_for_session, turn_tail_after,
+    DEFAULT_CACHE_TTL_SECONDS,
 };
 pub use session::{Session, TurnInputs};

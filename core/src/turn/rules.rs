@@ -5,7 +5,8 @@
 //!   a caller that names another family explicitly is told so, never silently overridden;
 //! - **the turn-tail rule** ([`turn_tail_after`]): which entries a turn reads (a store loads
 //!   only those, an engine keeps only those cached);
-//! - **which tool produced a result** ([`tool_name_for_result`]), for the offload exclusions;
+//! - **which tool produced a result** ([`crate::model::tool_name_for_result`], kept with the
+//!   log it reads), for the offload exclusions;
 //! - **when the provider's cache has expired** ([`cache_expired`]), for
 //!   [`crate::turn::TurnInputs::cache_expired`].
 //!
@@ -15,12 +16,7 @@
 use crate::compaction::Policy;
 use crate::error::{CoreError, Result};
 use crate::memory::NudgeState;
-use crate::model::{Entry, Role};
 use crate::tokens::ModelFamily;
-
-/// How far back a tool result's call is looked for: a result follows its call closely, and the
-/// bound keeps a lookup's cost independent of the log's length.
-pub const CALL_LOOKBACK: usize = 1_000;
 
 /// The cache lifetime a shell assumes when it knows no other: Anthropic's default five minutes,
 /// and the shortest OpenAI keeps a prefix.
@@ -74,23 +70,10 @@ pub fn turn_tail_after(checkpoint_through: Option<u64>, nudge_state: &NudgeState
     )
 }
 
-/// The name of the tool whose call `call_id` a result answers, looked for in the last
-/// [`CALL_LOOKBACK`] entries of `entries`.
-pub fn tool_name_for_result<'l>(entries: &'l [Entry], call_id: &str) -> Option<&'l str> {
-    entries
-        .iter()
-        .rev()
-        .take(CALL_LOOKBACK)
-        .filter(|entry| entry.message.role == Role::Assistant)
-        .flat_map(|entry| entry.message.tool_calls.iter())
-        .find(|call| call.id == call_id)
-        .map(|call| call.name.as_str())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Message, ToolCall};
+    use crate::model::{tool_name_for_result, Entry, Message, ToolCall};
 
     #[test]
     fn the_tail_starts_at_the_earlier_of_checkpoint_and_last_turn() {

@@ -19,7 +19,7 @@ use super::Failure;
 /// The input cap when `--max-input-bytes` is not given: the core's, shared by every shell
 /// (256 MiB, far above any transcript ctxkit has been given, and a bound on the memory a wrong
 /// input can take).
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = ctxkit_core::model::DEFAULT_MAX_INPUT_BYTES;
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = ctxkit_core::tokens::DEFAULT_MAX_INPUT_BYTES;
 
 /// The cap of this run, set once from the command line.
 static MAX_INPUT_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_INPUT_BYTES);

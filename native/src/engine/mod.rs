@@ -179,7 +179,10 @@ impl Engine {
             None => SqliteStore::open(db_path)?,
         };
         // Outputs offloaded before the store kept their text (schema 5) become searchable.
-        store.index_offload_files(workdir.as_ref())?;
+        let workdir_path: &Path = workdir.as_ref();
+        store.index_offload_files(&mut |path| {
+            crate::offload::read_offload_text(workdir_path, path).ok()
+        })?;
         Engine::with_store(Box::new(store), workdir, config).map(Engine::after_open)
     }
 

@@ -319,12 +319,16 @@ impl SqliteStore {
     }
 
     /// Gives the history search the text of every offloaded output whose row has none yet
-    /// (recorded before schema version 5, or without its text), read from its file under
-    /// `workdir` (the working directory the offloads' paths are relative to) through held
-    /// folders ([`crate::offload::read_offload_text`]), in one transaction. An output whose
-    /// file cannot be read is left as it is, and tried again by the next call.
-    /// [`crate::Engine::open`] calls it. Returns how many outputs it indexed.
-    pub fn index_offload_files(&mut self, workdir: &Path) -> Result<u64> {
+    /// (recorded before schema version 5, or without its text), in one transaction: `read`
+    /// answers an output's text for its relative path, or `None` when its file cannot be read
+    /// (that output is left as it is, and tried again by the next call). The store does not
+    /// read the files itself (the offload folder's rules live above it):
+    /// [`crate::Engine::open`] calls it with [`crate::offload::read_offload_text`] under its
+    /// working directory. Returns how many outputs it indexed.
+    pub fn index_offload_files(
+        &mut self,
+        read: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Result<u64> {
         let at = self.path.display().to_string();
         // Most opens find nothing to do: a read through the partial index, no write lock.
         let pending: bool = self
@@ -339,9 +343,7 @@ impl SqliteStore {
             return Ok(0);
         }
         let transaction = self.write(|| format!("{at}: indexing offloaded outputs for search"))?;
-        let filled = fill_offload_texts(&transaction, &at, &mut |path| {
-            crate::offload::read_offload_text(workdir, path).ok()
-        })?;
+        let filled = fill_offload_texts(&transaction, &at, read)?;
         transaction
             .commit()
             .context(|| format!("{at}: indexing offloaded outputs for search"))?;
