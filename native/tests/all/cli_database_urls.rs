@@ -18,6 +18,12 @@ fn a_url_ctxkit_does_not_speak_is_refused_with_exit_2_and_creates_nothing() {
         " postgres://user:hunter2@host/db",
         "\tpostgres://user:hunter2@host/db",
         "\npostgresql://user:hunter2@host/db",
+        // An invisible character before it or inside its scheme (found by
+        // native/examples/hostile_probe.rs: taken as a SQLite path before).
+        "\u{feff}postgres://user:hunter2@host/db",
+        "\u{200b}postgresql://user:hunter2@host/db",
+        "postgres\u{200b}://user:hunter2@host/db",
+        "postgres\u{ad}ql://user:hunter2@host/db",
     ] {
         for by_env in [false, true] {
             let dir = tempfile::tempdir().unwrap();
@@ -54,6 +60,8 @@ fn the_engine_refuses_the_same_urls_and_creates_nothing() {
         "\tpostgresql://user:hunter2@host/db",
         "mysql://user:hunter2@host/db",
         "POSTGRES://user:hunter2@host/db",
+        "\u{feff}postgres://user:hunter2@host/db",
+        "postgres\u{2060}://user:hunter2@host/db",
     ] {
         let dir = tempfile::tempdir().unwrap();
         for read_only in [false, true] {

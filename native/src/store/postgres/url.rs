@@ -62,12 +62,20 @@ pub fn looks_like_database_url(text: &str) -> bool {
     // A URL after whitespace or control characters (a pasted ` postgres://…`, a tab or newline
     // from a script) is a URL given wrongly, not a file path: taken as a path, it made folders
     // named after the URL, password included. Nothing is trimmed silently: it is refused.
-    let trimmed = text.trim_start_matches(|c: char| c.is_whitespace() || c.is_control());
+    // An invisible character (a byte order mark, a zero-width space) before it is the same.
+    let trimmed =
+        text.trim_start_matches(|c: char| c.is_whitespace() || c.is_control() || is_invisible(c));
     if trimmed.len() != text.len() {
         return is_postgres_url(trimmed) || looks_like_database_url(trimmed);
     }
     if is_postgres_url(text) {
         return false;
+    }
+    // So is a URL with an invisible character inside its scheme (`postgres\u{200B}://`): read
+    // without them, it is the URL its writer meant.
+    if text.chars().any(is_invisible) {
+        let visible: String = text.chars().filter(|&c| !is_invisible(c)).collect();
+        return is_postgres_url(&visible) || looks_like_database_url(&visible);
     }
     let lower = text.to_ascii_lowercase();
     if lower.starts_with("postgres:") || lower.starts_with("postgresql:") {
@@ -86,6 +94,16 @@ pub fn looks_like_database_url(text: &str) -> bool {
         }
         None => false,
     }
+}
+
+/// A character that renders as nothing: the format characters of Unicode (soft hyphen,
+/// zero-width space and joiners, bidi marks and controls, word joiner, invisible operators,
+/// byte order mark, interlinear annotation, tags) and the combining grapheme joiner.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}' | '\u{E0001}' | '\u{E0020}'..='\u{E007F}')
 }
 
 /// Splits `url` (a [`is_postgres_url`] one) into [`UrlSettings`]; a bad value of a parameter
