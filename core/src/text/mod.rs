@@ -9,6 +9,7 @@
 pub(crate) mod cut;
 pub(crate) mod fence;
 pub(crate) mod fingerprint;
+pub(crate) mod invisible;
 pub(crate) mod transcript;
 pub(crate) mod user_words;
 
@@ -18,5 +19,6 @@ pub use cut::{
 };
 pub use fence::{markdown_fence, tag_fence, TagFence};
 pub use fingerprint::{fingerprint, fingerprint_hex};
+pub use invisible::is_invisible;
 pub use transcript::{render_transcript, TranscriptLimits, CUT_MARKER};
 pub use user_words::{harness_working_directory, user_words};

@@ -148,10 +148,34 @@ proptest! {
 }
 
 /// The characters a model does not see: zero-width spaces and joiners, bidi controls, the soft
-/// hyphen, the word joiner, the byte-order mark.
+/// hyphen, the word joiner, the byte-order mark; and the default-ignorable ones the hostile
+/// probe's re-run slipped past the quarantine (finding 20): the Arabic letter mark, deprecated
+/// format characters, shorthand and musical format controls, tags, variation selectors and
+/// Hangul fillers.
 const INVISIBLE: &[char] = &[
-    '\u{200B}', '\u{200C}', '\u{200D}', '\u{200E}', '\u{202E}', '\u{2060}', '\u{2066}', '\u{00AD}',
+    '\u{200B}',
+    '\u{200C}',
+    '\u{200D}',
+    '\u{200E}',
+    '\u{202E}',
+    '\u{2060}',
+    '\u{2066}',
+    '\u{00AD}',
     '\u{FEFF}',
+    '\u{061C}',
+    '\u{206A}',
+    '\u{206F}',
+    '\u{1BCA0}',
+    '\u{1D173}',
+    '\u{E0001}',
+    '\u{E0020}',
+    '\u{E007F}',
+    '\u{E0100}',
+    '\u{FE00}',
+    '\u{FE0F}',
+    '\u{115F}',
+    '\u{3164}',
+    '\u{FFA0}',
 ];
 
 /// An override phrase with invisible characters placed anywhere: beside a letter (so the

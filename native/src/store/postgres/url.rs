@@ -7,6 +7,8 @@
 
 use std::path::PathBuf;
 
+use ctxkit_core::text::is_invisible;
+
 use crate::error::{Error, Result};
 
 /// libpq's `sslmode`, with libpq's meanings.
@@ -94,16 +96,6 @@ pub fn looks_like_database_url(text: &str) -> bool {
         }
         None => false,
     }
-}
-
-/// A character that renders as nothing: the format characters of Unicode (soft hyphen,
-/// zero-width space and joiners, bidi marks and controls, word joiner, invisible operators,
-/// byte order mark, interlinear annotation, tags) and the combining grapheme joiner.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}'
-        | '\u{FFF9}'..='\u{FFFB}' | '\u{E0001}' | '\u{E0020}'..='\u{E007F}')
 }
 
 /// Splits `url` (a [`is_postgres_url`] one) into [`UrlSettings`]; a bad value of a parameter
