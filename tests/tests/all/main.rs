@@ -29,6 +29,7 @@ mod pipeline_snapshots;
 mod plan_properties;
 mod prefix_stability;
 mod probe_snapshots;
+mod public_api;
 mod repair_properties;
 mod repair_snapshots;
 mod replay_claude_code;
