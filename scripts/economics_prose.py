@@ -36,7 +36,7 @@ really cost, the anchor of every other figure.
 - Every strategy reserves the same tokens for the agent's own system prompt and tools (read
   from the first recorded call: its prompt minus its messages), which are cached from the start
   as far as the first recorded call read them from the cache; every request gets the same
-  breakpoint rule (`core/src/cost/breakpoints.rs`); calls are timed as recorded, so a pause
+  breakpoint rule (`core/src/wire/breakpoints/mod.rs`); calls are timed as recorded, so a pause
   past the five-minute lifetime costs a rewrite.
 - Units: one uncached input token = 1. A summary call's input is counted in its strategy's
   cost; its output is not (it is the same in every mode). The `ctxkit` and `ctxkit-clearing`
@@ -83,7 +83,7 @@ cargo build --release -p ctxkit && python3 scripts/economics-report.py
 ## Cache breakpoints in the views
 
 Every view's stats list its cache breakpoints (`cache_breakpoints`, placed by
-`core/src/cost/breakpoints.rs`): the end of the system prompt, of the checkpoint summary, of the
+`core/src/wire/breakpoints/mod.rs`): the end of the system prompt, of the checkpoint summary, of the
 previous turn (where the previous request's last breakpoint was, so its write is read back
 even when this turn added more than the twenty-block lookback) and of the conversation before
 its nudges (nudges are not stored: a breakpoint after them would write what the next turn never
@@ -96,7 +96,7 @@ places are marked for OpenAI's GPT-5.6 and later: `"prompt_cache_breakpoint": {"
 "explicit"}` on the last input part each one ends (`input_text`, `input_image` or `input_file`
 in Responses, of a message or a function call's output; `text`, `image_url` or `file` in Chat
 Completions), the shape OpenAI's SDKs document, written in one place
-(`core/src/cost/openai_breakpoints.rs`, `openai_breakpoint_marker`). An assistant message's
+(`core/src/wire/breakpoints/openai.rs`, `openai_breakpoint_marker`). An assistant message's
 parts are output, which takes no marker, so a breakpoint that ends one moves back to the last
 eligible part before it; one whose prefix is then under 1,024 estimated tokens (the tools the
 caller sends are not counted, so the rule errs on the safe side) is left out; at most four. A

@@ -15,8 +15,9 @@
 //! - [`model`]: [`Message`] (provider-neutral), the log's [`Entry`]s, the [`View`] a turn sends.
 //! - [`wire`]: lossless conversion to and from OpenAI Chat Completions and Anthropic Messages,
 //!   [`repair_tool_pairs`] (any message list into one both providers accept), the providers'
-//!   validators ([`validate_openai`], [`validate_anthropic`]), and [`render_view`], the one
-//!   renderer of a view in a wire format.
+//!   validators ([`validate_openai`], [`validate_anthropic`]), [`render_view`], the one
+//!   renderer of a view in a wire format, and where a view's cache breakpoints go
+//!   ([`wire::breakpoints::place_breakpoints`]).
 //! - [`tokens`]: token estimates per model family, calibrated by real usage.
 //! - [`import`]: real transcripts in (Claude Code, SWE-agent, OpenHands, chat formats).
 //! - [`facts`]: facts recognised by their shape for any agent: paths, what a call read,
@@ -41,8 +42,7 @@
 //! with the view; [`TurnDriver::finish`] returns the [`TurnResult`] and the [`TurnChanges`]
 //! to persist.
 //!
-//! **Economics** ([`cost`]): prices and cache rules as data, where a view's cache breakpoints
-//! go ([`cost::place_breakpoints`]), a cache simulator, and a report that replays a transcript
+//! **Economics** ([`cost`]): prices and cache rules as data, a cache simulator, and a report that replays a transcript
 //! under the strategies users pick and bills each ([`cost::compare_strategies`]).
 //!
 //! **Probes** ([`probes`]): questions with known answers made from the log per checkpoint

@@ -3,8 +3,9 @@
 //!
 //! - Anthropic caches per content block: the system prompt is one block (after the reserved
 //!   tools and system prompt of the real agent, one more block), and each message renders to
-//!   its content blocks ([`anthropic_block_counts`]: a tool result is one block, and the user
-//!   message after a run of results continues it, as `to_anthropic` writes it).
+//!   its content blocks (as `wire::breakpoints::anthropic_block_counts` counts them: a tool
+//!   result is one block, and the user message after a run of results continues it, as
+//!   `to_anthropic` writes it).
 //! - OpenAI caches token prefixes: each message is one block (a finer grain would only move a
 //!   read by part of a message).
 //!
@@ -88,35 +89,6 @@ pub(crate) fn message_blocks(
     share_tokens(&rendered, estimate_message(message, family))
 }
 
-/// How many content blocks each message renders to in an Anthropic request.
-pub fn anthropic_block_counts<M: std::borrow::Borrow<Message>>(messages: &[M]) -> Vec<usize> {
-    messages
-        .iter()
-        .map(|message| anthropic_block_count(message.borrow()))
-        .collect()
-}
-
-/// How many content blocks `message` renders to alone in an Anthropic request: the count of
-/// [`rendered_blocks`], without rendering each block as text (the npm package's renderer
-/// calls this, and the .wasm has a size limit).
-fn anthropic_block_count(message: &Message) -> usize {
-    let rendered = if message.role == Role::System {
-        to_anthropic(&[Message {
-            role: Role::User,
-            ..message.clone()
-        }])
-    } else {
-        to_anthropic(std::slice::from_ref(message))
-    };
-    rendered
-        .ok()
-        .and_then(|request| {
-            let content = request.get("messages")?.get(0)?.get("content")?;
-            Some(content.as_array().map_or(1, |blocks| blocks.len().max(1)))
-        })
-        .unwrap_or(1)
-}
-
 /// The JSON text of each block `message` renders to, alone.
 fn rendered_blocks(message: &Message, provider: CacheProvider) -> Vec<String> {
     match provider {
@@ -188,6 +160,7 @@ fn share_tokens(rendered: &[String], tokens: u64) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::breakpoints::anthropic_block_counts;
     use crate::ToolCall;
 
     #[test]

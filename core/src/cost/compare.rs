@@ -24,10 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::blocks::{head_blocks, message_blocks, CacheProvider, ViewBlocks};
-use super::breakpoints::place_breakpoints;
 use super::cache::{Block, CacheRequest, CacheSimulator};
 use super::needed::{needed_stride, NeededRecall, TranscriptFacts};
-use super::openai_breakpoints::openai_breakpoints;
 use super::prices::{CacheMode, ModelPricing};
 use super::recall::Recall;
 use super::report::{CostTotals, StrategyCost};
@@ -35,6 +33,7 @@ use super::strategies::{replay_strategy_with, Replay, ReplaySetup, Strategy, Str
 use crate::compaction::workdir::working_directory;
 use crate::model::{Message, Role};
 use crate::text::fingerprint;
+use crate::wire::breakpoints::{openai_breakpoints, place_breakpoints};
 
 /// Pinned recall is measured at every this many calls (and the last), in a session of up to
 /// [`RECALL_EVERY`] × [`RECALL_SAMPLES`] calls.

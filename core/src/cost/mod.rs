@@ -5,12 +5,9 @@
 //! re-sent prefix at a tenth of the price when it is cached, so a strategy that keeps its
 //! prefix stable (ctxkit: the system prompt, then the checkpoint summary, then the log as it
 //! was) pays a fraction of one that shifts it every call (a sliding window). This layer makes
-//! that measurable and puts the cache breakpoints where they pay:
+//! that measurable (where the cache breakpoints go is the core's, with the wire formats:
+//! `ctxkit_core::wire::breakpoints`):
 //! - `prices`: prices and cache rules per model as data ([`pricing_for`]);
-//! - `breakpoints`: where a view's cache breakpoints go ([`place_breakpoints`]) and how an
-//!   Anthropic request carries them ([`mark_anthropic`]);
-//! - `openai_breakpoints`: where they go in an OpenAI request of GPT-5.6 and later
-//!   ([`openai_breakpoints`]: on eligible input parts, from 1,024 tokens) and its marker;
 //! - `blocks`: a view as the blocks a cache sees;
 //! - `cache`: the cache simulator ([`CacheSimulator`]);
 //! - `strategies`: the strategies a report compares, replayed over a transcript (`baselines`,
@@ -30,14 +27,12 @@
 
 pub(crate) mod baselines;
 pub(crate) mod blocks;
-pub(crate) mod breakpoints;
 pub(crate) mod cache;
 pub(crate) mod call_times;
 pub(crate) mod compare;
 pub(crate) mod ctxkit_replay;
 pub(crate) mod needed;
 pub(crate) mod needles;
-pub(crate) mod openai_breakpoints;
 pub(crate) mod prices;
 pub(crate) mod recall;
 pub(crate) mod recorded;
@@ -49,10 +44,7 @@ pub(crate) mod transcript;
 mod idle_tests;
 
 pub use baselines::{CLAUDE_CODE_KEEP_MESSAGES, MASK_KEEP_OUTPUTS, SUMMARY_INSTRUCTION_TOKENS};
-pub use blocks::{anthropic_block_counts, view_blocks, CacheProvider, ViewBlocks};
-pub use breakpoints::{
-    mark_anthropic, place_breakpoints, BreakpointReason, CacheBreakpoint, MAX_BREAKPOINTS,
-};
+pub use blocks::{view_blocks, CacheProvider, ViewBlocks};
 pub use cache::{Block, CacheBill, CacheRequest, CacheSimulator};
 pub use call_times::{call_gaps, expired_calls};
 pub use compare::{
@@ -60,10 +52,6 @@ pub use compare::{
     RECALL_SAMPLES,
 };
 pub use needed::{needed_stride, NEEDED_SAMPLES};
-pub use openai_breakpoints::{
-    openai_breakpoint_marker, openai_breakpoints, openai_eligible_part_types,
-    OPENAI_BREAKPOINT_FIELD, OPENAI_MIN_BREAKPOINT_TOKENS,
-};
 pub use prices::{
     anthropic_rules, default_prices, pricing_for, CacheMode, CacheRules, ModelPricing, Prices,
     OPENAI_EXACT_RULES, OPENAI_RULES,

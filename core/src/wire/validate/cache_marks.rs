@@ -8,7 +8,9 @@
 use serde_json::Value;
 
 use super::{violation, Violation};
-use crate::cost::{openai_breakpoint_marker, MAX_BREAKPOINTS, OPENAI_BREAKPOINT_FIELD};
+use crate::wire::breakpoints::{
+    openai_breakpoint_marker, MAX_BREAKPOINTS, OPENAI_BREAKPOINT_FIELD,
+};
 
 /// Checks the marker of one part at `at`; `eligible` when the part may carry one. Returns
 /// whether it carries one.

@@ -22,7 +22,7 @@ use std::borrow::{Borrow, Cow};
 
 use serde_json::{json, Value};
 
-use super::breakpoints::CacheBreakpoint;
+use super::CacheBreakpoint;
 use crate::model::{Content, Message, Part, Provider, Role};
 use crate::tokens::{estimate_message, ModelFamily};
 use crate::wire::{to_openai, to_responses, WireFormat};
@@ -54,7 +54,7 @@ pub fn openai_eligible_part_types(format: WireFormat) -> [&'static str; 3] {
 /// The system prompt's breakpoint (`after_message: None`) stays. In request order.
 ///
 /// ```
-/// use ctxkit_core::cost::{openai_breakpoints, place_breakpoints};
+/// use ctxkit_core::wire::breakpoints::{openai_breakpoints, place_breakpoints};
 /// use ctxkit_core::Message;
 /// let view = [Message::user("question"), Message::assistant("answer", vec![])];
 /// let placed = place_breakpoints(&view, true, false, 0);

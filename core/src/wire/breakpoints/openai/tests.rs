@@ -1,5 +1,5 @@
 use super::*;
-use crate::cost::{place_breakpoints, BreakpointReason};
+use crate::wire::breakpoints::{place_breakpoints, BreakpointReason};
 use crate::wire::{render_messages, render_messages_cached, validate_openai, validate_responses};
 use crate::ToolCall;
 

@@ -1,5 +1,9 @@
 //! Where a view's cache breakpoints go, and how an Anthropic request carries them.
 //!
+//! Product code: the renderer ([`super::render`]) marks the requests it writes with them, the
+//! compaction planner reports them in a view's stats, and the validators check the markers.
+//! The cost simulator (`ctxkit-lab`) bills requests by the same positions.
+//!
 //! A breakpoint is worth placing where the next request will repeat everything before it:
 //! - the end of the **system prompt** (with the tools before it, the same every turn);
 //! - the end of the **checkpoint summary**, which stays put until the next compaction;
@@ -11,7 +15,10 @@
 //!
 //! At most four (Anthropic's limit, and OpenAI's), never two at one place. OpenAI's models
 //! before GPT-5.6 cache prefixes by themselves; GPT-5.6 and later take the same positions as
-//! `prompt_cache_breakpoint` markers on input parts (`super::openai_breakpoints`).
+//! `prompt_cache_breakpoint` markers on input parts ([`openai`]).
+//!
+//! How many content blocks a message renders to in an Anthropic request
+//! ([`anthropic_block_counts`]) is here too: a breakpoint marks a message's last block.
 
 use std::borrow::Borrow;
 
@@ -19,6 +26,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::model::{Message, Role};
+use crate::wire::to_anthropic;
+
+pub(crate) mod openai;
+
+pub use openai::{
+    openai_breakpoint_marker, openai_breakpoints, openai_eligible_part_types,
+    OPENAI_BREAKPOINT_FIELD, OPENAI_MIN_BREAKPOINT_TOKENS,
+};
 
 /// Why a breakpoint is where it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -55,7 +70,7 @@ pub const MAX_BREAKPOINTS: usize = 4;
 /// In the order they appear in the request.
 ///
 /// ```
-/// use ctxkit_core::cost::{place_breakpoints, BreakpointReason};
+/// use ctxkit_core::wire::breakpoints::{place_breakpoints, BreakpointReason};
 /// use ctxkit_core::{Message, ToolCall};
 /// let view = [
 ///     Message::user("[Context checkpoint] ..."),
@@ -117,7 +132,7 @@ pub fn place_breakpoints<M: Borrow<Message>>(
 /// Adds `cache_control: {"type": "ephemeral"}` to an Anthropic request rendered from the same
 /// view: on the system prompt's last block (a string system prompt becomes one text block) and
 /// on the last block of each breakpoint's message. `blocks_per_message[i]` is how many content
-/// blocks view message `i` renders to ([`super::anthropic_block_counts`]); tool results and the
+/// blocks view message `i` renders to ([`anthropic_block_counts`]); tool results and the
 /// user message after them share one request message, which is why blocks are counted.
 /// A breakpoint past the end of the request is skipped.
 pub fn mark_anthropic(
@@ -194,6 +209,35 @@ fn as_blocks(content: &mut Value) {
         block.insert("text".to_owned(), Value::String(std::mem::take(text)));
         *content = Value::Array(vec![Value::Object(block)]);
     }
+}
+
+/// How many content blocks each message renders to in an Anthropic request.
+pub fn anthropic_block_counts<M: Borrow<Message>>(messages: &[M]) -> Vec<usize> {
+    messages
+        .iter()
+        .map(|message| anthropic_block_count(message.borrow()))
+        .collect()
+}
+
+/// How many content blocks `message` renders to alone in an Anthropic request, without
+/// rendering each block as text (the npm package's renderer calls this, and the .wasm has a
+/// size limit).
+fn anthropic_block_count(message: &Message) -> usize {
+    let rendered = if message.role == Role::System {
+        to_anthropic(&[Message {
+            role: Role::User,
+            ..message.clone()
+        }])
+    } else {
+        to_anthropic(std::slice::from_ref(message))
+    };
+    rendered
+        .ok()
+        .and_then(|request| {
+            let content = request.get("messages")?.get(0)?.get("content")?;
+            Some(content.as_array().map_or(1, |blocks| blocks.len().max(1)))
+        })
+        .unwrap_or(1)
 }
 
 #[cfg(test)]
