@@ -13,7 +13,7 @@ price; GPT-5.6 and later: writes 1.25x for thirty minutes, reads 0.1x), so what
 a context strategy costs depends less on how big its views are than on how often it rewrites
 them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under ten
 strategies in one run, one model call before each assistant message as the agent made them,
-bills every request with a cache simulator (`core/src/cost/cache.rs`), and, when the transcript
+bills every request with a cache simulator (`lab/src/cost/cache.rs`), and, when the transcript
 records the API's usage (Claude Code does, per call), adds a `recorded` row: what the session
 really cost, the anchor of every other figure.
 
@@ -45,9 +45,9 @@ really cost, the anchor of every other figure.
 - Pinned recall: of the paths, user requests and error lines of the log so far, the share the
   request carries verbatim, sampled every ten calls (in a session of more than 2,000 calls, at
   200 calls evenly spaced, so that the report stays linear in the session's length).
-- Needed next (`core/src/cost/needed.rs`), the same for every strategy: at each call, the
+- Needed next (`lab/src/cost/needed.rs`), the same for every strategy: at each call, the
   facts (paths and code identifiers, the needed-next measure's extractor of
-  `core/src/compaction/needed_next/`) in the arguments of the tool calls the agent answered it
+  `lab/src/needed_next/`) in the arguments of the tool calls the agent answered it
   with, that the transcript held earlier but only in messages the request no longer carries
   verbatim (dropped, summarized, masked, cleared, cut, or stored as an offload reference):
   the share of them the request still holds anywhere in its text (its summary, its restore
@@ -56,7 +56,7 @@ really cost, the anchor of every other figure.
   spaced), each message's facts read once and the request searched only at a call that
   needs something, so the report stays linear.
 
-Prices (USD per million tokens) are data in `core/src/cost/prices.rs`, from the providers' public
+Prices (USD per million tokens) are data in `lab/src/cost/prices.rs`, from the providers' public
 pricing pages as mirrored on 2026-06 (Anthropic's "Pricing" and "Prompt caching" documentation
 pages: Opus 4.5 and later $5 input, $25 output; Sonnet 4.x $3 / $15; Haiku 4.5 $1 / $5; minimum
 cacheable prompt 4,096 tokens for Opus 4.5+ and Haiku 4.5, 1,024 for Sonnet; at most four
@@ -205,7 +205,7 @@ IDLE_NOTES = """
   reads the prefix from the cache while it is still cached and runs off the critical path,
   where the cold trigger's, made after the lifetime, would read none of it and keep the user
   waiting. The `ctxkit-llm-*` rows do not show that difference yet: they bill a summary call
-  made after a pause as if the prefix were still cached (`core/src/cost/ctxkit_replay.rs`).
+  made after a pause as if the prefix were still cached (`lab/src/cost/ctxkit_replay.rs`).
   This is Claude Code's case: an idle session of 200k tokens or more compacted 54 minutes into
   its one-hour lifetime (214k tokens down to 31k).
 """
@@ -355,7 +355,7 @@ The properties behind the figures are tests: `tests/tests/all/prefix_stability.r
 compaction begins with the previous request, for both providers, on generated logs and every
 corpus replay), `native/tests/all/cli_cost.rs` (the recorded row equals the raw usage of the file,
 ctxkit's prefix breaks are at most its compactions, the idle row compacts in the 19-minute
-pause at 80k, and is ctxkit's at 200k with the marks 30,000/15,000 and priced as gpt-5.6) and the unit tests of `core/src/cost/` (`idle_tests.rs`:
+pause at 80k, and is ctxkit's at 200k with the marks 30,000/15,000 and priced as gpt-5.6) and the unit tests of `lab/src/cost/` (`idle_tests.rs`:
 a pause past the lifetime with a big view is compacted in it, a short pause or a small view
 changes nothing).
 """

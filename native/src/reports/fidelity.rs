@@ -6,14 +6,14 @@
 //! figure: of the facts the agent's later tool calls used that only the summary could have
 //! given it, the share the summary holds. The transcript's own compactions (Claude Code's
 //! continuation summaries) are measured the same way, as the anchor. The measures are the
-//! core's (`checkpoint_fidelity`, `needed_next`); this file gathers them and writes the rows.
+//! lab's (`checkpoint_fidelity`, `needed_next`); this file gathers them and writes the rows.
 
-use ctxkit_core::compaction::needed_next::{
-    checkpoint_summaries, needed_next, transcript_summaries, NeededNext,
-};
-use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
 use ctxkit_core::compaction::FactKind;
 use ctxkit_core::recall::{fact_query, search_found};
+use ctxkit_lab::fidelity::{checkpoint_fidelity, CheckpointFidelity};
+use ctxkit_lab::needed_next::{
+    checkpoint_summaries, needed_next, transcript_summaries, NeededNext,
+};
 use serde_json::{json, Value};
 
 use crate::{Engine, Result};

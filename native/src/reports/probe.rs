@@ -1,20 +1,20 @@
 //! The probe run of a replayed transcript (`ctxkit probe`): what a model still knows after
-//! each compaction, asked with the core's probes and graded by their keys (no judge model).
+//! each compaction, asked with the lab's probes and graded by their keys (no judge model).
 //!
 //! [`replay_for_probes`] plays the steps through an engine as an agent loop would and keeps,
 //! at every turn that compacted, the view exactly as the agent would have sent it. Then
 //! [`ask_probes`] sends, for each probe, that view (ctxkit), the whole log up to the same
 //! point (the ceiling) and a sliding window of the newest messages that fit the same budget
 //! (the floor), each followed by the probe's question as a user message, to the model
-//! `ask` stands for, and grades each answer with the core's [`grade`]. A failed request
+//! `ask` stands for, and grades each answer with the lab's [`grade`]. A failed request
 //! (a refusal, a timeout, junk, a context too long) is that request's outcome; the run goes
-//! on. The decisions (the probes, the grading, the sliding window) are the core's.
+//! on. The decisions (the probes, the grading, the sliding window) are `ctxkit_lab::probes`'s.
 
-use ctxkit_core::probes::{
-    grade, session_probes, sliding_window, tools_as_text, CheckpointProbes, Probe,
-};
 use ctxkit_core::tokens::{estimate_messages, ModelFamily};
 use ctxkit_core::{Message, Role};
+use ctxkit_lab::probes::{
+    grade, session_probes, sliding_window, tools_as_text, CheckpointProbes, Probe,
+};
 
 use crate::llm::{Sampling, SummarizerError};
 use crate::reports::probe_guard::RunGuard;
@@ -248,7 +248,7 @@ pub struct ProbeRequest {
 /// The bounds and settings of a probe run.
 #[derive(Debug, Clone)]
 pub struct ProbeRun {
-    /// The probes asked, as (checkpoint index, probe index) (see the core's `select_probes`).
+    /// The probes asked, as (checkpoint index, probe index) (see the lab's `select_probes`).
     pub selected: Vec<(usize, usize)>,
     /// The views each probe is asked over.
     pub strategies: Vec<ViewStrategy>,
@@ -260,7 +260,7 @@ pub struct ProbeRun {
     pub model_window: Option<u64>,
     /// The largest request body sent, in bytes.
     pub max_request_bytes: usize,
-    /// Tool calls and results written as text (the core's `tools_as_text`), for a server
+    /// Tool calls and results written as text (the lab's `tools_as_text`), for a server
     /// that takes no tools.
     pub tools_as_text: bool,
 }
@@ -311,7 +311,7 @@ pub fn probe_messages(
 pub struct RequestId {
     /// The checkpoint's `through_seq`.
     pub through_seq: u64,
-    /// The probe's kind, as the core names it.
+    /// The probe's kind, as the lab names it.
     pub kind: String,
     /// The probe's source within its kind.
     pub source: String,

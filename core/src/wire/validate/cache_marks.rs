@@ -2,8 +2,8 @@
 //! `prompt_cache_breakpoint` only on a part that takes one (`input_text`, `input_image`,
 //! `input_file` in Responses; `text`, `image_url`, `file` of a non-assistant message in Chat
 //! Completions), with the documented value (`{"mode": "explicit"}`), and at most four in a
-//! request. The field's name, value and the eligible types are `crate::cost`'s, the one place
-//! ctxkit spells them.
+//! request. The field's name, value and the eligible types are `crate::wire::breakpoints`'s,
+//! the one place ctxkit spells them.
 
 use serde_json::Value;
 
