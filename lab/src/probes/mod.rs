@@ -24,10 +24,14 @@
 //! tail (the log after the checkpoint that the view still shows), which reports keep apart.
 //! Every probe is checked as it is made: each key item is found in the log at its own `seq`,
 //! and the question holds none of its answer's variants. Pure and deterministic.
+//!
+//! [`run`] holds a probe run's data: the views a probe is asked over, the messages each
+//! request sends, and what became of each request (the CLI's `ctxkit probe` asks them).
 
 mod artifact;
 mod grade;
 mod recall;
+pub mod run;
 mod steps;
 #[cfg(test)]
 mod tests;
