@@ -1,6 +1,6 @@
 //! Where a view's cache breakpoints go, and how an Anthropic request carries them.
 //!
-//! Product code: the renderer ([`super::render`]) marks the requests it writes with them, the
+//! Product code: the renderer ([`super::render_view`]) marks the requests it writes with them, the
 //! compaction planner reports them in a view's stats, and the validators check the markers.
 //! The cost simulator (`ctxkit-lab`) bills requests by the same positions.
 //!
@@ -15,7 +15,7 @@
 //!
 //! At most four (Anthropic's limit, and OpenAI's), never two at one place. OpenAI's models
 //! before GPT-5.6 cache prefixes by themselves; GPT-5.6 and later take the same positions as
-//! `prompt_cache_breakpoint` markers on input parts ([`openai`]).
+//! `prompt_cache_breakpoint` markers on input parts ([`openai_breakpoints`]).
 //!
 //! How many content blocks a message renders to in an Anthropic request
 //! ([`anthropic_block_counts`]) is here too: a breakpoint marks a message's last block.
