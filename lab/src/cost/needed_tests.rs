@@ -1,3 +1,6 @@
+//! Needed-next recall in the cost report: which facts each call needed that only the
+//! request's stand-in for the dropped log could give, and the stride the samples are taken at.
+
 use super::*;
 use crate::cost::{compare_strategies, pricing_for, CostSetup, ReplaySetup};
 use ctxkit_core::compaction::SUMMARY_HEADER;

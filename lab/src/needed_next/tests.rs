@@ -1,3 +1,7 @@
+//! The needed-next measure's unit tests: which later calls' facts count as needed, which the
+//! summary holds (verbatim or relative to the working directory), and the transcript's own
+//! compactions graded the same way.
+
 use super::*;
 use ctxkit_core::model::{Message, ToolCall};
 use ctxkit_core::tokens::ModelFamily;

@@ -1,3 +1,6 @@
+//! The probes' unit tests: each kind made from a small log, every key found in the log at its
+//! own `seq`, no question holding its answer, and the grading of answers against keys.
+
 use super::*;
 use ctxkit_core::compaction::{Checkpoint, SummaryMethod};
 use ctxkit_core::model::{Message, ToolCall};
