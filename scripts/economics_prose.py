@@ -13,7 +13,7 @@ price; GPT-5.6 and later: writes 1.25x for thirty minutes, reads 0.1x), so what
 a context strategy costs depends less on how big its views are than on how often it rewrites
 them. `ctxkit cost FILE [--window N] [--model M] [--json]` replays a transcript under ten
 strategies in one run, one model call before each assistant message as the agent made them,
-bills every request with a cache simulator (`core/src/cost/cache.rs`), and, when the transcript
+bills every request with a cache simulator (`lab/src/cost/cache.rs`), and, when the transcript
 records the API's usage (Claude Code does, per call), adds a `recorded` row: what the session
 really cost, the anchor of every other figure.
 
@@ -36,7 +36,7 @@ really cost, the anchor of every other figure.
 - Every strategy reserves the same tokens for the agent's own system prompt and tools (read
   from the first recorded call: its prompt minus its messages), which are cached from the start
   as far as the first recorded call read them from the cache; every request gets the same
-  breakpoint rule (`core/src/cost/breakpoints.rs`); calls are timed as recorded, so a pause
+  breakpoint rule (`core/src/wire/breakpoints/mod.rs`); calls are timed as recorded, so a pause
   past the five-minute lifetime costs a rewrite.
 - Units: one uncached input token = 1. A summary call's input is counted in its strategy's
   cost; its output is not (it is the same in every mode). The `ctxkit` and `ctxkit-clearing`
@@ -45,9 +45,9 @@ really cost, the anchor of every other figure.
 - Pinned recall: of the paths, user requests and error lines of the log so far, the share the
   request carries verbatim, sampled every ten calls (in a session of more than 2,000 calls, at
   200 calls evenly spaced, so that the report stays linear in the session's length).
-- Needed next (`core/src/cost/needed.rs`), the same for every strategy: at each call, the
+- Needed next (`lab/src/cost/needed.rs`), the same for every strategy: at each call, the
   facts (paths and code identifiers, the needed-next measure's extractor of
-  `core/src/compaction/needed_next/`) in the arguments of the tool calls the agent answered it
+  `lab/src/needed_next/`) in the arguments of the tool calls the agent answered it
   with, that the transcript held earlier but only in messages the request no longer carries
   verbatim (dropped, summarized, masked, cleared, cut, or stored as an offload reference):
   the share of them the request still holds anywhere in its text (its summary, its restore
@@ -56,7 +56,7 @@ really cost, the anchor of every other figure.
   spaced), each message's facts read once and the request searched only at a call that
   needs something, so the report stays linear.
 
-Prices (USD per million tokens) are data in `core/src/cost/prices.rs`, from the providers' public
+Prices (USD per million tokens) are data in `lab/src/cost/prices.rs`, from the providers' public
 pricing pages as mirrored on 2026-06 (Anthropic's "Pricing" and "Prompt caching" documentation
 pages: Opus 4.5 and later $5 input, $25 output; Sonnet 4.x $3 / $15; Haiku 4.5 $1 / $5; minimum
 cacheable prompt 4,096 tokens for Opus 4.5+ and Haiku 4.5, 1,024 for Sonnet; at most four
@@ -83,7 +83,7 @@ cargo build --release -p ctxkit && python3 scripts/economics-report.py
 ## Cache breakpoints in the views
 
 Every view's stats list its cache breakpoints (`cache_breakpoints`, placed by
-`core/src/cost/breakpoints.rs`): the end of the system prompt, of the checkpoint summary, of the
+`core/src/wire/breakpoints/mod.rs`): the end of the system prompt, of the checkpoint summary, of the
 previous turn (where the previous request's last breakpoint was, so its write is read back
 even when this turn added more than the twenty-block lookback) and of the conversation before
 its nudges (nudges are not stored: a breakpoint after them would write what the next turn never
@@ -96,7 +96,7 @@ places are marked for OpenAI's GPT-5.6 and later: `"prompt_cache_breakpoint": {"
 "explicit"}` on the last input part each one ends (`input_text`, `input_image` or `input_file`
 in Responses, of a message or a function call's output; `text`, `image_url` or `file` in Chat
 Completions), the shape OpenAI's SDKs document, written in one place
-(`core/src/cost/openai_breakpoints.rs`, `openai_breakpoint_marker`). An assistant message's
+(`core/src/wire/breakpoints/openai.rs`, `openai_breakpoint_marker`). An assistant message's
 parts are output, which takes no marker, so a breakpoint that ends one moves back to the last
 eligible part before it; one whose prefix is then under 1,024 estimated tokens (the tools the
 caller sends are not counted, so the rule errs on the safe side) is left out; at most four. A
@@ -205,7 +205,7 @@ IDLE_NOTES = """
   reads the prefix from the cache while it is still cached and runs off the critical path,
   where the cold trigger's, made after the lifetime, would read none of it and keep the user
   waiting. The `ctxkit-llm-*` rows do not show that difference yet: they bill a summary call
-  made after a pause as if the prefix were still cached (`core/src/cost/ctxkit_replay.rs`).
+  made after a pause as if the prefix were still cached (`lab/src/cost/ctxkit_replay.rs`).
   This is Claude Code's case: an idle session of 200k tokens or more compacted 54 minutes into
   its one-hour lifetime (214k tokens down to 31k).
 """
@@ -355,7 +355,7 @@ The properties behind the figures are tests: `tests/tests/all/prefix_stability.r
 compaction begins with the previous request, for both providers, on generated logs and every
 corpus replay), `native/tests/all/cli_cost.rs` (the recorded row equals the raw usage of the file,
 ctxkit's prefix breaks are at most its compactions, the idle row compacts in the 19-minute
-pause at 80k, and is ctxkit's at 200k with the marks 30,000/15,000 and priced as gpt-5.6) and the unit tests of `core/src/cost/` (`idle_tests.rs`:
+pause at 80k, and is ctxkit's at 200k with the marks 30,000/15,000 and priced as gpt-5.6) and the unit tests of `lab/src/cost/` (`idle_tests.rs`:
 a pause past the lifetime with a big view is compacted in it, a short pause or a small view
 changes nothing).
 """

@@ -15,8 +15,8 @@ rustup component add clippy rustfmt >/dev/null 2>&1 || true
 step "format"
 cargo fmt --all -- --check
 
-step "clippy: the core stays pure (core/clippy.toml bans I/O, clock, env, networking)"
-cargo clippy -p ctxkit-core --all-targets -- -D warnings
+step "clippy: the core and the lab stay pure (core/clippy.toml, lab/clippy.toml ban I/O, clock, env, networking)"
+cargo clippy -p ctxkit-core -p ctxkit-lab --all-targets -- -D warnings
 
 step "clippy: the whole workspace"
 cargo clippy --workspace --all-targets -- -D warnings

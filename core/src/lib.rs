@@ -15,8 +15,9 @@
 //! - [`model`]: [`Message`] (provider-neutral), the log's [`Entry`]s, the [`View`] a turn sends.
 //! - [`wire`]: lossless conversion to and from OpenAI Chat Completions and Anthropic Messages,
 //!   [`repair_tool_pairs`] (any message list into one both providers accept), the providers'
-//!   validators ([`validate_openai`], [`validate_anthropic`]), and [`render_view`], the one
-//!   renderer of a view in a wire format.
+//!   validators ([`validate_openai`], [`validate_anthropic`]), [`render_view`], the one
+//!   renderer of a view in a wire format, and where a view's cache breakpoints go
+//!   ([`wire::breakpoints::place_breakpoints`]).
 //! - [`tokens`]: token estimates per model family, calibrated by real usage.
 //! - [`import`]: real transcripts in (Claude Code, SWE-agent, OpenHands, chat formats).
 //! - [`facts`]: facts recognised by their shape for any agent: paths, what a call read,
@@ -41,14 +42,9 @@
 //! with the view; [`TurnDriver::finish`] returns the [`TurnResult`] and the [`TurnChanges`]
 //! to persist.
 //!
-//! **Economics** ([`cost`]): prices and cache rules as data, where a view's cache breakpoints
-//! go ([`cost::place_breakpoints`]), a cache simulator, and a report that replays a transcript
-//! under the strategies users pick and bills each ([`cost::compare_strategies`]).
-//!
-//! **Probes** ([`probes`]): questions with known answers made from the log per checkpoint
-//! (recall, artifact, continuation, decision, needed next), graded by a string check
-//! ([`probes::grade`]), so what a model still knows after a compaction is measured without a
-//! judge model (`ctxkit probe`).
+//! **Measurement** is not here: the cost simulator, probes, needed-next grading and the
+//! fidelity measure are the `ctxkit-lab` crate's, which depends on this one (this one, and the
+//! npm package's `ctxkit-wasm`, never on it).
 //!
 //! **Helpers**: [`text`] (UTF-8-safe cutting, fences, bounded transcripts, fingerprints).
 //!
@@ -104,9 +100,6 @@ pub mod offload;
 pub mod prompt;
 
 pub mod recall;
-
-pub mod cost;
-pub mod probes;
 
 pub mod text;
 pub mod turn;

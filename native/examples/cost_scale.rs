@@ -19,8 +19,8 @@
 use std::process::Command;
 use std::time::Instant;
 
-use ctxkit::core::cost::{cost_report, strategy_cost, CostOptions, CostSetup, Strategy};
 use ctxkit::core::{Message, ToolCall};
+use ctxkit_lab::cost::{cost_report, strategy_cost, CostOptions, CostSetup, Strategy};
 
 const SIZES: [usize; 7] = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000];
 
@@ -131,13 +131,13 @@ fn strategies(count: usize, only: Option<&str>) -> Result<(), String> {
     let input = text(count);
     let messages: Vec<Message> = serde_json::from_str(&input).map_err(|e| e.to_string())?;
     let report = cost_report(&text(2), &options()).map_err(|e| e.to_string())?;
-    let pricing = ctxkit::core::cost::pricing_for(&report.model).ok_or("no pricing")?;
+    let pricing = ctxkit_lab::cost::pricing_for(&report.model).ok_or("no pricing")?;
     let setup = CostSetup {
-        replay: ctxkit::core::cost::ReplaySetup {
+        replay: ctxkit_lab::cost::ReplaySetup {
             window: 200_000,
             family: ctxkit::core::ModelFamily::Claude,
             reserve_tokens: report.reserve_tokens,
-            system: ctxkit::core::cost::REPORT_SYSTEM_PROMPT.to_owned(),
+            system: ctxkit_lab::cost::REPORT_SYSTEM_PROMPT.to_owned(),
             cache_expired: Vec::new(),
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,

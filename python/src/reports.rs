@@ -1,10 +1,10 @@
 //! `ctxkit.cost(path, window=...)` and `ctxkit.fidelity(path, window=...)`: the rows the CLI's
 //! `ctxkit cost --json` and `ctxkit fidelity --json` print, as a list of dicts.
 //!
-//! `cost` is the core's `cost_report` as rows (`CostReport::json_rows`, the CLI's too: each
+//! `cost` is the lab's `cost_report` as rows (`CostReport::json_rows`, the CLI's too: each
 //! row with the report's model, window, reserve and cost marks). `fidelity` replays the transcript as the CLI does (each step's
 //! inputs recorded, the turn prepared, the reply recorded, in a store in memory with the
-//! extractive summarizer) and measures every checkpoint with the core's `checkpoint_fidelity`,
+//! extractive summarizer) and measures every checkpoint with the lab's `checkpoint_fidelity`,
 //! a dropped fact "found again" when `search_history` finds it. Its offload files go to a
 //! temporary folder, removed after. The replay and the measure are the native library's
 //! (`ctxkit::reports`), the CLI's too; `python/tests/test_corpus.py` checks the rows against
@@ -14,10 +14,10 @@ use ctxkit::reports::{measure_fidelity, play_steps, session_stem, split_steps};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::compaction::Budget;
-use ctxkit_core::cost::{cost_report, CostOptions};
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::CoreError;
+use ctxkit_lab::cost::{cost_report, CostOptions};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 

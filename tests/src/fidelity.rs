@@ -2,9 +2,9 @@
 //! before each assistant message, extractive summaries) and measuring what its checkpoints
 //! kept: the corpus fidelity test and the fidelity report both use it.
 
-use ctxkit_core::compaction::pinned::{checkpoint_fidelity, CheckpointFidelity};
 use ctxkit_core::recall::finds_fact;
 use ctxkit_core::{Budget, Message, ModelFamily, Policy, Role, Session, TurnInputs};
+use ctxkit_lab::fidelity::{checkpoint_fidelity, CheckpointFidelity};
 
 /// The session after replaying `messages` with a window of `window` tokens.
 pub fn replay(messages: &[Message], window: u64, family: ModelFamily) -> Session {

@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use ctxkit_core::compaction::{
     fill_window_defaults, splice_responses_items, Budget, Policy, TodoItem,
 };
-use ctxkit_core::cost::CacheBreakpoint;
 use ctxkit_core::prompt::PromptParts;
 use ctxkit_core::turn::{check_requested_family, policy_for_session};
+use ctxkit_core::wire::breakpoints::CacheBreakpoint;
 use ctxkit_core::wire::{dropped_state, render_message, render_view_cached, WireFormat};
 use ctxkit_core::{Message, ModelFamily, TurnDriver, TurnInputs, View};
 use serde::Deserialize;

@@ -18,7 +18,6 @@ pub(crate) mod clearing;
 mod cut_search;
 pub(crate) mod extractive;
 pub mod fallback;
-pub mod needed_next;
 pub(crate) mod owned_goal;
 pub mod pinned;
 pub(crate) mod plan;
@@ -43,6 +42,12 @@ pub use checkpoint::{
     SummaryMethod, RESPONSES_ITEM_PREFIX, SUMMARY_HEADER,
 };
 pub use clearing::{clear_old_tool_results, cleared_placeholder, ClearPolicy};
+/// The text signals the extractive summarizer reads (a call's key argument, a failure's telling
+/// line, stated decisions, code identifiers), public so that `ctxkit-lab`'s probes and
+/// measures read a log the same way.
+pub use extractive::{
+    decision_sentences, identifiers, key_argument, one_line, sentences, telling_line, WRITTEN_KEYS,
+};
 pub use extractive::{
     extractive_summary, extractive_summary_with, file_paths_in_arguments, ExtractiveLimits,
     SECTIONS, STATE_SECTIONS,

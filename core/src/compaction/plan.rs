@@ -32,12 +32,12 @@ use crate::compaction::{
     checkpoint_restore_message, summary_message, Budget, Checkpoint, Policy, Strategy,
     SummaryRequest, Tier, TodoItem, ViewStats, MIN_MESSAGE_TOKENS, SUMMARY_HEADER,
 };
-use crate::cost::place_breakpoints;
 use crate::error::{CoreError, Result};
 use crate::memory::{advance_nudges, NudgeOutcome, NudgeState};
 use crate::model::{first_after, Entry, Message, Role, View, ViewMessage};
 use crate::offload::is_offload_reference;
 use crate::tokens::{calibrated_tokens, estimate_message, UsageAnchor};
+use crate::wire::breakpoints::place_breakpoints;
 use crate::wire::{repair_view, RepairReport};
 
 /// The inputs of one turn. Everything the pipeline knows arrives here. The view borrows from

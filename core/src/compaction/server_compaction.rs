@@ -22,9 +22,9 @@ use crate::compaction::checkpoint::{
     anthropic_summary_message, summary_message, RESPONSES_ITEM_PREFIX,
 };
 use crate::compaction::{Checkpoint, SummaryMethod};
-use crate::cost::place_breakpoints;
 use crate::model::{Message, Role};
 use crate::text::{head_bytes, single_line};
+use crate::wire::breakpoints::place_breakpoints;
 use crate::wire::{render_messages_cached, WireFormat};
 
 /// The `anthropic-beta` header value of a compaction request.

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::{DroppedFacts, Fallback, SummaryMethod};
-use crate::cost::CacheBreakpoint;
 use crate::memory::NudgeKind;
 use crate::tokens::{RefusedUsage, UsageAnchor};
+use crate::wire::breakpoints::CacheBreakpoint;
 use crate::wire::RepairReport;
 
 /// Which tier produced the view.
@@ -80,7 +80,7 @@ pub struct ViewStats {
     /// view records them (they stay in the log: history search finds them).
     #[serde(default)]
     pub dropped_facts: DroppedFacts,
-    /// Where the view's cache breakpoints are ([`crate::cost::place_breakpoints`]): the end
+    /// Where the view's cache breakpoints are ([`crate::wire::breakpoints::place_breakpoints`]): the end
     /// of the system prompt, of the checkpoint summary, of the previous turn and of the
     /// conversation before its nudges. An Anthropic rendering carries them as `cache_control`
     /// when the caller asks for caching ([`crate::wire::render_view_cached`]); OpenAI caches

@@ -383,7 +383,7 @@ mod tests {
         let note = content[0]["text"].as_str().unwrap_or_default();
         assert!(note.contains("omitted"), "{note}");
         assert_eq!(
-            crate::cost::anthropic_block_counts(&messages),
+            crate::wire::breakpoints::anthropic_block_counts(&messages),
             vec![1, 1, 1]
         );
     }

@@ -198,7 +198,7 @@ fn is_blank_text_block(block: &Value) -> bool {
 /// Writes content where Anthropic accepts a string or a list: text stays a string; in a list,
 /// blank text parts are left out. Parts that were all another provider's state (a Responses
 /// reasoning item alone, say) give one note instead of an empty list, which Anthropic rejects;
-/// the note is one block, as [`crate::cost::anthropic_block_counts`] counts it.
+/// the note is one block, as [`crate::wire::breakpoints::anthropic_block_counts`] counts it.
 pub(crate) fn content_to_anthropic(content: &Content) -> Value {
     match content {
         Content::Text(text) => Value::String(text.clone()),

@@ -13,6 +13,9 @@
 //! - `langchain`: LangChain messages: `lc` constructor JSON, `toDict()` and plain dicts in,
 //!   plain dicts out ([`from_langchain`], [`to_langchain`]).
 //!
+//! [`breakpoints`]: where a view's cache breakpoints go ([`breakpoints::place_breakpoints`])
+//! and how an Anthropic or OpenAI request carries them, which the renderer writes.
+//!
 //! [`from_format`] is the one reader and [`render_messages`] / [`render_view`] the one
 //! renderer of all seven. [`validate`] checks a request against the rules of the four
 //! provider APIs (OpenAI Chat, Anthropic, Responses, Gemini), each in that provider's words;
@@ -97,6 +100,7 @@
 mod ai_sdk;
 mod anthropic;
 mod anthropic_blocks;
+pub mod breakpoints;
 pub(crate) mod crossing;
 mod fields;
 pub(crate) mod gemini;

@@ -12,10 +12,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cost::openai_breakpoints::mark_openai;
-use crate::cost::{anthropic_block_counts, mark_anthropic, CacheBreakpoint};
 use crate::error::{CoreError, Result};
 use crate::model::{Message, Role, View};
+use crate::wire::breakpoints::openai::mark_openai;
+use crate::wire::breakpoints::{anthropic_block_counts, mark_anthropic, CacheBreakpoint};
 use crate::wire::{to_ai_sdk, to_anthropic, to_gemini, to_langchain, to_openai, to_responses};
 
 /// A wire format a view can be rendered in.
@@ -116,7 +116,7 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
 /// content becomes one text block to carry it); for OpenAI Chat Completions and Responses
 /// (GPT-5.6 and later), `prompt_cache_breakpoint: {"mode": "explicit"}` on the last eligible
 /// input part each one ends, moved back past assistant output and left out under 1,024
-/// tokens (`crate::cost::openai_breakpoints`; a string content becomes one part to carry it,
+/// tokens (`crate::wire::breakpoints::openai`; a string content becomes one part to carry it,
 /// and a marked Responses system prompt is a leading `system` message instead of
 /// `instructions`). Gemini caches through a separate API, and the SDK shapes have no marker:
 /// for them the rendering is [`render_view`]'s. Models before GPT-5.6 cache prefixes by

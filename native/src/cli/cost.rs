@@ -1,12 +1,12 @@
 //! `ctxkit cost FILE`: replays a transcript under every context strategy a user would pick and
 //! prints what each would have been billed once prompt caching is counted, beside what the
 //! session really cost when the transcript records it (Claude Code does). The report is the
-//! core's (`ctxkit_core::cost::cost_report`); this file reads the file and prints.
+//! lab's (`ctxkit_lab::cost::cost_report`); this file reads the file and prints.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use ctxkit_core::cost::{
+use ctxkit_lab::cost::{
     cost_report, pricing_for, CostMarks, CostOptions, CostReport, StrategyCost,
 };
 
@@ -100,7 +100,7 @@ fn render(report: &CostReport, file_name: &str) -> String {
     } else {
         ""
     };
-    // The units of the model's own prices (the core's table; a model it lacks has no report).
+    // The units of the model's own prices (the lab's table; a model it lacks has no report).
     let (write, read, _) = pricing_for(&report.model)
         .map(|pricing| pricing.prices.units())
         .unwrap_or((1.0, 1.0, 1.0));

@@ -5,7 +5,7 @@
 //! summary's size, and the needed-next figure: of the facts the agent's later calls used that only
 //! the summary could have given it, the share it holds (the transcript's own compactions, such
 //! as Claude Code's continuation summaries, measured the same way as the anchor). The measures
-//! are the core's (`checkpoint_fidelity`, `needed_next`): they read the summary the model sees.
+//! are the lab's (`checkpoint_fidelity`, `needed_next`): they read the summary the model sees.
 
 use clap::Args;
 use ctxkit::reports::{measure_fidelity, play_steps, FidelityReport};

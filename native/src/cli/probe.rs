@@ -1,6 +1,6 @@
 //! `ctxkit probe FILE`: replays a transcript through the engine, as `ctxkit fidelity` does,
 //! and after each compaction asks an OpenAI-compatible model (`OPENAI_BASE_URL`,
-//! `CTXKIT_MODEL`) the core's probe questions over the view the agent would have sent (and
+//! `CTXKIT_MODEL`) the lab's probe questions over the view the agent would have sent (and
 //! over the full log and a sliding window, the ceiling and the floor), at temperature 0 with
 //! a fixed seed; grades each answer by its key and prints, per kind of probe, the share
 //! answered for each view. Requests are bounded in number (`--max-probes`, `--max-requests`),
@@ -9,7 +9,7 @@
 //! [`ctxkit_core::turn::breaker::BREAKER_FAILURES`] fail in a row: then the rest are reported
 //! as skipped (the same circuit breaker as the summarizer's, see
 //! `ctxkit::reports::probe_guard`). The probes, the grading and the views are
-//! the core's and `ctxkit::reports::probe`'s.
+//! the lab's (`ctxkit_lab::probes`) and `ctxkit::reports::probe`'s.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ use ctxkit::reports::probe::{
     ask_probes, replay_for_probes, Outcome, ProbeRequest, ProbeRun, ViewStrategy,
 };
 use ctxkit::reports::probe_guard::RunGuard;
-use ctxkit_core::probes::{select_probes, ProbeKind};
+use ctxkit_lab::probes::{select_probes, ProbeKind};
 use serde_json::json;
 
 use super::output::{line, note, text};

@@ -134,8 +134,8 @@ pub fn run(places: &Places, args: ViewArgs) -> Result<(), Failure> {
 
 /// The breakpoints as `system, summary (after message 1), ...`: message numbers count from 1
 /// after the system prompt.
-fn breakpoint_list(breakpoints: &[ctxkit_core::cost::CacheBreakpoint]) -> String {
-    use ctxkit_core::cost::BreakpointReason;
+fn breakpoint_list(breakpoints: &[ctxkit_core::wire::breakpoints::CacheBreakpoint]) -> String {
+    use ctxkit_core::wire::breakpoints::BreakpointReason;
     if breakpoints.is_empty() {
         return "none".to_owned();
     }

@@ -10,8 +10,8 @@
 //! or a credential.
 
 use ctxkit_core::compaction::Budget;
-use ctxkit_core::cost::MAX_BREAKPOINTS;
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::wire::breakpoints::MAX_BREAKPOINTS;
 use ctxkit_core::wire::WireFormat;
 use ctxkit_core::Message;
 use serde_json::Value;

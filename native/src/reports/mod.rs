@@ -2,14 +2,15 @@
 //!
 //! A report replays a conversation turn by turn through an [`Engine`](crate::Engine), as an
 //! agent loop would (record what arrived, prepare the turn's view, record the reply and its tool
-//! results), then measures what the session got. The measures themselves are the core's; this
-//! module only walks the steps and gathers the figures, so the CLI's `--json` rows and Python's
-//! `ctxkit.fidelity(...)` are one computation, not two copies.
+//! results), then measures what the session got. The measures, the fidelity report's rows and
+//! a probe run's data are the lab's (`ctxkit-lab`); this module only walks the steps through
+//! the engine, answers the lab's history searches and asks its probes, so the CLI's `--json`
+//! rows and Python's `ctxkit.fidelity(...)` are one computation, not two copies.
 //!
 //! - [`steps`]: a conversation split into the steps an agent loop would take.
 //! - [`fidelity`]: what each checkpoint kept of the pinned facts and of what the agent went on
 //!   to need (the `ctxkit fidelity` report).
-//! - [`probe`]: the views of each compaction and the core's probes asked over them, graded by
+//! - [`probe`]: the views of each compaction and the lab's probes asked over them, graded by
 //!   their keys (the `ctxkit probe` run).
 
 pub mod fidelity;

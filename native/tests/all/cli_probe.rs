@@ -17,7 +17,7 @@ const CLAUDE_CODE: &str = "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-512
 
 /// Everything the request's conversation says but its last message (the question): texts and
 /// tool calls, as a model that read it all would repeat it.
-fn echo_of_the_log(request: &Received) -> String {
+pub(crate) fn echo_of_the_log(request: &Received) -> String {
     let body: Value = serde_json::from_str(&request.body).unwrap();
     let messages = body["messages"].as_array().unwrap();
     let mut said = Vec::new();

@@ -50,7 +50,7 @@ use crate::common::project::BIN;
 use crate::common::steady_dir::SteadyDir;
 
 /// Every corpus file the CLI imports, relative to the corpus folder.
-const FILES: [&str; 8] = [
+pub(crate) const FILES: [&str; 8] = [
     "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
     "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl",
     "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl",
@@ -116,23 +116,39 @@ struct Row {
 }
 
 /// Runs the commands and keeps one row per command.
-struct Pin {
+pub(crate) struct Pin {
     project: SteadyDir,
     corpus: PathBuf,
     rows: Vec<Row>,
+    /// Variables set for every command (after the LLM variables are removed).
+    env: Vec<(String, String)>,
+    /// Texts replaced in every output, with what replaces them (a server's address).
+    hidden: Vec<(String, String)>,
 }
 
 impl Pin {
-    fn new(corpus: PathBuf) -> Pin {
+    pub(crate) fn new(corpus: PathBuf) -> Pin {
         Pin {
             project: SteadyDir::new("ctxkit-corpus-outputs"),
             corpus,
             rows: Vec::new(),
+            env: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
+    /// Replaces `text` by `placeholder` in every output from now on (before the paths are).
+    pub(crate) fn hide(&mut self, text: &str, placeholder: &str) {
+        self.hidden.push((text.to_owned(), placeholder.to_owned()));
+    }
+
+    /// Sets `name` to `value` for every command run from now on.
+    pub(crate) fn set_env(&mut self, name: &str, value: &str) {
+        self.env.push((name.to_owned(), value.to_owned()));
+    }
+
     /// The table: a header, then one aligned line per command in the order they ran.
-    fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let width = self
             .rows
             .iter()
@@ -154,7 +170,7 @@ impl Pin {
         table
     }
 
-    fn file(&self, relative: &str) -> String {
+    pub(crate) fn file(&self, relative: &str) -> String {
         self.corpus.join(relative).to_str().unwrap().to_owned()
     }
 
@@ -163,6 +179,9 @@ impl Pin {
         let mut text = String::from_utf8(bytes.to_vec()).unwrap_or_else(|error| {
             panic!("output is not UTF-8: {error}");
         });
+        for (hidden, placeholder) in &self.hidden {
+            text = text.replace(hidden, placeholder);
+        }
         let project = self.project.path().to_str().unwrap();
         let corpus = self.corpus.to_str().unwrap();
         // The longer path first, in case one holds the other.
@@ -179,7 +198,7 @@ impl Pin {
 
     /// Runs `ctxkit args` in the project, adds its row to the table under `label`, and
     /// returns its normalized stdout.
-    fn run(&mut self, label: &str, args: &[&str]) -> String {
+    pub(crate) fn run(&mut self, label: &str, args: &[&str]) -> String {
         self.run_with(label, args, false)
     }
 
@@ -195,6 +214,7 @@ impl Pin {
             .env_remove("OPENAI_BASE_URL")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
             .output()
             .unwrap();
         let dates = [before, today_utc()];
@@ -226,7 +246,7 @@ impl Pin {
 
 /// The short name of a corpus file in the table: its path under the corpus folder, with the
 /// long Claude Code session id shortened.
-fn short(file: &str) -> String {
+pub(crate) fn short(file: &str) -> String {
     file.replace("4d5611e5-241a-462a-8d15-5122611a9569", "4d5611e5")
 }
 

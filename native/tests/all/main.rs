@@ -35,6 +35,7 @@ mod cli_probe;
 mod common;
 mod concurrency;
 mod corpus_outputs;
+mod corpus_reports;
 mod crash;
 mod db_folder_swap;
 mod engine_turns;

@@ -4,7 +4,7 @@
 
 use std::process::Output;
 
-use ctxkit::core::probes::{grade, AnswerKey, KeyItem};
+use ctxkit_lab::probes::{grade, AnswerKey, KeyItem};
 use serde_json::Value;
 
 /// The JSON rows of a successful run: the requests, then the totals.

@@ -138,7 +138,7 @@ fn facts_a_small_window_drops_are_found_again_in_the_log() {
     );
 }
 
-/// The needed-next figure (`core/src/compaction/needed_next/`) of every corpus transcript's
+/// The needed-next figure (`lab/src/needed_next/`) of every corpus transcript's
 /// checkpoints at 32k, 100k and 200k windows, beside the transcript's own compactions (Claude
 /// Code's continuation summaries) where it has them, printed: at least 80% overall (377/406
 /// with the files named in tool output and identifiers ranked by prose and call targets,
@@ -147,9 +147,7 @@ fn facts_a_small_window_drops_are_found_again_in_the_log() {
 /// at 100k and 200k: 89/97).
 #[test]
 fn corpus_checkpoints_hold_what_the_agent_needed_next() {
-    use ctxkit_core::compaction::needed_next::{
-        checkpoint_summaries, needed_next, transcript_summaries,
-    };
+    use ctxkit_lab::needed_next::{checkpoint_summaries, needed_next, transcript_summaries};
     let family = ModelFamily::Claude;
     let (mut needed, mut held) = (0, 0);
     for file in FILES {
@@ -165,7 +163,7 @@ fn corpus_checkpoints_hold_what_the_agent_needed_next() {
                 );
                 let theirs =
                     needed_next(&replayed.entries, &transcript_summaries(&replayed.entries));
-                let sum = |figures: &[ctxkit_core::compaction::needed_next::NeededNext]| {
+                let sum = |figures: &[ctxkit_lab::needed_next::NeededNext]| {
                     figures
                         .iter()
                         .fold((0, 0), |(n, h), f| (n + f.needed, h + f.held))

@@ -22,6 +22,7 @@ mod import_all_corpus;
 mod import_claude_code;
 mod import_codex;
 mod import_corpus;
+mod lab_dependencies;
 mod layers_properties;
 mod memory_fence_properties;
 mod pinned_properties;

@@ -21,14 +21,14 @@
 //! each other between compactions, and the date and memory read at a compaction are in it.
 
 use ctxkit_core::compaction::{Budget, Policy};
-use ctxkit_core::cost::{
-    anthropic_block_counts, BreakpointReason, CacheBreakpoint, OPENAI_BREAKPOINT_FIELD,
-    OPENAI_MIN_BREAKPOINT_TOKENS,
-};
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::prompt::{build_system_prompt, freeze_prompt, FrozenParts, PromptParts};
 use ctxkit_core::tokens::estimate_message;
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::wire::breakpoints::{
+    anthropic_block_counts, BreakpointReason, CacheBreakpoint, OPENAI_BREAKPOINT_FIELD,
+    OPENAI_MIN_BREAKPOINT_TOKENS,
+};
 use ctxkit_core::wire::{
     render_messages, render_messages_cached, validate_anthropic, validate_openai,
     validate_responses, WireFormat,

@@ -5,8 +5,8 @@
 
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::model::Entry;
-use ctxkit_core::probes::{normalize, session_probes, CheckpointProbes};
 use ctxkit_core::{Budget, ModelFamily, Policy, Role, Session, TurnInputs};
+use ctxkit_lab::probes::{normalize, session_probes, CheckpointProbes};
 
 /// The session after replaying `file` turn by turn, and the last `seq` each compaction's view
 /// showed.

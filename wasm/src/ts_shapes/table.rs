@@ -17,7 +17,6 @@ use ctxkit_core::compaction::{
     FallbackKind, LlmCall, PinnedFact, Policy, RestoreLimits, Strategy, SummaryMethod, SummaryMode,
     SummaryRequest, Tier, TodoItem, TodoStatus, ViewStats,
 };
-use ctxkit_core::cost::{BreakpointReason, CacheBreakpoint};
 use ctxkit_core::memory::{
     MemoryEntry, MemoryScope, MemorySource, NudgeKind, NudgePolicy, NudgeState, PrecisOptions,
 };
@@ -28,6 +27,7 @@ use ctxkit_core::recall::ToolDefinition;
 use ctxkit_core::text::TranscriptLimits;
 use ctxkit_core::tokens::{ModelFamily, RefusedUsage, UsageAnchor, UsageShape};
 use ctxkit_core::turn::SummarizerBreaker;
+use ctxkit_core::wire::breakpoints::{BreakpointReason, CacheBreakpoint};
 use ctxkit_core::wire::{RepairReport, Violation, WireFormat};
 use ctxkit_core::{Entry, Message, Session};
 

@@ -61,7 +61,7 @@ pub(super) fn backticked(items: &[String]) -> String {
 
 /// `text` on one line (whitespace runs collapsed), cut to `max_bytes` with an ellipsis: at the
 /// last word boundary when there is one in the second half, so a cut line ends on a whole word.
-pub(crate) fn one_line(text: &str, max_bytes: usize) -> String {
+pub fn one_line(text: &str, max_bytes: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.len() <= max_bytes {
         return flat;

@@ -27,11 +27,14 @@ mod state;
 pub(crate) use crate::facts::is_known_extension;
 pub(crate) use appendix::log_state_appendix;
 pub use signals::file_paths_in_arguments;
-pub(crate) use signals::{identifiers, paths_in_text, WRITTEN_KEYS};
+pub use signals::{
+    decision_sentences, identifiers, key_argument, sentences, telling_line, WRITTEN_KEYS,
+};
 
 use facts::Facts;
+pub use lines::one_line;
+pub(crate) use lines::whole_words;
 use lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
-pub(crate) use lines::{one_line, whole_words};
 use mentioned::{mentioned_line, push_latest, same_file};
 pub use previous::pinned_from_summary;
 use previous::{without_headings, PreviousSummary};

@@ -8,7 +8,7 @@ pub(crate) use crate::facts::paths_in_text;
 
 /// The argument that says what a call did: a command, a path, a pattern, a query, a URL, else
 /// the first string value.
-pub(crate) fn key_argument(arguments: &str) -> String {
+pub fn key_argument(arguments: &str) -> String {
     const KEYS: [&str; 12] = [
         "command",
         "cmd",
@@ -40,7 +40,7 @@ pub(crate) fn key_argument(arguments: &str) -> String {
 /// linter's finding with its `file:line`), else its first line that says anything. Never an
 /// exit status alone (`Exit code 2`), one of ctxkit's own notices, a line of a file listing
 /// (`  7 pub fn …`, what a read printed) or a markdown heading. `None` when no line is left.
-pub(crate) fn telling_line(text: &str) -> Option<String> {
+pub fn telling_line(text: &str) -> Option<String> {
     const MARKERS: [&str; 15] = [
         "error",
         "fail",
@@ -164,7 +164,7 @@ pub(crate) fn first_line(text: &str) -> String {
 
 /// Sentences in which the assistant states a choice or a finding (a reason, an alternative
 /// rejected, a root cause), not narration of its next action ("Let me read the file").
-pub(crate) fn decision_sentences(text: &str) -> Vec<String> {
+pub fn decision_sentences(text: &str) -> Vec<String> {
     const MARKERS: [&str; 19] = [
         "instead",
         "because",
@@ -202,7 +202,7 @@ pub(crate) fn decision_sentences(text: &str) -> Vec<String> {
 
 /// The whole sentences of `text`: split at line ends and at `.`, `!` or `?` followed by a
 /// space (not inside `main.rs` or `v1.2`), without their closing stop.
-pub(crate) fn sentences(text: &str) -> Vec<&str> {
+pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for line in text.lines() {
         let mut start = 0;
@@ -247,7 +247,7 @@ pub(crate) fn backticked_items(text: &str) -> Vec<String> {
 
 /// Argument keys whose text a call writes or sends (`content`, `new_string`…), not where it
 /// goes or what it looks for: the code in them is read again from the file, not recalled.
-pub(crate) const WRITTEN_KEYS: [&str; 9] = [
+pub const WRITTEN_KEYS: [&str; 9] = [
     "content",
     "new_string",
     "old_string",
@@ -262,7 +262,7 @@ pub(crate) const WRITTEN_KEYS: [&str; 9] = [
 /// The words of `text` that look like code identifiers: four to eighty characters of letters,
 /// digits, `_` and `::`, starting with a letter or `_`, and shaped like code (an inner `_`, a
 /// lower-to-upper step as in `camelCase`, or a `::` path), mostly not digits.
-pub(crate) fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
+pub fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .map(|word| word.trim_matches(':'))
         .filter(|word| is_identifier(word))

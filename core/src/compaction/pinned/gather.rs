@@ -65,25 +65,25 @@ pub fn gather_pinned<'m>(
 /// The pinned facts of a log read one message at a time, as [`gather_pinned`] would find them
 /// in the messages read so far (no previous checkpoint, no todo list), the next step left
 /// out: a cost report's recall reads each message once instead of the whole log per sample.
-#[derive(Default)]
-pub(crate) struct PinnedGatherer {
+#[derive(Debug, Default)]
+pub struct PinnedGatherer {
     facts: Facts,
 }
 
 impl PinnedGatherer {
     /// Reads the next message of the log.
-    pub(crate) fn gather(&mut self, message: &Message) {
+    pub fn gather(&mut self, message: &Message) {
         self.facts.gather(message);
     }
 
     /// The facts so far, oldest first, the next step left out.
-    pub(crate) fn facts(&self) -> &[PinnedFact] {
+    pub fn facts(&self) -> &[PinnedFact] {
         &self.facts.list
     }
 }
 
 /// Facts in order, without repeats; the next step kept apart (only the last counts).
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Facts {
     list: Vec<PinnedFact>,
     seen: BTreeSet<(FactKind, String)>,

@@ -16,22 +16,21 @@
 //! budget, dropping the oldest of the least important kinds first and counting what it
 //! dropped; [`missing_pinned`] lists the facts a summary does not hold verbatim and
 //! [`pinned_section`] writes them into a `## Pinned facts` section, so an LLM can rephrase but
-//! never lose. [`checkpoint_fidelity`] measures, for a session's checkpoints, what their
-//! summaries kept.
+//! never lose. How much of them a session's checkpoints kept is measured in `ctxkit-lab`
+//! (`fidelity::checkpoint_fidelity`).
 //!
 //! Guarantees: every fact is one line (no text can add a heading or a section to a summary);
 //! facts are deduplicated by kind and text; the order is oldest first, and deterministic.
 
 mod gather;
-mod report;
 mod section;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::compaction::extractive::pinned_from_summary;
+pub(crate) use gather::offloaded_path;
+pub use gather::PinnedGatherer;
 pub use gather::{gather_pinned, is_previous_summary};
-pub(crate) use gather::{offloaded_path, PinnedGatherer};
-pub use report::{checkpoint_fidelity, CheckpointFidelity, KindFidelity};
 pub use section::{missing_pinned, pinned_section, summary_holds, PINNED_HEADING};
 
 /// What kind of fact is pinned.

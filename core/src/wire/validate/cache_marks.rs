@@ -2,13 +2,15 @@
 //! `prompt_cache_breakpoint` only on a part that takes one (`input_text`, `input_image`,
 //! `input_file` in Responses; `text`, `image_url`, `file` of a non-assistant message in Chat
 //! Completions), with the documented value (`{"mode": "explicit"}`), and at most four in a
-//! request. The field's name, value and the eligible types are `crate::cost`'s, the one place
-//! ctxkit spells them.
+//! request. The field's name, value and the eligible types are `crate::wire::breakpoints`'s,
+//! the one place ctxkit spells them.
 
 use serde_json::Value;
 
 use super::{violation, Violation};
-use crate::cost::{openai_breakpoint_marker, MAX_BREAKPOINTS, OPENAI_BREAKPOINT_FIELD};
+use crate::wire::breakpoints::{
+    openai_breakpoint_marker, MAX_BREAKPOINTS, OPENAI_BREAKPOINT_FIELD,
+};
 
 /// Checks the marker of one part at `at`; `eligible` when the part may carry one. Returns
 /// whether it carries one.

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::cache_marks::{check_count, check_mark};
 use super::{str_field, violation, Violation};
-use crate::cost::openai_eligible_part_types;
+use crate::wire::breakpoints::openai_eligible_part_types;
 use crate::wire::responses::{is_user_side, CONTENT_PART_TYPES};
 use crate::wire::WireFormat;
 
