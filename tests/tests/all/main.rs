@@ -25,6 +25,7 @@ mod import_corpus;
 mod lab_dependencies;
 mod layers_properties;
 mod memory_fence_properties;
+mod module_graph;
 mod pinned_properties;
 mod pipeline_snapshots;
 mod plan_properties;
