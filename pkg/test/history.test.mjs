@@ -139,7 +139,7 @@ test('read_offload pages an offloaded output through read_file, inside the offlo
 });
 
 test('the prompt carries the guidance the core snapshot shows', () => {
-  const snap = readFileSync(join(rootDir, 'core', 'src', 'recall', 'snapshots', 'ctxkit_core__recall__guidance__tests__guidance_snapshot.snap'), 'utf8');
+  const snap = readFileSync(join(rootDir, 'core', 'src', 'prompt', 'snapshots', 'ctxkit_core__prompt__guidance_tests__guidance_snapshot.snap'), 'utf8');
   const expected = snap.replace(/^---\n[\s\S]*?\n---\n/, '').replace(/\n$/, '');
   const prompt = ck.buildSystemPrompt({
     base: 'You are a test agent.',
