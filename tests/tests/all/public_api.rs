@@ -48,7 +48,7 @@ const SYNTHETIC: &[(&str, &str)] = &[
         "#[derive(Clone)]\npub struct Shown { pub a: u32, b: u8 }\npub struct NotShown;\n\
          mod twin {\n    pub fn twin() {}\n}\npub use twin::twin;\n\
          pub fn shown_fn<'a>(x: &'a str, n: Option<Vec<u8>>) -> Option<&'a str> { None }\n\
-         impl Shown {\n    pub fn new() -> Self { todo!() }\n    fn private(&self) {}\n    \
+         impl Shown {\n    pub fn new() -> Self { Shown { a: 0, b: 0 } }\n    fn private(&self) {}\n    \
          pub(crate) fn internal(&mut self) {}\n    pub const LIMIT: usize = 3;\n}\n\
          impl std::fmt::Display for Shown { fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { Ok(()) } }\n",
     ),
