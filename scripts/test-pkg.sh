@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it started (UTC), so a CI log shows where the run's minutes go.
+step() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 
 step "chromium for the browser test (/usr/bin/chromium)"
 if [[ ! -x /usr/bin/chromium ]]; then

@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it started (UTC), so a CI log shows where the run's minutes go.
+step() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 
 step "toolchain components"
 rustup component add clippy rustfmt >/dev/null 2>&1 || true

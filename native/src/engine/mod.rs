@@ -46,6 +46,7 @@ mod prompt;
 mod record;
 mod tool_budget;
 mod turn;
+mod turn_llm;
 mod usage;
 mod view;
 

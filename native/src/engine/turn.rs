@@ -30,19 +30,17 @@
 use std::time::Instant;
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryRequest, RESPONSES_ITEM_PREFIX,
+    Budget, Checkpoint, Fallback, FallbackKind, LlmCall, SummaryRequest,
 };
-use ctxkit_core::memory::ExtractionRequest;
 use ctxkit_core::turn::{cache_expired, BackgroundSlot, DEFAULT_CACHE_TTL_SECONDS};
-use ctxkit_core::{TurnChanges, TurnDriver, TurnInputs, TurnStep};
+use ctxkit_core::TurnResult as CoreTurnResult;
+use ctxkit_core::{Message, TurnChanges, TurnDriver, TurnInputs, TurnStep};
 
+use super::turn_llm::{Answer, KeptBlock};
 pub use super::view::TurnResult;
-use super::view::{
-    anthropic_conversation, anthropic_summary, responses_conversation, responses_summary,
-};
+use super::view::{anthropic_summary, responses_summary};
 use super::{cached_session, Engine, Event, WarningKind};
 use crate::error::{Context, Result};
-use crate::llm::{LlmRequest, SummarizerError, SummaryAnswer};
 use crate::store::{AddedMemory, NewMemory};
 
 /// What one attempt at a turn came to.
@@ -100,19 +98,17 @@ impl Engine {
         }
     }
 
-    // Over 100 lines; left whole here while another branch edits this folder (issue 35, item 7).
-    #[allow(clippy::too_many_lines)]
+    /// One attempt at a turn: plan it with the driver, answer its LLM steps, store what it
+    /// changed (or return the view only, offline) and report it as events.
     fn try_turn(&mut self, session: &str, answers: Answers, budget: Budget) -> Result<Attempt> {
         let mut events = Vec::new();
         let now = self.clock.now_unix();
         let prompt = self.system_prompt(session, self.clock.today(), now, &mut events)?;
         let policy = self.config.policy.clone();
-        let extract_memories = answers == Answers::Llm
-            && self.llm.is_some()
-            && self.config.memory.extract_before_compaction;
+        let has_llm = answers == Answers::Llm && self.llm.is_some();
         let base = TurnInputs {
-            extract_memories,
-            has_summarizer: answers == Answers::Llm && self.llm.is_some(),
+            extract_memories: has_llm && self.config.memory.extract_before_compaction,
+            has_summarizer: has_llm,
             cache_expired: cache_expired(
                 self.last_turn_at.get(session).copied(),
                 now,
@@ -142,102 +138,25 @@ impl Engine {
         };
         let mut turn = TurnDriver::start(&inputs)
             .context(|| format!("session {session:?}: planning the turn"))?;
-        let mut requested = false;
-        // A summary answer's compaction block: (through seq, summary text, block).
-        let mut kept_block: Option<(u64, String, String)> = None;
-        // The compaction's one deadline, from its first LLM call: the extraction and the
-        // summary share the summary timeout, so a compaction ends within it.
-        let mut deadline: Option<Instant> = None;
-        let messages = loop {
-            let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
-            let step = turn
-                .step(cached)
-                .context(|| format!("session {session:?}: planning the turn"))?;
-            match step {
-                TurnStep::Ready(view) => break view.to_messages(),
-                TurnStep::NeedExtraction(request) => {
-                    let by = self.compaction_deadline(&mut deadline);
-                    match self.ask_for_memories(&request, by) {
-                        Answer::Text(answer) => turn.answer_extraction(Some(&answer)),
-                        Answer::None => turn.answer_extraction(None),
-                        Answer::Failed(kind, reason) => turn.extraction_failed(kind, reason),
-                    }
-                    .context(|| format!("session {session:?}: memory extraction"))?;
-                }
-                TurnStep::NeedSummary(request) => {
-                    if !requested && answers == Answers::Llm {
-                        requested = true;
-                        self.emit(&mut events, summary_requested(session, &request));
-                    }
-                    let by = self.compaction_deadline(&mut deadline);
-                    let answer = match answers {
-                        Answers::Llm => match self.ask_for_summary(session, &request, by) {
-                            Ok(Some(answer)) => {
-                                if let Some(usage) = answer.usage {
-                                    let event = Event::SummarizerUsage {
-                                        session: session.to_owned(),
-                                        input_tokens: usage.input_tokens,
-                                        output_tokens: usage.output_tokens,
-                                        iterations: usage.iterations,
-                                    };
-                                    self.emit(&mut events, event);
-                                }
-                                let opaque = answer
-                                    .compaction_block
-                                    .as_deref()
-                                    .is_some_and(|block| block.starts_with(RESPONSES_ITEM_PREFIX));
-                                kept_block = answer
-                                    .compaction_block
-                                    .map(|block| (request.through_seq, answer.text.clone(), block));
-                                if opaque {
-                                    // An opaque item: the plaintext is the extractive summary.
-                                    Answer::None
-                                } else {
-                                    Answer::Text(answer.text)
-                                }
-                            }
-                            Ok(None) => Answer::None,
-                            Err(error) => Answer::of(Err(error)),
-                        },
-                        Answers::Offline => Answer::None,
-                    };
-                    let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
-                    match answer {
-                        Answer::Text(answer) => turn.answer_summary(cached, Some(&answer)),
-                        Answer::None => turn.answer_summary(cached, None),
-                        Answer::Failed(kind, reason) => turn.summary_failed(cached, kind, reason),
-                    }
-                    .context(|| format!("session {session:?}: completing the summary"))?;
-                }
-            }
-        };
+        let mut kept_block: KeptBlock = None;
+        let messages = self.drive(session, answers, &mut turn, &mut events, &mut kept_block)?;
         let (result, mut changes) = turn
             .result()
             .context(|| format!("session {session:?}: the turn's result"))?;
         keep_block(&mut changes, kept_block);
-        let anthropic_summary = anthropic_summary(
-            &messages,
-            &result.stats,
-            changes.checkpoint.as_ref(),
-            self.sessions.get(session).map(|cached| &cached.session),
-        );
-        let responses_summary = responses_summary(
-            &messages,
-            &result.stats,
-            changes.checkpoint.as_ref(),
-            self.sessions.get(session).map(|cached| &cached.session),
-        );
-        let compacted = result.compacted(&changes);
+        let cached = self.sessions.get(session).map(|cached| &cached.session);
+        let checkpoint = changes.checkpoint.as_ref();
+        let done = TurnResult {
+            session: session.to_owned(),
+            anthropic_summary: anthropic_summary(&messages, &result.stats, checkpoint, cached),
+            responses_summary: responses_summary(&messages, &result.stats, checkpoint, cached),
+            messages,
+            stats: result.stats.clone(),
+            compacted: result.compacted(&changes),
+            events: Vec::new(),
+        };
         if answers == Answers::Offline {
-            return Ok(Attempt::Done(Box::new(TurnResult {
-                session: session.to_owned(),
-                messages,
-                stats: result.stats,
-                compacted,
-                events,
-                anthropic_summary,
-                responses_summary,
-            })));
+            return Ok(Attempt::Done(Box::new(TurnResult { events, ..done })));
         }
         for fallback in &result.stats.fallbacks {
             let warning =
@@ -263,13 +182,79 @@ impl Engine {
                 self.emit(&mut events, event);
             }
         }
+        self.report_stored(session, &result, &changes, &stored, &mut events);
+        Ok(Attempt::Done(Box::new(TurnResult { events, ..done })))
+    }
+
+    /// Steps the driver until its view is ready, answering each extraction and summary request
+    /// (with the LLM, or offline with none), and returns the view's messages.
+    fn drive(
+        &mut self,
+        session: &str,
+        answers: Answers,
+        turn: &mut TurnDriver<'_>,
+        events: &mut Vec<Event>,
+        kept_block: &mut KeptBlock,
+    ) -> Result<Vec<Message>> {
+        let mut requested = false;
+        // The compaction's one deadline, from its first LLM call: the extraction and the
+        // summary share the summary timeout, so a compaction ends within it.
+        let mut deadline: Option<Instant> = None;
+        loop {
+            let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
+            let step = turn
+                .step(cached)
+                .context(|| format!("session {session:?}: planning the turn"))?;
+            match step {
+                TurnStep::Ready(view) => return Ok(view.to_messages()),
+                TurnStep::NeedExtraction(request) => {
+                    let by = self.compaction_deadline(&mut deadline);
+                    match self.ask_for_memories(&request, by) {
+                        Answer::Text(answer) => turn.answer_extraction(Some(&answer)),
+                        Answer::None => turn.answer_extraction(None),
+                        Answer::Failed(kind, reason) => turn.extraction_failed(kind, reason),
+                    }
+                    .context(|| format!("session {session:?}: memory extraction"))?;
+                }
+                TurnStep::NeedSummary(request) => {
+                    if !requested && answers == Answers::Llm {
+                        requested = true;
+                        self.emit(events, summary_requested(session, &request));
+                    }
+                    let by = self.compaction_deadline(&mut deadline);
+                    let answer = match answers {
+                        Answers::Llm => self.llm_summary(session, &request, by, events, kept_block),
+                        Answers::Offline => Answer::None,
+                    };
+                    let cached = cached_session(self.store.as_ref(), &mut self.sessions, session)?;
+                    match answer {
+                        Answer::Text(answer) => turn.answer_summary(cached, Some(&answer)),
+                        Answer::None => turn.answer_summary(cached, None),
+                        Answer::Failed(kind, reason) => turn.summary_failed(cached, kind, reason),
+                    }
+                    .context(|| format!("session {session:?}: completing the summary"))?;
+                }
+            }
+        }
+    }
+
+    /// Reports a stored turn: the memories it extracted (refreshing MEMORY.md when any was
+    /// added), its compaction, a failed sync as a warning, and the view's token estimate.
+    fn report_stored(
+        &mut self,
+        session: &str,
+        result: &CoreTurnResult,
+        changes: &TurnChanges,
+        stored: &[AddedMemory],
+        events: &mut Vec<Event>,
+    ) {
         if let Some(outcome) = &result.extraction {
             let added = stored
                 .iter()
                 .filter(|memory| matches!(memory, AddedMemory::Added(_)))
                 .count();
             if added > 0 {
-                self.refresh_memory_file(&mut events);
+                self.refresh_memory_file(events);
             }
             let extracted = Event::MemoriesExtracted {
                 session: session.to_owned(),
@@ -277,16 +262,16 @@ impl Engine {
                 duplicates: stored.len() - added,
                 rejected: outcome.rejected.len(),
             };
-            self.emit(&mut events, extracted);
+            self.emit(events, extracted);
         }
         if let Some(checkpoint) = &changes.checkpoint {
             let event = compacted_event(session, checkpoint);
-            self.emit(&mut events, event);
+            self.emit(events, event);
         }
         // The turn's durability point: what was recorded before it survives a power loss.
         if let Err(error) = self.store.sync() {
             let warning = Event::warning(Some(session), WarningKind::SyncFailed, error.to_string());
-            self.emit(&mut events, warning);
+            self.emit(events, warning);
         }
         let estimate = Event::TokensEstimated {
             session: session.to_owned(),
@@ -295,16 +280,7 @@ impl Engine {
             budget_tokens: result.stats.budget_tokens,
             fits: result.stats.fits,
         };
-        self.emit(&mut events, estimate);
-        Ok(Attempt::Done(Box::new(TurnResult {
-            session: session.to_owned(),
-            messages,
-            stats: result.stats,
-            compacted,
-            events,
-            anthropic_summary,
-            responses_summary,
-        })))
+        self.emit(events, estimate);
     }
 
     /// Stores what the turn changed in one transaction, then applies it to the cached session.
@@ -360,103 +336,16 @@ impl Engine {
         }
         Ok(Committed::Stored(added))
     }
-
-    /// The deadline of this compaction's LLM calls: set at the first call from the LLM's
-    /// summary timeout ([`crate::llm::Llm::deadline`]), then kept.
-    fn compaction_deadline(&self, deadline: &mut Option<Instant>) -> Option<Instant> {
-        if deadline.is_none() {
-            let timeout = self.llm.as_ref().and_then(|llm| llm.deadline());
-            *deadline = timeout.and_then(|timeout| Instant::now().checked_add(timeout));
-        }
-        *deadline
-    }
-
-    /// The LLM's memory drafts, or why there are none.
-    fn ask_for_memories(&self, request: &ExtractionRequest, deadline: Option<Instant>) -> Answer {
-        let Some(llm) = self.llm.as_ref() else {
-            return Answer::None;
-        };
-        Answer::of(llm.complete(&LlmRequest {
-            system: &request.system,
-            prompt: &request.prompt,
-            messages: &[],
-            anthropic_messages: None,
-            responses_input: None,
-            max_tokens: request.max_output_tokens,
-            deadline,
-        }))
-    }
-
-    /// The LLM's summary (with any state to keep beside it), `None` without an LLM, or why
-    /// the call failed.
-    fn ask_for_summary(
-        &self,
-        session: &str,
-        request: &SummaryRequest,
-        deadline: Option<Instant>,
-    ) -> std::result::Result<Option<SummaryAnswer>, SummarizerError> {
-        let Some(llm) = self.llm.as_ref() else {
-            return Ok(None);
-        };
-        let anthropic = self.sessions.get(session).and_then(|cached| {
-            anthropic_conversation(&request.cache_safe_messages, &cached.session)
-        });
-        let responses = self.sessions.get(session).and_then(|cached| {
-            let (_instruction, conversation) = request.cache_safe_messages.split_last()?;
-            responses_conversation(conversation, &cached.session)
-        });
-        llm.summarize(&LlmRequest {
-            system: &request.system,
-            prompt: &request.prompt,
-            messages: &request.cache_safe_messages,
-            anthropic_messages: anthropic.as_deref(),
-            responses_input: responses.as_ref(),
-            max_tokens: request.max_output_tokens,
-            deadline,
-        })
-        .map(Some)
-    }
-}
-
-/// What an LLM call of a turn came to, as the driver is told.
-enum Answer {
-    /// The model's text.
-    Text(String),
-    /// No LLM to ask: the extractive summary (or no extraction) by design, not a fallback.
-    None,
-    /// The call failed: how, and the error in words.
-    Failed(FallbackKind, String),
-}
-
-impl Answer {
-    /// The answer of a call. A [`SummarizerError::NotConfigured`] from a call means there is no
-    /// summarizer for this turn (a Python engine given no `summarize`), not a failure.
-    fn of(result: std::result::Result<String, SummarizerError>) -> Answer {
-        match result {
-            Ok(text) => Answer::Text(text),
-            Err(SummarizerError::NotConfigured { .. }) => Answer::None,
-            Err(error) => Answer::Failed(fallback_kind(&error), error.to_string()),
-        }
-    }
 }
 
 /// Puts a summary answer's compaction block beside the turn's checkpoint when that checkpoint
 /// is the answer's (the rule is the core's `keep_compaction_block`, for an Anthropic block and
 /// a Responses item alike); a refused or stale answer's block is dropped.
-fn keep_block(changes: &mut TurnChanges, kept: Option<(u64, String, String)>) {
+fn keep_block(changes: &mut TurnChanges, kept: KeptBlock) {
     if let (Some(checkpoint), Some((through_seq, text, block))) =
         (changes.checkpoint.as_mut(), kept)
     {
         ctxkit_core::compaction::keep_compaction_block(checkpoint, through_seq, &text, block);
-    }
-}
-
-/// The fallback kind of a summarizer error.
-fn fallback_kind(error: &SummarizerError) -> FallbackKind {
-    match error {
-        SummarizerError::Timeout { .. } => FallbackKind::Timeout,
-        SummarizerError::Refused { .. } => FallbackKind::Refused,
-        _ => FallbackKind::Error,
     }
 }
 

@@ -312,62 +312,25 @@ pub(super) fn floor(last_seq: u64) -> u64 {
 /// stop at their first hits) and returns it, none when there is no such session. A session
 /// with no message below the floor has no older part. [`SearchRows`] runs it,
 /// [`crate::store::PostgresStore::explain_history_search`] shows its plan.
-// Over 100 lines; left whole here while another branch edits this folder (issue 35, item 7).
-#[allow(clippy::too_many_lines)]
 pub(super) fn pass_query(of: Of<'_>, keys: &[String], wanted: usize, part: Part) -> Query {
     let mut query = Query::new("");
     let limit = query.bind(i64::try_from(wanted).unwrap_or(i64::MAX), Type::INT8);
-    // The session's id, its floor, the log's end when read before, whether it has an older
-    // part when that is known now (else a one-time filter), and its row's CTE.
-    let (id, floor_at, ceiling, older, session) = match of {
-        Of::Name(name) => {
-            let name = query.bind(owned_column(name), Type::TEXT);
-            let recent = query.bind(big(RECENT_MESSAGES), Type::INT8);
-            (
-                "(SELECT id FROM s)".to_owned(),
-                "(SELECT floor FROM s)".to_owned(),
-                None,
-                true,
-                Some(format!(
-                    "s AS (SELECT id, last_seq, greatest(last_seq - {recent}, 0) AS floor \
-                     FROM sessions WHERE name = {name})"
-                )),
-            )
-        }
-        Of::Row(id, last_seq) => (
-            query.bind(id, Type::INT8),
-            query.bind(big(floor(last_seq)), Type::INT8),
-            Some(query.bind(big(last_seq), Type::INT8)),
-            floor(last_seq) > 0,
-            None,
-        ),
-    };
-    let (mut recent, mut older_keys) = (Vec::new(), Vec::new());
+    let bound = bind_session(&mut query, of);
+    let mut key_parts = KeyParts::default();
     for key in keys {
         if part == Part::Newest {
-            recent.push(query.bind(key.clone(), Type::TEXT));
+            key_parts.recent.push(query.bind(key.clone(), Type::TEXT));
         }
-        if older || part == Part::OlderMessages {
-            older_keys.push(query.bind(like_pattern(key), Type::TEXT));
+        if bound.older || part == Part::OlderMessages {
+            key_parts
+                .older
+                .push(query.bind(like_pattern(key), Type::TEXT));
         }
     }
-    let holds = |column: &str, recent_span: bool| -> String {
-        let placeholders = if recent_span { &recent } else { &older_keys };
-        placeholders
-            .iter()
-            .map(|p| match recent_span {
-                true => format!(" AND strpos({column}, {p}) > 0"),
-                false => format!(" AND {column} LIKE {p}"),
-            })
-            .collect()
-    };
-    let below = |column: &str| match &ceiling {
-        Some(ceiling) => format!(" AND {column} <= {ceiling}"),
-        None => String::new(),
-    };
-    let mut ctes: Vec<String> = session.iter().cloned().collect();
+    let SessionParts { id, floor_at, .. } = &bound;
+    let mut ctes: Vec<String> = bound.session.iter().cloned().collect();
     let mut selects = Vec::new();
-    if session.is_some() {
+    if bound.session.is_some() {
         selects.push(format!(
             "SELECT {ROW_SESSION}, last_seq, NULL::text, NULL::text, NULL::text, id FROM s"
         ));
@@ -377,46 +340,10 @@ pub(super) fn pass_query(of: Of<'_>, keys: &[String], wanted: usize, part: Part)
             "(SELECT {ROW_MESSAGE}, seq, body, NULL::text, NULL::text, NULL::bigint \
              FROM messages WHERE session_id = {id} AND seq <= {floor_at}{} \
              ORDER BY seq DESC LIMIT {limit})",
-            holds("search_text", false)
+            key_parts.holds("search_text", false)
         ));
     } else {
-        let offloads = |span: String, recent_span: bool| {
-            format!(
-                "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
-                 JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
-                 WHERE o.session_id = {id} AND o.seq {span}{} ",
-                holds("o.search_text", recent_span)
-            )
-        };
-        ctes.push(format!(
-            "recent_offloads AS ({}ORDER BY o.seq DESC LIMIT {limit})",
-            offloads(format!("> {floor_at}{}", below("o.seq")), true)
-        ));
-        selects.push(format!(
-            "(SELECT {ROW_MESSAGE}, seq, body, NULL::text, NULL::text, NULL::bigint \
-             FROM messages WHERE session_id = {id} AND seq > {floor_at}{}{} \
-             ORDER BY seq DESC LIMIT {limit})",
-            below("seq"),
-            holds("search_text", true),
-        ));
-        selects.push(format!(
-            "SELECT {ROW_OFFLOAD}, seq, body, relative_path, content, NULL::bigint \
-             FROM recent_offloads"
-        ));
-        if older {
-            // With the session read by name, whether it has an older part is a one-time
-            // filter too.
-            let gate = match session {
-                Some(_) => format!("AND {floor_at} > 0 "),
-                None => String::new(),
-            };
-            selects.push(format!(
-                "(SELECT {ROW_OFFLOAD}, seq, body, relative_path, content, NULL::bigint \
-                 FROM ({}AND (SELECT count(*) FROM recent_offloads) < {limit} {gate}\
-                 ORDER BY o.seq DESC LIMIT {limit}) older)",
-                offloads(format!("<= {floor_at}"), false),
-            ));
-        }
+        newest_parts(&bound, &key_parts, &limit, &mut ctes, &mut selects);
     }
     if !ctes.is_empty() {
         query.push(&format!("WITH {} ", ctes.join(", ")));
@@ -424,8 +351,127 @@ pub(super) fn pass_query(of: Of<'_>, keys: &[String], wanted: usize, part: Part)
     query.push(&selects.join(" UNION ALL "));
     // A search's first statement has this one shape: sent through the function that keeps its
     // plan (planning it took longer than running it for a frequent word).
-    match (session, keys.len(), part) {
+    match (bound.session, keys.len(), part) {
         (Some(_), 1, Part::Newest) => query.kept_in(HISTORY_NEWEST),
         _ => query,
+    }
+}
+
+/// A session's placeholders and parts in a pass's statement (see [`pass_query`]).
+struct SessionParts {
+    /// The session's id: a placeholder, or a subquery of the session's row.
+    id: String,
+    /// Its floor (see [`floor`]).
+    floor_at: String,
+    /// The log's end, when read before the statement.
+    ceiling: Option<String>,
+    /// Whether it may have an older part: known now for a row, else a one-time filter.
+    older: bool,
+    /// The CTE of the session's row, when it is read by name.
+    session: Option<String>,
+}
+
+/// Binds the session `of` in `query`.
+fn bind_session(query: &mut Query, of: Of<'_>) -> SessionParts {
+    match of {
+        Of::Name(name) => {
+            let name = query.bind(owned_column(name), Type::TEXT);
+            let recent = query.bind(big(RECENT_MESSAGES), Type::INT8);
+            SessionParts {
+                id: "(SELECT id FROM s)".to_owned(),
+                floor_at: "(SELECT floor FROM s)".to_owned(),
+                ceiling: None,
+                older: true,
+                session: Some(format!(
+                    "s AS (SELECT id, last_seq, greatest(last_seq - {recent}, 0) AS floor \
+                     FROM sessions WHERE name = {name})"
+                )),
+            }
+        }
+        Of::Row(id, last_seq) => SessionParts {
+            id: query.bind(id, Type::INT8),
+            floor_at: query.bind(big(floor(last_seq)), Type::INT8),
+            ceiling: Some(query.bind(big(last_seq), Type::INT8)),
+            older: floor(last_seq) > 0,
+            session: None,
+        },
+    }
+}
+
+/// The placeholders of a pass's search keys: as substrings for the newest part, as `LIKE`
+/// patterns for the older one.
+#[derive(Default)]
+struct KeyParts {
+    recent: Vec<String>,
+    older: Vec<String>,
+}
+
+impl KeyParts {
+    /// The conditions that `column` holds every key, in the newest part's form or the older's.
+    fn holds(&self, column: &str, recent_span: bool) -> String {
+        let placeholders = if recent_span {
+            &self.recent
+        } else {
+            &self.older
+        };
+        placeholders
+            .iter()
+            .map(|p| match recent_span {
+                true => format!(" AND strpos({column}, {p}) > 0"),
+                false => format!(" AND {column} LIKE {p}"),
+            })
+            .collect()
+    }
+}
+
+/// The newest part's CTE and selects (see [`pass_query`]): the messages and offloaded outputs
+/// after the floor, and the older outputs when those were fewer than `limit`.
+fn newest_parts(
+    bound: &SessionParts,
+    keys: &KeyParts,
+    limit: &str,
+    ctes: &mut Vec<String>,
+    selects: &mut Vec<String>,
+) {
+    let SessionParts { id, floor_at, .. } = bound;
+    let below = |column: &str| match &bound.ceiling {
+        Some(ceiling) => format!(" AND {column} <= {ceiling}"),
+        None => String::new(),
+    };
+    let offloads = |span: String, recent_span: bool| {
+        format!(
+            "SELECT o.seq, m.body, o.relative_path, o.content FROM offloads o \
+             JOIN messages m ON m.session_id = o.session_id AND m.seq = o.seq \
+             WHERE o.session_id = {id} AND o.seq {span}{} ",
+            keys.holds("o.search_text", recent_span)
+        )
+    };
+    ctes.push(format!(
+        "recent_offloads AS ({}ORDER BY o.seq DESC LIMIT {limit})",
+        offloads(format!("> {floor_at}{}", below("o.seq")), true)
+    ));
+    selects.push(format!(
+        "(SELECT {ROW_MESSAGE}, seq, body, NULL::text, NULL::text, NULL::bigint \
+         FROM messages WHERE session_id = {id} AND seq > {floor_at}{}{} \
+         ORDER BY seq DESC LIMIT {limit})",
+        below("seq"),
+        keys.holds("search_text", true),
+    ));
+    selects.push(format!(
+        "SELECT {ROW_OFFLOAD}, seq, body, relative_path, content, NULL::bigint \
+         FROM recent_offloads"
+    ));
+    if bound.older {
+        // With the session read by name, whether it has an older part is a one-time filter too.
+        let gate = match bound.session {
+            Some(_) => format!("AND {floor_at} > 0 "),
+            None => String::new(),
+        };
+        selects.push(format!(
+            "(SELECT {ROW_OFFLOAD}, seq, body, relative_path, content, NULL::bigint \
+             FROM ({}AND (SELECT count(*) FROM recent_offloads) < {limit} {gate}\
+             ORDER BY o.seq DESC LIMIT {limit}) older)",
+            offloads(format!("<= {floor_at}"), false),
+        ));
     }
 }
