@@ -4,14 +4,16 @@
 //! `system`, `tools`, `max_tokens`, `stream`, `metadata`, unknown ones...) reaches the upstream
 //! byte for byte and in the agent's order; only `messages` is replaced, by ctxkit's view. The
 //! agent's messages are read with the core's Anthropic reader after their `cache_control`
-//! marks are taken off (an agent moves them every turn; they are placement, not content). A
-//! body that is not a JSON object, lacks `messages`, or holds a message the core cannot read
-//! is refused with the reason, naming the field.
+//! marks are taken off (an agent moves them every turn; they are placement, not content), one
+//! by one and only those the proxy needs ([`read_wire_message`]). A body that is not a JSON
+//! object, lacks `messages` or has none is refused with the reason, naming the field; a message
+//! the core cannot read is refused when it is read (every new message is, before anything is
+//! stored).
 
 use std::fmt;
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
-use ctxkit_core::wire::from_anthropic;
+use ctxkit_core::wire::{from_anthropic, from_anthropic_message};
 use ctxkit_core::{Content, Message, Role};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -22,8 +24,9 @@ use serde_json::Value;
 pub struct AgentRequest {
     /// The top-level fields in the agent's order, each exactly as sent.
     fields: Vec<(String, Box<RawValue>)>,
-    /// The conversation (without the system prompt), in the core's model.
-    pub messages: Vec<Message>,
+    /// The conversation's wire messages (without the system prompt), each exactly as sent:
+    /// read one by one ([`read_wire_message`]) only where needed.
+    pub messages: Vec<Box<RawValue>>,
     /// The agent's system prompt as text (blocks' texts joined), for the budget.
     pub system_text: String,
     /// What the agent's tool definitions cost, by the estimate.
@@ -70,13 +73,10 @@ impl AgentRequest {
                 .map(|(_, value)| value.get())
         };
         let raw_messages = field("messages").ok_or("the body has no `messages` field")?;
-        let mut messages: Value =
-            serde_json::from_str(raw_messages).map_err(|error| format!("messages: {error}"))?;
-        strip_cache_control(&mut messages);
-        if !messages.is_array() {
-            return Err("messages: expected an array of messages".to_owned());
-        }
-        let messages = from_anthropic(&messages).map_err(|error| error.to_string())?;
+        // Split into raw messages, not parsed: a request re-sends the whole history, and only
+        // the new messages (and two held ones, to match) are read.
+        let messages: Vec<Box<RawValue>> = serde_json::from_str(raw_messages)
+            .map_err(|error| format!("messages: expected an array of messages ({error})"))?;
         if messages.is_empty() {
             return Err("messages: empty; a request needs at least one message".to_owned());
         }
@@ -176,19 +176,18 @@ pub fn limit_cache_marks(view: &mut Value, allowed: usize) {
     }
 }
 
-/// Takes every `cache_control` off the content blocks of `messages` (and off the blocks a
-/// `tool_result` holds).
-fn strip_cache_control(messages: &mut Value) {
-    let Some(messages) = messages.as_array_mut() else {
-        return;
-    };
-    for message in messages {
-        if let Some(Value::Array(blocks)) = message.get_mut("content") {
-            for block in blocks {
-                strip_block(block);
-            }
+/// The wire message at `index` of a request's `messages`, read into the core's model after its
+/// `cache_control` marks are taken off (the agent moves them every turn: placement, not
+/// content); the error names `messages[index]`.
+pub fn read_wire_message(raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+    let mut message: Value =
+        serde_json::from_str(raw.get()).map_err(|error| format!("messages[{index}]: {error}"))?;
+    if let Some(Value::Array(blocks)) = message.get_mut("content") {
+        for block in blocks {
+            strip_block(block);
         }
     }
+    from_anthropic_message(&message, index).map_err(|error| error.to_string())
 }
 
 fn strip_block(block: &mut Value) {

@@ -97,6 +97,14 @@ pub fn chain(messages: &[Message]) -> Vec<u64> {
         .collect()
 }
 
+/// The fingerprint of one wire message, from the model messages it was read into: their
+/// chain values (see the module doc) from the start, the last of them.
+pub fn wire_fingerprint(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .fold(0, |last, message| chain_step(last, message))
+}
+
 /// What the request with chain values `request` is under `key` (see the module doc).
 pub fn find(index: &Index, key: &str, request: &[u64]) -> Found {
     // From the longest prefix down: the first length some session of this key holds.
