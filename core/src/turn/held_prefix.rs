@@ -133,8 +133,9 @@ pub fn held_prefix(held: &HeldEnds, incoming: &[Message]) -> HeldPrefix {
 pub fn held_prefix_by(
     held: &HeldEnds,
     incoming: usize,
-    mut fingerprint_at: impl FnMut(usize) -> Option<u64>,
+    fingerprint_at: impl FnMut(usize) -> Option<u64>,
 ) -> HeldPrefix {
+    let mut fingerprint_at = fingerprint_at;
     let Ok(count) = usize::try_from(held.count) else {
         return HeldPrefix::Diverged(Divergence::Shorter);
     };

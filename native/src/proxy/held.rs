@@ -155,17 +155,14 @@ impl<'a> WireMessages<'a> {
         self.read(at).map(|(_, fingerprint)| *fingerprint)
     }
 
-    /// The model messages of the wire messages from `from` on, in order, and the fingerprint
-    /// of the last wire message (`None` when there are none).
-    pub fn from(&mut self, from: usize) -> Result<(Vec<Message>, Option<u64>), String> {
+    /// The model messages of the wire messages from `from` on, in order.
+    pub fn read_from(&mut self, from: usize) -> Result<Vec<Message>, String> {
         let mut messages = Vec::new();
-        let mut last = None;
         for at in from..self.raw.len() {
-            let (read, fingerprint) = self.read(at)?;
+            let (read, _) = self.read(at)?;
             messages.extend(read.iter().cloned());
-            last = Some(*fingerprint);
         }
-        Ok((messages, last))
+        Ok(messages)
     }
 }
 

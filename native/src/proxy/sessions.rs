@@ -138,10 +138,10 @@ impl Conversations {
         wire: &mut WireMessages<'_>,
     ) -> std::result::Result<(String, Vec<Message>), String> {
         if let Some((session, held)) = self.wire.find(key, wire)? {
-            let (new, _) = wire.from(held)?;
+            let new = wire.read_from(held)?;
             return Ok((session, new));
         }
-        let (all, _) = wire.from(0)?;
+        let all = wire.read_from(0)?;
         let (session, held) = match find(&self.index, key, &chain(&all)) {
             Found::Continue { session, held } => (session, held),
             Found::Start => (self.new_name(key), 0),
