@@ -111,20 +111,46 @@ pub enum HeldPrefix {
 /// assert_eq!(held_prefix(&HeldEnds::of(&log), &incoming), HeldPrefix::Held { held: 2 });
 /// ```
 pub fn held_prefix(held: &HeldEnds, incoming: &[Message]) -> HeldPrefix {
+    held_prefix_by(held, incoming.len(), |at| {
+        incoming.get(at).map(message_fingerprint)
+    })
+}
+
+/// [`held_prefix`] over `incoming` messages known only by their fingerprints, each asked of
+/// `fingerprint_at(index)` when needed (at most twice: the first and the last held), so a
+/// caller that holds messages in another form (a proxy's raw wire messages, where one wire
+/// message may be several model messages) reads and fingerprints only those two. The
+/// fingerprints must be of the kind `held` was made with; `None` (unreadable) differs from
+/// every held one.
+///
+/// ```
+/// use ctxkit_core::turn::{held_prefix_by, HeldEnds, HeldPrefix};
+/// let held = HeldEnds { count: 2, first: Some(7), last: Some(9) };
+/// let incoming = [7, 9, 4];
+/// let found = held_prefix_by(&held, incoming.len(), |at| incoming.get(at).copied());
+/// assert_eq!(found, HeldPrefix::Held { held: 2 });
+/// ```
+pub fn held_prefix_by(
+    held: &HeldEnds,
+    incoming: usize,
+    fingerprint_at: impl FnMut(usize) -> Option<u64>,
+) -> HeldPrefix {
+    let mut fingerprint_at = fingerprint_at;
     let Ok(count) = usize::try_from(held.count) else {
         return HeldPrefix::Diverged(Divergence::Shorter);
     };
     if count == 0 {
         return HeldPrefix::Held { held: 0 };
     }
-    if incoming.len() < count {
+    if incoming < count {
         return HeldPrefix::Diverged(Divergence::Shorter);
     }
-    if incoming.first().map(message_fingerprint) != held.first {
+    let first = fingerprint_at(0);
+    if first.is_none() || first != held.first {
         return HeldPrefix::Diverged(Divergence::First);
     }
-    let last_held = count.checked_sub(1).and_then(|at| incoming.get(at));
-    if last_held.map(message_fingerprint) != held.last {
+    let last = count.checked_sub(1).and_then(&mut fingerprint_at);
+    if last.is_none() || last != held.last {
         return HeldPrefix::Diverged(Divergence::LastHeld);
     }
     HeldPrefix::Held { held: count }
@@ -261,6 +287,25 @@ mod tests {
             held_prefix(&ends, &last),
             HeldPrefix::Diverged(Divergence::LastHeld)
         );
+    }
+
+    #[test]
+    fn by_fingerprints_only_the_first_and_the_last_held_are_asked() {
+        let ends = HeldEnds {
+            count: 3,
+            first: Some(10),
+            last: Some(12),
+        };
+        let mut asked = Vec::new();
+        let found = held_prefix_by(&ends, 1_000, |at| {
+            asked.push(at);
+            Some(10 + at as u64)
+        });
+        assert_eq!(found, HeldPrefix::Held { held: 3 });
+        assert_eq!(asked, [0, 2]);
+        // An unreadable message is never held.
+        let unreadable = held_prefix_by(&ends, 5, |at| (at == 0).then_some(10));
+        assert_eq!(unreadable, HeldPrefix::Diverged(Divergence::LastHeld));
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub use driver::{
     STALE_BACKGROUND_ANSWER,
 };
 pub use held_prefix::{
-    first_difference, fork_name, held_prefix, message_fingerprint, Divergence, HeldEnds, HeldPrefix,
+    first_difference, fork_name, held_prefix, held_prefix_by, message_fingerprint, Divergence,
+    HeldEnds, HeldPrefix,
 };
 pub use idle::{
     idle_decision, idle_margin_seconds, IdleDecision, IdleSkip, MIN_IDLE_MARGIN_SECONDS,

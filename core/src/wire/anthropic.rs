@@ -66,6 +66,26 @@ pub fn from_anthropic(request: &Value) -> Result<Vec<Message>> {
     Ok(out)
 }
 
+/// Reads the Anthropic message at `index` of a request's `messages` (errors name that index)
+/// into the model messages it stands for, as [`from_anthropic`] reads it within its array: a
+/// message is read alone, so a caller holding a request's messages unparsed reads only the
+/// ones it needs.
+///
+/// ```
+/// use ctxkit_core::wire::from_anthropic_message;
+/// let results = serde_json::json!({"role": "user", "content": [
+///     {"type": "tool_result", "tool_use_id": "t1", "content": "ok"},
+///     {"type": "text", "text": "go on"}]});
+/// assert_eq!(from_anthropic_message(&results, 4).unwrap().len(), 2);
+/// let bad = serde_json::json!({"role": "user"});
+/// assert!(from_anthropic_message(&bad, 4).unwrap_err().to_string().contains("messages[4]"));
+/// ```
+pub fn from_anthropic_message(message: &Value, index: usize) -> Result<Vec<Message>> {
+    let mut out = Vec::with_capacity(1);
+    read_message(message, &index_path("messages", index), &mut out)?;
+    Ok(out)
+}
+
 /// Writes messages as `{"system": ..., "messages": [...]}` (`system` omitted when there is no
 /// leading system message).
 ///

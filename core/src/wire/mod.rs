@@ -113,7 +113,7 @@ pub(crate) mod responses;
 pub(crate) mod validate;
 
 pub use ai_sdk::{from_ai_sdk, to_ai_sdk};
-pub use anthropic::{from_anthropic, to_anthropic};
+pub use anthropic::{from_anthropic, from_anthropic_message, to_anthropic};
 pub use crossing::{arguments_object, dropped_state, RAW_ARGUMENTS};
 pub use gemini::{from_gemini, to_gemini};
 pub use langchain::{from_langchain, to_langchain};

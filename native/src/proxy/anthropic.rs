@@ -4,14 +4,16 @@
 //! `system`, `tools`, `max_tokens`, `stream`, `metadata`, unknown ones...) reaches the upstream
 //! byte for byte and in the agent's order; only `messages` is replaced, by ctxkit's view. The
 //! agent's messages are read with the core's Anthropic reader after their `cache_control`
-//! marks are taken off (an agent moves them every turn; they are placement, not content). A
-//! body that is not a JSON object, lacks `messages`, or holds a message the core cannot read
-//! is refused with the reason, naming the field.
+//! marks are taken off (an agent moves them every turn; they are placement, not content), one
+//! by one and only those the proxy needs ([`read_wire_message`]). A body that is not a JSON
+//! object, lacks `messages` or has none is refused with the reason, naming the field; a message
+//! the core cannot read is refused when it is read (every new message is, before anything is
+//! stored).
 
 use std::fmt;
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
-use ctxkit_core::wire::from_anthropic;
+use ctxkit_core::wire::{from_anthropic, from_anthropic_message};
 use ctxkit_core::{Content, Message, Role};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -20,10 +22,12 @@ use serde_json::Value;
 /// One agent request, read.
 #[derive(Debug)]
 pub struct AgentRequest {
-    /// The top-level fields in the agent's order, each exactly as sent.
+    /// The top-level fields in the agent's order, each exactly as sent (but `messages`'s
+    /// value, which the view replaces).
     fields: Vec<(String, Box<RawValue>)>,
-    /// The conversation (without the system prompt), in the core's model.
-    pub messages: Vec<Message>,
+    /// The conversation's wire messages (without the system prompt), each exactly as sent:
+    /// read one by one ([`read_wire_message`]) only where needed.
+    pub messages: Vec<Box<RawValue>>,
     /// The agent's system prompt as text (blocks' texts joined), for the budget.
     pub system_text: String,
     /// What the agent's tool definitions cost, by the estimate.
@@ -35,8 +39,16 @@ pub struct AgentRequest {
     pub agent_cache_marks: usize,
 }
 
-/// The top-level fields of a JSON object, in order, values unparsed.
-struct Fields(Vec<(String, Box<RawValue>)>);
+/// The top-level fields of a JSON object, in order, values unparsed; `messages` split into its
+/// raw messages in the same pass (its place among the fields kept with a `null`: the view
+/// replaces it), so a long history is scanned once.
+struct Fields {
+    fields: Vec<(String, Box<RawValue>)>,
+    messages: Option<Vec<Box<RawValue>>>,
+}
+
+/// What a `messages` that is not an array is refused with (and how its error is told apart).
+const NOT_AN_ARRAY: &str = "messages: expected an array of messages";
 
 impl<'de> serde::Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -48,10 +60,21 @@ impl<'de> serde::Deserialize<'de> for Fields {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
                 let mut fields = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Box<RawValue>>()? {
-                    fields.push((key, value));
+                let mut messages = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "messages" {
+                        let raw = map.next_value::<Vec<Box<RawValue>>>().map_err(|error| {
+                            serde::de::Error::custom(format_args!("{NOT_AN_ARRAY} ({error})"))
+                        })?;
+                        messages = Some(raw);
+                        let placeholder = RawValue::from_string("null".to_owned())
+                            .map_err(serde::de::Error::custom)?;
+                        fields.push((key, placeholder));
+                    } else {
+                        fields.push((key, map.next_value::<Box<RawValue>>()?));
+                    }
                 }
-                Ok(Fields(fields))
+                Ok(Fields { fields, messages })
             }
         }
         deserializer.deserialize_map(Ordered)
@@ -61,22 +84,20 @@ impl<'de> serde::Deserialize<'de> for Fields {
 impl AgentRequest {
     /// Reads a `POST /v1/messages` body.
     pub fn parse(body: &[u8], family: ModelFamily) -> Result<AgentRequest, String> {
-        let Fields(fields) = serde_json::from_slice(body)
-            .map_err(|error| format!("the body is not a JSON object: {error}"))?;
+        let Fields { fields, messages } =
+            serde_json::from_slice(body).map_err(|error| match error.to_string() {
+                text if text.starts_with(NOT_AN_ARRAY) => text,
+                text => format!("the body is not a JSON object: {text}"),
+            })?;
         let field = |name: &str| {
             fields
                 .iter()
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| value.get())
         };
-        let raw_messages = field("messages").ok_or("the body has no `messages` field")?;
-        let mut messages: Value =
-            serde_json::from_str(raw_messages).map_err(|error| format!("messages: {error}"))?;
-        strip_cache_control(&mut messages);
-        if !messages.is_array() {
-            return Err("messages: expected an array of messages".to_owned());
-        }
-        let messages = from_anthropic(&messages).map_err(|error| error.to_string())?;
+        // Split into raw messages, not parsed: a request re-sends the whole history, and only
+        // the new messages (and two held ones, to match) are read.
+        let messages = messages.ok_or("the body has no `messages` field")?;
         if messages.is_empty() {
             return Err("messages: empty; a request needs at least one message".to_owned());
         }
@@ -176,19 +197,18 @@ pub fn limit_cache_marks(view: &mut Value, allowed: usize) {
     }
 }
 
-/// Takes every `cache_control` off the content blocks of `messages` (and off the blocks a
-/// `tool_result` holds).
-fn strip_cache_control(messages: &mut Value) {
-    let Some(messages) = messages.as_array_mut() else {
-        return;
-    };
-    for message in messages {
-        if let Some(Value::Array(blocks)) = message.get_mut("content") {
-            for block in blocks {
-                strip_block(block);
-            }
+/// The wire message at `index` of a request's `messages`, read into the core's model after its
+/// `cache_control` marks are taken off (the agent moves them every turn: placement, not
+/// content); the error names `messages[index]`.
+pub fn read_wire_message(raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+    let mut message: Value =
+        serde_json::from_str(raw.get()).map_err(|error| format!("messages[{index}]: {error}"))?;
+    if let Some(Value::Array(blocks)) = message.get_mut("content") {
+        for block in blocks {
+            strip_block(block);
         }
     }
+    from_anthropic_message(&message, index).map_err(|error| error.to_string())
 }
 
 fn strip_block(block: &mut Value) {
@@ -226,4 +246,31 @@ pub fn answer_messages(content: &Value) -> Result<Vec<Message>, String> {
                 || !matches!(&message.content, Content::Text(text) if text.is_empty())
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_split_in_place_and_refused_when_not_an_array() {
+        let body = br#"{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"user","content":[]}],"system":"s"}"#;
+        let request = AgentRequest::parse(body, ModelFamily::Claude).unwrap();
+        let raw: Vec<&str> = request.messages.iter().map(|m| m.get()).collect();
+        assert_eq!(
+            raw,
+            [
+                r#"{"role":"user","content":"hi"}"#,
+                r#"{"role":"user","content":[]}"#
+            ]
+        );
+        let upstream = request.upstream_body(&serde_json::json!([]));
+        assert_eq!(upstream, br#"{"model":"m","messages":[],"system":"s"}"#);
+        let refused = AgentRequest::parse(br#"{"messages":"hi"}"#, ModelFamily::Claude);
+        assert!(refused.unwrap_err().starts_with(NOT_AN_ARRAY));
+        let refused = AgentRequest::parse(b"{not json", ModelFamily::Claude);
+        assert!(refused
+            .unwrap_err()
+            .starts_with("the body is not a JSON object"));
+    }
 }

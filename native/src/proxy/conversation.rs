@@ -17,10 +17,10 @@
 //!
 //! An explicit key (the `x-ctxkit-conversation` header) confines the search to that key's
 //! sessions. The work per request is one chain step per message of the request (a hash) and
-//! one lookup per message from the end back to the longest held prefix, which for an agent
-//! that re-sends its growing history is the few new messages. This module is the one place
-//! that decides; a shared core rule for "what is new" can replace [`find`] behind the same
-//! [`Found`] answer.
+//! one lookup per message from the end back to the longest held prefix: it grows with the
+//! history, so it is the full path, asked only when the core's rule over the wire messages a
+//! session is known to hold ([`super::held`]) finds none (a new conversation, a fork, a
+//! session's first request after a restart). [`wire_fingerprint`] is what that rule compares.
 
 use std::collections::HashMap;
 
@@ -95,6 +95,12 @@ pub fn chain(messages: &[Message]) -> Vec<u64> {
             last
         })
         .collect()
+}
+
+/// The fingerprint of one wire message, from the model messages it was read into: their
+/// chain values (see the module doc) from the start, the last of them.
+pub fn wire_fingerprint(messages: &[Message]) -> u64 {
+    messages.iter().fold(0, chain_step)
 }
 
 /// What the request with chain values `request` is under `key` (see the module doc).

@@ -6,7 +6,8 @@
 //!
 //! One concept per file: [`http`] the agent-facing HTTP, [`anthropic`] the request read and
 //! rewritten, [`conversation`] the rule for which conversation a request continues,
-//! [`sessions`] that rule over the engine, [`sse`] a streamed answer reassembled, [`answer`] the answer kept in the log,
+//! [`held`] what each session holds of the agent's wire messages, [`sessions`] those rules over
+//! the engine, [`sse`] a streamed answer reassembled, [`answer`] the answer kept in the log,
 //! [`upstream`] the forwarding, [`server`] the accept loop and one request's path.
 //!
 //! Guarantees (each file says its own): loopback only unless a token is configured (then
@@ -17,6 +18,7 @@
 pub mod answer;
 pub mod anthropic;
 pub mod conversation;
+pub mod held;
 pub mod http;
 pub mod server;
 pub mod sessions;

@@ -230,11 +230,14 @@ fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(
     let admitted = lock(shared)?.admit(key, &parsed).map_err(|error| {
         // The core refusing the conversation (one that cannot fit the window) is the
         // request's; a store failure is the proxy's.
-        let status = match error {
-            crate::Error::Core { .. } | crate::Error::InvalidInput { .. } => 400,
-            _ => 500,
-        };
-        Refusal::new(status, format!("ctxkit could not make the view: {error}"))
+        match error {
+            // A message the core cannot read (named with its index).
+            crate::Error::InvalidInput { .. } => Refusal::new(400, error.to_string()),
+            crate::Error::Core { .. } => {
+                Refusal::new(400, format!("ctxkit could not make the view: {error}"))
+            }
+            _ => Refusal::new(500, format!("ctxkit could not make the view: {error}")),
+        }
     })?;
     let body = parsed.upstream_body(&admitted.view);
     let url = format!("{}{}", shared.config.upstream, request.path);
@@ -251,9 +254,11 @@ fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(
         keeper.outcome = ", answer not kept (the stream did not end)".to_owned();
     }
     eprintln!(
-        "ctxkit proxy: {} +{} messages, view {} tokens -> {}{}",
+        "ctxkit proxy: {} +{} messages (read {} of {}), view {} tokens -> {}{}",
         admitted.session,
         admitted.new_messages,
+        admitted.wire_read,
+        parsed.messages.len(),
         admitted.view_tokens,
         passed.status,
         keeper.outcome

@@ -1,6 +1,7 @@
 //! The proxy's conversations over the engine: each agent request matched to a stored session
-//! ([`super::conversation`]), its new messages recorded, and the view prepared; each answer
-//! recorded after it.
+//! ([`super::held`] for the sessions whose wire messages it knows, reading only the new
+//! messages and two held ones; else [`super::conversation`] over every message), its new
+//! messages recorded, and the view prepared; each answer recorded after it.
 //!
 //! Guarantees: a request's new messages are recorded in one transaction, or none are (the
 //! engine's `record_batch`), and the index learns them only once stored, so the index never
@@ -11,13 +12,15 @@
 
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::tokens::ModelFamily;
+use ctxkit_core::turn::HeldEnds;
 use ctxkit_core::wire::breakpoints::MAX_BREAKPOINTS;
 use ctxkit_core::wire::WireFormat;
 use ctxkit_core::Message;
 use serde_json::Value;
 
 use super::anthropic::{limit_cache_marks, view_messages, AgentRequest};
-use super::conversation::{chain, find, Found, Index};
+use super::conversation::{chain, find, wire_fingerprint, Found, Index};
+use super::held::{WireEnds, WireMessages};
 use crate::engine::{Engine, EngineConfig};
 use crate::error::Result;
 
@@ -38,13 +41,20 @@ pub struct Admitted {
     pub view: Value,
     /// The view's estimated tokens (the agent's system prompt and tools included).
     pub view_tokens: u64,
+    /// How many of the request's wire messages were read (parsed and converted) to admit it:
+    /// the new ones and two held ones (the first and the last held) when it continues a
+    /// session the proxy knows the ends of, every one otherwise.
+    pub wire_read: usize,
 }
 
 /// The engine and the index of the proxy's sessions.
 #[derive(Debug)]
 pub struct Conversations {
     engine: Engine,
+    /// The chain of every held session's log: the full path, backed by the store.
     index: Index,
+    /// The wire messages each session is known to hold: the shortcut (see [`super::held`]).
+    wire: WireEnds,
     /// The number the next session's name gets.
     next: u64,
 }
@@ -70,6 +80,7 @@ impl Conversations {
         Ok(Conversations {
             engine,
             index,
+            wire: WireEnds::default(),
             next,
         })
     }
@@ -77,16 +88,24 @@ impl Conversations {
     /// Matches `request` under `key` (the explicit key, or ""), records what is new and
     /// prepares the view.
     pub fn admit(&mut self, key: &str, request: &AgentRequest) -> Result<Admitted> {
-        let chain = chain(&request.messages);
-        let (session, held) = match find(&self.index, key, &chain) {
-            Found::Continue { session, held } => (session, held),
-            Found::Start => (self.new_name(key), 0),
+        let mut wire = WireMessages::new(&request.messages);
+        let unreadable = |problem: String| crate::Error::invalid("POST /v1/messages", problem);
+        let (session, new) = self.matched(key, &mut wire).map_err(unreadable)?;
+        // Both read already (the first to match, the last as held or new): no more work.
+        let ends = HeldEnds {
+            count: wire.len() as u64,
+            first: Some(wire.fingerprint(0).map_err(unreadable)?),
+            last: Some(
+                wire.fingerprint(wire.len().saturating_sub(1))
+                    .map_err(unreadable)?,
+            ),
         };
-        let new: Vec<Message> = request.messages.iter().skip(held).cloned().collect();
         if !new.is_empty() {
             self.engine.record_batch(&session, new.clone(), true)?;
             self.index.extend(&session, key, &new);
         }
+        // Learnt once stored: the session's log is now the request's messages.
+        self.wire.set(&session, key, ends);
         let turn =
             self.engine
                 .prepare_agent_turn(&session, &request.system_text, request.tool_tokens)?;
@@ -105,7 +124,29 @@ impl Conversations {
             new_messages: new.len(),
             view,
             view_tokens: turn.stats.total_tokens.saturating_add(request.tool_tokens),
+            wire_read: wire.read_count(),
         })
+    }
+
+    /// The session `wire` continues or starts, and its new messages in the core's model. A
+    /// session whose wire ends are known is found reading two held messages; else (a new
+    /// conversation, a fork, a session held before a restart) every message is read and
+    /// the chain over the stored logs decides.
+    fn matched(
+        &mut self,
+        key: &str,
+        wire: &mut WireMessages<'_>,
+    ) -> std::result::Result<(String, Vec<Message>), String> {
+        if let Some((session, held)) = self.wire.find(key, wire)? {
+            let new = wire.read_from(held)?;
+            return Ok((session, new));
+        }
+        let all = wire.read_from(0)?;
+        let (session, held) = match find(&self.index, key, &chain(&all)) {
+            Found::Continue { session, held } => (session, held),
+            Found::Start => (self.new_name(key), 0),
+        };
+        Ok((session, all.into_iter().skip(held).collect()))
     }
 
     /// Records the assistant's answer at the end of `session`.
@@ -115,6 +156,8 @@ impl Conversations {
         }
         self.engine.record_batch(session, answer.clone(), false)?;
         self.index.extend(session, key_of(session), &answer);
+        // The agent re-sends the answer as one wire message: the same fingerprint.
+        self.wire.push(session, wire_fingerprint(&answer));
         Ok(())
     }
 

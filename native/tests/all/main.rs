@@ -60,6 +60,7 @@ mod pg_tls;
 mod proxy_anthropic;
 mod proxy_conversations;
 mod proxy_security;
+mod proxy_work;
 mod readme_cli;
 mod record_batch;
 mod responses_compaction;
