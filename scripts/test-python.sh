@@ -33,7 +33,7 @@ step "python: the CLI the corpus tests compare with (the build scripts/test.sh's
 # The same cargo invocation as scripts/test.sh's (the whole workspace): its features resolve as
 # that run's did, so after it nothing is rebuilt (`-p ctxkit` alone resolved them otherwise and
 # rebuilt the crate and its tests, about 3 minutes on two cores).
-cargo test --workspace --locked --no-run
+cargo test --workspace --locked --tests --no-run
 export CTXKIT_CLI="$PWD/target/debug/ctxkit"
 
 step "python: mypy --strict on the examples"
