@@ -9,12 +9,30 @@
 //! Guarantees: no helper panics; every error is a [`CoreError::InvalidInput`] whose `at` is the
 //! path of the offending value and whose problem says what was expected and what was found.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
 use crate::error::{CoreError, Result};
 
 /// A JSON object, as the helpers hand it out.
 pub(crate) type Object = Map<String, Value>;
+
+/// `pairs` as an object, inserted one by one. Collecting into a `BTreeMap` (which `Map` is)
+/// first sorts the pairs, with a stable sort compiled anew for every call site: those copies were
+/// most of the npm module's sorting code. The pairs mostly come from another object, in order.
+pub(crate) fn object_of(pairs: impl IntoIterator<Item = (String, Value)>) -> Object {
+    let mut object = Object::new();
+    object.extend(pairs);
+    object
+}
+
+/// `pairs` as a map, inserted one by one ([`object_of`] says why not `collect()`).
+pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    map.extend(pairs);
+    map
+}
 
 /// The kind of a JSON value, worded for "expected X, found Y".
 pub(crate) fn kind(value: &Value) -> &'static str {

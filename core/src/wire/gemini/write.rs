@@ -20,11 +20,12 @@ pub fn to_gemini<M: Borrow<Message>>(messages: &[M]) -> Value {
         .count();
     let (systems, rest) = messages.split_at(leading.min(messages.len()));
     // id → (name, whether the id is Gemini's own), for the responses.
-    let calls: BTreeMap<&str, (&str, bool)> = messages
-        .iter()
-        .flat_map(|message| &message.tool_calls)
-        .map(|call| (call.id.as_str(), (call.name.as_str(), !made_up_id(call))))
-        .collect();
+    let calls: BTreeMap<&str, (&str, bool)> = crate::wire::fields::map_of(
+        messages
+            .iter()
+            .flat_map(|message| &message.tool_calls)
+            .map(|call| (call.id.as_str(), (call.name.as_str(), !made_up_id(call)))),
+    );
     let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
     let mut in_responses = false;
     for message in rest {
