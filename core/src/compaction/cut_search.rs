@@ -235,11 +235,12 @@ fn cut_strings(
         serde_json::Value::Array(items) => {
             serde_json::Value::Array(items.iter().map(|item| cut_strings(item, shares)).collect())
         }
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.iter()
-                .map(|(key, item)| (key.clone(), cut_strings(item, shares)))
-                .collect(),
-        ),
+        serde_json::Value::Object(map) => {
+            serde_json::Value::Object(crate::wire::fields::object_of(
+                map.iter()
+                    .map(|(key, item)| (key.clone(), cut_strings(item, shares))),
+            ))
+        }
         other => other.clone(),
     }
 }

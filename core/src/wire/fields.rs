@@ -9,7 +9,7 @@
 //! Guarantees: no helper panics; every error is a [`CoreError::InvalidInput`] whose `at` is the
 //! path of the offending value and whose problem says what was expected and what was found.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -32,6 +32,13 @@ pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTre
     let mut map = BTreeMap::new();
     map.extend(pairs);
     map
+}
+
+/// `items` as a set, inserted one by one ([`object_of`] says why not `collect()`).
+pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    set.extend(items);
+    set
 }
 
 /// The kind of a JSON value, worded for "expected X, found Y".

@@ -89,7 +89,8 @@ impl Facts {
                     // in one call does not outrank what the agent kept coming back to.
                     // What it says and where its calls go count first; the code its calls
                     // write (read again from the file when needed) only among equals.
-                    let mut used: BTreeSet<String> = identifiers(&text).collect();
+                    let mut used: BTreeSet<String> =
+                        crate::wire::fields::set_of(identifiers(&text));
                     let mut wrote = BTreeSet::new();
                     for call in &message.tool_calls {
                         let (targets, written) = argument_identifiers(&call.arguments);
