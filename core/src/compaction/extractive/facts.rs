@@ -270,7 +270,7 @@ impl Facts {
     pub(super) fn ranked_identifiers(&self, cap: usize, earlier: &[String]) -> Vec<String> {
         let mut ranked: Vec<(&String, &(usize, usize, usize))> =
             self.identifier_uses.iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        crate::wire::fields::sort_stable_by(&mut ranked, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let (often, rest): (Vec<_>, Vec<_>) = ranked.into_iter().partition(|(_, uses)| uses.0 > 1);
         let mut out: Vec<String> = often.into_iter().map(|(id, _)| id.clone()).collect();
         for id in earlier.iter().chain(rest.into_iter().map(|(id, _)| id)) {

@@ -63,7 +63,10 @@ pub fn to_gemini<M: Borrow<Message>>(messages: &[M]) -> Value {
                 // Merged model messages: their other parts first, then every call, as one
                 // model message is written and as the reader reads a model content (so the
                 // normalization is stable after one trip).
-                parts.sort_by_key(|part| part.get("functionCall").is_some());
+                crate::wire::fields::sort_stable_by(&mut parts, |a, b| {
+                    let call = |part: &Value| part.get("functionCall").is_some();
+                    call(a).cmp(&call(b))
+                });
             }
             json!({"role": role, "parts": parts})
         })
