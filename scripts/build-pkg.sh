@@ -60,8 +60,12 @@ if ! cmp -s "$work/web/ctxkit_bg.wasm" "$work/node/ctxkit_bg.wasm"; then
   exit 1
 fi
 
-step "wasm-opt -Oz --converge (binaryen)"
-pkg/node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int \
+# --one-caller-inline-max-function-size: binaryen inlines every function that has a single
+# caller, whatever its size, by default; on this module that made the .wasm 2% smaller raw but
+# 13% larger gzipped (459,783 against 404,657 bytes with the limit at 10: the inlined bodies
+# repeat less for gzip to find), and it is the gzipped size that is downloaded.
+step "wasm-opt -Oz --converge --one-caller-inline-max-function-size=10 (binaryen)"
+pkg/node_modules/.bin/wasm-opt -Oz --converge --one-caller-inline-max-function-size=10 --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
   "$work/web/ctxkit_bg.wasm" -o "$out/ctxkit_bg.wasm"
 
@@ -105,8 +109,8 @@ done
 raw=$(wc -c < "$out/ctxkit_bg.wasm")
 gz=$(gzip -9 -c "$out/ctxkit_bg.wasm" | wc -c)
 step "built pkg/dist: ctxkit_bg.wasm $raw bytes, $gz gzipped"
-# The size limit (docs/performance.md, "Size"): the gzipped module stays under 460,000 bytes.
-if (( gz >= 460000 )); then
-  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 460,000" >&2
+# The size limit (docs/performance.md, "Size"): the gzipped module stays under 390,000 bytes.
+if (( gz >= 390000 )); then
+  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 390,000" >&2
   exit 1
 fi

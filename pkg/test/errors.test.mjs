@@ -106,9 +106,9 @@ test('values that are not data', () => {
 });
 
 test('integers beyond 2^53 in raw blocks come back as the nearest double, not as an error', () => {
-  // Results are written by serde-wasm-bindgen, which refuses such integers; the shell falls
-  // back to JSON text for them (wasm/src/convert.rs).
-  const block = { type: 'server_tool_use_v9', id: 'srv_1', budget: 2 ** 60, count: 3 };
+  // Results are written by serde-wasm-bindgen, which refuses such integers; the shell writes
+  // them again as BigInts and turns each into the nearest double (wasm/src/convert.rs).
+  const block = { type: 'server_tool_use_v9', id: 'srv_1', budget: 2 ** 60, count: 3, at: [[-(2 ** 55)], { n: 2 ** 64 }] };
   const input = [{ role: 'assistant', content: [{ type: 'text', text: 'hi' }, block] }];
   const messages = ck.fromAnthropic(input);
   assert.deepEqual(messages[0].content[1].block, block);

@@ -174,7 +174,10 @@ pub(crate) fn cut_to_tokens(
 /// shares. The shares, in the order of `lengths`, sum to at most `room`.
 pub(crate) fn fair_shares(lengths: &[usize], room: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..lengths.len()).collect();
-    order.sort_by_key(|&index| (lengths.get(index).copied().unwrap_or(0), index));
+    crate::wire::fields::sort_stable_by(&mut order, |&a, &b| {
+        let length = |index: usize| lengths.get(index).copied().unwrap_or(0);
+        (length(a), a).cmp(&(length(b), b))
+    });
     let mut shares = vec![0; lengths.len()];
     let mut left = room;
     for (done, &index) in order.iter().enumerate() {
@@ -235,11 +238,12 @@ fn cut_strings(
         serde_json::Value::Array(items) => {
             serde_json::Value::Array(items.iter().map(|item| cut_strings(item, shares)).collect())
         }
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.iter()
-                .map(|(key, item)| (key.clone(), cut_strings(item, shares)))
-                .collect(),
-        ),
+        serde_json::Value::Object(map) => {
+            serde_json::Value::Object(crate::wire::fields::object_of(
+                map.iter()
+                    .map(|(key, item)| (key.clone(), cut_strings(item, shares))),
+            ))
+        }
         other => other.clone(),
     }
 }

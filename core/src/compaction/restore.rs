@@ -117,7 +117,9 @@ pub fn restore_block(
             }
         }
     }
-    reads.sort_by(|a, b| b.seq.cmp(&a.seq).then_with(|| a.path.cmp(&b.path)));
+    crate::wire::fields::sort_stable_by(&mut reads, |a, b| {
+        b.seq.cmp(&a.seq).then_with(|| a.path.cmp(&b.path))
+    });
     let header_tokens = estimate_text(RESTORE_HEADER, family);
     let mut used = header_tokens;
     let mut items = Vec::new();

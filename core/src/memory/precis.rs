@@ -177,7 +177,7 @@ pub fn render_precis(entries: &[MemoryEntry], options: &PrecisOptions) -> String
         .filter(|entry| entry_quarantine(entry).is_none())
         .collect();
     let mut ranked = shown.clone();
-    ranked.sort_by(|a, b| rank(a, b));
+    crate::wire::fields::sort_stable_by(&mut ranked, |a, b| rank(a, b));
     let lines: Vec<String> = ranked
         .iter()
         .take(options.max_entries)

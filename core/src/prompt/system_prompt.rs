@@ -295,7 +295,7 @@ fn skills_section(skills: &[Skill]) -> Option<String> {
             }
         })
         .collect();
-    lines.sort();
+    crate::wire::fields::sort_stable_by(&mut lines, Ord::cmp);
     lines.dedup();
     titled("## Available Skills", &lines.join("\n"))
 }

@@ -84,7 +84,7 @@ pub fn merge_hits(messages: Vec<HistoryHit>, offloads: Vec<HistoryHit>) -> Vec<H
             merged.push(hit);
         }
     }
-    merged.sort_by_key(|hit| std::cmp::Reverse(hit.item.seq));
+    crate::wire::fields::sort_stable_by(&mut merged, |a, b| b.item.seq.cmp(&a.item.seq));
     merged
 }
 

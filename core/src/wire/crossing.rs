@@ -172,11 +172,12 @@ pub fn arguments_object(arguments: &str) -> Map<String, Value> {
 pub(crate) fn call_names<M: Borrow<Message>>(
     messages: &[M],
 ) -> std::collections::BTreeMap<String, String> {
-    messages
-        .iter()
-        .flat_map(|message| message.borrow().tool_calls.iter())
-        .map(|call| (call.id.clone(), call.name.clone()))
-        .collect()
+    crate::wire::fields::map_of(
+        messages
+            .iter()
+            .flat_map(|message| message.borrow().tool_calls.iter())
+            .map(|call| (call.id.clone(), call.name.clone())),
+    )
 }
 
 #[cfg(test)]

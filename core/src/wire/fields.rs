@@ -6,8 +6,16 @@
 //! can be kept verbatim. These helpers do the repetitive part: fetch a field, check its JSON
 //! type, build the path of the next level down.
 //!
+//! It also holds the crate's builders of maps, sets and sorted lists ([`object_of`], [`map_of`],
+//! [`set_of`], [`sort_stable_by`]), which give the same results as `collect()` and `sort_by`
+//! with far less code in the npm package's .wasm, where each `collect()` into a map and each
+//! `sort_by` compiled a sort of its own (docs/performance.md, "Size").
+//!
 //! Guarantees: no helper panics; every error is a [`CoreError::InvalidInput`] whose `at` is the
 //! path of the offending value and whose problem says what was expected and what was found.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -15,6 +23,52 @@ use crate::error::{CoreError, Result};
 
 /// A JSON object, as the helpers hand it out.
 pub(crate) type Object = Map<String, Value>;
+
+/// `pairs` as an object, inserted one by one. Collecting into a `BTreeMap` (which `Map` is)
+/// first sorts the pairs, with a stable sort compiled anew for every call site: those copies were
+/// most of the npm module's sorting code. The pairs mostly come from another object, in order.
+pub(crate) fn object_of(pairs: impl IntoIterator<Item = (String, Value)>) -> Object {
+    let mut object = Object::new();
+    object.extend(pairs);
+    object
+}
+
+/// `pairs` as a map, inserted one by one ([`object_of`] says why not `collect()`).
+pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    map.extend(pairs);
+    map
+}
+
+/// `items` as a set, inserted one by one ([`object_of`] says why not `collect()`).
+pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    set.extend(items);
+    set
+}
+
+/// Sorts `items` by `compare`, stably, as `sort_by` does. `sort_by` compiles the standard
+/// library's sort anew for every element type and comparison; this sorts the items' positions
+/// instead, in the one sort [`sort_positions`] compiles for the whole crate, then moves each
+/// item to its place (equal items keep their order, as the positions start in order).
+pub(crate) fn sort_stable_by<T>(items: &mut Vec<T>, mut compare: impl FnMut(&T, &T) -> Ordering) {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    sort_positions(&mut order, &mut |a, b| match (items.get(a), items.get(b)) {
+        (Some(a), Some(b)) => compare(a, b),
+        _ => Ordering::Equal,
+    });
+    let mut slots: Vec<Option<T>> = items.drain(..).map(Some).collect();
+    items.extend(
+        order
+            .into_iter()
+            .filter_map(|position| slots.get_mut(position).and_then(Option::take)),
+    );
+}
+
+/// `order` sorted by `compare`, stably: not generic, so compiled once.
+fn sort_positions(order: &mut [usize], compare: &mut dyn FnMut(usize, usize) -> Ordering) {
+    order.sort_by(|&a, &b| compare(a, b));
+}
 
 /// The kind of a JSON value, worded for "expected X, found Y".
 pub(crate) fn kind(value: &Value) -> &'static str {
@@ -120,5 +174,47 @@ mod tests {
         assert_eq!(error.to_string(), "messages[1].role: missing");
         assert_eq!(field_path("", "messages"), "messages");
         assert_eq!(index_path("messages", 2), "messages[2]");
+    }
+
+    #[test]
+    fn sort_stable_by_orders_as_sort_by_and_keeps_equal_items_in_order() {
+        // Pairs sorted by their first number only: the second says where each one started.
+        let items: Vec<(u8, usize)> = [3, 1, 2, 1, 3, 0, 2, 1]
+            .into_iter()
+            .enumerate()
+            .map(|(start, key)| (key, start))
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_by_key(|a| a.0);
+        let mut sorted = items;
+        sort_stable_by(&mut sorted, |a, b| a.0.cmp(&b.0));
+        assert_eq!(sorted, expected);
+        assert_eq!(
+            sorted,
+            [
+                (0, 5),
+                (1, 1),
+                (1, 3),
+                (1, 7),
+                (2, 2),
+                (2, 6),
+                (3, 0),
+                (3, 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn maps_and_sets_built_by_insertion_keep_the_last_value_of_a_key() {
+        let pairs = [("b", 1), ("a", 2), ("b", 3)];
+        let map = map_of(pairs);
+        assert_eq!(map, pairs.into_iter().collect());
+        assert_eq!(map.get("b"), Some(&3));
+        let object = object_of([
+            ("k".to_owned(), Value::Null),
+            ("k".to_owned(), Value::Bool(true)),
+        ]);
+        assert_eq!(object.get("k"), Some(&Value::Bool(true)));
+        assert_eq!(set_of([2, 1, 2]).into_iter().collect::<Vec<_>>(), [1, 2]);
     }
 }

@@ -102,7 +102,7 @@ mod anthropic;
 mod anthropic_blocks;
 pub mod breakpoints;
 pub(crate) mod crossing;
-mod fields;
+pub(crate) mod fields;
 pub(crate) mod gemini;
 mod langchain;
 mod openai;

@@ -89,7 +89,8 @@ impl Facts {
                     // in one call does not outrank what the agent kept coming back to.
                     // What it says and where its calls go count first; the code its calls
                     // write (read again from the file when needed) only among equals.
-                    let mut used: BTreeSet<String> = identifiers(&text).collect();
+                    let mut used: BTreeSet<String> =
+                        crate::wire::fields::set_of(identifiers(&text));
                     let mut wrote = BTreeSet::new();
                     for call in &message.tool_calls {
                         let (targets, written) = argument_identifiers(&call.arguments);
@@ -269,7 +270,7 @@ impl Facts {
     pub(super) fn ranked_identifiers(&self, cap: usize, earlier: &[String]) -> Vec<String> {
         let mut ranked: Vec<(&String, &(usize, usize, usize))> =
             self.identifier_uses.iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        crate::wire::fields::sort_stable_by(&mut ranked, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let (often, rest): (Vec<_>, Vec<_>) = ranked.into_iter().partition(|(_, uses)| uses.0 > 1);
         let mut out: Vec<String> = often.into_iter().map(|(id, _)| id.clone()).collect();
         for id in earlier.iter().chain(rest.into_iter().map(|(id, _)| id)) {

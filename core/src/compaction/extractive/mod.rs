@@ -230,7 +230,8 @@ pub fn extractive_summary_with(
     for path in &facts.mentioned {
         push_latest(&mut named, relative(path));
     }
-    let other: BTreeSet<String> = facts.files.iter().map(|path| relative(path)).collect();
+    let other: BTreeSet<String> =
+        crate::wire::fields::set_of(facts.files.iter().map(|path| relative(path)));
     let named_line = mentioned_line(
         &named,
         |path| {
@@ -350,7 +351,8 @@ pub fn extractive_summary_with(
         rest
     };
     let mut mentioned = String::new();
-    let listed: BTreeSet<&str> = state.files.iter().map(|f| f.path.as_str()).collect();
+    let listed: BTreeSet<&str> =
+        crate::wire::fields::set_of(state.files.iter().map(|f| f.path.as_str()));
     let mentioned_files: Vec<String> = facts
         .files
         .iter()

@@ -46,11 +46,12 @@ pub fn from_ai_sdk(value: &Value) -> Result<Vec<Message>> {
 }
 
 fn extras(object: &Object, known: &[&str]) -> Map<String, Value> {
-    object
-        .iter()
-        .filter(|(key, _)| !known.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect()
+    crate::wire::fields::object_of(
+        object
+            .iter()
+            .filter(|(key, _)| !known.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone())),
+    )
 }
 
 fn read_message(value: &Value, at: &str, out: &mut Vec<Message>) -> Result<()> {

@@ -124,7 +124,10 @@ pub fn place_breakpoints<M: Borrow<Message>>(
     if let Some(last) = stable.checked_sub(1) {
         add(BreakpointReason::LastMessage, last);
     }
-    placed.sort_by_key(|b| b.after_message.map_or(0, |index| index + 1));
+    crate::wire::fields::sort_stable_by(&mut placed, |a, b| {
+        let at = |b: &CacheBreakpoint| b.after_message.map_or(0, |index| index + 1);
+        at(a).cmp(&at(b))
+    });
     placed.truncate(MAX_BREAKPOINTS);
     placed
 }

@@ -97,7 +97,10 @@ fn moved_breakpoints<M: Borrow<Message>>(
             });
         }
     }
-    moved.sort_by_key(|b| b.after_message.map_or(0, |index| index + 1));
+    crate::wire::fields::sort_stable_by(&mut moved, |a, b| {
+        let at = |b: &CacheBreakpoint| b.after_message.map_or(0, |index| index + 1);
+        at(a).cmp(&at(b))
+    });
     moved
 }
 

@@ -1,6 +1,6 @@
 //! Reading Gemini contents into the model (see [`super`] for the mapping).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{NO_ID, SYNTHETIC_ID_PREFIX};
 use crate::error::{CoreError, Result};
@@ -188,11 +188,11 @@ impl Reader {
             Some(other) => return Err(expected(&field_path(&at, "args"), "an object", other)),
         };
         self.calls_seen += 1;
-        let mut fields: Map<String, Value> = part
-            .iter()
-            .filter(|(key, _)| key.as_str() != "functionCall")
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
+        let mut fields = crate::wire::fields::object_of(
+            part.iter()
+                .filter(|(key, _)| key.as_str() != "functionCall")
+                .map(|(key, value)| (key.clone(), value.clone())),
+        );
         let id = match optional_str(object, &at, "id")? {
             Some(id) => id.to_owned(),
             None => {

@@ -20,11 +20,12 @@ pub fn to_gemini<M: Borrow<Message>>(messages: &[M]) -> Value {
         .count();
     let (systems, rest) = messages.split_at(leading.min(messages.len()));
     // id → (name, whether the id is Gemini's own), for the responses.
-    let calls: BTreeMap<&str, (&str, bool)> = messages
-        .iter()
-        .flat_map(|message| &message.tool_calls)
-        .map(|call| (call.id.as_str(), (call.name.as_str(), !made_up_id(call))))
-        .collect();
+    let calls: BTreeMap<&str, (&str, bool)> = crate::wire::fields::map_of(
+        messages
+            .iter()
+            .flat_map(|message| &message.tool_calls)
+            .map(|call| (call.id.as_str(), (call.name.as_str(), !made_up_id(call)))),
+    );
     let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
     let mut in_responses = false;
     for message in rest {
@@ -62,7 +63,10 @@ pub fn to_gemini<M: Borrow<Message>>(messages: &[M]) -> Value {
                 // Merged model messages: their other parts first, then every call, as one
                 // model message is written and as the reader reads a model content (so the
                 // normalization is stable after one trip).
-                parts.sort_by_key(|part| part.get("functionCall").is_some());
+                crate::wire::fields::sort_stable_by(&mut parts, |a, b| {
+                    let call = |part: &Value| part.get("functionCall").is_some();
+                    call(a).cmp(&call(b))
+                });
             }
             json!({"role": role, "parts": parts})
         })

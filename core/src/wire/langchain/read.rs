@@ -140,11 +140,11 @@ fn read_message(value: &Value, at: &str) -> Result<Message> {
         "tool_call_id",
         "name",
     ];
-    let fields: Map<String, Value> = data
-        .iter()
-        .filter(|(key, value)| !known.contains(&key.as_str()) && !is_default(key, value, role))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+    let fields = crate::wire::fields::object_of(
+        data.iter()
+            .filter(|(key, value)| !known.contains(&key.as_str()) && !is_default(key, value, role))
+            .map(|(key, value)| (key.clone(), value.clone())),
+    );
     Ok(Message {
         role,
         content,
@@ -178,15 +178,16 @@ fn read_call(value: &Value, at: &str, invalid: bool) -> Result<ToolCall> {
         (Some(other), false) => return Err(expected(&args_at, "an object", other)),
         (Some(other), true) => return Err(expected(&args_at, "a string", other)),
     };
-    let mut fields: Map<String, Value> = object
-        .iter()
-        .filter(|(key, value)| {
-            let default_type = key.as_str() == "type"
-                && matches!(value.as_str(), Some("tool_call" | "invalid_tool_call"));
-            !(matches!(key.as_str(), "id" | "name" | "args") || default_type)
-        })
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+    let mut fields = crate::wire::fields::object_of(
+        object
+            .iter()
+            .filter(|(key, value)| {
+                let default_type = key.as_str() == "type"
+                    && matches!(value.as_str(), Some("tool_call" | "invalid_tool_call"));
+                !(matches!(key.as_str(), "id" | "name" | "args") || default_type)
+            })
+            .map(|(key, value)| (key.clone(), value.clone())),
+    );
     if invalid {
         fields.insert(INVALID.to_owned(), Value::Bool(true));
     }

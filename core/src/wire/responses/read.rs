@@ -1,6 +1,6 @@
 //! Reading Responses items into the model (see [`super`] for the mapping).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{CoreError, Result};
 use crate::model::{Content, ImageSource, Message, Part, Provider, ProviderFields, Role, ToolCall};
@@ -146,11 +146,12 @@ fn extra_fields(
     known: &[&str],
     extra: Option<(&str, &str)>,
 ) -> Option<ProviderFields> {
-    let mut fields: Map<String, Value> = object
-        .iter()
-        .filter(|(key, _)| !known.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+    let mut fields = crate::wire::fields::object_of(
+        object
+            .iter()
+            .filter(|(key, _)| !known.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone())),
+    );
     if let Some((key, value)) = extra {
         fields.insert(key.to_owned(), Value::String(value.to_owned()));
     }

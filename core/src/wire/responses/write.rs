@@ -24,12 +24,13 @@ pub fn to_responses<M: Borrow<Message>>(messages: &[M]) -> Value {
             rest = after;
         }
     }
-    let custom_calls: std::collections::BTreeSet<&str> = messages
-        .iter()
-        .flat_map(|message| &message.tool_calls)
-        .filter(|call| is_custom(call.provider_fields.as_ref()))
-        .map(|call| call.id.as_str())
-        .collect();
+    let custom_calls: std::collections::BTreeSet<&str> = crate::wire::fields::set_of(
+        messages
+            .iter()
+            .flat_map(|message| &message.tool_calls)
+            .filter(|call| is_custom(call.provider_fields.as_ref()))
+            .map(|call| call.id.as_str()),
+    );
     let mut items = Vec::new();
     for message in rest {
         match message.role {

@@ -140,8 +140,8 @@ fn check_responses(
         Some(Turn::Calls(names)) => {
             let mut sorted_calls = names.clone();
             let mut sorted_responses = responses.to_vec();
-            sorted_calls.sort();
-            sorted_responses.sort();
+            crate::wire::fields::sort_stable_by(&mut sorted_calls, Ord::cmp);
+            crate::wire::fields::sort_stable_by(&mut sorted_responses, Ord::cmp);
             if sorted_calls != sorted_responses {
                 violations.push(violation(
                     at,

@@ -222,12 +222,12 @@ impl Calls {
 
     /// Every call no output answered, in input order.
     fn check_unanswered(&self, violations: &mut Vec<Violation>) {
-        let answered: BTreeSet<&str> = self
-            .by_id
-            .iter()
-            .filter(|(_, (_, answered, _))| *answered)
-            .map(|(id, _)| id.as_str())
-            .collect();
+        let answered: BTreeSet<&str> = crate::wire::fields::set_of(
+            self.by_id
+                .iter()
+                .filter(|(_, (_, answered, _))| *answered)
+                .map(|(id, _)| id.as_str()),
+        );
         for id in self
             .order
             .iter()
