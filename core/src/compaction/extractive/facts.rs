@@ -31,6 +31,8 @@ pub(super) struct Facts {
     pub(super) resolved: Vec<(String, String)>,
     /// The paths the results of calls that are not file reads named, the most recent last.
     pub(super) mentioned: Vec<String>,
+    /// The paths the user's requests named, the most recent last.
+    pub(super) requested: Vec<String>,
     /// Code identifiers the assistant used: (identifier, messages whose prose or call targets
     /// name it, messages that only wrote it in a file's text, last use).
     identifier_uses: BTreeMap<String, (usize, usize, usize)>,
@@ -73,6 +75,7 @@ impl Facts {
                     facts.requests.push(words.to_owned());
                     facts.request_after_last_reply = Some(words.to_owned());
                     for path in paths_in_text(words) {
+                        push_latest(&mut facts.requested, path.clone());
                         push_unique(&mut facts.files, &mut seen_files, path);
                     }
                 }
