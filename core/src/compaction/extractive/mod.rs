@@ -228,7 +228,13 @@ pub fn extractive_summary_with(
         critical.push_str(&format!("{}\n", workdir_line(dir)));
     }
     // The files the tools' output named and the agent did not open (leads), merged with the
-    // previous summary's, within a tenth of the summary.
+    // previous summary's: a tenth of the summary, up to a fifth when the goal, next step and
+    // pinned paths leave most of it free (a search's forty matches are where the agent goes
+    // next; a path is a few words, a search run again a whole output).
+    let early_fixed =
+        goal_section.len() + next_steps.len() + paths.iter().map(|p| p.len() + 6).sum::<usize>();
+    let leads_bytes = (limits.max_bytes.saturating_sub(early_fixed) / 4)
+        .clamp(limits.max_bytes / 10, limits.max_bytes / 5);
     let mut named = earlier.mentioned.clone();
     for path in &facts.mentioned {
         push_latest(&mut named, relative(path));
@@ -240,7 +246,7 @@ pub fn extractive_summary_with(
             state.files.iter().any(|f| same_file(&f.path, path))
                 || paths.iter().chain(&other).any(|p| same_file(p, path))
         },
-        limits.max_bytes / 10,
+        leads_bytes,
     );
     // The files the user's requests named (a request is quoted head and tail only), merged
     // with the previous summary's, the most recent first, within a tenth of the summary.
