@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::mentioned::{paths_named, push_latest};
-use super::one_line;
 use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
     key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
@@ -12,7 +11,6 @@ use super::signals::{
 use super::state::{file_accesses, is_state_call, FileAccess};
 use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::compaction::pinned::offloaded_path;
-use crate::facts::shell_command;
 use crate::model::{Message, Role};
 use crate::text::user_words;
 
@@ -335,16 +333,10 @@ fn resolved_errors(calls: &[CallRecord]) -> Vec<(String, String)> {
     resolved
 }
 
-/// What a call did, in a few words: the command it ran (an argv's script, not its `workdir`),
-/// else its [`key_argument`]. Two calls with the same target ran the same thing.
+/// What a call did, in a few words: its [`key_argument`] (an argv's script, not its
+/// `workdir`). Two calls with the same target ran the same thing.
 fn call_target(arguments: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(serde_json::Value::Object(object)) => match shell_command(&object) {
-            Some(command) => one_line(&command.script, 120),
-            None => key_argument(arguments),
-        },
-        _ => key_argument(arguments),
-    }
+    key_argument(arguments)
 }
 
 /// The identifiers in the string values of a call's JSON arguments (not in its keys or
