@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::mentioned::{paths_named, push_latest};
+use super::mentioned::{has_file_name, paths_named, push_latest};
 use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
     key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
@@ -73,7 +73,10 @@ impl Facts {
                     facts.requests.push(words.to_owned());
                     facts.request_after_last_reply = Some(words.to_owned());
                     for path in paths_in_text(words) {
-                        push_latest(&mut facts.requested, path.clone());
+                        // A file, not a command's name (`/forge:init` reads as `/forge`).
+                        if has_file_name(&path) {
+                            push_latest(&mut facts.requested, path.clone());
+                        }
                         push_unique(&mut facts.files, &mut seen_files, path);
                     }
                 }

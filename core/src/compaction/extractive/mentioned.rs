@@ -71,7 +71,7 @@ pub(super) fn spells_out(listed: &str, path: &str) -> bool {
 }
 
 /// Whether the last component of `path` is a file name with a short alphanumeric extension.
-fn has_file_name(path: &str) -> bool {
+pub(super) fn has_file_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
