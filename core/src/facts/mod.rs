@@ -15,12 +15,14 @@ mod command;
 mod file_names;
 mod patch;
 mod paths;
+mod run_directory;
 
 pub use call::{call_shape, CallShape};
 pub use command::{read_paths, removed_paths, shell_command, ShellCommand};
 pub(crate) use file_names::is_known_extension;
 pub use patch::{is_patch, patch_files};
 pub use paths::{file_paths_in_arguments, paths_in_text};
+pub use run_directory::stated_run_directory;
 
 /// What a call did to a file, in the order a summary lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,6 +7,7 @@ use super::{probe, KeyItem, Probe, ProbeKind, ProbeLog, Scope};
 use crate::needed_next::{needed_next, GradedSummary, NeededKind};
 use ctxkit_core::compaction::identifiers as code_identifiers;
 use ctxkit_core::compaction::{file_paths_in_arguments, relative_to};
+use ctxkit_core::facts::{call_shape, CallShape, FileAction};
 use ctxkit_core::model::Entry;
 
 /// Identifier probes per checkpoint.
@@ -161,31 +162,18 @@ pub(super) fn identifiers(log: &ProbeLog<'_>, scope: &Scope) -> Vec<Probe> {
         .collect()
 }
 
-/// Whether a call edits or writes a file: an editing tool's name, and arguments that carry
-/// the text written (a read through an editor tool carries none).
-fn is_edit(name: &str, arguments: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let editing = ["edit", "write", "str_replace", "create_file", "apply_patch"]
-        .iter()
-        .any(|word| lower.contains(word));
-    let writes = serde_json::from_str::<serde_json::Value>(arguments)
-        .ok()
-        .and_then(|args| args.as_object().cloned())
-        .is_some_and(|args| {
-            [
-                "content",
-                "new_string",
-                "old_string",
-                "new_str",
-                "old_str",
-                "file_text",
-                "edits",
-                "patch",
-            ]
-            .iter()
-            .any(|key| args.contains_key(*key))
-        });
-    editing && writes
+/// The files a call edits, writes, creates or deletes, read by the shape of its arguments
+/// through [`ctxkit_core::facts::call_shape`] (a patch body anywhere, a path with the text
+/// written to it, an editor's sub-command), for any agent: never by the tool's name.
+fn changed_files(name: &str, arguments: &str) -> Vec<String> {
+    match call_shape(name, arguments) {
+        Some(CallShape::Files(files)) => files
+            .into_iter()
+            .filter(|(_, action)| *action != FileAction::Read)
+            .map(|(path, _)| path)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The files edited in the scope (the latest [`EDITED`]), asked in one probe.
@@ -194,10 +182,7 @@ pub(super) fn edited(log: &ProbeLog<'_>, scope: &Scope) -> Vec<Probe> {
     let mut latest: BTreeMap<String, (u64, String)> = BTreeMap::new();
     for entry in log.range(scope.from, scope.through) {
         for call in &entry.message.tool_calls {
-            if !is_edit(&call.name, &call.arguments) {
-                continue;
-            }
-            if let Some(path) = one_path(&call.arguments) {
+            for path in changed_files(&call.name, &call.arguments) {
                 latest.insert(relative_to(&path, workdir), (entry.seq, path));
             }
         }
@@ -288,4 +273,35 @@ fn call_paths(entry: &Entry) -> Vec<String> {
 
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod changed_files_tests {
+    use super::changed_files;
+
+    #[test]
+    fn edits_are_read_by_shape_from_any_agents_calls() {
+        // Codex: a patch in a shell argv, under its workdir; a read is no edit.
+        let codex = r#"{"command":["bash","-lc","apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: app/(protected)/a.ts\n@@\n-a\n+b\n*** End Patch\nEOF"],"workdir":"/u/repo"}"#;
+        assert_eq!(
+            changed_files("shell", codex),
+            vec!["/u/repo/app/(protected)/a.ts"]
+        );
+        assert!(changed_files(
+            "shell",
+            r#"{"command":["bash","-lc","sed -n '1,80p' a.ts"]}"#
+        )
+        .is_empty());
+        // pi and a framework's made-up tool: a path with the text written to it.
+        assert_eq!(
+            changed_files("write", r#"{"path":"src/a.ts","content":"x"}"#),
+            vec!["src/a.ts"]
+        );
+        assert_eq!(
+            changed_files("save_note", r#"{"file":"notes/todo.md","text":"x"}"#),
+            vec!["notes/todo.md"]
+        );
+        // Claude Code's Read is a read, whatever its name.
+        assert!(changed_files("Read", r#"{"file_path":"/w/a.rs"}"#).is_empty());
+    }
 }

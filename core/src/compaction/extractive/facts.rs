@@ -3,8 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::mentioned::{paths_named, push_latest};
-use super::one_line;
+use super::mentioned::{has_file_name, paths_named, push_latest};
 use super::signals::{
     backticked_identifiers, decision_sentences, file_paths_in_arguments, first_line, identifiers,
     key_argument, paths_in_text, telling_line, WRITTEN_KEYS,
@@ -12,7 +11,6 @@ use super::signals::{
 use super::state::{file_accesses, is_state_call, FileAccess};
 use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::compaction::pinned::offloaded_path;
-use crate::facts::shell_command;
 use crate::model::{Message, Role};
 use crate::text::user_words;
 
@@ -31,6 +29,8 @@ pub(super) struct Facts {
     pub(super) resolved: Vec<(String, String)>,
     /// The paths the results of calls that are not file reads named, the most recent last.
     pub(super) mentioned: Vec<String>,
+    /// The paths the user's requests named, the most recent last.
+    pub(super) requested: Vec<String>,
     /// Code identifiers the assistant used: (identifier, messages whose prose or call targets
     /// name it, messages that only wrote it in a file's text, last use).
     identifier_uses: BTreeMap<String, (usize, usize, usize)>,
@@ -73,6 +73,10 @@ impl Facts {
                     facts.requests.push(words.to_owned());
                     facts.request_after_last_reply = Some(words.to_owned());
                     for path in paths_in_text(words) {
+                        // A file, not a command's name (`/forge:init` reads as `/forge`).
+                        if has_file_name(&path) {
+                            push_latest(&mut facts.requested, path.clone());
+                        }
                         push_unique(&mut facts.files, &mut seen_files, path);
                     }
                 }
@@ -333,16 +337,10 @@ fn resolved_errors(calls: &[CallRecord]) -> Vec<(String, String)> {
     resolved
 }
 
-/// What a call did, in a few words: the command it ran (an argv's script, not its `workdir`),
-/// else its [`key_argument`]. Two calls with the same target ran the same thing.
+/// What a call did, in a few words: its [`key_argument`] (an argv's script, not its
+/// `workdir`). Two calls with the same target ran the same thing.
 fn call_target(arguments: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(serde_json::Value::Object(object)) => match shell_command(&object) {
-            Some(command) => one_line(&command.script, 120),
-            None => key_argument(arguments),
-        },
-        _ => key_argument(arguments),
-    }
+    key_argument(arguments)
 }
 
 /// The identifiers in the string values of a call's JSON arguments (not in its keys or

@@ -14,6 +14,11 @@ use super::signals::{backticked_items, paths_in_text};
 /// The label of the line, as written and as read back from a previous summary.
 pub(super) const MENTIONED_LABEL: &str = "Named in tool output, not opened: ";
 
+/// The label of the line of files the user's requests named, as written and as read back: a
+/// request the agent is about to act on often lists the files to work on, and a request is
+/// quoted head and tail only, so its middle's files would otherwise be gone.
+pub(super) const REQUESTED_LABEL: &str = "Named in the user's requests: ";
+
 /// The paths `text` (a tool result that is not a file's content) names, as written, each one
 /// a file name with an extension (so a grep context line's `a.rs-12-` is not one) under a
 /// directory (a bare name from a listing says too little to open it).
@@ -66,7 +71,7 @@ pub(super) fn spells_out(listed: &str, path: &str) -> bool {
 }
 
 /// Whether the last component of `path` is a file name with a short alphanumeric extension.
-fn has_file_name(path: &str) -> bool {
+pub(super) fn has_file_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
@@ -85,9 +90,15 @@ pub(super) fn push_latest(list: &mut Vec<String>, path: String) {
 /// The paths a previous summary's `## Files` body lists as named in tool output, the most
 /// recent last.
 pub(super) fn read_back(files_body: &str) -> Vec<String> {
+    read_back_labelled(files_body, MENTIONED_LABEL)
+}
+
+/// The paths the line labelled `label` of a previous summary's `## Files` body lists, the
+/// most recent last.
+pub(super) fn read_back_labelled(files_body: &str, label: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in files_body.lines() {
-        if let Some(list) = line.strip_prefix(MENTIONED_LABEL) {
+        if let Some(list) = line.strip_prefix(label) {
             // Written the most recent first.
             for path in backticked_items(list).into_iter().rev() {
                 push_latest(&mut out, path);
@@ -104,6 +115,16 @@ pub(super) fn read_back(files_body: &str) -> Vec<String> {
 /// written, followed by how many more like it were named, so forty fixtures do not crowd out
 /// the one source file a linter named.
 pub(super) fn mentioned_line(
+    paths: &[String],
+    listed: impl Fn(&str) -> bool,
+    max_bytes: usize,
+) -> String {
+    labelled_line(MENTIONED_LABEL, paths, listed, max_bytes)
+}
+
+/// [`mentioned_line`] under another `label`.
+pub(super) fn labelled_line(
+    label: &str,
     paths: &[String],
     listed: impl Fn(&str) -> bool,
     max_bytes: usize,
@@ -126,11 +147,7 @@ pub(super) fn mentioned_line(
             0 => format!("`{path}`"),
             n => format!("`{path}` (and {n} more like it)"),
         };
-        let separator = if line.is_empty() {
-            MENTIONED_LABEL
-        } else {
-            ", "
-        };
+        let separator = if line.is_empty() { label } else { ", " };
         if line.len() + separator.len() + item.len() > max_bytes {
             break;
         }

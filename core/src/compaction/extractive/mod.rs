@@ -35,7 +35,7 @@ use facts::Facts;
 pub use lines::one_line;
 pub(crate) use lines::whole_words;
 use lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
-use mentioned::{mentioned_line, push_latest, same_file};
+use mentioned::{labelled_line, mentioned_line, push_latest, same_file, REQUESTED_LABEL};
 pub use previous::pinned_from_summary;
 use previous::{without_headings, PreviousSummary};
 use state::State;
@@ -45,6 +45,7 @@ use crate::compaction::pinned::{
     cap_pinned, gather_pinned, is_previous_summary, FactKind, PinnedFact,
 };
 use crate::compaction::workdir::{relative_to, relativize_text, workdir_line, working_directory};
+use crate::facts::stated_run_directory;
 use crate::model::{Message, Role};
 
 /// Bounds on the extractive summary.
@@ -199,7 +200,9 @@ pub fn extractive_summary_with(
     // When the messages show a directory above the previous one (the first part of a session
     // worked in one folder of the project), the summary moves up to it and the previous
     // entries are rebased onto it.
-    let inferred = working_directory(messages);
+    // A log whose paths point into several trees has no directory most of them lie under;
+    // the folder its commands say they run in is then the base.
+    let inferred = working_directory(messages).or_else(|| stated_run_directory(messages));
     let workdir = match (&earlier.workdir, inferred) {
         (Some(before), Some(now)) if before.starts_with(&format!("{now}/")) => Some(now),
         (Some(before), _) => Some(before.clone()),
@@ -225,7 +228,13 @@ pub fn extractive_summary_with(
         critical.push_str(&format!("{}\n", workdir_line(dir)));
     }
     // The files the tools' output named and the agent did not open (leads), merged with the
-    // previous summary's, within a tenth of the summary.
+    // previous summary's: a tenth of the summary, up to a fifth when the goal, next step and
+    // pinned paths leave most of it free (a search's forty matches are where the agent goes
+    // next; a path is a few words, a search run again a whole output).
+    let early_fixed =
+        goal_section.len() + next_steps.len() + paths.iter().map(|p| p.len() + 6).sum::<usize>();
+    let leads_bytes = (limits.max_bytes.saturating_sub(early_fixed) / 4)
+        .clamp(limits.max_bytes / 10, limits.max_bytes / 5);
     let mut named = earlier.mentioned.clone();
     for path in &facts.mentioned {
         push_latest(&mut named, relative(path));
@@ -238,8 +247,28 @@ pub fn extractive_summary_with(
             state.files.iter().any(|f| same_file(&f.path, path))
                 || paths.iter().chain(&other).any(|p| same_file(p, path))
         },
+        leads_bytes,
+    );
+    // The files the user's requests named (a request is quoted head and tail only), merged
+    // with the previous summary's, the most recent first, within a tenth of the summary.
+    let mut requested = earlier.requested.clone();
+    for path in &facts.requested {
+        push_latest(&mut requested, relative(path));
+    }
+    let requested_line = labelled_line(
+        REQUESTED_LABEL,
+        &requested,
+        |path| {
+            state.files.iter().any(|f| same_file(&f.path, path))
+                || paths.iter().any(|p| same_file(p, path))
+        },
         limits.max_bytes / 10,
     );
+    let named_line = [requested_line.clone(), named_line]
+        .into_iter()
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
     // What the summary writes in any case: an identifier it holds already (a path's file
     // name, a word of a request) is not listed again.
     let written = format!(
@@ -360,6 +389,7 @@ pub fn extractive_summary_with(
         .filter(|path| {
             !listed.contains(path.as_str())
                 && !paths.contains(path)
+                && !requested_line.contains(&format!("`{path}`"))
                 && Some(path.as_str()) != workdir
         })
         .collect();

@@ -1,6 +1,6 @@
 //! Reading a previous summary back into its sections, so a new summary merges with it.
 
-use super::mentioned::read_back;
+use super::mentioned::{read_back, read_back_labelled, REQUESTED_LABEL};
 use super::signals::{backticked_items, paths_in_text};
 use super::{one_line, IN_USE_LABEL, SECTIONS, STATE_SECTIONS};
 use crate::compaction::pinned::{FactKind, PinnedFact};
@@ -21,6 +21,8 @@ pub(super) struct PreviousSummary {
     pub(super) commands: Option<String>,
     /// The paths its `## Files` section lists as named in tool output, the most recent last.
     pub(super) mentioned: Vec<String>,
+    /// The paths its `## Files` section lists as named in the user's requests.
+    pub(super) requested: Vec<String>,
     /// The working directory the summary's relative paths are under.
     pub(super) workdir: Option<String>,
     pub(super) files: Vec<String>,
@@ -60,6 +62,7 @@ impl PreviousSummary {
                             .map(str::to_owned),
                     );
                     parsed.mentioned = read_back(body);
+                    parsed.requested = read_back_labelled(body, REQUESTED_LABEL);
                     parsed.file_entries = non_empty;
                 }
                 "Commands" => parsed.commands = non_empty,

@@ -5,9 +5,12 @@
 use super::{one_line, whole_words};
 pub use crate::facts::file_paths_in_arguments;
 pub(crate) use crate::facts::paths_in_text;
+use crate::facts::{is_patch, patch_files, shell_command};
 
-/// The argument that says what a call did: a command, a path, a pattern, a query, a URL, else
-/// the first string value.
+/// The argument that says what a call did, read through [`crate::facts`] first: the script
+/// of a shell-like command (an argv's script after `-c`/`-lc`, not its `workdir`), the files
+/// a patch body changes (wherever the body sits), else a command, a path, a pattern, a query,
+/// a URL, else the first string value.
 pub fn key_argument(arguments: &str) -> String {
     const KEYS: [&str; 12] = [
         "command",
@@ -26,13 +29,42 @@ pub fn key_argument(arguments: &str) -> String {
     let Ok(serde_json::Value::Object(object)) =
         serde_json::from_str::<serde_json::Value>(arguments)
     else {
-        return one_line(arguments, 120);
+        return match patch_summary(arguments) {
+            Some(files) => files,
+            None => one_line(arguments, 120),
+        };
     };
+    let patched = object.values().find_map(|value| match value {
+        serde_json::Value::String(text) => patch_summary(text),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(|item| item.as_str())
+            .find_map(patch_summary),
+        _ => None,
+    });
+    if let Some(files) = patched {
+        return files;
+    }
+    if let Some(command) = shell_command(&object) {
+        return one_line(&command.script, 120);
+    }
     let chosen = KEYS
         .iter()
         .find_map(|key| object.get(*key).and_then(|v| v.as_str()))
         .or_else(|| object.values().find_map(|v| v.as_str()));
     chosen.map(|value| one_line(value, 120)).unwrap_or_default()
+}
+
+/// `patch A, B` for a patch body (the files it changes), `None` for any other text.
+fn patch_summary(text: &str) -> Option<String> {
+    if !is_patch(text) {
+        return None;
+    }
+    let files: Vec<String> = patch_files(text)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    (!files.is_empty()).then(|| one_line(&format!("patch {}", files.join(", ")), 120))
 }
 
 /// The telling line of a failed tool result: the first line that names the failure (an
@@ -298,6 +330,33 @@ fn is_identifier(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_argument_is_read_by_shape_for_any_tool() {
+        // Codex: an argv's script, not the workdir beside it.
+        assert_eq!(
+            key_argument(r#"{"command":["zsh","-lc","rg TeamSheet -n apps"],"workdir":"/u/repo"}"#),
+            "rg TeamSheet -n apps"
+        );
+        // A framework's made-up tool: `cmd` and `cwd`, the workdir first in the object.
+        assert_eq!(
+            key_argument(r#"{"cwd":"/srv/p","cmd":"pytest -q"}"#),
+            "pytest -q"
+        );
+        // A patch body, raw or in any argument, is the files it changes.
+        let patch = "*** Begin Patch\n*** Update File: apps/x/src/app/(protected)/a.ts\n@@\n-a\n+b\n*** End Patch";
+        assert_eq!(key_argument(patch), "patch apps/x/src/app/(protected)/a.ts");
+        assert_eq!(
+            key_argument(&serde_json::json!({"input": patch}).to_string()),
+            "patch apps/x/src/app/(protected)/a.ts"
+        );
+        // pi's and Claude Code's path arguments, as before.
+        assert_eq!(
+            key_argument(r#"{"path":"src/a.ts","offset":1}"#),
+            "src/a.ts"
+        );
+        assert_eq!(key_argument(r#"{"file_path":"/w/a.rs"}"#), "/w/a.rs");
+    }
 
     #[test]
     fn decisions_are_reasons_and_findings_not_narration() {

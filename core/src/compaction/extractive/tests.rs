@@ -182,3 +182,51 @@ fn identifiers_the_agent_talks_about_outrank_the_code_it_writes_and_carry_over()
         "{merged}"
     );
 }
+
+/// A long request (a harness's health report pasted as the user's turn, a task list) is
+/// quoted head and tail; the files in its middle are listed on their own line, merged into
+/// the next summary, and a file the agent then opened is not listed twice.
+#[test]
+fn the_files_a_long_request_names_survive_its_cut_and_the_next_merge() {
+    let middle: String = (0..30)
+        .map(|i| format!("  [WARNING] missing: × tool-{i:02}-check.cjs — run update\n"))
+        .collect();
+    let request = format!("Health report follows.\n{middle}Fix the gaps, then rerun the check.");
+    let first = [
+        Message::user(request),
+        Message::assistant(
+            "",
+            vec![ToolCall::new(
+                "1",
+                "open_file",
+                r#"{"path":"tool-00-check.cjs"}"#,
+            )],
+        ),
+        Message::tool_result("1", "module.exports = {}", false),
+    ];
+    let limits = ExtractiveLimits::default();
+    let summary = extractive_summary(&first, None, &limits);
+    let line = summary
+        .lines()
+        .find(|line| line.starts_with(mentioned::REQUESTED_LABEL))
+        .unwrap_or_else(|| panic!("{summary}"));
+    // The most recent first, the opened one left out (it is a Files entry).
+    assert!(line.contains("`tool-29-check.cjs`"), "{line}");
+    assert!(!line.contains("`tool-00-check.cjs`"), "{line}");
+    let second = [Message::user(
+        "and the schemas too: _defs/locator.schema.json",
+    )];
+    let merged = extractive_summary(&second, Some(&summary), &limits);
+    let merged_line = merged
+        .lines()
+        .find(|line| line.starts_with(mentioned::REQUESTED_LABEL))
+        .unwrap_or_else(|| panic!("{merged}"));
+    assert!(
+        merged_line.starts_with(&format!(
+            "{}`_defs/locator.schema.json`",
+            mentioned::REQUESTED_LABEL
+        )),
+        "{merged_line}"
+    );
+    assert!(merged_line.contains("`tool-29-check.cjs`"), "{merged_line}");
+}
