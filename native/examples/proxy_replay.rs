@@ -104,7 +104,7 @@ fn main() {
         options.window
     );
     println!(
-        "| transcript | calls | recorded cost | agent's own requests, billed | through the proxy, billed | proxy / recorded | proxy / own | cache read (own / proxy) | compactions (proxy; Claude Code's) | failed validation | answers not identical |"
+        "| transcript | calls | recorded cost | agent's own requests, billed | through the proxy, billed | proxy / recorded | proxy / own | cache read (own / proxy) | compactions: proxy's checkpoints, sessions, prefix breaks; Claude Code's | failed validation | answers not identical |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut failed = false;

@@ -23,14 +23,18 @@ pub struct Bill {
     pub prefix_breaks: usize,
 }
 
-/// Bills `requests` (with their send times) in order on a fresh cache.
-pub fn bill(requests: &[(&Value, Option<i64>)], pricing: &ModelPricing) -> Bill {
+/// Bills `requests` (with their send times) in order on a fresh cache; `warm_start`: the
+/// system prompt (the first block) is already cached when the first request comes.
+pub fn bill(requests: &[(&Value, Option<i64>)], pricing: &ModelPricing, warm_start: bool) -> Bill {
     let (write, read, _) = pricing.prices.units();
     let mut cache = CacheSimulator::new(pricing.cache);
     let mut total = Bill::default();
-    for (request, at) in requests {
+    for (index, (request, at)) in requests.iter().enumerate() {
         let mut cache_request = blocks(request);
         cache_request.at_seconds = *at;
+        if index == 0 && warm_start {
+            cache.prewarm(&cache_request, 0);
+        }
         let billed: CacheBill = cache.bill(&cache_request);
         total.units += billed.uncached as f64
             + billed.cache_write as f64 * write

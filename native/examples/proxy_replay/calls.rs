@@ -27,6 +27,9 @@ pub struct Transcript {
     pub recorded_units: Option<f64>,
     /// Claude Code's compactions the transcript records.
     pub agent_compactions: usize,
+    /// Whether the first call read the system prompt and tools from the cache (an earlier
+    /// session left them there), as `ctxkit cost` takes it from the first recorded usage.
+    pub warm_start: bool,
     /// The prices of the transcript's model (as `ctxkit cost`: else claude-sonnet-4-5's).
     pub pricing: ModelPricing,
 }
@@ -70,6 +73,11 @@ pub fn read(text: &str) -> Result<Transcript, String> {
         calls,
         recorded_units,
         agent_compactions: session.compactions.len(),
+        warm_start: session
+            .api_calls
+            .iter()
+            .find_map(|call| call.usage)
+            .is_some_and(|usage| usage.cache_read > 0),
         pricing,
     })
 }

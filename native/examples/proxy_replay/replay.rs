@@ -42,7 +42,7 @@ impl Row {
         };
         let share = |bill: &Bill| 100.0 * bill.cache_read as f64 / bill.tokens.max(1) as f64;
         format!(
-            "| {} | {} | {recorded} | {:.0} ({} of recorded) | {:.0} | {} | {:.1}% | {:.0}% / {:.0}% | {} in {} session(s); {} | {} | {} |",
+            "| {} | {} | {recorded} | {:.0} ({} of recorded) | {:.0} | {} | {:.1}% | {:.0}% / {:.0}% | {} in {} session(s), {} prefix breaks; {} | {} | {} |",
             self.name,
             self.calls,
             self.own.units,
@@ -54,6 +54,7 @@ impl Row {
             share(&self.proxied),
             self.compactions,
             self.sessions,
+            self.proxied.prefix_breaks,
             self.agent_compactions,
             self.invalid,
             self.not_identical,
@@ -183,7 +184,23 @@ fn bill_both(transcript: &Transcript, bodies: &[Vec<u8>], row: &mut Row) {
         .iter()
         .map(|call| (&call.request, call.at))
         .collect();
-    row.own = bill(&own, &transcript.pricing);
+    row.own = bill(&own, &transcript.pricing, transcript.warm_start);
+    // The agent's own requests go through the same validator: a failure there would be this
+    // program's reconstruction, not the proxy (reported, not counted in the proxy's column).
+    for (index, call) in transcript.calls.iter().enumerate() {
+        if let Some(first) = validate_anthropic(&call.request).first() {
+            row.problems.push(format!(
+                "the agent's own request {index} does not validate: {first}"
+            ));
+        }
+    }
+    if bodies.len() != transcript.calls.len() {
+        row.problems.push(format!(
+            "the upstream got {} requests for {} calls",
+            bodies.len(),
+            transcript.calls.len()
+        ));
+    }
     let parsed: Vec<Value> = bodies
         .iter()
         .map(|body| serde_json::from_slice(body).unwrap_or(Value::Null))
@@ -208,5 +225,5 @@ fn bill_both(transcript: &Transcript, bodies: &[Vec<u8>], row: &mut Row) {
         .zip(transcript.calls.iter())
         .map(|(request, call)| (request, call.at))
         .collect();
-    row.proxied = bill(&proxied, &transcript.pricing);
+    row.proxied = bill(&proxied, &transcript.pricing, transcript.warm_start);
 }
