@@ -283,7 +283,8 @@ and the last block of the last message, as Claude Code marks them; the system pr
 schemas the transcript does not hold stand in as a text of the size the first call's recorded
 usage gives). Each request goes, in order, to the proxy (in the process, a fresh SQLite
 store) in front of a loopback fake Anthropic upstream that answers it with the assistant
-message recorded for that call (non-streaming). Every request the upstream receives is checked
+message recorded for that call (as a JSON body, or with `--stream` as the event stream the API
+would send, one delta per block). Every request the upstream receives is checked
 by the core's Anthropic validator (`validate_anthropic`: tool pairing, roles, empty messages);
 the agent-facing answers are compared byte for byte with the upstream's. The upstream's
 requests and, as the baseline, the agent's own requests are billed by the lab's cache
@@ -298,6 +299,7 @@ it, as `ctxkit cost` does). Costs are input units (an uncached input token 1, a 
 ```sh
 cargo run --release -p ctxkit --example proxy_replay                  # --window 200000
 cargo run --release -p ctxkit --example proxy_replay -- --window 100000
+cargo run --release -p ctxkit --example proxy_replay -- --stream       # answers streamed
 ```
 
 At 200k:
@@ -327,8 +329,11 @@ PROXY_NOTES = """
   measures the proxy as it is.
 - The two d-kimuson sessions never reach the marks: the proxy forwards them unchanged (same
   bill as without it).
+- With `--stream` the table is the same, row for row: the proxy reassembles each streamed
+  answer into the log (the next request continues the session: still two sessions on
+  4d5611e5) and passes the event stream to the agent byte for byte.
 - Not measured here yet: needed-next (what the agent used next that the proxy's view had
-  dropped), streaming answers, Codex transcripts (the proxy does not speak the Responses API
+  dropped), Codex transcripts (the proxy does not speak the Responses API
   yet), and the recorded timing compressed into real pauses (the calls are sent back to back;
   the recorded times drive only the simulated cache's lifetime).
 """

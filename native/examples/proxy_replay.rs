@@ -11,6 +11,7 @@
 //! ```sh
 //! cargo run --release -p ctxkit --example proxy_replay                  # the corpus's Claude Code files
 //! cargo run --release -p ctxkit --example proxy_replay -- --window 100000 FILE.jsonl ...
+//! cargo run --release -p ctxkit --example proxy_replay -- --stream   # answers as event streams
 //! CTXKIT_CORPUS=/path/to/corpus/raw cargo run --release -p ctxkit --example proxy_replay
 //! ```
 //!
@@ -28,6 +29,8 @@ mod bill;
 mod calls;
 #[path = "proxy_replay/replay.rs"]
 mod replay;
+#[path = "proxy_replay/sse.rs"]
+mod sse;
 #[path = "proxy_replay/upstream.rs"]
 mod upstream;
 
@@ -39,11 +42,13 @@ const CORPUS: &str = "/work/shared/corpus/raw";
 
 struct Options {
     window: u64,
+    streaming: bool,
     files: Vec<PathBuf>,
 }
 
 fn options() -> Result<Options, String> {
     let mut window = WINDOW;
+    let mut streaming = false;
     let mut corpus = std::env::var("CTXKIT_CORPUS").unwrap_or_else(|_| CORPUS.to_owned());
     let mut files = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -55,6 +60,7 @@ fn options() -> Result<Options, String> {
                     .parse()
                     .map_err(|_| format!("not a window: {value}"))?;
             }
+            "--stream" => streaming = true,
             "--corpus" => corpus = args.next().ok_or("--corpus needs a folder")?,
             _ => files.push(PathBuf::from(arg)),
         }
@@ -62,7 +68,11 @@ fn options() -> Result<Options, String> {
     if files.is_empty() {
         files = corpus_files(Path::new(&corpus))?;
     }
-    Ok(Options { window, files })
+    Ok(Options {
+        window,
+        streaming,
+        files,
+    })
 }
 
 /// The main-session transcripts of the corpus's Claude Code folders, sorted.
@@ -100,8 +110,13 @@ fn main() {
         }
     };
     println!(
-        "window {} tokens; costs in input units (uncached input token = 1)\n",
-        options.window
+        "window {} tokens; answers {}; costs in input units (uncached input token = 1)\n",
+        options.window,
+        if options.streaming {
+            "streamed"
+        } else {
+            "not streamed"
+        }
     );
     println!(
         "| transcript | calls | recorded cost | agent's own requests, billed | through the proxy, billed | proxy / recorded | proxy / own | cache read (own / proxy) | compactions: proxy's checkpoints, sessions, prefix breaks; Claude Code's | failed validation | answers not identical |"
@@ -109,7 +124,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut failed = false;
     for file in &options.files {
-        match replay::run(file, options.window) {
+        match replay::run(file, options.window, options.streaming) {
             Ok(row) => {
                 failed |= row.invalid > 0 || row.not_identical > 0;
                 println!("{}", row.line());

@@ -35,7 +35,7 @@ pub struct Transcript {
 }
 
 /// Reads `text` (a Claude Code `.jsonl`) into its calls.
-pub fn read(text: &str) -> Result<Transcript, String> {
+pub fn read(text: &str, streaming: bool) -> Result<Transcript, String> {
     let session = import_claude_code(text).map_err(|e| e.to_string())?;
     let pricing = session
         .api_calls
@@ -64,8 +64,8 @@ pub fn read(text: &str) -> Result<Transcript, String> {
             continue;
         }
         calls.push(Call {
-            request: request(&call.model, &system, prompt)?,
-            answer: answer_body(&call.message_id, &call.model, answer)?,
+            request: request(&call.model, &system, prompt, streaming)?,
+            answer: answer_body(&call.message_id, &call.model, answer, streaming)?,
             at: times.get(index).copied().flatten(),
         });
     }
@@ -106,7 +106,12 @@ fn filler(tokens: u64) -> String {
 
 /// Claude Code's request: the system prompt marked for the cache, and the last block of the
 /// last message marked (Claude Code moves that mark to the end every turn).
-fn request(model: &str, system: &str, prompt: &[Message]) -> Result<Value, String> {
+fn request(
+    model: &str,
+    system: &str,
+    prompt: &[Message],
+    streaming: bool,
+) -> Result<Value, String> {
     let wire = to_anthropic(prompt).map_err(|e| e.to_string())?;
     let mut messages = wire.get("messages").cloned().unwrap_or(json!([]));
     if let Some(last) = messages.as_array_mut().and_then(|m| m.last_mut()) {
@@ -117,6 +122,7 @@ fn request(model: &str, system: &str, prompt: &[Message]) -> Result<Value, Strin
         "max_tokens": 32000,
         "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
         "messages": messages,
+        "stream": streaming,
     }))
 }
 
@@ -134,8 +140,13 @@ fn mark_last_block(message: &mut Value) {
     }
 }
 
-/// The recorded assistant message as the API's non-streaming answer.
-fn answer_body(id: &str, model: &str, message: &Message) -> Result<String, String> {
+/// The recorded assistant message as the API's answer (its event stream when `streaming`).
+fn answer_body(
+    id: &str,
+    model: &str,
+    message: &Message,
+    streaming: bool,
+) -> Result<String, String> {
     let wire = to_anthropic(std::slice::from_ref(message)).map_err(|e| e.to_string())?;
     let content = wire
         .get("messages")
@@ -151,10 +162,14 @@ fn answer_body(id: &str, model: &str, message: &Message) -> Result<String, Strin
         .as_array()
         .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_use"));
     let stop = if calls_tool { "tool_use" } else { "end_turn" };
-    Ok(json!({
+    let body = json!({
         "id": id, "type": "message", "role": "assistant", "model": model,
         "content": content, "stop_reason": stop, "stop_sequence": null,
         "usage": {"input_tokens": 0, "output_tokens": 0}
+    });
+    Ok(if streaming {
+        crate::sse::stream(&body)
+    } else {
+        body.to_string()
     })
-    .to_string())
 }

@@ -62,12 +62,13 @@ impl Row {
     }
 }
 
-/// Replays `file` through a proxy keeping requests within `window` tokens.
-pub fn run(file: &Path, window: u64) -> Result<Row, String> {
+/// Replays `file` through a proxy keeping requests within `window` tokens, the answers
+/// streamed when `streaming`.
+pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let transcript = read(&text)?;
+    let transcript = read(&text, streaming)?;
     let answers = transcript.calls.iter().map(|c| c.answer.clone()).collect();
-    let (upstream_url, received) = upstream::start(answers)?;
+    let (upstream_url, received) = upstream::start(answers, streaming)?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let db = dir.path().join(".ctxkit/ctxkit.db");
     let config = engine_config(window, ModelFamily::Claude);

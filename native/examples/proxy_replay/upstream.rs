@@ -9,7 +9,12 @@ use std::sync::{Arc, Mutex};
 pub type Received = Arc<Mutex<Vec<Vec<u8>>>>;
 
 /// Starts the upstream; its base URL and the bodies it will have received.
-pub fn start(answers: Vec<String>) -> Result<(String, Received), String> {
+pub fn start(answers: Vec<String>, streaming: bool) -> Result<(String, Received), String> {
+    let content_type = if streaming {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let url = format!(
         "http://{}",
@@ -33,7 +38,7 @@ pub fn start(answers: Vec<String>) -> Result<(String, Received), String> {
                 None => ("500 Internal Server Error", "{\"type\":\"error\"}"),
             };
             let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
                  connection: close\r\n\r\n{text}",
                 text.len()
             );
