@@ -2,7 +2,7 @@
 """Writes docs/reports/economics.md: `ctxkit cost --json` for every corpus transcript (Claude Code ones at
 their real 200k window and at 100k, the others at 128k priced as gpt-4o).
 
-Run from the project root after `cargo build --release -p ctxkit`:
+Run from the project root after `cargo build --release -p ctxkit --bin ctxkit --example proxy_replay`:
     python3 scripts/economics-report.py [CORPUS_DIR]
 CORPUS_DIR defaults to $CTXKIT_CORPUS, else ../shared/corpus/raw.
 """
@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from economics_prose import (BOTH_HEADER, FOOTER, FRONT_HEADER, FRONT_NOTES, HEADER, IDLE_HEADER,
-                             IDLE_NOTES, SERVER_HEADER)
+                             IDLE_NOTES, PROXY_HEADER, PROXY_NOTES, SERVER_HEADER)
 
 CLAUDE = [
     "claude-code_marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
@@ -131,6 +131,14 @@ def front_table(corpus):
                           capture_output=True, text=True).stdout
 
 
+def proxy_table(corpus):
+    """The table of native/examples/proxy_replay.rs: the corpus's Claude Code calls through
+    `ctxkit proxy` at 200k (its first line, the window and units, is said by the prose)."""
+    out = subprocess.run([os.path.abspath("target/release/examples/proxy_replay"), "--corpus", corpus],
+                         check=True, capture_output=True, text=True).stdout
+    return "\n".join(line for line in out.splitlines() if line.startswith("|")) + "\n"
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
@@ -167,6 +175,9 @@ def main():
         doc.write(FRONT_HEADER)
         doc.write(front_table(corpus))
         doc.write(FRONT_NOTES)
+        doc.write(PROXY_HEADER)
+        doc.write(proxy_table(corpus))
+        doc.write(PROXY_NOTES)
         doc.write(FOOTER)
 
 
