@@ -53,14 +53,18 @@ struct Outcome {
     error: Option<String>,
 }
 
+/// What [`Facts::gather`] has taken already, so each file, identifier and error is kept once.
+#[derive(Default)]
+struct Seen {
+    files: BTreeSet<String>,
+    identifiers: BTreeSet<String>,
+    errors: BTreeSet<String>,
+}
+
 impl Facts {
-    // Over 100 lines; left whole here while another branch edits this folder (issue 35, item 7).
-    #[allow(clippy::too_many_lines)]
     pub(super) fn gather(messages: &[Message], limits: &ExtractiveLimits) -> Facts {
         let mut facts = Facts::default();
-        let mut seen_files = BTreeSet::new();
-        let mut seen_identifiers = BTreeSet::new();
-        let mut seen_errors = BTreeSet::new();
+        let mut seen = Seen::default();
         for (position, message) in messages.iter().enumerate() {
             let text = message.text_content();
             // A request is the user's own words: the harness's blocks are no request.
@@ -77,102 +81,11 @@ impl Facts {
                         if has_file_name(&path) {
                             push_latest(&mut facts.requested, path.clone());
                         }
-                        push_unique(&mut facts.files, &mut seen_files, path);
+                        push_unique(&mut facts.files, &mut seen.files, path);
                     }
                 }
-                (Role::Assistant, _) => {
-                    if !text.trim().is_empty() {
-                        facts.request_after_last_reply = None;
-                        facts.last_assistant_text = Some(text.trim().to_owned());
-                        facts.decisions.extend(decision_sentences(&text));
-                        for identifier in backticked_identifiers(&text) {
-                            push_unique(&mut facts.identifiers, &mut seen_identifiers, identifier);
-                        }
-                    }
-                    // Counted once per message: a message is one use, so a big file written
-                    // in one call does not outrank what the agent kept coming back to.
-                    // What it says and where its calls go count first; the code its calls
-                    // write (read again from the file when needed) only among equals.
-                    let mut used: BTreeSet<String> =
-                        crate::wire::fields::set_of(identifiers(&text));
-                    let mut wrote = BTreeSet::new();
-                    for call in &message.tool_calls {
-                        let (targets, written) = argument_identifiers(&call.arguments);
-                        used.extend(targets);
-                        wrote.extend(written);
-                    }
-                    for identifier in &wrote {
-                        if !used.contains(identifier) {
-                            use_identifier(&mut facts.identifier_uses, identifier, position, true);
-                        }
-                    }
-                    for identifier in &used {
-                        use_identifier(&mut facts.identifier_uses, identifier, position, false);
-                    }
-                    for call in &message.tool_calls {
-                        for path in file_paths_in_arguments(&call.arguments) {
-                            push_unique(&mut facts.files, &mut seen_files, path);
-                        }
-                        facts.calls.push(CallRecord {
-                            id: call.id.clone(),
-                            tool: call.name.clone(),
-                            key_argument: call_target(&call.arguments),
-                            outcome: None,
-                            in_state: is_state_call(&call.name, &call.arguments),
-                            reads: file_accesses(&call.name, &call.arguments)
-                                .iter()
-                                .any(|(_, access)| *access == FileAccess::Read),
-                        });
-                    }
-                }
-                (Role::Tool, _) => {
-                    // Errors come from failed results only, as their telling line.
-                    let telling = if message.is_error {
-                        telling_line(&text)
-                    } else {
-                        None
-                    };
-                    let outcome = Outcome {
-                        failed: message.is_error,
-                        // A failure without a telling line is said to have failed, no more
-                        // (never its exit status alone).
-                        first_line: match (&telling, message.is_error) {
-                            (Some(line), _) => line.clone(),
-                            (None, true) => String::new(),
-                            (None, false) => first_line(&text),
-                        },
-                        error: telling.clone(),
-                    };
-                    if let Some(line) = telling {
-                        if seen_errors.insert(line.clone()) {
-                            facts.errors.push(line);
-                        }
-                    }
-                    // Match by id among the open calls; a result with an unknown id goes to the
-                    // oldest of the calls still open since the last answered one.
-                    let id = message.tool_call_id.as_deref().unwrap_or_default();
-                    let by_id = facts
-                        .calls
-                        .iter()
-                        .rposition(|c| c.outcome.is_none() && c.id == id);
-                    let oldest_open = facts
-                        .calls
-                        .iter()
-                        .rev()
-                        .take_while(|c| c.outcome.is_none())
-                        .count();
-                    let index = by_id
-                        .or_else(|| (oldest_open > 0).then(|| facts.calls.len() - oldest_open));
-                    if let Some(record) = index.and_then(|i| facts.calls.get_mut(i)) {
-                        record.outcome = Some(outcome);
-                        if !record.reads {
-                            let offloaded = offloaded_path(&text);
-                            for path in paths_named(&text, offloaded.as_deref()) {
-                                push_latest(&mut facts.mentioned, path);
-                            }
-                        }
-                    }
-                }
+                (Role::Assistant, _) => facts.take_assistant(message, &text, position, &mut seen),
+                (Role::Tool, _) => facts.take_result(message, &text, &mut seen),
                 _ => {}
             }
         }
@@ -182,6 +95,103 @@ impl Facts {
         let keep = facts.errors.len().saturating_sub(limits.errors);
         facts.errors.drain(..keep);
         facts
+    }
+
+    /// An assistant message's facts: its text's decisions and identifiers, the identifiers
+    /// it uses (once per message), the files its calls name, and a record of each call.
+    fn take_assistant(&mut self, message: &Message, text: &str, position: usize, seen: &mut Seen) {
+        if !text.trim().is_empty() {
+            self.request_after_last_reply = None;
+            self.last_assistant_text = Some(text.trim().to_owned());
+            self.decisions.extend(decision_sentences(text));
+            for identifier in backticked_identifiers(text) {
+                push_unique(&mut self.identifiers, &mut seen.identifiers, identifier);
+            }
+        }
+        // Counted once per message: a message is one use, so a big file written
+        // in one call does not outrank what the agent kept coming back to.
+        // What it says and where its calls go count first; the code its calls
+        // write (read again from the file when needed) only among equals.
+        let mut used: BTreeSet<String> = crate::wire::fields::set_of(identifiers(text));
+        let mut wrote = BTreeSet::new();
+        for call in &message.tool_calls {
+            let (targets, written) = argument_identifiers(&call.arguments);
+            used.extend(targets);
+            wrote.extend(written);
+        }
+        for identifier in &wrote {
+            if !used.contains(identifier) {
+                use_identifier(&mut self.identifier_uses, identifier, position, true);
+            }
+        }
+        for identifier in &used {
+            use_identifier(&mut self.identifier_uses, identifier, position, false);
+        }
+        for call in &message.tool_calls {
+            for path in file_paths_in_arguments(&call.arguments) {
+                push_unique(&mut self.files, &mut seen.files, path);
+            }
+            self.calls.push(CallRecord {
+                id: call.id.clone(),
+                tool: call.name.clone(),
+                key_argument: call_target(&call.arguments),
+                outcome: None,
+                in_state: is_state_call(&call.name, &call.arguments),
+                reads: file_accesses(&call.name, &call.arguments)
+                    .iter()
+                    .any(|(_, access)| *access == FileAccess::Read),
+            });
+        }
+    }
+
+    /// A tool result's facts: its error's telling line, and its outcome on the call it
+    /// answers, with the paths a result that is not a read names (the leads).
+    fn take_result(&mut self, message: &Message, text: &str, seen: &mut Seen) {
+        // Errors come from failed results only, as their telling line.
+        let telling = if message.is_error {
+            telling_line(text)
+        } else {
+            None
+        };
+        let outcome = Outcome {
+            failed: message.is_error,
+            // A failure without a telling line is said to have failed, no more
+            // (never its exit status alone).
+            first_line: match (&telling, message.is_error) {
+                (Some(line), _) => line.clone(),
+                (None, true) => String::new(),
+                (None, false) => first_line(text),
+            },
+            error: telling.clone(),
+        };
+        if let Some(line) = telling {
+            if seen.errors.insert(line.clone()) {
+                self.errors.push(line);
+            }
+        }
+        // Match by id among the open calls; a result with an unknown id goes to the
+        // oldest of the calls still open since the last answered one.
+        let id = message.tool_call_id.as_deref().unwrap_or_default();
+        let by_id = self
+            .calls
+            .iter()
+            .rposition(|c| c.outcome.is_none() && c.id == id);
+        let oldest_open = self
+            .calls
+            .iter()
+            .rev()
+            .take_while(|c| c.outcome.is_none())
+            .count();
+        let index = by_id.or_else(|| (oldest_open > 0).then(|| self.calls.len() - oldest_open));
+        if let Some(record) = index.and_then(|i| self.calls.get_mut(i)) {
+            record.outcome = Some(outcome);
+            if !record.reads {
+                let offloaded = offloaded_path(text);
+                for path in paths_named(text, offloaded.as_deref()) {
+                    push_latest(&mut self.mentioned, path);
+                }
+            }
+        }
     }
 
     /// The count line (calls per tool) and the most recent calls that Files and Commands do
