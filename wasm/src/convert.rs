@@ -166,7 +166,7 @@ pub fn kind(value: &Value) -> &'static str {
 /// and the other exports the same. serde-wasm-bindgen refuses an integer beyond 2^53, which
 /// only the caller's own raw JSON can hold (an opaque block, a tool call's `input` parsed from
 /// its arguments); such a value is written again with its 64-bit integers as BigInts, each then
-/// turned into the nearest double ([`numbers_for_bigints`]), as from any JSON API, so nothing
+/// turned into the nearest double (`numbers_for_bigints`), as from any JSON API, so nothing
 /// that went in fails to come out. The second write uses the same serializer type with another
 /// setting, so the .wasm keeps one writer per type: writing through JSON text instead
 /// (`serde_json::to_string`, as before) compiled a second writer of every result type, 4.6 KB
