@@ -5,12 +5,17 @@
 // timed, so the test says the same on any machine. Also: a framework message that reads as
 // several ctxkit messages (an AI SDK tool message with two results) is counted once, a
 // conversation saved by the version-1 store is restored, and the caller's own Engine, holding
-// messages already, is continued without appending them twice.
+// messages already, is continued without appending them twice. LangChain.js goes through the
+// same router and is counted the same way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Engine } from 'ctxkit';
 import { ctxkitMiddleware, memoryConversationStore } from 'ctxkit/ai-sdk';
+import { ctxkitMiddleware as langchainMiddleware } from 'ctxkit/langchain';
+import { createAgent } from 'langchain';
+import { AIMessage } from '@langchain/core/messages';
+import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { routerWork } from '../dist/conversations.mjs';
 
 const OFF = { strategy: { kind: 'off' }, nudges: { memory_every_turns: 0, stall_after_turns: 0 } };
@@ -109,4 +114,28 @@ test('messageFingerprints is the core\'s rule: the same message in any format al
   const [[a], [b], [c]] = messageFingerprints([result('x', 'whole output'), result('x', '[offloaded]'), result('y', 'whole output')]);
   assert.equal(a, b);
   assert.notEqual(a, c);
+});
+
+/** A LangChain chat model that answers at once. */
+class InstantChatModel extends FakeStreamingChatModel {
+  bindTools() {
+    return this;
+  }
+  async _generate() {
+    return { generations: [{ text: '', message: new AIMessage({ content: 'noted' }) }] };
+  }
+}
+
+test('LangChain: a call at 2,000 messages of history reads only its new messages', async () => {
+  const agent = createAgent({ model: new InstantChatModel({}), tools: [], middleware: [langchainMiddleware({ offload: false })] });
+  const config = { configurable: { thread_id: 'long' } };
+  const history = [];
+  for (let i = 0; i < 1_000; i += 1) history.push({ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` });
+  history.push({ role: 'user', content: 'one more' });
+  const state = await agent.invoke({ messages: history }, config);
+  const before = { ...routerWork };
+  // The agent's state: the history, the model's answer; then the user's next question.
+  await agent.invoke({ messages: [...state.messages, { role: 'user', content: 'and the last' }] }, config);
+  assert.equal(routerWork.normalized - before.normalized, 2, 'the answer and the new question');
+  assert.ok(routerWork.fingerprinted - before.fingerprinted <= 3);
 });
