@@ -1292,6 +1292,14 @@ export function fromOpenAI(messages: readonly OpenAIMessageInput[] | OpenAIReque
 export function memoryQuarantine(entry: MemoryEntry): string | undefined;
 
 /**
+ * For each of `messages` (in `format`, default `"ctxkit"`), the fingerprints (16 hex digits)
+ * of the ctxkit messages it reads as: one for most messages, several for a framework message
+ * that holds several (an AI SDK tool message with two results), none for one that holds
+ * nothing.
+ */
+export function messageFingerprints(messages: readonly unknown[], format?: MessageFormat): string[][];
+
+/**
  * Plans the offload of one tool result: `null` when it stays as it is (not a tool result,
  * not over the threshold, or from an excluded tool).
  */
@@ -1379,6 +1387,7 @@ export interface InitOutput {
     readonly fromAnthropic: (a: any) => [number, number, number];
     readonly fromOpenAI: (a: any) => [number, number, number];
     readonly memoryQuarantine: (a: any) => [number, number, number, number];
+    readonly messageFingerprints: (a: any, b: any) => [number, number, number];
     readonly planOffload: (a: any) => [number, number, number];
     readonly planTurn: (a: any) => [number, number, number];
     readonly renderPrecis: (a: any, b: any) => [number, number, number, number];

@@ -1,21 +1,34 @@
 // Which Engine a framework call belongs to, shared by ctxkit/ai-sdk and ctxkit/langchain. One
-// wrapped model or agent serves many conversations (a server's users), so an adapter never
-// trusts a message count: every call's prompt is fingerprinted message by message (SHA-256 of
-// the message as ctxkit reads it) and compared with what the conversation's Engine holds. The
-// longest common prefix is already held; what follows is appended; a prompt that diverges from
-// the held log (an edited message, a regenerated answer, a branch from an earlier turn, another
+// wrapped model or agent serves many conversations (a server's users), and the framework hands
+// over the whole conversation at every call, so an adapter must find which messages its
+// conversation's Engine already holds. It does so by the core's rule (ctxkit_core::turn::
+// held_prefix_by): a conversation keeps only how many of the framework's messages it holds and
+// the fingerprints of the first and the last of them (`held`); a call's messages are the held
+// ones followed by new ones when there are at least as many, the first is the same and the one
+// at the last held position is the same. So a step fingerprints three messages (the core's own
+// message fingerprint, through wasm `messageFingerprints`) and reads (normalizes into the
+// Engine) only the new ones: its cost follows the new messages, not the conversation. A prompt
+// that diverges (an edited message, a regenerated answer, a branch from an earlier turn, another
 // user) is refused by default, or starts a new Engine when the caller chose
-// `onDivergence: 'new'`. The view is therefore always made of exactly the prompt's messages.
+// `onDivergence: 'new'`; only then, and when the held ends are not known (the caller's own
+// Engine, a conversation saved by version 1), is the whole prompt compared with the Engine's log.
+// Counts are of the framework's messages, since one may read as several ctxkit messages.
 // Conversations are keyed by an explicit id when there is one, else by their first message;
 // their Engines live in a bounded store (in memory by default, serializable with toJSON).
 // `adapterSetup` is the rest of what both adapters share: their options checked, a
 // conversation's Engine made, a turn prepared, and what the turn did told to `onEvent`.
-import { Engine, memoryOffloadStore } from 'ctxkit';
+import { Engine, memoryOffloadStore, messageFingerprints } from 'ctxkit';
+
+/**
+ * The work of every router in this process, counted for the tests that pin a step's cost:
+ * framework messages fingerprinted and framework messages read into an Engine.
+ */
+export const routerWork = { fingerprinted: 0, normalized: 0 };
 
 /**
  * The default conversation store: at most `maxConversations` Engines in memory, the least
  * recently used evicted first. `toJSON()` gives their state; `memoryConversationStore({ state })`
- * restores it.
+ * restores it (version 2, or version 1, whose conversations are compared in full once).
  */
 export function memoryConversationStore(options = {}) {
   const max = options.maxConversations ?? 1000;
@@ -24,7 +37,8 @@ export function memoryConversationStore(options = {}) {
   }
   const entries = new Map();
   for (const saved of options.state?.conversations ?? []) {
-    entries.set(saved.key, { engineState: saved.engine, fingerprints: saved.fingerprints });
+    // Version 1 kept a SHA-256 per ctxkit message, which the held ends cannot be made from.
+    entries.set(saved.key, { engineState: saved.engine, held: options.state.version === 2 ? saved.held ?? null : null });
   }
   return {
     get(key) {
@@ -48,10 +62,10 @@ export function memoryConversationStore(options = {}) {
     },
     toJSON() {
       return {
-        version: 1,
+        version: 2,
         conversations: [...entries].map(([key, value]) => ({
           key,
-          fingerprints: value.fingerprints,
+          held: value.held ?? null,
           engine: value.engine ? value.engine.toJSON() : value.engineState,
         })),
       };
@@ -59,23 +73,46 @@ export function memoryConversationStore(options = {}) {
   };
 }
 
-/** The hex SHA-256 of a string (Web Crypto: Node 20+, browsers in secure contexts). */
-async function sha256(text) {
-  const subtle = globalThis.crypto?.subtle;
-  if (!subtle) throw new Error('ctxkit: Web Crypto (crypto.subtle) is unavailable here; the adapters need it to fingerprint messages');
-  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+/** A framework message's fingerprint per message of `messages`: its ctxkit messages' fingerprints joined. */
+function fingerprintsOf(messages, format) {
+  routerWork.fingerprinted += messages.length;
+  return messageFingerprints(messages, format).map((prints) => prints.join('.'));
 }
 
-/** The framework's messages as ctxkit messages (the form the Engine holds and fingerprints). */
-function normalize(messages, format) {
-  const scratch = new Engine();
-  try {
-    scratch.append(messages, format);
-    return scratch.toJSON().entries.map((entry) => entry.message);
-  } finally {
-    scratch.free();
+const EMPTY = { count: 0, first: null, last: null };
+
+/**
+ * The core's held_prefix_by on the held ends: `{ held }` (how many of the `incoming` messages
+ * are held) or `{ diverged }`; `fingerprintAt(index)` is asked at most for the first and the
+ * last held message.
+ */
+function heldPrefix(held, incoming, fingerprintAt) {
+  if (held.count === 0) return { held: 0 };
+  if (incoming < held.count) return { diverged: 'shorter' };
+  if (fingerprintAt(0) !== held.first) return { diverged: 'first' };
+  if (fingerprintAt(held.count - 1) !== held.last) return { diverged: 'last held' };
+  return { held: held.count };
+}
+
+/**
+ * The whole of `messages` compared with `engine`'s log, message by message: `{ held }` when the
+ * log is exactly the normalization of the first `held` of them, else `{ at }`, the index of the
+ * first framework message that differs. Costs the conversation: used only when the held ends
+ * are unknown, and to say where a diverging prompt differs.
+ */
+function compareWithLog(engine, messages, format) {
+  const log = messageFingerprints(engine.toJSON().entries.map((entry) => entry.message)).map((prints) => prints[0]);
+  routerWork.fingerprinted += messages.length;
+  const prints = messageFingerprints(messages, format);
+  let read = 0;
+  for (let index = 0; index < messages.length; index += 1) {
+    if (read === log.length) return { held: index };
+    for (const print of prints[index]) {
+      if (log[read] !== print) return { at: index };
+      read += 1;
+    }
   }
+  return read === log.length ? { held: messages.length } : { at: messages.length };
 }
 
 /**
@@ -91,45 +128,62 @@ export function conversationRouter({ adapter, store, onDivergence = 'refuse', en
   for (const method of ['get', 'set']) {
     if (typeof conversations[method] !== 'function') throw new Error(`ctxkit/${adapter}: options.store must have a ${method}(key) method`);
   }
-  const fixed = engine ? { engine, fingerprints: null } : null;
+  // The caller's Engine may hold messages already: its held ends are found on first use.
+  const fixed = engine ? { engine, held: null } : null;
   const queues = new Map();
 
   async function held(key) {
-    if (fixed) {
-      fixed.fingerprints ??= await Promise.all(fixed.engine.toJSON().entries.map((entry) => sha256(JSON.stringify(entry.message))));
-      return fixed;
-    }
+    if (fixed) return fixed;
     const value = await conversations.get(key);
-    if (value && !value.engine && value.engineState) {
-      return { engine: makeEngine(value.engineState), fingerprints: value.fingerprints ?? [] };
-    }
+    if (value && !value.engine && value.engineState) return { engine: makeEngine(value.engineState), held: value.held ?? null };
+    // A value of a version-1 store (`fingerprints`, no `held`) is compared in full once.
+    if (value && value.held === undefined) value.held = null;
     return value;
   }
 
+  function refuse(explicitKey, state, messages, format, reason) {
+    const { at = null, held: same = null } = compareWithLog(state.engine, messages, format);
+    const where = explicitKey !== undefined ? `conversation ${JSON.stringify(explicitKey)}` : 'the conversation this prompt starts like';
+    const shared = at ?? same;
+    const holds = state.held ? `holds ${state.held.count} messages, ` : '';
+    return new Error(`ctxkit/${adapter}: the prompt diverges from ${where} at message ${shared + 1} `
+      + `(${holds ? `its Engine ${holds}` : ''}the prompt has ${messages.length} and shares the first ${shared}${reason ? `; ${reason}` : ''}): `
+      + 'an edited or regenerated message, a branch, or another conversation. Give each conversation its own id '
+      + '(the conversationId option, or the framework\'s own: AI SDK providerOptions.ctxkit.conversationId or the '
+      + 'x-ctxkit-conversation-id header, LangChain configurable.thread_id), or pass onDivergence: "new" to start a new Engine for a diverging prompt'
+      + (state === fixed ? ' (not possible with options.engine, which is never replaced)' : ''));
+  }
+
   async function open(explicitKey, messages, format) {
-    const normalized = normalize(messages, format);
-    const prints = await Promise.all(normalized.map((message) => sha256(JSON.stringify(message))));
-    const key = explicitKey !== undefined ? `id:${explicitKey}` : `first:${prints[0] ?? ''}`;
+    const count = messages.length;
+    const first = count > 0 ? fingerprintsOf([messages[0]], format)[0] : null;
+    const key = explicitKey !== undefined ? `id:${explicitKey}` : `first:${first ?? ''}`;
     let state = await held(key);
-    if (!state) state = { engine: makeEngine(), fingerprints: [] };
-    let common = 0;
-    while (common < state.fingerprints.length && common < prints.length && state.fingerprints[common] === prints[common]) common += 1;
-    if (common < state.fingerprints.length) {
+    if (!state) state = { engine: makeEngine(), held: EMPTY };
+    let lastHeld = null;
+    const decided = state.held
+      ? heldPrefix(state.held, count, (at) => {
+        if (at === 0) return first;
+        lastHeld = fingerprintsOf([messages[at]], format)[0];
+        return lastHeld;
+      })
+      : compareWithLog(state.engine, messages, format);
+    let common = decided.held;
+    if (common === undefined) {
       if (onDivergence === 'refuse' || state === fixed) {
-        const where = explicitKey !== undefined ? `conversation ${JSON.stringify(explicitKey)}` : 'the conversation this prompt starts like';
-        throw new Error(`ctxkit/${adapter}: the prompt diverges from ${where} at message ${common + 1} `
-          + `(its Engine holds ${state.fingerprints.length} messages, the prompt has ${prints.length} and shares the first ${common}): `
-          + 'an edited or regenerated message, a branch, or another conversation. Give each conversation its own id '
-          + '(the conversationId option, or the framework\'s own: AI SDK providerOptions.ctxkit.conversationId or the '
-          + 'x-ctxkit-conversation-id header, LangChain configurable.thread_id), or pass onDivergence: "new" to start a new Engine for a diverging prompt'
-          + (state === fixed ? ' (not possible with options.engine, which is never replaced)' : ''));
+        throw refuse(explicitKey, state, messages, format, decided.diverged ? `the ${decided.diverged === 'shorter' ? 'prompt is shorter' : `${decided.diverged} message differs`}` : '');
       }
-      state = { engine: makeEngine(), fingerprints: [] };
+      state = { engine: makeEngine(), held: EMPTY };
       common = 0;
     }
-    const fresh = normalized.slice(common);
-    if (fresh.length > 0) state.engine.append(fresh);
-    state.fingerprints = prints;
+    if (common < count) {
+      routerWork.normalized += count - common;
+      state.engine.append(messages.slice(common), format);
+    }
+    let last = null;
+    if (count === 1) last = first;
+    else if (count > 1) last = count === common && lastHeld !== null ? lastHeld : fingerprintsOf([messages[count - 1]], format)[0];
+    state.held = { count, first, last };
     if (state !== fixed) await conversations.set(key, state);
     return { key, state };
   }

@@ -82,7 +82,8 @@ test('AI SDK: an edited message, a regenerated answer and a branch: refused by d
     const history = [user('q1'), assistant('a1'), user('q2'), assistant('a2'), user('q3')];
     await generateText({ model, messages: history });
     const edited = [user('q1'), assistant('a1'), user('q2 edited')];
-    const regenerated = [user('q1'), assistant('a1'), user('q2'), assistant('a2 regenerated'), user('q3')];
+    // A regeneration resends the prompt up to the question it answers again, then the new answer.
+    const regenerated = [user('q1'), assistant('a1'), user('q2'), assistant('a2 regenerated')];
     const branch = [user('q1'), assistant('a1 from a branch'), user('q2 on the branch')];
     for (const prompt of [edited, regenerated, branch]) {
       if (onDivergence === 'refuse') {
@@ -153,7 +154,8 @@ test('LangChain: an edited message, a regenerated answer and a branch: refused b
     const history = [user('q1'), assistant('a1'), user('q2'), assistant('a2'), user('q3')];
     await agent.invoke({ messages: history }, config);
     const edited = [user('q1'), assistant('a1'), user('q2 edited')];
-    const regenerated = [user('q1'), assistant('a1'), user('q2'), assistant('a2 regenerated'), user('q3')];
+    // A regeneration resends the prompt up to the question it answers again, then the new answer.
+    const regenerated = [user('q1'), assistant('a1'), user('q2'), assistant('a2 regenerated')];
     const branch = [user('q1'), assistant('a1 from a branch'), user('q2 on the branch')];
     for (const messages of [edited, regenerated, branch]) {
       if (onDivergence === 'refuse') {

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`wire`] | `fromOpenAI`, `toOpenAI`, `fromAnthropic`, `toAnthropic`, the message types |
 //! | [`tokens`] | `estimateTokens` |
+//! | [`held`] | `messageFingerprints`: what the adapters' router compares |
 //! | [`repair`] | `repairToolPairs` |
 //! | [`validate`] | `validate` |
 //! | [`plan`] | `planTurn`, `summaryCheckpoint`, the budget and policy types |
@@ -57,6 +58,7 @@ pub mod convert;
 pub mod defaults;
 pub mod engine;
 pub mod frozen;
+pub mod held;
 pub mod history;
 pub mod idle;
 pub mod json_path;
