@@ -363,3 +363,32 @@ fn a_turn_reads_its_new_messages_and_two_held_ones() {
         assert_eq!(*read, (3, 1), "turn {turn} ({} messages)", 2 * turn + 1);
     }
 }
+
+/// A `system` message after the conversation began (an agent's reminder) is a message of the
+/// conversation: logged, and sent in its place, not moved into the system prompt.
+#[test]
+fn a_system_message_mid_conversation_stays_in_its_place() {
+    let upstream = upstream(false);
+    let proxy = start_proxy(&upstream.base_url, WINDOW);
+    let mut agent = ChatAgent::new("Task: x.", false);
+    assert_eq!(post(&proxy.base_url, &agent.body()).status, 200);
+    agent.take_answer(0);
+    agent
+        .history
+        .push(json!({"role": "system", "content": "Reminder: be brief."}));
+    agent
+        .history
+        .push(json!({"role": "user", "content": "go on"}));
+    assert_eq!(post(&proxy.base_url, &agent.body()).status, 200);
+    let forwarded = check_forwarded(&upstream.received()[1], false);
+    let tail: Vec<&Value> = forwarded.iter().rev().take(3).rev().collect();
+    assert_eq!(tail[0]["role"], "tool");
+    assert_eq!(
+        tail[1],
+        &json!({"role": "system", "content": "Reminder: be brief."})
+    );
+    assert_eq!(tail[2], &json!({"role": "user", "content": "go on"}));
+    let mut logged = from_openai(&Value::Array(agent.history.clone())).unwrap();
+    logged.push(from_openai(&json!([answer_message(1)])).unwrap().remove(0));
+    assert!(proxy.sessions()[0].1 == logged);
+}
