@@ -29,7 +29,7 @@ use super::sessions::AgentTurn;
 use crate::engine::TurnResult;
 
 /// The path this request is served on.
-pub const PATH: &str = "/v1/chat/completions";
+pub(crate) const PATH: &str = "/v1/chat/completions";
 
 /// One Chat Completions request, read.
 #[derive(Debug)]
@@ -180,7 +180,7 @@ fn system_message_text(raw: &RawValue, index: usize) -> Result<Option<String>, S
 /// The Chat Completions message at `index` of the agent's `messages`, read into the core's
 /// model after its parts' `prompt_cache_breakpoint` marks are taken off; the error names
 /// `messages[index]`.
-pub fn read_chat_message(raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+pub(crate) fn read_chat_message(raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
     let mut message: Value =
         serde_json::from_str(raw.get()).map_err(|error| format!("messages[{index}]: {error}"))?;
     if let Some(Value::Array(parts)) = message.get_mut("content") {

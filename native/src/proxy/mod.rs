@@ -19,7 +19,7 @@
 pub mod answer;
 pub mod anthropic;
 pub mod chat;
-pub mod chat_answer;
+pub(crate) mod chat_answer;
 pub mod conversation;
 pub mod held;
 pub mod http;
