@@ -5,7 +5,8 @@
 //! estimate, the agent's system message and other fields byte for byte, its key in
 //! `authorization`; every answer the agent receives is the upstream's, byte for byte; the log
 //! holds the conversation once, answers included. Two agents interleaved never mix; a
-//! malformed request is a 400 that stores nothing and reaches no upstream.
+//! malformed request is a 400 that stores nothing and reaches no upstream; a redirect is not
+//! followed and a 429 passes through; a turn reads its new messages and two held ones.
 
 use crate::common::proxy::{start_proxy, tool_output, AgentReply};
 use crate::common::{LoopbackServer, Received, Reply};
@@ -391,4 +392,41 @@ fn a_system_message_mid_conversation_stays_in_its_place() {
     let mut logged = from_openai(&Value::Array(agent.history.clone())).unwrap();
     logged.push(from_openai(&json!([answer_message(1)])).unwrap().remove(0));
     assert!(proxy.sessions()[0].1 == logged);
+}
+
+/// The agent's Bearer key goes to the configured upstream only: a redirect is answered 502,
+/// not followed, and the key is in no answer or store byte; a 429 reaches the agent as the
+/// upstream said it, with nothing recorded as an answer.
+#[test]
+fn a_redirect_is_not_followed_and_a_429_passes_through() {
+    let other = LoopbackServer::start_on("127.0.0.2", |_, index| Reply::ok(answer_json(index)));
+    let location = format!("{}{PATH}", other.base_url);
+    let limited = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
+    let upstream = LoopbackServer::start(move |_, index| match index {
+        0 => Reply::Respond {
+            status: 307,
+            headers: vec![("location".into(), location.clone())],
+            body: String::new(),
+        },
+        _ => Reply::status(429, limited),
+    });
+    let proxy = start_proxy(&upstream.base_url, WINDOW);
+    let agent = ChatAgent::new("hi", false);
+    let secret = BEARER.trim_start_matches("Bearer ");
+    let reply = post(&proxy.base_url, &agent.body());
+    assert_eq!(reply.status, 502);
+    assert!(reply.text().contains("redirect (307)"), "{}", reply.text());
+    assert!(!reply.text().contains(secret) && !reply.text().contains("127.0.0.2"));
+    assert_eq!(other.connections(), 0, "the redirect was followed");
+    let reply = post(&proxy.base_url, &agent.body());
+    assert_eq!((reply.status, reply.text()), (429, limited.to_owned()));
+    let received = upstream.received();
+    assert!(received
+        .iter()
+        .all(|r| r.header("authorization") == Some(BEARER)));
+    assert!(!proxy.stored_bytes().contains(secret), "the key was stored");
+    // The agent's message is logged once (the retry re-sent it), no answer beside it.
+    let sessions = proxy.sessions();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].1, vec![Message::user("hi")]);
 }
