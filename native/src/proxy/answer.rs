@@ -2,13 +2,13 @@
 //! forwarding): a 2xx JSON answer's message, or a stream's reassembled, recorded at the end of
 //! the conversation's session before the agent receives the last of it. How an answer is
 //! read is its API's ([`AnswerReader`]: [`AnthropicAnswer`] here, Chat Completions' in
-//! [`super::chat_answer`]).
+//! `chat_answer.rs`).
 //!
 //! Guarantees: only a 2xx answer is kept; a stream is kept once it said it ended well
 //! (Anthropic's `message_stop`, Chat Completions' `[DONE]`) and had no error (the piece holding
 //! the end reaches the agent only after the record), a cut or broken one is not; an answer
-//! with no message (empty content) records nothing. A failure to record is said in the request's log line and never changes what the
-//! agent receives.
+//! with no message (empty content) records nothing. A failure to record is said in the
+//! request's log line and never changes what the agent receives.
 
 use std::sync::Mutex;
 

@@ -8,7 +8,7 @@
 //! request read and rewritten (Anthropic Messages, OpenAI Chat Completions),
 //! [`conversation`] the rule for which conversation a request continues, [`held`] what each
 //! session holds of the agent's wire messages, [`sessions`] those rules over the engine,
-//! [`sse`] and [`chat_answer`] an answer reassembled, [`answer`] the answer kept in the log,
+//! [`sse`] and `chat_answer` an answer reassembled, [`answer`] the answer kept in the log,
 //! [`upstream`] the forwarding, [`server`] the accept loop and one request's path.
 //!
 //! Guarantees (each file says its own): loopback only unless a token is configured (then

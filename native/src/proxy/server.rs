@@ -7,9 +7,9 @@
 //! `POST /v1/messages` (Anthropic Messages) and `POST /v1/chat/completions` (OpenAI Chat
 //! Completions) are rewritten, by the same path over their own readers ([`AgentTurn`],
 //! [`AnswerReader`]); `POST /v1/messages/count_tokens` is passed through untouched; every other
-//! path is a 404 naming it. The engine is used under one lock, held
-//! to match and record a request and to record an answer, never while the upstream answers,
-//! so one slow model call does not hold up other conversations. The log line per request
+//! path is a 404 naming it. The engine is used under one lock, held to match and record a
+//! request and to record an answer, never while the upstream answers, so one slow model call
+//! does not hold up other conversations. The log line per request
 //! names the session, the counts and the status, never a header.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
