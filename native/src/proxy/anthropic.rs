@@ -13,11 +13,15 @@
 use std::fmt;
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
-use ctxkit_core::wire::{from_anthropic, from_anthropic_message};
+use ctxkit_core::wire::breakpoints::MAX_BREAKPOINTS;
+use ctxkit_core::wire::{from_anthropic, from_anthropic_message, WireFormat};
 use ctxkit_core::{Content, Message, Role};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
+
+use super::sessions::AgentTurn;
+use crate::engine::TurnResult;
 
 /// One agent request, read.
 #[derive(Debug)]
@@ -84,29 +88,13 @@ impl<'de> serde::Deserialize<'de> for Fields {
 impl AgentRequest {
     /// Reads a `POST /v1/messages` body.
     pub fn parse(body: &[u8], family: ModelFamily) -> Result<AgentRequest, String> {
-        let Fields { fields, messages } =
-            serde_json::from_slice(body).map_err(|error| match error.to_string() {
-                text if text.starts_with(NOT_AN_ARRAY) => text,
-                text => format!("the body is not a JSON object: {text}"),
-            })?;
-        let field = |name: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.get())
-        };
-        // Split into raw messages, not parsed: a request re-sends the whole history, and only
-        // the new messages (and two held ones, to match) are read.
-        let messages = messages.ok_or("the body has no `messages` field")?;
-        if messages.is_empty() {
-            return Err("messages: empty; a request needs at least one message".to_owned());
-        }
-        let system = match field("system") {
+        let (fields, messages) = split_body(body)?;
+        let system = match field(&fields, "system") {
             Some(raw) => serde_json::from_str(raw).map_err(|error| format!("system: {error}"))?,
             None => Value::Null,
         };
         let system_text = system_text(&system)?;
-        let tools: Value = match field("tools") {
+        let tools: Value = match field(&fields, "tools") {
             Some(raw) => serde_json::from_str(raw).map_err(|error| format!("tools: {error}"))?,
             None => Value::Null,
         };
@@ -115,7 +103,7 @@ impl AgentRequest {
             tools => estimate_tool_schemas(tools, family),
         };
         let agent_cache_marks = cache_marks(&system) + cache_marks(&tools);
-        let stream = field("stream").is_some_and(|raw| raw.trim() == "true");
+        let stream = field(&fields, "stream").is_some_and(|raw| raw.trim() == "true");
         Ok(AgentRequest {
             fields,
             messages,
@@ -129,23 +117,94 @@ impl AgentRequest {
     /// The body for the upstream: the agent's fields byte for byte, in order, with
     /// `messages` replaced by `view` (ctxkit's messages, an Anthropic `messages` array).
     pub fn upstream_body(&self, view: &Value) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4096);
-        out.push(b'{');
-        for (index, (key, value)) in self.fields.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            // A key re-encoded is the same key; serde_json escapes it as JSON requires.
-            out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
-            out.push(b':');
-            if key == "messages" {
-                out.extend_from_slice(view.to_string().as_bytes());
-            } else {
-                out.extend_from_slice(value.get().as_bytes());
-            }
+        body_with_messages(&self.fields, view.to_string().as_bytes())
+    }
+}
+
+/// A request body's top-level fields in order, each exactly as sent (`messages`'s value a
+/// `null` placeholder), and its `messages` split into raw messages, not parsed: a request
+/// re-sends the whole history, and only the new messages (and two held ones, to match) are
+/// read. A body that is not a JSON object, has no `messages` array or an empty one is refused.
+pub(super) fn split_body(body: &[u8]) -> Result<RawBody, String> {
+    let Fields { fields, messages } =
+        serde_json::from_slice(body).map_err(|error| match error.to_string() {
+            text if text.starts_with(NOT_AN_ARRAY) => text,
+            text => format!("the body is not a JSON object: {text}"),
+        })?;
+    let messages = messages.ok_or("the body has no `messages` field")?;
+    if messages.is_empty() {
+        return Err("messages: empty; a request needs at least one message".to_owned());
+    }
+    Ok((fields, messages))
+}
+
+/// A body's fields and its raw messages ([`split_body`]).
+pub(super) type RawBody = (Vec<(String, Box<RawValue>)>, Vec<Box<RawValue>>);
+
+/// The raw value of the top-level field `name`.
+pub(super) fn field<'a>(fields: &'a [(String, Box<RawValue>)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.get())
+}
+
+/// The body for the upstream: `fields` byte for byte, in order, with `messages`'s value
+/// replaced by `messages` (a JSON array, written by the caller).
+pub(super) fn body_with_messages(fields: &[(String, Box<RawValue>)], messages: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096 + messages.len());
+    out.push(b'{');
+    for (index, (key, value)) in fields.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
         }
-        out.push(b'}');
-        out
+        // A key re-encoded is the same key; serde_json escapes it as JSON requires.
+        out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
+        out.push(b':');
+        if key == "messages" {
+            out.extend_from_slice(messages);
+        } else {
+            out.extend_from_slice(value.get().as_bytes());
+        }
+    }
+    out.push(b'}');
+    out
+}
+
+impl AgentTurn for AgentRequest {
+    fn endpoint(&self) -> &'static str {
+        "POST /v1/messages"
+    }
+
+    fn wire(&self) -> &[Box<RawValue>] {
+        &self.messages
+    }
+
+    fn read(&self, raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+        read_wire_message(raw, index)
+    }
+
+    fn system_text(&self) -> &str {
+        &self.system_text
+    }
+
+    fn tool_tokens(&self) -> u64 {
+        self.tool_tokens
+    }
+
+    /// ctxkit's cache breakpoints in place of the agent's (which moved every turn), within
+    /// the provider's four beside the marks the agent's `system` and `tools` keep.
+    fn view(&self, turn: &TurnResult) -> crate::Result<Value> {
+        let rendered = turn.render_cached(WireFormat::Anthropic)?;
+        let mut view = view_messages(&rendered).map_err(|problem| crate::Error::InvalidInput {
+            field: format!("session {:?}: view", turn.session),
+            problem,
+        })?;
+        limit_cache_marks(
+            &mut view,
+            MAX_BREAKPOINTS.saturating_sub(self.agent_cache_marks),
+        );
+        Ok(view)
     }
 }
 

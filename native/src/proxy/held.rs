@@ -26,8 +26,11 @@ use ctxkit_core::turn::{held_prefix_by, HeldEnds, HeldPrefix};
 use ctxkit_core::Message;
 use serde_json::value::RawValue;
 
-use super::anthropic::read_wire_message;
 use super::conversation::wire_fingerprint;
+
+/// How one raw wire message of a request's API is read into model messages (its index in the
+/// conversation given, for the error to name it): [`super::sessions::AgentTurn::read`].
+pub type ReadWire<'a> = &'a dyn Fn(&RawValue, usize) -> Result<Vec<Message>, String>;
 
 /// Per session, its key and the ends of the wire messages it holds.
 #[derive(Debug, Default)]
@@ -104,17 +107,27 @@ impl WireEnds {
 
 /// A request's raw wire messages, each read (parsed, its marks off, converted to model
 /// messages, fingerprinted) only when asked, and at most once.
-#[derive(Debug)]
 pub struct WireMessages<'a> {
     raw: &'a [Box<RawValue>],
+    reader: ReadWire<'a>,
     read: HashMap<usize, (Vec<Message>, u64)>,
 }
 
+impl std::fmt::Debug for WireMessages<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WireMessages")
+            .field("len", &self.raw.len())
+            .field("read", &self.read.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> WireMessages<'a> {
-    /// Over `raw`, nothing read yet.
-    pub fn new(raw: &'a [Box<RawValue>]) -> Self {
+    /// Over `raw`, read with `reader`, nothing read yet.
+    pub fn new(raw: &'a [Box<RawValue>], reader: ReadWire<'a>) -> Self {
         WireMessages {
             raw,
+            reader,
             read: HashMap::new(),
         }
     }
@@ -141,7 +154,7 @@ impl<'a> WireMessages<'a> {
                 .raw
                 .get(at)
                 .ok_or_else(|| format!("messages[{at}]: no such message"))?;
-            let messages = read_wire_message(raw, at)?;
+            let messages = (self.reader)(raw, at)?;
             let fingerprint = wire_fingerprint(&messages);
             self.read.insert(at, (messages, fingerprint));
         }
@@ -169,6 +182,7 @@ impl<'a> WireMessages<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::anthropic::read_wire_message;
 
     fn raw(messages: &[&str]) -> Vec<Box<RawValue>> {
         messages
@@ -184,7 +198,7 @@ mod tests {
 
     fn ends_of(messages: &[&str]) -> HeldEnds {
         let raw = raw(messages);
-        let mut wire = WireMessages::new(&raw);
+        let mut wire = WireMessages::new(&raw, &read_wire_message);
         HeldEnds {
             count: raw.len() as u64,
             first: Some(wire.fingerprint(0).unwrap()),
@@ -197,7 +211,7 @@ mod tests {
         let mut ends = WireEnds::default();
         ends.set("a", "", ends_of(&[TASK, ANSWER]));
         let request = raw(&[TASK, ANSWER_MARKED, THANKS]);
-        let mut wire = WireMessages::new(&request);
+        let mut wire = WireMessages::new(&request, &read_wire_message);
         assert_eq!(ends.find("", &mut wire).unwrap(), Some(("a".into(), 2)));
         assert_eq!(
             wire.read_count(),
@@ -206,13 +220,17 @@ mod tests {
         );
         let edited = raw(&[TASK, r#"{"role":"assistant","content":"other"}"#, THANKS]);
         assert_eq!(
-            ends.find("", &mut WireMessages::new(&edited)).unwrap(),
+            ends.find("", &mut WireMessages::new(&edited, &read_wire_message))
+                .unwrap(),
             None
         );
         let request = raw(&[TASK, ANSWER, THANKS]);
         assert_eq!(
-            ends.find("other-key", &mut WireMessages::new(&request))
-                .unwrap(),
+            ends.find(
+                "other-key",
+                &mut WireMessages::new(&request, &read_wire_message)
+            )
+            .unwrap(),
             None
         );
     }
@@ -223,11 +241,17 @@ mod tests {
         ends.set("short", "", ends_of(&[TASK]));
         ends.set("long", "", ends_of(&[TASK, ANSWER]));
         let request = raw(&[TASK, ANSWER, THANKS]);
-        let found = ends.find("", &mut WireMessages::new(&request)).unwrap();
+        let found = ends
+            .find("", &mut WireMessages::new(&request, &read_wire_message))
+            .unwrap();
         assert_eq!(found, Some(("long".into(), 2)));
-        let thanks = WireMessages::new(&raw(&[THANKS])).fingerprint(0).unwrap();
+        let thanks = WireMessages::new(&raw(&[THANKS]), &read_wire_message)
+            .fingerprint(0)
+            .unwrap();
         ends.push("long", thanks);
-        let found = ends.find("", &mut WireMessages::new(&request)).unwrap();
+        let found = ends
+            .find("", &mut WireMessages::new(&request, &read_wire_message))
+            .unwrap();
         assert_eq!(found, Some(("long".into(), 3)));
     }
 }

@@ -1,13 +1,14 @@
 //! `ctxkit proxy`: the kernel in front of an agent nobody has to change. An HTTP/1.1 server an
-//! agent points its base URL at (`ANTHROPIC_BASE_URL`); each model call it makes is matched to
-//! a stored conversation by content, its new messages recorded, and forwarded to the real
-//! provider with ctxkit's compacted view in place of the agent's `messages`; the provider's
+//! agent points its base URL at (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`); each model call it
+//! makes is matched to a stored conversation by content, its new messages recorded, and
+//! forwarded to the real provider with ctxkit's compacted view in place of the agent's `messages`; the provider's
 //! answer goes back to the agent byte for byte, and its assistant message is recorded.
 //!
-//! One concept per file: [`http`] the agent-facing HTTP, [`anthropic`] the request read and
-//! rewritten, [`conversation`] the rule for which conversation a request continues,
-//! [`held`] what each session holds of the agent's wire messages, [`sessions`] those rules over
-//! the engine, [`sse`] a streamed answer reassembled, [`answer`] the answer kept in the log,
+//! One concept per file: [`http`] the agent-facing HTTP, [`anthropic`] and [`chat`] the
+//! request read and rewritten (Anthropic Messages, OpenAI Chat Completions),
+//! [`conversation`] the rule for which conversation a request continues, [`held`] what each
+//! session holds of the agent's wire messages, [`sessions`] those rules over the engine,
+//! [`sse`] and `chat_answer` an answer reassembled, [`answer`] the answer kept in the log,
 //! [`upstream`] the forwarding, [`server`] the accept loop and one request's path.
 //!
 //! Guarantees (each file says its own): loopback only unless a token is configured (then
@@ -17,6 +18,8 @@
 
 pub mod answer;
 pub mod anthropic;
+pub mod chat;
+pub(crate) mod chat_answer;
 pub mod conversation;
 pub mod held;
 pub mod http;

@@ -4,10 +4,12 @@
 //! Guarantees: [`Proxy::bind`] refuses a non-loopback address without a token, and an
 //! upstream URL with credentials, a query or a scheme other than http(s); with a token, a
 //! request without the same `x-ctxkit-token` is refused (401) before its body is looked at.
-//! Only `POST /v1/messages` is rewritten; `POST /v1/messages/count_tokens` is passed through
-//! untouched; every other path is a 404 naming it. The engine is used under one lock, held
-//! to match and record a request and to record an answer, never while the upstream answers,
-//! so one slow model call does not hold up other conversations. The log line per request
+//! `POST /v1/messages` (Anthropic Messages) and `POST /v1/chat/completions` (OpenAI Chat
+//! Completions) are rewritten, by the same path over their own readers ([`AgentTurn`],
+//! [`AnswerReader`]); `POST /v1/messages/count_tokens` is passed through untouched; every other
+//! path is a 404 naming it. The engine is used under one lock, held to match and record a
+//! request and to record an answer, never while the upstream answers, so one slow model call
+//! does not hold up other conversations. The log line per request
 //! names the session, the counts and the status, never a header.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -15,10 +17,12 @@ use std::sync::{Arc, Mutex};
 
 use ctxkit_core::tokens::ModelFamily;
 
-use super::answer::AnswerKeeper;
+use super::answer::{AnswerKeeper, AnswerReader, AnthropicAnswer};
 use super::anthropic::AgentRequest;
+use super::chat::{self, ChatRequest};
+use super::chat_answer::ChatAnswer;
 use super::http::{read_request, write_refusal, Refusal, Request};
-use super::sessions::{valid_key, Conversations, MAX_KEY_CHARS};
+use super::sessions::{valid_key, AgentTurn, Conversations, MAX_KEY_CHARS};
 use super::upstream::{agent, forward, Unobserved};
 use crate::engine::Engine;
 
@@ -183,7 +187,32 @@ fn route(
         }
     }
     match (request.method.as_str(), path) {
-        ("POST", "/v1/messages") => messages(shared, request, out),
+        ("POST", "/v1/messages") => {
+            let parsed = AgentRequest::parse(&request.body, shared.config.family)
+                .map_err(|problem| Refusal::new(400, format!("POST /v1/messages: {problem}")))?;
+            let body = |view: &serde_json::Value| parsed.upstream_body(view);
+            rewritten(
+                shared,
+                request,
+                out,
+                &parsed,
+                &body,
+                Box::<AnthropicAnswer>::default(),
+            )
+        }
+        ("POST", chat::PATH) => {
+            let parsed = ChatRequest::parse(&request.body, shared.config.family)
+                .map_err(|problem| Refusal::new(400, format!("POST {}: {problem}", chat::PATH)))?;
+            let body = |view: &serde_json::Value| parsed.upstream_body(view);
+            rewritten(
+                shared,
+                request,
+                out,
+                &parsed,
+                &body,
+                Box::<ChatAnswer>::default(),
+            )
+        }
         ("POST", "/v1/messages/count_tokens") => {
             let url = format!("{}{}", shared.config.upstream, request.path);
             forward(
@@ -196,7 +225,7 @@ fn route(
             )?;
             Ok(())
         }
-        (_, "/v1/messages" | "/v1/messages/count_tokens") => Err(Refusal::new(
+        (_, "/v1/messages" | "/v1/messages/count_tokens" | chat::PATH) => Err(Refusal::new(
             405,
             format!("{path} takes POST, not {}", request.method),
         )),
@@ -204,14 +233,22 @@ fn route(
             404,
             format!(
                 "{path}: not served; ctxkit proxy serves POST /v1/messages (Anthropic \
-                 Messages) so far"
+                 Messages) and POST /v1/chat/completions (OpenAI Chat Completions) so far"
             ),
         )),
     }
 }
 
-/// `POST /v1/messages`: matched, recorded, forwarded with ctxkit's view, answer recorded.
-fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(), Refusal> {
+/// A request of a rewritten API, read as `parsed`: matched, recorded, forwarded with ctxkit's
+/// view in the body `upstream_body` writes around it, the answer read by `reader` and recorded.
+fn rewritten(
+    shared: &Shared,
+    request: &Request,
+    out: &mut TcpStream,
+    parsed: &dyn AgentTurn,
+    upstream_body: &dyn Fn(&serde_json::Value) -> Vec<u8>,
+    reader: Box<dyn AnswerReader>,
+) -> Result<(), Refusal> {
     let key = match request.header(CONVERSATION_HEADER) {
         None => "",
         Some(key) if valid_key(key) => key,
@@ -225,9 +262,7 @@ fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(
             ))
         }
     };
-    let parsed = AgentRequest::parse(&request.body, shared.config.family)
-        .map_err(|problem| Refusal::new(400, format!("POST /v1/messages: {problem}")))?;
-    let admitted = lock(shared)?.admit(key, &parsed).map_err(|error| {
+    let admitted = lock(shared)?.admit(key, parsed).map_err(|error| {
         // The core refusing the conversation (one that cannot fit the window) is the
         // request's; a store failure is the proxy's.
         match error {
@@ -239,9 +274,9 @@ fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(
             _ => Refusal::new(500, format!("ctxkit could not make the view: {error}")),
         }
     })?;
-    let body = parsed.upstream_body(&admitted.view);
+    let body = upstream_body(&admitted.view);
     let url = format!("{}{}", shared.config.upstream, request.path);
-    let mut keeper = AnswerKeeper::new(&shared.conversations, &admitted.session);
+    let mut keeper = AnswerKeeper::new(&shared.conversations, &admitted.session, reader);
     let passed = forward(
         &shared.agent,
         &url,
@@ -258,7 +293,7 @@ fn messages(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(
         admitted.session,
         admitted.new_messages,
         admitted.wire_read,
-        parsed.messages.len(),
+        parsed.wire().len(),
         admitted.view_tokens,
         passed.status,
         keeper.outcome

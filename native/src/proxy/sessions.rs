@@ -13,16 +13,33 @@
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::turn::HeldEnds;
-use ctxkit_core::wire::breakpoints::MAX_BREAKPOINTS;
-use ctxkit_core::wire::WireFormat;
 use ctxkit_core::Message;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::anthropic::{limit_cache_marks, view_messages, AgentRequest};
 use super::conversation::{chain, find, wire_fingerprint, Found, Index};
 use super::held::{WireEnds, WireMessages};
-use crate::engine::{Engine, EngineConfig};
+use crate::engine::{Engine, EngineConfig, TurnResult};
 use crate::error::Result;
+
+/// One agent request as the conversations need it, whatever its API (Anthropic Messages,
+/// Chat Completions): its conversation's raw wire messages and how to read one, what the
+/// budget counts beside them, and how ctxkit's view is written in its format.
+pub trait AgentTurn {
+    /// The request's method and path (`POST /v1/messages`), which errors name.
+    fn endpoint(&self) -> &'static str;
+    /// The conversation's wire messages (the system prompt left out), each as sent.
+    fn wire(&self) -> &[Box<RawValue>];
+    /// The wire message at `index` of [`AgentTurn::wire`], read into the core's model; the
+    /// error names it as the agent numbered it.
+    fn read(&self, raw: &RawValue, index: usize) -> std::result::Result<Vec<Message>, String>;
+    /// The agent's system prompt as text, for the budget.
+    fn system_text(&self) -> &str;
+    /// What the agent's tool definitions cost, by the estimate.
+    fn tool_tokens(&self) -> u64;
+    /// ctxkit's view, prepared for this request, as the API's `messages` array.
+    fn view(&self, turn: &TurnResult) -> Result<Value>;
+}
 
 /// The prefix of every session the proxy makes.
 const PREFIX: &str = "proxy_";
@@ -37,7 +54,7 @@ pub struct Admitted {
     pub session: String,
     /// How many of its messages were new (recorded now).
     pub new_messages: usize,
-    /// ctxkit's view as an Anthropic `messages` array.
+    /// ctxkit's view as the request's API's `messages` array.
     pub view: Value,
     /// The view's estimated tokens (the agent's system prompt and tools included).
     pub view_tokens: u64,
@@ -87,9 +104,10 @@ impl Conversations {
 
     /// Matches `request` under `key` (the explicit key, or ""), records what is new and
     /// prepares the view.
-    pub fn admit(&mut self, key: &str, request: &AgentRequest) -> Result<Admitted> {
-        let mut wire = WireMessages::new(&request.messages);
-        let unreadable = |problem: String| crate::Error::invalid("POST /v1/messages", problem);
+    pub fn admit(&mut self, key: &str, request: &dyn AgentTurn) -> Result<Admitted> {
+        let read = |raw: &RawValue, index: usize| request.read(raw, index);
+        let mut wire = WireMessages::new(request.wire(), &read);
+        let unreadable = |problem: String| crate::Error::invalid(request.endpoint(), problem);
         let (session, new) = self.matched(key, &mut wire).map_err(unreadable)?;
         // Both read already (the first to match, the last as held or new): no more work.
         let ends = HeldEnds {
@@ -106,24 +124,20 @@ impl Conversations {
         }
         // Learnt once stored: the session's log is now the request's messages.
         self.wire.set(&session, key, ends);
-        let turn =
-            self.engine
-                .prepare_agent_turn(&session, &request.system_text, request.tool_tokens)?;
-        // ctxkit's cache breakpoints in place of the agent's (which moved every turn).
-        let rendered = turn.render_cached(WireFormat::Anthropic)?;
-        let mut view = view_messages(&rendered).map_err(|problem| crate::Error::InvalidInput {
-            field: format!("session {session:?}: view"),
-            problem,
-        })?;
-        limit_cache_marks(
-            &mut view,
-            MAX_BREAKPOINTS.saturating_sub(request.agent_cache_marks),
-        );
+        let turn = self.engine.prepare_agent_turn(
+            &session,
+            request.system_text(),
+            request.tool_tokens(),
+        )?;
+        let view = request.view(&turn)?;
         Ok(Admitted {
             session,
             new_messages: new.len(),
             view,
-            view_tokens: turn.stats.total_tokens.saturating_add(request.tool_tokens),
+            view_tokens: turn
+                .stats
+                .total_tokens
+                .saturating_add(request.tool_tokens()),
             wire_read: wire.read_count(),
         })
     }

@@ -136,7 +136,7 @@ fn append(block: &mut Value, field: &str, text: &str) {
 }
 
 /// Where the first event in `bytes` ends: (its length, the length with its blank line).
-fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
+pub(super) fn event_end(bytes: &[u8]) -> Option<(usize, usize)> {
     let lf = bytes.windows(2).position(|pair| pair == b"\n\n");
     let crlf = bytes.windows(4).position(|quad| quad == b"\r\n\r\n");
     match (lf, crlf) {

@@ -3,7 +3,8 @@
 //!
 //! Guarantees:
 //! - The agent's credential headers ([`FORWARDED_HEADERS`]: `x-api-key`, `authorization`,
-//!   `anthropic-version`, `anthropic-beta`) go to the configured upstream and nowhere else:
+//!   `anthropic-version`, `anthropic-beta`, `openai-organization`, `openai-project`,
+//!   `openai-beta`) go to the configured upstream and nowhere else:
 //!   no redirect is followed (a 3xx is answered to the agent as a 502 naming only the status,
 //!   so the agent's own client does not follow it either), and no error, log line or store
 //!   row carries a header value.
@@ -21,12 +22,16 @@ use ureq::Agent;
 
 use super::http::{end_chunks, start_chunked, write_chunk, write_full, Refusal};
 
-/// The agent's headers the upstream receives.
-pub const FORWARDED_HEADERS: [&str; 4] = [
+/// The agent's headers the upstream receives: Anthropic's key and versions, OpenAI's
+/// `authorization: Bearer` key and the organization and project it bills.
+pub const FORWARDED_HEADERS: [&str; 7] = [
     "x-api-key",
     "authorization",
     "anthropic-version",
     "anthropic-beta",
+    "openai-organization",
+    "openai-project",
+    "openai-beta",
 ];
 
 /// The answer's headers the agent receives besides its status and length.

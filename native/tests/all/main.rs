@@ -58,6 +58,7 @@ mod pg_migrate;
 mod pg_round_trips;
 mod pg_tls;
 mod proxy_anthropic;
+mod proxy_chat;
 mod proxy_conversations;
 mod proxy_security;
 mod proxy_work;

@@ -98,7 +98,7 @@ fn the_command_serves_and_never_logs_the_key() {
 fn malformed_unknown_or_oversized_requests_get_a_clear_4xx_and_store_nothing() {
     let upstream = LoopbackServer::start(|_, index| Reply::ok(answer_json(index)));
     let proxy = start_proxy_with(&upstream.base_url, WINDOW, None, 4_096);
-    let cases: [(&str, String, u16, &str); 6] = [
+    let cases: [(&str, String, u16, &str); 7] = [
         ("/v1/messages", "{not json".into(), 400, "not a JSON object"),
         (
             "/v1/messages",
@@ -116,8 +116,14 @@ fn malformed_unknown_or_oversized_requests_get_a_clear_4xx_and_store_nothing() {
         (
             "/v1/chat/completions",
             r#"{"messages":[]}"#.into(),
+            400,
+            "empty",
+        ),
+        (
+            "/v1/responses",
+            r#"{"input":[]}"#.into(),
             404,
-            "/v1/chat/completions",
+            "/v1/responses",
         ),
         (
             "/v1/messages",
