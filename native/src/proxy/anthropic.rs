@@ -300,11 +300,15 @@ pub fn answer_messages(content: &Value) -> Result<Vec<Message>, String> {
     Ok(messages
         .into_iter()
         .filter(|message| message.role == Role::Assistant)
-        .filter(|message| {
-            !message.tool_calls.is_empty()
-                || !matches!(&message.content, Content::Text(text) if text.is_empty())
-        })
+        .filter(says_something)
         .collect())
+}
+
+/// Whether an answer's assistant message says anything: a tool call or non-empty text (an
+/// answer with neither is not recorded). Both APIs' answer readers keep only these.
+pub(super) fn says_something(message: &Message) -> bool {
+    !message.tool_calls.is_empty()
+        || !matches!(&message.content, Content::Text(text) if text.is_empty())
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use ctxkit_core::{Content, Message, Role};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::anthropic::{body_with_messages, field, split_body};
+use super::anthropic::{body_with_messages, field, says_something, split_body};
 use super::sessions::AgentTurn;
 use crate::engine::TurnResult;
 
@@ -206,10 +206,7 @@ pub fn answer_messages(message: &Value) -> Result<Vec<Message>, String> {
     Ok(messages
         .into_iter()
         .filter(|message| message.role == Role::Assistant)
-        .filter(|message| {
-            !message.tool_calls.is_empty()
-                || !matches!(&message.content, Content::Text(text) if text.is_empty())
-        })
+        .filter(says_something)
         .collect())
 }
 

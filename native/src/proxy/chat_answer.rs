@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::answer::{AnswerReader, Answered};
 use super::chat::answer_messages;
-use super::sse::event_end;
+use super::sse::{event_data, event_end};
 
 /// The stream's state so far.
 #[derive(Debug, Default)]
@@ -32,12 +32,7 @@ pub struct ChatAnswer {
 
 impl ChatAnswer {
     fn event(&mut self, event: &str) {
-        let data: String = event
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim_start)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let data = event_data(event);
         if data.is_empty() {
             return;
         }

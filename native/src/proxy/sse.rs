@@ -50,12 +50,7 @@ impl Reassembly {
     }
 
     fn event(&mut self, event: &str) {
-        let data: String = event
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim_start)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let data = event_data(event);
         if data.is_empty() {
             return;
         }
@@ -133,6 +128,17 @@ fn append(block: &mut Value, field: &str, text: &str) {
     } else {
         *entry = Value::String(text.to_owned());
     }
+}
+
+/// The data of one server-sent event: its `data:` lines' values joined by line breaks (the SSE
+/// rule), empty when it has none.
+pub(super) fn event_data(event: &str) -> String {
+    event
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim_start)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Where the first event in `bytes` ends: (its length, the length with its blank line).
