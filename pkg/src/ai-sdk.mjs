@@ -67,14 +67,14 @@ function adapter(options = {}) {
   };
 
   /** Routes the SDK's messages to their conversation and prepares the view. */
-  shared.turn = async (key, prompt, toolNames, signal) => {
+  shared.turn = async (key, prompt, tools, signal) => {
     const messages = checked(prompt, 'prompt');
     const system = options.system ?? messages
       .map((message, index) => (message.role === 'system' ? systemText(message.content, index) : null))
       .filter((text) => text !== null).join('\n\n');
     const conversation = messages.filter((message) => message.role !== 'system');
     return shared.router.turn(key, conversation, 'ai-sdk', async (state) => {
-      const view = await setup.prepare(state.engine, key, { system, format: 'ai-sdk', toolNames, signal });
+      const view = await setup.prepare(state.engine, key, { system, format: 'ai-sdk', toolNames: tools?.names, toolSchemas: tools?.schemas, signal });
       shared.last = view;
       shared.lastEngine = state.engine;
       return { engine: state.engine, view, key };
@@ -115,8 +115,12 @@ export function ctxkitMiddleware(options = {}) {
     routeToolCall: (id) => shared.calls.get(id),
     historyToolDefinitions: () => shared.toolDefinitions(),
     async transformParams({ params }) {
-      const toolNames = params.tools?.map((tool) => tool.name);
-      const { engine, view, key } = await shared.turn(shared.key(params), params.prompt, toolNames, params.abortSignal);
+      // The tools as the model is sent them: their names for the nudges, their schemas for the budget.
+      const tools = params.tools && {
+        names: params.tools.map((tool) => tool.name),
+        schemas: params.tools.map((tool) => (tool.type === 'function' ? { name: tool.name, description: tool.description, parameters: tool.inputSchema } : tool)),
+      };
+      const { engine, view, key } = await shared.turn(shared.key(params), params.prompt, tools, params.abortSignal);
       // The provider prompt has the user's content as parts; the view's strings become parts.
       const prompt = view.messages.map((message) =>
         message.role !== 'system' && typeof message.content === 'string'

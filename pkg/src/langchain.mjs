@@ -9,6 +9,7 @@
 // kept, cut, summarized or offloaded is the Engine's (the core's) decision.
 import { createMiddleware } from 'langchain';
 import { coerceMessageLikeToMessage } from '@langchain/core/messages';
+import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Engine } from 'ctxkit';
 import { adapterSetup, memoryConversationStore } from './conversations.mjs';
 
@@ -18,6 +19,28 @@ export { memoryConversationStore };
 function text(content) {
   if (typeof content === 'string') return content;
   return (content ?? []).map((part) => (typeof part === 'string' ? part : part.text ?? '')).join('');
+}
+
+/** Each tool's schema, made once: an agent sends the same tool objects at every step. */
+const schemas = new WeakMap();
+
+/** A tool as the model is sent it (`{ name, description, parameters }`), for the budget. */
+function toolSchema(tool) {
+  if (tool === null || typeof tool !== 'object') return tool;
+  if (!schemas.has(tool)) schemas.set(tool, convertedSchema(tool));
+  return schemas.get(tool);
+}
+
+/** `tool` converted as LangChain converts it for an OpenAI-style model. */
+function convertedSchema(tool) {
+  try {
+    const converted = convertToOpenAITool(tool);
+    const fn = converted?.function;
+    return fn ? { name: fn.name, description: fn.description, parameters: fn.parameters } : converted;
+  } catch {
+    // A tool LangChain cannot convert is sent as the provider takes it: counted by what is known.
+    return { name: tool?.name, description: tool?.description };
+  }
 }
 
 /**
@@ -62,7 +85,8 @@ export function ctxkitMiddleware(options = {}) {
       return router.turn(key, dicts, 'langchain', async (state) => {
         const toolNames = (request.tools ?? []).map((tool) => tool.name).filter((name) => typeof name === 'string');
         const system = options.system ?? request.systemPrompt ?? '';
-        const view = await setup.prepare(state.engine, key, { system, format: 'langchain', toolNames, signal: request.runtime?.signal });
+        const toolSchemas = (request.tools ?? []).map(toolSchema);
+        const view = await setup.prepare(state.engine, key, { system, format: 'langchain', toolNames, toolSchemas, signal: request.runtime?.signal });
         last = view;
         lastEngine = state.engine;
         const [first, ...rest] = view.messages;
