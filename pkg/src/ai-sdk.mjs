@@ -56,7 +56,7 @@ function adapter(options = {}) {
       return text;
     },
   });
-  const shared = { router: setup.router, last: null, lastEngine: options?.engine ?? null, calls: new Map() };
+  const shared = { router: setup.router, setup, last: null, lastEngine: options?.engine ?? null, calls: new Map() };
   shared.toolDefinitions = () => setup.toolDefinitions();
 
   /** The explicit conversation id of a call, if any (option, providerOptions, header). */
@@ -120,6 +120,7 @@ export function ctxkitMiddleware(options = {}) {
         names: params.tools.map((tool) => tool.name),
         schemas: params.tools.map((tool) => (tool.type === 'function' ? { name: tool.name, description: tool.description, parameters: tool.inputSchema } : tool)),
       };
+      shared.setup.checkPagingTool(tools?.names, 'add ...historyTools(middleware) to the tools of generateText / streamText');
       const { engine, view, key } = await shared.turn(shared.key(params), params.prompt, tools, params.abortSignal);
       // The provider prompt has the user's content as parts; the view's strings become parts.
       const prompt = view.messages.map((message) =>

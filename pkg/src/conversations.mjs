@@ -278,6 +278,20 @@ export function adapterSetup({ adapter, options = {}, extraOptions = [], summari
         engine.free();
       }
     },
+    /**
+     * Refuses a call whose agent would be told to page offloaded outputs with a tool it does not
+     * have (`toolNames`: the agent's tools; `hint`: how this adapter's agents get the tool).
+     * Only for an agent with tools (one without never has an output offloaded) and the Engines
+     * this adapter sets offload up on; checked before the call touches its conversation.
+     */
+    checkPagingTool(toolNames, hint) {
+      if (options.offload === false || options.engine || !Array.isArray(toolNames) || toolNames.length === 0) return;
+      const paging = (typeof options.offload === 'object' ? options.offload.paging_tool : undefined) ?? OFFLOAD_PAGING.paging_tool;
+      if (toolNames.includes(paging)) return;
+      throw new Error(`ctxkit/${adapter}: offloaded tool outputs are paged with \`${paging}\`, a tool this agent does not have `
+        + `(its tools: ${toolNames.join(', ')}), so a reference would tell the model to call a tool it lacks: ${hint}; `
+        + 'or pass offload: { paging_tool: "<a file tool of the agent>" }, or offload: false');
+    },
     /** A call's explicit conversation id: `options.conversationId` (a value, or a function of `call`), else `fallback`. */
     conversationKey(call, fallback) {
       const fromOption = typeof options.conversationId === 'function' ? options.conversationId(call) : options.conversationId;

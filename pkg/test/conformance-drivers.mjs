@@ -5,7 +5,9 @@
 // neutral request, what the model really received: `{ system, messages (ctxkit messages), tools
 // ({ name, description, parameters }) }`, handed to `script(request)`, which answers
 // `{ text }` or `{ calls: [{ name, args }] }`. Tools are given neutrally too
-// (`{ name, description, parameters, execute(args) }`) and made into the framework's own.
+// (`{ name, description, parameters, execute(args) }`) and made into the framework's own, with
+// the adapter's history tools added as its README says (`historyTools: false` leaves them out;
+// `registersHistoryTools` says whether the adapter adds them itself).
 import { Engine, estimateTokens } from 'ctxkit';
 
 /** ctxkit messages read from `messages` of `format` (through a scratch Engine, as the adapters read them). */
@@ -67,20 +69,21 @@ export function aiSdkDriver({ major, ai, aiTest, ctxkit }) {
   return {
     name: `AI SDK ${major}`,
     ctxkit,
+    registersHistoryTools: false,
     middleware: (options) => ctxkit.ctxkitMiddleware(options),
     /**
      * An agent: `run({ id, history, text, maxSteps })` sends the framework's persisted history
      * (the messages array) and a new user message through generateText, and resolves to the
      * new history (the messages array with the response's messages).
      */
-    agent({ middleware, script, seen, tools, system }) {
+    agent({ middleware, script, seen, tools, system, historyTools = true }) {
       const wrapped = ai.wrapLanguageModel({ model: model(script, seen), middleware });
       const own = Object.fromEntries(tools.map((t) => [t.name, ai.tool({
         description: t.description,
         inputSchema: ai.jsonSchema(t.parameters),
         execute: async (args) => t.execute(args),
       })]));
-      const all = { ...own, ...ctxkit.historyTools(middleware) };
+      const all = historyTools ? { ...own, ...ctxkit.historyTools(middleware) } : own;
       return {
         async run({ id, history = [], text, maxSteps = 10 }) {
           const messages = [...history, { role: 'user', content: text }];
@@ -148,6 +151,7 @@ export function langchainDriver({ langchain, messages: core, testing, ctxkit, Me
   return {
     name: 'LangChain.js',
     ctxkit,
+    registersHistoryTools: true,
     middleware: (options) => ctxkit.ctxkitMiddleware(options),
     /** A new MemorySaver (the framework's own persistence, standing for a database). */
     checkpointer: () => new MemorySaver(),
@@ -156,11 +160,11 @@ export function langchainDriver({ langchain, messages: core, testing, ctxkit, Me
      * thread's persisted history (from the checkpointer when there is one, else `history`) and
      * a new user message, and resolves to the agent state's messages.
      */
-    agent({ middleware, script, seen, tools, system, checkpointer }) {
+    agent({ middleware, script, seen, tools, system, checkpointer, historyTools = true }) {
       const own = tools.map((t) => langchain.tool(async (args) => t.execute(args), { name: t.name, description: t.description, schema: t.parameters }));
       const agent = langchain.createAgent({
         model: new ScriptedChat(script, seen),
-        tools: [...own, ...ctxkit.historyTools(middleware, langchain.tool)],
+        tools: historyTools ? [...own, ...ctxkit.historyTools(middleware, langchain.tool)] : own,
         systemPrompt: system,
         middleware: [middleware],
         ...(checkpointer ? { checkpointer } : {}),

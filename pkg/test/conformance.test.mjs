@@ -13,7 +13,10 @@
 //   window by ctxkit's estimate (messages, system and the tools' schemas, plus the output
 //   reserve), naming no tool the agent lacks (in offload references, summaries, the system
 //   prompt), and an offloaded output's hidden line found again through the agent's own tools
-//   (search_history, then the read_offload call its hit gives, and read_offload on a reference).
+//   (search_history, then the read_offload call its hit gives, and read_offload on a reference);
+// - the tools' schemas counted in the budget (unless the caller counts them);
+// - an agent not given the history tools is never told to call one: LangChain's middleware
+//   registers them, and an AI SDK call whose agent lacks read_offload is refused before the model.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire, register } from 'node:module';
@@ -239,6 +242,7 @@ function violations(request, { window, reserve }) {
   const tokens = requestTokens(request);
   if (tokens + reserve > window) found.push(`${tokens} tokens of request + ${reserve} reserved > the ${window} window`);
   const have = new Set(request.tools.map((t) => t.name));
+  if (have.size !== request.tools.length) found.push(`a tool sent twice: ${request.tools.map((t) => t.name).join(', ')}`);
   const text = `${request.system}\n${JSON.stringify(request.messages.map(textOf))}`;
   const named = new Set([...text.matchAll(/call `([^`]+)`/g)].map((m) => m[1]));
   for (const name of CTXKIT_TOOL_NAMES) if (new RegExp(`\\b${name}\\b`).test(text)) named.add(name);
@@ -247,11 +251,12 @@ function violations(request, { window, reserve }) {
 }
 
 /**
- * The agent of the loop: fetch_doc at every step; at step 30 it searches the history for doc 5's
- * needle and pages to it with the read_offload call the hit gives; at step 45 it pages the
- * newest offload reference it sees to its needle's line. `state` records what came back.
+ * The agent of the loop: fetch_doc at every step until `plan.steps`; at step `plan.search` it
+ * searches the history for doc 5's needle and pages to it with the read_offload call the hit
+ * gives; at step `plan.page` it pages the newest offload reference it sees to its needle's line.
+ * `state` records what came back.
  */
-const loopScript = (state, limits) => (request) => {
+const loopScript = (state, limits, plan) => (request) => {
   state.calls += 1;
   const step = state.calls;
   state.violations.push(...violations(request, limits).map((v) => `step ${step}: ${v}`));
@@ -271,16 +276,16 @@ const loopScript = (state, limits) => (request) => {
       }
     }
   }
-  if (step >= STEPS) return { text: 'All documents read.' };
-  if (step === 30) {
+  if (step >= plan.steps) return { text: 'All documents read.' };
+  if (step === plan.search) {
     state.pending = { kind: 'search', n: 5 };
     return { calls: [{ name: 'search_history', args: { query: needle(5) } }] };
   }
-  if (step === 45) {
+  if (step === plan.page) {
     const reference = request.messages.map(textOf).findLast((text) => text.startsWith(OFFLOADED));
     const path = /\n(\S+\.txt)\n/.exec(reference ?? '')?.[1];
     const n = Number(/doc (\d+) line 1:/.exec(reference ?? '')?.[1]);
-    if (!path || reference.includes(needle(n))) state.violations.push(`step 45: no reference hiding its needle to page: ${reference?.slice(0, 300)}`);
+    if (!path || reference.includes(needle(n))) state.violations.push(`step ${step}: no reference hiding its needle to page: ${reference?.slice(0, 300)}`);
     else {
       state.pending = { kind: 'page of a reference', n };
       return { calls: [{ name: 'read_offload', args: { path, offset: 195 } }] };
@@ -309,7 +314,8 @@ for (const driver of drivers) {
       const state = { calls: 0, pending: null, found: {}, violations: [] };
       const seen = [];
       const middleware = driver.middleware({ budget: { context_window: window, output_reserve: reserve } });
-      const agent = driver.agent({ middleware, script: loopScript(state, { window, reserve }), seen, tools: [fetchDoc, ...shopTools], system: SYSTEM });
+      const plan = { steps: STEPS, search: 30, page: 45 };
+      const agent = driver.agent({ middleware, script: loopScript(state, { window, reserve }, plan), seen, tools: [fetchDoc, ...shopTools], system: SYSTEM });
       const history = await agent.run({ id: 'loop', text: 'Read every document of the shop, then say what changed.', maxSteps: STEPS + 5 });
       assert.deepEqual(state.violations, []);
       assert.equal(state.calls, STEPS, 'every step reached the model');
@@ -319,4 +325,39 @@ for (const driver of drivers) {
       assert.ok(full > window, `the whole history (${full} tokens) is over the ${window} window`);
     });
   }
+}
+
+// --- an agent given only its own tools -------------------------------------------------------
+
+for (const driver of drivers) {
+  test(`${driver.name}: an agent not given the history tools is never told to call one`, async () => {
+    const window = 8_000;
+    const reserve = 1_000;
+    const state = { calls: 0, pending: null, found: {}, violations: [] };
+    const seen = [];
+    const middleware = driver.middleware({ budget: { context_window: window, output_reserve: reserve } });
+    const plan = { steps: 14, search: 8, page: 11 };
+    const agent = driver.agent({ middleware, script: loopScript(state, { window, reserve }, plan), seen, tools: [fetchDoc], system: SYSTEM, historyTools: false });
+    const run = agent.run({ id: 'own-tools', text: 'Read the documents.', maxSteps: plan.steps + 5 });
+    if (driver.registersHistoryTools) {
+      // LangChain: the middleware registers them as the agent's tools.
+      await run;
+      assert.deepEqual(state.violations, []);
+      assert.deepEqual(seen[0].tools.map((t) => t.name).sort(), ['fetch_doc', 'read_history', 'read_offload', 'search_history']);
+      assert.deepEqual(state.found, { search: true, 'page from the search': true, 'page of a reference': true });
+      // Opted out, and not given them: refused before the model is called, saying what to do.
+      const bare = driver.agent({ middleware: driver.middleware({ historyTools: false }), script: () => ({ text: 'hi' }), seen, tools: [fetchDoc], system: SYSTEM, historyTools: false });
+      const before = seen.length;
+      await assert.rejects(bare.run({ text: 'hi' }), /paged with `read_offload`, a tool this agent does not have \(its tools: fetch_doc\).*historyTools/s);
+      assert.equal(seen.length, before);
+    } else {
+      // The AI SDK runs the tools it is given: the call is refused, before the model is called.
+      await assert.rejects(run, /paged with `read_offload`, a tool this agent does not have \(its tools: fetch_doc\).*\.\.\.historyTools\(middleware\)/s);
+      assert.equal(seen.length, 0);
+      // Without tools nothing is offloaded, and a chat goes through.
+      const chat = driver.agent({ middleware, script: () => ({ text: 'hello' }), seen, tools: [], system: SYSTEM, historyTools: false });
+      await chat.run({ text: 'hi' });
+      assert.equal(seen.length, 1);
+    }
+  });
 }
