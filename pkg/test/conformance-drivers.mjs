@@ -128,7 +128,10 @@ export function langchainDriver({ langchain, messages: core, testing, ctxkit, Me
     }
 
     async _generate(messages) {
-      const system = messages.filter((m) => m._getType() === 'system').map((m) => m.content).join('\n\n');
+      // LangChain makes the agent's system prompt a SystemMessage of text parts.
+      const system = messages.filter((m) => m._getType() === 'system').map((m) => (typeof m.content === 'string'
+        ? m.content
+        : m.content.map((part) => part.text ?? '').join(''))).join('\n\n');
       const request = {
         system,
         messages: ctxkitMessages(messages.filter((m) => m._getType() !== 'system').map((m) => m.toDict()), 'langchain'),

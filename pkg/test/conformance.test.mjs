@@ -315,7 +315,21 @@ for (const driver of drivers) {
       const seen = [];
       const middleware = driver.middleware({ budget: { context_window: window, output_reserve: reserve } });
       const plan = { steps: STEPS, search: 30, page: 45 };
-      const agent = driver.agent({ middleware, script: loopScript(state, { window, reserve }, plan), seen, tools: [fetchDoc, ...shopTools], system: SYSTEM });
+      const script = loopScript(state, { window, reserve }, plan);
+      // The model receives ctxkit's view, on every call: the view's messages, and its system
+      // prompt (the LangChain view has none: the agent's stays).
+      const sameAsView = (request) => {
+        const view = middleware.lastView;
+        const [first, ...rest] = view.messages;
+        const system = first.role === 'system' || first.type === 'system' ? first : null;
+        const messages = driver.historyMessages(system ? rest : view.messages).map((m) => [m.role, textOf(m)]);
+        if (JSON.stringify(messages) !== JSON.stringify(request.messages.map((m) => [m.role, textOf(m)]))
+          || (system ? system.content : SYSTEM) !== request.system) {
+          state.violations.push(`step ${state.calls + 1}: the model did not receive the view`);
+        }
+        return script(request);
+      };
+      const agent = driver.agent({ middleware, script: sameAsView, seen, tools: [fetchDoc, ...shopTools], system: SYSTEM });
       const history = await agent.run({ id: 'loop', text: 'Read every document of the shop, then say what changed.', maxSteps: STEPS + 5 });
       assert.deepEqual(state.violations, []);
       assert.equal(state.calls, STEPS, 'every step reached the model');
