@@ -7,7 +7,8 @@
 //   concurrently (Promise.all), by their ids and by content: 0 requests carry the other's secret;
 // - a new adapter per request on the framework's own persisted history (the messages array,
 //   LangGraph's MemorySaver), and after a restart (the conversation store's or the Engine's JSON
-//   state): 0 duplicated messages in any request, and the Engine's log is the history once;
+//   state): 0 duplicated messages in any request, and the Engine's log is the history once; an
+//   output offloaded before a restart is found again after it (search_history, read_offload);
 // - a 60-step tool loop with 30 KB outputs at an 8k and a 200k window: every request valid
 //   (tool calls and results paired: the core's validator, for OpenAI and Anthropic), within the
 //   window by ctxkit's estimate (messages, system and the tools' schemas, plus the output
@@ -29,7 +30,7 @@ import * as messages from '@langchain/core/messages';
 import * as testing from '@langchain/core/utils/testing';
 import { MemorySaver } from '@langchain/langgraph';
 
-import { Engine, toAnthropic, toOpenAI, validate } from 'ctxkit';
+import { Engine, memoryOffloadStore, toAnthropic, toOpenAI, validate } from 'ctxkit';
 import * as ctxkitAi6 from 'ctxkit/ai-sdk';
 import * as ctxkitLangchain from 'ctxkit/langchain';
 import { aiSdkDriver, langchainDriver, requestTokens } from './conformance-drivers.mjs';
@@ -373,5 +374,45 @@ for (const driver of drivers) {
       await chat.run({ text: 'hi' });
       assert.equal(seen.length, 1);
     }
+  });
+}
+
+// --- an offloaded output found again after a restart ----------------------------------------
+
+/** Fetches doc 1 when asked to; asked to find its needle, searches, then pages to the hit. */
+const recallScript = (state) => (request) => {
+  const lastUser = request.messages.findLastIndex((m) => m.role === 'user');
+  const asked = textOf(request.messages[lastUser]);
+  const answers = request.messages.slice(lastUser + 1).filter((m) => m.role === 'tool').map(textOf);
+  if (asked.startsWith('fetch')) return answers.length === 0 ? { calls: [{ name: 'fetch_doc', args: { n: 1 } }] } : { text: 'fetched' };
+  if (answers.length === 0) return { calls: [{ name: 'search_history', args: { query: needle(1) } }] };
+  if (answers.length === 1) {
+    state.search = answers[0];
+    const call = /read_offload (\{[^\n]*?\})/.exec(answers[0]);
+    return call ? { calls: [{ name: 'read_offload', args: JSON.parse(call[1]) }] } : { text: 'not found' };
+  }
+  state.page = answers[1];
+  return { text: 'found' };
+};
+
+for (const driver of drivers) {
+  test(`${driver.name}: an output offloaded before a restart is found again after it, through the agent's tools`, async () => {
+    const writer = memoryOffloadStore();
+    const checkpointer = driver.checkpointer?.();
+    const state = {};
+    const seen = [];
+    const first = driver.middleware({ writer, budget: { context_window: 64_000, output_reserve: 2_000 } });
+    let history = await driver.agent({ middleware: first, script: recallScript(state), seen, tools: [fetchDoc], system: SYSTEM, checkpointer })
+      .run({ id: 'restarted', text: 'fetch document 1' });
+    assert.ok(JSON.stringify(seen.at(-1).messages).includes(OFFLOADED), 'doc 1 was offloaded');
+    assert.equal(writer.files.size, 1);
+    // The restart: the conversations from their JSON, the offloads where the writer keeps them.
+    const saved = JSON.stringify(first.conversations);
+    const second = driver.middleware({ writer, store: driver.ctxkit.memoryConversationStore({ state: JSON.parse(saved) }), budget: { context_window: 64_000, output_reserve: 2_000 } });
+    history = await driver.agent({ middleware: second, script: recallScript(state), seen, tools: [fetchDoc], system: SYSTEM, checkpointer })
+      .run({ id: 'restarted', history, text: `find ${needle(1)}` });
+    assert.match(state.search, new RegExp(`${needle(1)}[\\s\\S]*read_offload`), 'search_history finds the needle in the offloaded output');
+    assert.ok(state.page.includes(`doc 1 line 201: ${needle(1)}`), `read_offload pages to it: ${state.page.slice(0, 200)}`);
+    assert.equal(second.engine.length, driver.historyMessages(history.slice(0, -1)).length, 'nothing appended twice');
   });
 }
