@@ -160,8 +160,13 @@ export function ctxkitMiddleware(options = {}) {
 export function ctxkitPrepareStep(options = {}) {
   const shared = adapter(options);
   let lastCall = null;
+  // The SDK gives a tool's execute the very messages array it gave the step's prepareStep: a
+  // history tool call is routed by it, since the step's tool calls are known (recordUsage in
+  // onStepFinish) only after its tools ran.
+  const byMessages = new WeakMap();
   const prepareStep = async (step) => {
     lastCall = await shared.turn(shared.key(step), step?.messages, undefined, undefined);
+    byMessages.set(step.messages, lastCall.engine);
     const { view } = lastCall;
     const [first, ...rest] = view.messages;
     return first?.role === 'system' ? { system: first.content, messages: rest } : { messages: view.messages };
@@ -169,7 +174,7 @@ export function ctxkitPrepareStep(options = {}) {
   Object.defineProperty(prepareStep, 'engine', { get: () => shared.lastEngine });
   Object.defineProperty(prepareStep, 'lastView', { get: () => shared.last });
   prepareStep.conversations = shared.router.store;
-  prepareStep.routeToolCall = (id) => shared.calls.get(id);
+  prepareStep.routeToolCall = (id, messages) => shared.calls.get(id) ?? (Array.isArray(messages) ? byMessages.get(messages) : undefined);
   prepareStep.historyToolDefinitions = () => shared.toolDefinitions();
   prepareStep.recordUsage = (usage, content) => shared.record(lastCall, usage, content);
   return prepareStep;
@@ -182,15 +187,15 @@ export function ctxkitPrepareStep(options = {}) {
  * model call made it.
  */
 export function historyTools(source) {
-  const route = source instanceof Engine ? () => source : (toolCallId) => source.routeToolCall?.(toolCallId);
+  const route = source instanceof Engine ? () => source : (toolCallId, messages) => source.routeToolCall?.(toolCallId, messages);
   const definitions = source instanceof Engine ? source.historyTools() : source.historyToolDefinitions();
   const tools = {};
   for (const definition of definitions) {
     tools[definition.name] = {
       description: definition.description,
       inputSchema: jsonSchema(definition.parameters),
-      execute: async (input, { toolCallId }) => {
-        const engine = route(toolCallId);
+      execute: async (input, { toolCallId, messages }) => {
+        const engine = route(toolCallId, messages);
         if (!engine) throw new Error(`ctxkit/ai-sdk: ${definition.name}: tool call ${JSON.stringify(toolCallId)} was not made through this middleware, so its conversation is unknown`);
         const message = engine.executeTool({ id: toolCallId, name: definition.name, arguments: input });
         return message.content;

@@ -70,6 +70,8 @@ export function aiSdkDriver({ major, ai, aiTest, ctxkit }) {
     name: `AI SDK ${major}`,
     ctxkit,
     registersHistoryTools: false,
+    ai,
+    model,
     middleware: (options) => ctxkit.ctxkitMiddleware(options),
     /**
      * An agent: `run({ id, history, text, maxSteps })` sends the framework's persisted history

@@ -416,3 +416,33 @@ for (const driver of drivers) {
     assert.equal(second.engine.length, driver.historyMessages(history.slice(0, -1)).length, 'nothing appended twice');
   });
 }
+
+// --- the AI SDK's prepareStep: the history tools answer from their step's conversation ---------
+
+for (const driver of drivers.filter((d) => d.ai)) {
+  test(`${driver.name} prepareStep: one module-level prepareStep, two users concurrently, each history tool call answered by its own conversation`, async () => {
+    const { ai, ctxkit } = driver;
+    const prepareStep = ctxkit.ctxkitPrepareStep({ budget: { context_window: 32_000, output_reserve: 2_000 } });
+    const seen = [];
+    // Each user asks the model to look its secret up: it searches the history, then answers.
+    const script = (request) => (request.messages.at(-1).role === 'tool'
+      ? { text: 'found it' }
+      : { calls: [{ name: 'search_history', args: { query: 'SECRET' } }] });
+    const model = driver.model(script, seen);
+    await Promise.all(['A', 'B'].map((name) => ai.generateText({
+      model,
+      system: SYSTEM,
+      prompt: `${USERS[name].first} Find my secret.`,
+      tools: ctxkit.historyTools(prepareStep),
+      prepareStep,
+      stopWhen: ai.stepCountIs(4),
+      maxRetries: 0,
+      onStepFinish: (step) => prepareStep.recordUsage(step.usage, step.content),
+    })));
+    assertNoLeak(seen, 4);
+    for (const request of seen.filter((r) => r.messages.at(-1).role === 'tool')) {
+      const owner = Object.values(USERS).find((user) => JSON.stringify(request.messages[0]).includes(user.marker));
+      assert.ok(textOf(request.messages.at(-1)).includes(owner.secret), `the search ran on ${owner.marker}'s conversation: ${textOf(request.messages.at(-1)).slice(0, 200)}`);
+    }
+  });
+}
