@@ -21,7 +21,11 @@ export interface CtxkitAiSdkOptions {
   /** Or a summarizer of your own. */
   summarize?: Summarizer;
   summarize_timeout_ms?: number;
-  /** Offload big tool outputs (default on, paged with `read_offload`); `false` turns it off; an object sets the policy. */
+  /**
+   * Offload big tool outputs (default on, paged with `read_offload`); `false` turns it off; an
+   * object sets the policy. With it on, a call whose agent has tools but not the paging tool is
+   * refused: give generateText / streamText `...historyTools(middleware)`.
+   */
   offload?: boolean | Partial<OffloadPolicy>;
   /** The offload session name (default `"ai-sdk"`). */
   session?: string;

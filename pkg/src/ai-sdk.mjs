@@ -56,7 +56,7 @@ function adapter(options = {}) {
       return text;
     },
   });
-  const shared = { router: setup.router, last: null, lastEngine: options?.engine ?? null, calls: new Map() };
+  const shared = { router: setup.router, setup, last: null, lastEngine: options?.engine ?? null, calls: new Map() };
   shared.toolDefinitions = () => setup.toolDefinitions();
 
   /** The explicit conversation id of a call, if any (option, providerOptions, header). */
@@ -67,14 +67,14 @@ function adapter(options = {}) {
   };
 
   /** Routes the SDK's messages to their conversation and prepares the view. */
-  shared.turn = async (key, prompt, toolNames, signal) => {
+  shared.turn = async (key, prompt, tools, signal) => {
     const messages = checked(prompt, 'prompt');
     const system = options.system ?? messages
       .map((message, index) => (message.role === 'system' ? systemText(message.content, index) : null))
       .filter((text) => text !== null).join('\n\n');
     const conversation = messages.filter((message) => message.role !== 'system');
     return shared.router.turn(key, conversation, 'ai-sdk', async (state) => {
-      const view = await setup.prepare(state.engine, key, { system, format: 'ai-sdk', toolNames, signal });
+      const view = await setup.prepare(state.engine, key, { system, format: 'ai-sdk', toolNames: tools?.names, toolSchemas: tools?.schemas, signal });
       shared.last = view;
       shared.lastEngine = state.engine;
       return { engine: state.engine, view, key };
@@ -115,8 +115,13 @@ export function ctxkitMiddleware(options = {}) {
     routeToolCall: (id) => shared.calls.get(id),
     historyToolDefinitions: () => shared.toolDefinitions(),
     async transformParams({ params }) {
-      const toolNames = params.tools?.map((tool) => tool.name);
-      const { engine, view, key } = await shared.turn(shared.key(params), params.prompt, toolNames, params.abortSignal);
+      // The tools as the model is sent them: their names for the nudges, their schemas for the budget.
+      const tools = params.tools && {
+        names: params.tools.map((tool) => tool.name),
+        schemas: params.tools.map((tool) => (tool.type === 'function' ? { name: tool.name, description: tool.description, parameters: tool.inputSchema } : tool)),
+      };
+      shared.setup.checkPagingTool(tools?.names, 'add ...historyTools(middleware) to the tools of generateText / streamText');
+      const { engine, view, key } = await shared.turn(shared.key(params), params.prompt, tools, params.abortSignal);
       // The provider prompt has the user's content as parts; the view's strings become parts.
       const prompt = view.messages.map((message) =>
         message.role !== 'system' && typeof message.content === 'string'
@@ -155,8 +160,13 @@ export function ctxkitMiddleware(options = {}) {
 export function ctxkitPrepareStep(options = {}) {
   const shared = adapter(options);
   let lastCall = null;
+  // The SDK gives a tool's execute the very messages array it gave the step's prepareStep: a
+  // history tool call is routed by it, since the step's tool calls are known (recordUsage in
+  // onStepFinish) only after its tools ran.
+  const byMessages = new WeakMap();
   const prepareStep = async (step) => {
     lastCall = await shared.turn(shared.key(step), step?.messages, undefined, undefined);
+    byMessages.set(step.messages, lastCall.engine);
     const { view } = lastCall;
     const [first, ...rest] = view.messages;
     return first?.role === 'system' ? { system: first.content, messages: rest } : { messages: view.messages };
@@ -164,7 +174,7 @@ export function ctxkitPrepareStep(options = {}) {
   Object.defineProperty(prepareStep, 'engine', { get: () => shared.lastEngine });
   Object.defineProperty(prepareStep, 'lastView', { get: () => shared.last });
   prepareStep.conversations = shared.router.store;
-  prepareStep.routeToolCall = (id) => shared.calls.get(id);
+  prepareStep.routeToolCall = (id, messages) => shared.calls.get(id) ?? (Array.isArray(messages) ? byMessages.get(messages) : undefined);
   prepareStep.historyToolDefinitions = () => shared.toolDefinitions();
   prepareStep.recordUsage = (usage, content) => shared.record(lastCall, usage, content);
   return prepareStep;
@@ -177,15 +187,15 @@ export function ctxkitPrepareStep(options = {}) {
  * model call made it.
  */
 export function historyTools(source) {
-  const route = source instanceof Engine ? () => source : (toolCallId) => source.routeToolCall?.(toolCallId);
+  const route = source instanceof Engine ? () => source : (toolCallId, messages) => source.routeToolCall?.(toolCallId, messages);
   const definitions = source instanceof Engine ? source.historyTools() : source.historyToolDefinitions();
   const tools = {};
   for (const definition of definitions) {
     tools[definition.name] = {
       description: definition.description,
       inputSchema: jsonSchema(definition.parameters),
-      execute: async (input, { toolCallId }) => {
-        const engine = route(toolCallId);
+      execute: async (input, { toolCallId, messages }) => {
+        const engine = route(toolCallId, messages);
         if (!engine) throw new Error(`ctxkit/ai-sdk: ${definition.name}: tool call ${JSON.stringify(toolCallId)} was not made through this middleware, so its conversation is unknown`);
         const message = engine.executeTool({ id: toolCallId, name: definition.name, arguments: input });
         return message.content;

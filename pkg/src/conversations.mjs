@@ -17,7 +17,7 @@
 // their Engines live in a bounded store (in memory by default, serializable with toJSON).
 // `adapterSetup` is the rest of what both adapters share: their options checked, a
 // conversation's Engine made, a turn prepared, and what the turn did told to `onEvent`.
-import { Engine, memoryOffloadStore, messageFingerprints } from 'ctxkit';
+import { Engine, defaults, estimateTokens, memoryOffloadStore, messageFingerprints } from 'ctxkit';
 
 /**
  * The work of every router in this process, counted for the tests that pin a step's cost:
@@ -213,6 +213,21 @@ export function conversationRouter({ adapter, store, onDivergence = 'refuse', en
   };
 }
 
+/**
+ * A meter of the tokens the agent's tool schemas take in every request (ctxkit's estimate of
+ * their JSON), for the budget: the last answer is kept, since a loop sends the same tools at
+ * every step, so a step costs one JSON of the tools, not an estimate.
+ */
+function toolSchemaMeter() {
+  let last = { text: null, family: null, tokens: 0 };
+  return (schemas, family) => {
+    if (!Array.isArray(schemas) || schemas.length === 0) return 0;
+    const text = JSON.stringify(schemas);
+    if (text !== last.text || family !== last.family) last = { text, family, tokens: estimateTokens(text, family) };
+    return last.tokens;
+  };
+}
+
 const OFFLOAD_PAGING = { paging_tool: 'read_offload', offset_param: 'offset', limit_param: 'limit' };
 
 /** The options both adapters take (each adds its own). */
@@ -236,16 +251,18 @@ export function adapterSetup({ adapter, options = {}, extraOptions = [], summari
   const makeEngine = (state) => {
     const engine = state ? Engine.fromJSON(state) : new Engine({ family: options.family ?? 'openai' });
     if (options.offload !== false) {
-      engine.setOffload({
-        session: options.session ?? adapter,
-        writer: options.writer ?? memoryOffloadStore(),
-        policy: { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) },
-      });
+      const policy = { ...OFFLOAD_PAGING, ...(typeof options.offload === 'object' ? options.offload : {}) };
+      // The history tools' answers are bounded pages of what the log or an offload holds: offloaded
+      // again, a read_offload page would come back as a reference to page again, never as text.
+      const excluded = policy.excluded_tools ?? defaults().offload.excluded_tools;
+      policy.excluded_tools = [...new Set([...excluded, ...engine.historyTools().map((tool) => tool.name)])];
+      engine.setOffload({ session: options.session ?? adapter, writer: options.writer ?? memoryOffloadStore(), policy });
     }
     return engine;
   };
   const router = conversationRouter({ adapter, store: options.store, onDivergence: options.onDivergence, engine: options.engine, makeEngine });
   const summarize = options.summarize ?? (options.summarizeModel ? summarizeWith(options.summarizeModel) : undefined);
+  const meterTools = toolSchemaMeter();
   const emit = (event) => {
     if (typeof options.onEvent === 'function') options.onEvent(event);
   };
@@ -261,6 +278,20 @@ export function adapterSetup({ adapter, options = {}, extraOptions = [], summari
         engine.free();
       }
     },
+    /**
+     * Refuses a call whose agent would be told to page offloaded outputs with a tool it does not
+     * have (`toolNames`: the agent's tools; `hint`: how this adapter's agents get the tool).
+     * Only for an agent with tools (one without never has an output offloaded) and the Engines
+     * this adapter sets offload up on; checked before the call touches its conversation.
+     */
+    checkPagingTool(toolNames, hint) {
+      if (options.offload === false || options.engine || !Array.isArray(toolNames) || toolNames.length === 0) return;
+      const paging = (typeof options.offload === 'object' ? options.offload.paging_tool : undefined) ?? OFFLOAD_PAGING.paging_tool;
+      if (toolNames.includes(paging)) return;
+      throw new Error(`ctxkit/${adapter}: offloaded tool outputs are paged with \`${paging}\`, a tool this agent does not have `
+        + `(its tools: ${toolNames.join(', ')}), so a reference would tell the model to call a tool it lacks: ${hint}; `
+        + 'or pass offload: { paging_tool: "<a file tool of the agent>" }, or offload: false');
+    },
     /** A call's explicit conversation id: `options.conversationId` (a value, or a function of `call`), else `fallback`. */
     conversationKey(call, fallback) {
       const fromOption = typeof options.conversationId === 'function' ? options.conversationId(call) : options.conversationId;
@@ -272,15 +303,19 @@ export function adapterSetup({ adapter, options = {}, extraOptions = [], summari
       return String(id);
     },
     /**
-     * One turn on `engine` (`turn`: system, format, toolNames, signal): its view, told to
-     * `onEvent` with each of its fallbacks (stats.fallbacks: a summary or an extraction that
-     * failed, timed out, was refused, unusable or stale, or skipped by the circuit breaker).
+     * One turn on `engine` (`turn`: system, format, toolNames, toolSchemas, signal): its view,
+     * told to `onEvent` with each of its fallbacks (stats.fallbacks: a summary or an extraction
+     * that failed, timed out, was refused, unusable or stale, or skipped by the circuit
+     * breaker). The tools' schemas (`{ name, description, parameters }` each, as the model is
+     * sent them) are counted in the budget unless the caller gave `budget.tool_schema_tokens`.
      */
-    async prepare(engine, key, { system, format, toolNames, signal }) {
+    async prepare(engine, key, { system, format, toolNames, toolSchemas, signal }) {
+      const measured = options.budget?.tool_schema_tokens === undefined ? meterTools(toolSchemas, engine.family) : 0;
+      const budget = measured > 0 ? { ...options.budget, tool_schema_tokens: measured } : options.budget;
       const view = await engine.prepare({
         system,
         format,
-        ...(options.budget ? { budget: options.budget } : {}),
+        ...(budget ? { budget } : {}),
         policy: { ...options.policy, nudges: { ...(toolNames ? { agent_tools: toolNames } : {}), ...options.policy?.nudges } },
         ...(options.todos ? { todos: options.todos } : {}),
         ...(summarize ? { summarize } : {}),

@@ -26,6 +26,12 @@ export interface CtxkitLangChainOptions {
   writer?: OffloadWriter;
   /** The middleware's name (default `"ctxkit"`). */
   name?: string;
+  /**
+   * Register the history tools (`search_history`, `read_history`, `read_offload`) as the agent's
+   * tools (default `true`). With `false` and offload on, an agent with tools must have the
+   * offload paging tool (`read_offload`, or `offload.paging_tool`) or its calls are refused.
+   */
+  historyTools?: boolean;
   /** The conversation a call belongs to (default the run's `configurable.thread_id`; without one, matched by content). */
   conversationId?: string | ((request: any) => string | undefined);
   /** A prompt that diverges from its conversation's Engine: refused (default) or a new Engine. */
@@ -45,5 +51,5 @@ export type CtxkitLangChainMiddleware = AgentMiddleware & {
 
 export function ctxkitMiddleware(options?: CtxkitLangChainOptions): CtxkitLangChainMiddleware;
 
-/** The history tools as LangChain tools, made with LangChain's `tool` function. */
+/** The history tools as LangChain tools: the ones the middleware registers, or made with LangChain's `tool` function. */
 export function historyTools<T>(source: Engine | CtxkitLangChainMiddleware, tool: (fn: (input: any, config?: any) => Promise<string>, fields: { name: string; description: string; schema: Record<string, unknown> }) => T): T[];

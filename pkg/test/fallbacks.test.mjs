@@ -13,7 +13,7 @@ import { AIMessage } from '@langchain/core/messages';
 import { FakeStreamingChatModel } from '@langchain/core/utils/testing';
 
 import * as ck from 'ctxkit';
-import { ctxkitMiddleware as aiSdkMiddleware } from 'ctxkit/ai-sdk';
+import { ctxkitMiddleware as aiSdkMiddleware, historyTools } from 'ctxkit/ai-sdk';
 import { ctxkitMiddleware as langchainMiddleware } from 'ctxkit/langchain';
 import { budget, pipelineLog, QUIET, SYSTEM } from './helpers.mjs';
 
@@ -175,7 +175,7 @@ test('AI SDK middleware: each fallback is an event, the breaker\'s skips too', a
   });
   await generateText({
     model: wrapLanguageModel({ model: agentModel(), middleware }),
-    tools,
+    tools: { ...tools, ...historyTools(middleware) },
     stopWhen: stepCountIs(40),
     prompt: 'Write the report: fetch every page first.',
     providerOptions: { ctxkit: { conversationId: 'report-1' } },

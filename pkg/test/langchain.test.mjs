@@ -94,4 +94,5 @@ test('LangChain middleware: a 36-call agent loop compacts, offloads, records usa
   assert.ok(stats.slice(1).some((s) => s.calibrated_tokens !== null));
   assert.ok(stats.every((s) => s.nudges.length === 0), 'no file or memory tool: no nudge');
   assert.throws(() => ctxkitMiddleware({ window: 1 }), /^Error: ctxkit\/langchain: options\.window: unknown option/);
+  assert.throws(() => ctxkitMiddleware({ historyTools: 'yes' }), /^Error: ctxkit\/langchain: options\.historyTools must be true or false, got "yes"/);
 });

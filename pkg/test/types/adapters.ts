@@ -24,5 +24,5 @@ export function langchain(): unknown {
       void call;
     }
   };
-  return createAgent({ model: 'openai:gpt-4.1', tools: [], middleware: [langchainMiddleware({ budget: { context_window: 32_000 }, onEvent })] });
+  return createAgent({ model: 'openai:gpt-4.1', tools: [], middleware: [langchainMiddleware({ budget: { context_window: 32_000 }, onEvent, historyTools: true })] });
 }
