@@ -21,7 +21,7 @@ const OFFLOAD_TYPES: &str = r#"
 export interface OffloadPolicy {
   /** Outputs over this many bytes are offloaded (default 10,000). */
   threshold_bytes: number;
-  /** Never offloaded (default `read_file`, `write_file`, `edit_file`). */
+  /** Never offloaded (default `read_file`, `write_file`, `edit_file`); the paging tool and the history tools never are, whatever this says. */
   excluded_tools: string[];
   /** The tool the model pages the file with, and its parameters (default `read_file`, `offset`, `limit`). */
   paging_tool: string;

@@ -40,7 +40,9 @@ pub struct OffloadPolicy {
     /// Outputs whose text is larger than this many bytes are offloaded. Default 10,000.
     pub threshold_bytes: usize,
     /// Tools whose outputs are never offloaded: reading the file back would offload it again.
-    /// Default `read_file`, `write_file`, `edit_file`.
+    /// Default `read_file`, `write_file`, `edit_file`. The paging tool and the history tools
+    /// (`search_history`, `read_history`, `read_offload`) are never offloaded whatever this
+    /// list says.
     pub excluded_tools: Vec<String>,
     /// The tool the model pages the file with. Default `read_file`.
     pub paging_tool: String,
@@ -59,6 +61,23 @@ pub struct OffloadPolicy {
     /// The folder for offloaded outputs, relative to the working directory, `/`-separated.
     /// Default `.ctxkit/tool_results`.
     pub folder: String,
+}
+
+/// The history tools' names (`recall`'s `SEARCH_HISTORY`, `READ_HISTORY`, `READ_OFFLOAD`; a
+/// test there keeps the two lists equal). Their answers are pages of the log or of an offloaded
+/// output, sized by the caller: offloading one would answer a page with a reference to page
+/// again, so they are never offloaded, whatever the policy's `excluded_tools` say.
+pub(crate) const HISTORY_TOOL_NAMES: [&str; 3] = ["search_history", "read_history", "read_offload"];
+
+/// Whether `name`'s outputs stay in the view whatever their size: an excluded tool, the
+/// paging tool (reading an offloaded file back must not offload it again) or a history tool.
+fn never_offloaded(name: &str, policy: &OffloadPolicy) -> bool {
+    name == policy.paging_tool
+        || HISTORY_TOOL_NAMES.contains(&name)
+        || policy
+            .excluded_tools
+            .iter()
+            .any(|excluded| excluded == name)
 }
 
 impl Default for OffloadPolicy {
@@ -109,7 +128,8 @@ pub struct OffloadPlan {
 /// `name` is used).
 ///
 /// Returns `Ok(None)` when `result` is not a tool result, its text is not larger than the
-/// threshold, or the tool is excluded. Errors when `session` is blank or the policy's folder
+/// threshold, or the tool's outputs are never offloaded (an excluded tool, the paging tool or
+/// a history tool: `search_history`, `read_history`, `read_offload`). Errors when `session` is blank or the policy's folder
 /// is not a plain relative path.
 ///
 /// ```
@@ -142,12 +162,7 @@ pub fn plan_offload(
         return Ok(None);
     }
     let tool_name = tool_name.or(result.name.as_deref());
-    if tool_name.is_some_and(|name| {
-        policy
-            .excluded_tools
-            .iter()
-            .any(|excluded| excluded == name)
-    }) {
+    if tool_name.is_some_and(|name| never_offloaded(name, policy)) {
         return Ok(None);
     }
     let text = result.text_content();
@@ -247,6 +262,28 @@ mod tests {
         let at_threshold = Message::tool_result("c", "x".repeat(10_000), false);
         assert_eq!(plan_offload(1, "s", &at_threshold, None, &policy), Ok(None));
         assert!(plan_offload(1, "s", &excluded, Some("bash"), &policy)
+            .unwrap()
+            .is_some());
+    }
+
+    #[test]
+    fn history_tools_and_the_paging_tool_are_never_offloaded() {
+        // A policy that excludes nothing and pages with its own tool: a 200-line page of an
+        // offloaded output (over the threshold) must come back as itself, not as a reference.
+        let policy = OffloadPolicy {
+            excluded_tools: Vec::new(),
+            paging_tool: "cat_page".into(),
+            ..OffloadPolicy::default()
+        };
+        let page = Message::tool_result("c", "a line of the page\n".repeat(1_000), false);
+        for name in ["search_history", "read_history", "read_offload", "cat_page"] {
+            assert_eq!(
+                plan_offload(1, "s", &page, Some(name), &policy),
+                Ok(None),
+                "{name}"
+            );
+        }
+        assert!(plan_offload(1, "s", &page, Some("bash"), &policy)
             .unwrap()
             .is_some());
     }
