@@ -212,3 +212,47 @@ def test_agents_sdk_steps_inside_a_run_touch_only_their_new_messages(workdir: pa
     assert counter.steps[0] >= 2 * HISTORY
     check(counter.steps[1:], STEPS, PER_AGENTS_STEP)
     assert engine.session_info("big")["messages"] == 2 * HISTORY + 1 + 2 * STEPS + 1
+
+
+# --- The binding: the core's rule, decided in Rust ----------------------------------------------
+
+import pytest  # noqa: E402
+
+from ctxkit._ctxkit import held_prefix, message_fingerprint  # noqa: E402
+
+
+def test_held_prefix_reads_two_fingerprints_and_decides_by_the_cores_rule() -> None:
+    conversation = [[{"role": "user", "content": f"m{i}"}] for i in range(1_000)]
+    prints = [message_fingerprint(m) for m in conversation]
+    asked: List[int] = []
+
+    def at(index: int) -> str:
+        asked.append(index)
+        return prints[index]
+
+    held = {"count": 600, "first": prints[0], "last": prints[599]}
+    assert held_prefix(held, 1_000, at) == {"held": 600}
+    assert asked == [0, 599]
+    assert "diverged" in held_prefix(held, 599, at)  # shorter than what is held
+    assert "diverged" in held_prefix({**held, "last": prints[598]}, 1_000, at)
+    assert held_prefix({"count": 0}, 5, at) == {"held": 0}
+    # A framework message is its ctxkit messages, chained: ids left out, order kept.
+    pair = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    assert message_fingerprint(pair) != message_fingerprint(pair[::-1])
+
+
+def test_held_prefix_names_its_bad_arguments() -> None:
+    with pytest.raises(ctxkit.InvalidInputError, match="held.count"):
+        held_prefix({"count": -1}, 3, lambda i: "0")
+    with pytest.raises(ctxkit.InvalidInputError, match="held.first"):
+        held_prefix({"count": 1, "first": "not hex", "last": None}, 3, lambda i: "0")
+    with pytest.raises(ctxkit.InvalidInputError, match="incoming"):
+        held_prefix({"count": 1}, -2, lambda i: "0")
+
+    def broken(index: int) -> str:
+        raise KeyError("the framework's message")
+
+    with pytest.raises(KeyError):
+        held_prefix({"count": 1, "first": "00000000000000ff", "last": "00000000000000ff"}, 3, broken)
+    with pytest.raises(ctxkit.InvalidInputError, match="message_fingerprint"):
+        message_fingerprint([{"role": "nobody"}])
