@@ -4,11 +4,12 @@ A framework hands the adapter its whole conversation at every model call. The ad
 decides by itself which messages are new: the core's rule (``held_prefix``, through
 ``ctxkit._ctxkit.held_prefix``) decides from the held ends of the conversation, how many of the
 framework's messages the log holds and the fingerprints of the first and the last of them
-(``message_fingerprint``). ``Turns`` keeps those ends per conversation, so a step converts and
+(``message_fingerprint``). ``Turns`` keeps those ends per conversation, shared by every adapter
+over the same ``Engine`` object (so an adapter made per request knows them), so a step converts and
 fingerprints its new messages and three more (the first, the last held, the new last), never the
 whole conversation, and appends the new ones right after the log's last seq (``append(after=)``:
 a log another writer moved on is refused, never appended to twice). When the ends are not known
-(a new adapter object, a restart) or the rule finds the conversation diverged, the whole
+(the conversation's first call on this Engine object, as after a restart) or the rule finds the conversation diverged, the whole
 conversation goes once to ``Engine.append_new``, which decides by content from the session's
 log (so an adapter built per request or after a restart appends nothing twice, and a
 conversation that diverged from the log continues in a fork of its own). The adapters leave the
@@ -22,8 +23,9 @@ import asyncio
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ._ctxkit import held_prefix, message_fingerprint
 from ._errors import InvalidInputError, SessionNotFoundError, StoreError
@@ -37,6 +39,22 @@ adapter_work = {"converted": 0, "fingerprinted": 0}
 MAX_HELD = 10_000
 
 Convert = Callable[[Sequence[Any]], List[Dict[str, Any]]]
+
+_HELD: "weakref.WeakKeyDictionary[Any, Tuple[OrderedDict[Tuple[str, str], Dict[str, Any]], threading.Lock]]" = weakref.WeakKeyDictionary()
+_HELD_LOCK = threading.Lock()
+
+
+def held_ends_of(engine: Any) -> "Tuple[OrderedDict[Tuple[str, str], Dict[str, Any]], threading.Lock]":
+    """The held ends kept for ``engine``'s conversations (with their lock), shared by every
+    adapter over it while it lives; an engine that takes no weak reference gets its own."""
+    with _HELD_LOCK:
+        try:
+            found = _HELD.get(engine)
+            if found is None:
+                found = _HELD[engine] = (OrderedDict(), threading.Lock())
+            return found
+        except TypeError:
+            return OrderedDict(), threading.Lock()
 
 
 def text_of(content: Any) -> str:
@@ -107,10 +125,10 @@ class Turns:
         self.last_key: Optional[str] = None
         # Where each key's conversation is (a fork, when it diverged), for the history tools.
         self._sessions: Dict[str, str] = {}
-        # Per key, the held ends: {"session", "count" (framework messages held), "first",
-        # "last" (their fingerprints), "logged" (the session's last seq)}.
-        self._held: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
-        self._lock = threading.Lock()
+        # Per (format, key), the held ends: {"session", "count" (framework messages held),
+        # "first", "last" (their fingerprints), "logged" (the session's last seq)}, shared by
+        # every adapter over this engine, so one made per request knows them too.
+        self._held, self._lock = held_ends_of(engine)
 
     def session_of(self, key: str) -> str:
         """The session ``key``'s conversation is in (the key itself, or the fork it went to)."""
@@ -141,8 +159,8 @@ class Turns:
             ends["first"] = first if first is not None else self._fingerprint(convert, messages, format, 0)
             ends["last"] = self._fingerprint(convert, messages, format, count - 1)
         with self._lock:
-            self._held[key] = ends
-            self._held.move_to_end(key)
+            self._held[(format, key)] = ends
+            self._held.move_to_end((format, key))
             while len(self._held) > MAX_HELD:
                 self._held.popitem(last=False)
 
@@ -150,7 +168,7 @@ class Turns:
         """The new messages appended after the held ends, or ``None`` when the ends are not
         known, the rule finds the conversation diverged, or the log moved on."""
         with self._lock:
-            ends = self._held.get(key)
+            ends = self._held.get((format, key))
         if ends is None:
             return None
         decided = held_prefix(ends, len(messages), lambda at: self._fingerprint(convert, messages, format, at))

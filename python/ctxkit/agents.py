@@ -14,10 +14,10 @@ The session implements the protocol ``SQLiteSession`` implements (``get_items``,
 ctxkit's view), ``add_items`` appends what the log lacks. ``call_model_input_filter`` (given to
 ``RunConfig(call_model_input_filter=...)``, which ``run_config()`` does) runs before *every*
 model call of a run: it appends what the run added since (tool outputs, the model's own items)
-(the core's rule on the held ends, converting only the new items and three more; a session
-object that does not know the conversation yet, made per request or after a restart, compares
-it once in full with ``Engine.append_new``, so nothing is logged twice by the filter and by
-``add_items``), prepares the turn
+(the core's rule on the held ends, converting only the new items and three more, also in a
+session object made per request over the same engine; a conversation's first call on an
+``Engine`` object, as after a restart, compares it once in full with ``Engine.append_new``, so
+nothing is logged twice by the filter and by ``add_items``), prepares the turn
 and sends the view: the agent's own instructions, then ctxkit's parts about the
 context (``agent_prompt=True`` adds its coding-agent role, ``system_prompt=False`` leaves them
 out), and the compacted, repaired view as ``input``. ``history_tools(engine)`` gives an agent built once the

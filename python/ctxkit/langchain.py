@@ -8,9 +8,10 @@
 
 ``CtxkitMiddleware.wrap_model_call`` (and ``awrap_model_call``) appends what the state's
 message list adds to the log under the conversation's key (the core's rule on the held ends,
-converting only the new messages and three more; a middleware that does not know the
-conversation yet, a new agent per request or a restart with LangGraph's checkpointer, compares
-it once in full with ``Engine.append_new``: nothing is appended twice), prepares the turn and calls the model with the view in place of the
+converting only the new messages and three more, also in a new agent per request over the
+same engine; a conversation's first call on an ``Engine`` object, as after a restart with
+LangGraph's checkpointer, compares it once in full with ``Engine.append_new``: nothing is
+appended twice), prepares the turn and calls the model with the view in place of the
 request's messages (``request.override``). The state is left as it is: it keeps the whole
 conversation, never ctxkit's summaries, so it stays the log followed by new messages; ctxkit
 decides only what each model call receives.

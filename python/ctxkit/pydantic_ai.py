@@ -9,9 +9,10 @@
 
 Before each model request (``before_model_request``), the capability appends what the run's
 message list adds to the log under the conversation's key (the core's rule on the held ends,
-converting only the new messages and three more; a capability that does not know the
-conversation yet, rebuilt per request or after a restart from pydantic-ai's own persisted
-history, compares it once in full with ``Engine.append_new``: nothing is appended twice), prepares the turn
+converting only the new messages and three more, also in a capability made per request over
+the same engine; a conversation's first call on an ``Engine`` object, as after a restart from
+pydantic-ai's own persisted history, compares it once in full with ``Engine.append_new``:
+nothing is appended twice), prepares the turn
 (compaction, offloading, repair of tool pairs) and replaces *the request's* messages with the
 view. pydantic-ai's own history (``result.all_messages()``) is left as it is: it never holds
 ctxkit's summaries or system prompt, so it stays the log followed by new messages.

@@ -4,9 +4,10 @@ convert and fingerprint, per model call, the framework messages the call added a
 whole conversation. Counted, not timed, so the test is deterministic: each framework serves a
 conversation of 2,000+ messages of history, then a tool loop whose every step is checked.
 
-The first call of an adapter object that does not know the conversation yet (the first request,
-a new ``CtxkitSession`` per request, a restart) compares the whole conversation once with the
-log (``Engine.append_new``); that call is counted too, to show the counter sees a full pass."""
+A conversation's first call on an ``Engine`` object (the first request, a restart) compares the
+whole conversation once with the log (``Engine.append_new``); that call is counted too, to show
+the counter sees a full pass. An adapter made per request over the same engine knows the held
+ends (they are kept per engine), so its first step is a step like the others."""
 
 from __future__ import annotations
 
@@ -102,6 +103,13 @@ def test_pydantic_ai_steps_touch_only_their_new_messages(workdir: pathlib.Path) 
     check(counter.steps, STEPS)
     # Every message of the conversation is logged once (the last answer comes with the next call).
     assert engine.session_info("big")["messages"] == len(result.all_messages()) - 1
+    # An agent (and capability) made per request over the same engine knows the held ends too.
+    counter.reset()
+    again = Agent(FunctionModel(model), capabilities=[CtxkitHistory(engine, history_tools=False)])
+    again.tool_plain(lookup)
+    final = again.run_sync("and again", message_history=result.all_messages(), conversation_id="big")
+    check(counter.steps, STEPS)
+    assert engine.session_info("big")["messages"] == len(final.all_messages()) - 1
 
 
 # --- LangChain v1 / LangGraph ------------------------------------------------------------------
