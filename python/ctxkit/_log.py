@@ -34,8 +34,8 @@ from ._errors import InvalidInputError, SessionNotFoundError, StoreError
 # (for the log) and fingerprinted (for the rule). A test reads it to pin a step's cost.
 adapter_work = {"converted": 0, "fingerprinted": 0}
 
-# How many conversations' held ends a Turns keeps (the least recently used forgotten first: a
-# forgotten one costs one full comparison by append_new, never a wrong append).
+# How many conversations' held ends are kept per Engine object (the least recently used
+# forgotten first: a forgotten one costs one full comparison by append_new, never a wrong append).
 MAX_HELD = 10_000
 
 Convert = Callable[[Sequence[Any]], List[Dict[str, Any]]]
