@@ -416,7 +416,7 @@ class MemoryRecord(TypedDict):
 __version__: str
 __all__ = [
     "__version__", "Engine", "parse", "render", "repair", "validate", "estimate_tokens",
-    "import_transcript", "cost", "fidelity",
+    "import_transcript", "cost", "fidelity", "message_fingerprint", "held_prefix",
 ]
 
 def parse(messages: Messages, format: Format = "openai") -> List[Message]: ...
@@ -429,6 +429,8 @@ def estimate_tokens(
     format: Format = "ctxkit",
 ) -> int: ...
 def import_transcript(source: Source, format: Optional[str] = None) -> ImportedTranscript: ...
+def message_fingerprint(messages: Messages, format: Format = "ctxkit") -> str: ...
+def held_prefix(held: Dict[str, Any], incoming: int, fingerprint_at: Callable[[int], str]) -> Dict[str, Any]: ...
 def cost(
     source: Source,
     *,

@@ -1,22 +1,60 @@
 """What the adapters share: the conversation's key, and one turn over it.
 
 A framework hands the adapter its whole conversation at every model call. The adapter never
-remembers what it appended: ``Engine.append_new`` decides by content, from the session's log,
-which messages are new (the core's ``held_prefix`` rule, a cost that does not grow with the
-conversation), so an adapter built per request or after a restart appends nothing twice, and
-a conversation that diverged from the log (another user's, an edited one) continues in a fork
-of its own and never sees the log's messages. The adapters leave the framework's own history
-as it is and shape only the model's input, so that history is always the log followed by new
-messages."""
+decides by itself which messages are new: the core's rule (``held_prefix``, through
+``ctxkit._ctxkit.held_prefix``) decides from the held ends of the conversation, how many of the
+framework's messages the log holds and the fingerprints of the first and the last of them
+(``message_fingerprint``). ``Turns`` keeps those ends per conversation, shared by every adapter
+over the same ``Engine`` object (so an adapter made per request knows them), so a step converts and
+fingerprints its new messages and three more (the first, the last held, the new last), never the
+whole conversation, and appends the new ones right after the log's last seq (``append(after=)``:
+a log another writer moved on is refused, never appended to twice). When the ends are not known
+(the conversation's first call on this Engine object, as after a restart) or the rule finds the conversation diverged, the whole
+conversation goes once to ``Engine.append_new``, which decides by content from the session's
+log (so an adapter built per request or after a restart appends nothing twice, and a
+conversation that diverged from the log continues in a fork of its own). The adapters leave the
+framework's own history as it is and shape only the model's input, so that history is always
+the log followed by new messages. ``adapter_work`` counts the framework messages converted and
+fingerprinted, for the test that pins a step's cost."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ._errors import InvalidInputError
+from ._ctxkit import held_prefix, message_fingerprint
+from ._errors import InvalidInputError, SessionNotFoundError, StoreError
+
+# The work of every adapter in this process: framework messages converted to ctxkit's dicts
+# (for the log) and fingerprinted (for the rule). A test reads it to pin a step's cost.
+adapter_work = {"converted": 0, "fingerprinted": 0}
+
+# How many conversations' held ends are kept per Engine object (the least recently used
+# forgotten first: a forgotten one costs one full comparison by append_new, never a wrong append).
+MAX_HELD = 10_000
+
+Convert = Callable[[Sequence[Any]], List[Dict[str, Any]]]
+
+_HELD: "weakref.WeakKeyDictionary[Any, Tuple[OrderedDict[Tuple[str, str], Dict[str, Any]], threading.Lock]]" = weakref.WeakKeyDictionary()
+_HELD_LOCK = threading.Lock()
+
+
+def held_ends_of(engine: Any) -> "Tuple[OrderedDict[Tuple[str, str], Dict[str, Any]], threading.Lock]":
+    """The held ends kept for ``engine``'s conversations (with their lock), shared by every
+    adapter over it while it lives; an engine that takes no weak reference gets its own."""
+    with _HELD_LOCK:
+        try:
+            found = _HELD.get(engine)
+            if found is None:
+                found = _HELD[engine] = (OrderedDict(), threading.Lock())
+            return found
+        except TypeError:
+            return OrderedDict(), threading.Lock()
 
 
 def text_of(content: Any) -> str:
@@ -87,6 +125,10 @@ class Turns:
         self.last_key: Optional[str] = None
         # Where each key's conversation is (a fork, when it diverged), for the history tools.
         self._sessions: Dict[str, str] = {}
+        # Per (format, key), the held ends: {"session", "count" (framework messages held),
+        # "first", "last" (their fingerprints), "logged" (the session's last seq)}, shared by
+        # every adapter over this engine, so one made per request knows them too.
+        self._held, self._lock = held_ends_of(engine)
 
     def session_of(self, key: str) -> str:
         """The session ``key``'s conversation is in (the key itself, or the fork it went to)."""
@@ -99,6 +141,67 @@ class Turns:
         message = self.engine.execute_tool(self.session_of(key), call)
         return text_of(message.get("content"))
 
+    def _counted(self, convert: Convert, messages: Sequence[Any]) -> List[Dict[str, Any]]:
+        adapter_work["converted"] += len(messages)
+        return convert(messages)
+
+    def _fingerprint(self, convert: Convert, messages: Sequence[Any], format: str, at: int) -> str:
+        adapter_work["fingerprinted"] += 1
+        return message_fingerprint(convert(messages[at:at + 1]), format)
+
+    def _remember(
+        self, key: str, session: str, messages: Sequence[Any], convert: Convert, format: str,
+        logged: int, first: Optional[str],
+    ) -> None:
+        count = len(messages)
+        ends: Dict[str, Any] = {"session": session, "count": count, "logged": logged, "first": None, "last": None}
+        if count:
+            ends["first"] = first if first is not None else self._fingerprint(convert, messages, format, 0)
+            ends["last"] = self._fingerprint(convert, messages, format, count - 1)
+        with self._lock:
+            self._held[(format, key)] = ends
+            self._held.move_to_end((format, key))
+            while len(self._held) > MAX_HELD:
+                self._held.popitem(last=False)
+
+    def _append_held(self, key: str, messages: Sequence[Any], convert: Convert, format: str) -> Optional[Dict[str, Any]]:
+        """The new messages appended after the held ends, or ``None`` when the ends are not
+        known, the rule finds the conversation diverged, or the log moved on."""
+        with self._lock:
+            ends = self._held.get((format, key))
+        if ends is None:
+            return None
+        decided = held_prefix(ends, len(messages), lambda at: self._fingerprint(convert, messages, format, at))
+        if "held" not in decided:
+            return None
+        held = int(decided["held"])
+        new = self._counted(convert, messages[held:])
+        recorded: List[Dict[str, Any]] = []
+        if new:
+            try:
+                recorded = self.engine.append(ends["session"], new, format, after=ends["logged"])
+            except (StoreError, SessionNotFoundError):  # the log moved on or went: compare in full
+                return None
+        appended = {"session": ends["session"], "held": ends["logged"], "appended": recorded, "forks": []}
+        if held == len(messages):  # nothing new (the ends stand as they are)
+            return appended
+        logged = recorded[-1]["seq"] if recorded else ends["logged"]
+        # The first message was compared (the same as held) unless nothing was held.
+        self._remember(key, ends["session"], messages, convert, format, logged, ends["first"] if held else None)
+        return appended
+
+    def append(self, key: str, messages: Sequence[Any], convert: Convert, format: str) -> Dict[str, Any]:
+        """What ``messages`` (the framework's whole conversation; ``convert`` maps a slice of it
+        to message dicts in ``format``) adds to ``key``'s log, appended: the result of
+        ``Engine.append_new`` (see the module doc)."""
+        appended = self._append_held(key, messages, convert, format)
+        if appended is None:
+            appended = self.engine.append_new(key, self._counted(convert, messages), format)
+            recorded = appended["appended"]
+            logged = recorded[-1]["seq"] if recorded else appended["held"]
+            self._remember(key, appended["session"], messages, convert, format, logged, None)
+        return appended
+
     def _done(self, key: str, appended: Dict[str, Any], turn: Dict[str, Any]) -> Dict[str, Any]:
         self._sessions[key] = appended["session"]
         self.last_key = key
@@ -109,11 +212,12 @@ class Turns:
         return turn
 
     def turn(
-        self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str,
+        self, key: str, messages: Sequence[Any], convert: Convert, format: str, view_format: str,
         tools: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
-        """``tools``: the definitions the request carries, reserved in the budget."""
-        appended = self.engine.append_new(key, messages, format)
+        """``messages``: the framework's conversation, ``convert`` its mapping to dicts in
+        ``format``; ``tools``: the definitions the request carries, reserved in the budget."""
+        appended = self.append(key, messages, convert, format)
         turn = self.engine.prepare(
             appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout,
             context_prompt=self.context_prompt, tools=tools,
@@ -121,10 +225,10 @@ class Turns:
         return self._done(key, appended, turn)
 
     async def aturn(
-        self, key: str, messages: List[Dict[str, Any]], format: str, view_format: str,
+        self, key: str, messages: Sequence[Any], convert: Convert, format: str, view_format: str,
         tools: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
-        appended = await asyncio.to_thread(self.engine.append_new, key, messages, format)
+        appended = await asyncio.to_thread(self.append, key, messages, convert, format)
         turn = await self.engine.aprepare(
             appended["session"], format=view_format, summarize=self.summarize, timeout=self.timeout,
             context_prompt=self.context_prompt, tools=tools,

@@ -14,8 +14,10 @@ The session implements the protocol ``SQLiteSession`` implements (``get_items``,
 ctxkit's view), ``add_items`` appends what the log lacks. ``call_model_input_filter`` (given to
 ``RunConfig(call_model_input_filter=...)``, which ``run_config()`` does) runs before *every*
 model call of a run: it appends what the run added since (tool outputs, the model's own items)
-with ``Engine.append_new`` (decided by content, so nothing is logged twice by the filter and by
-``add_items``, nor by a session object made per request or after a restart), prepares the turn
+(the core's rule on the held ends, converting only the new items and three more, also in a
+session object made per request over the same engine; a conversation's first call on an
+``Engine`` object, as after a restart, compares it once in full with ``Engine.append_new``, so
+nothing is logged twice by the filter and by ``add_items``), prepares the turn
 and sends the view: the agent's own instructions, then ctxkit's parts about the
 context (``agent_prompt=True`` adds its coding-agent role, ``system_prompt=False`` leaves them
 out), and the compacted, repaired view as ``input``. ``history_tools(engine)`` gives an agent built once the
@@ -74,6 +76,10 @@ def _item_dict(item: Any) -> Dict[str, Any]:
     if callable(dump):
         return dict(dump(exclude_unset=True))
     raise TypeError(f"a Responses input item must be a dict, found {type(item).__name__}")
+
+
+def _item_dicts(items: Any) -> List[Dict[str, Any]]:
+    return [_item_dict(item) for item in items]
 
 
 class CtxkitSession:
@@ -147,7 +153,7 @@ class CtxkitSession:
         if self._history is None:
             self._history = self._logged_items()
         self._history.extend(items)
-        appended = self.engine.append_new(self._name, self._history, "responses")
+        appended = self._turns.append(self._name, self._history, _item_dicts, "responses")
         self._name = appended["session"]
 
     async def add_items(self, items: List[Any]) -> None:
@@ -169,12 +175,12 @@ class CtxkitSession:
         from agents.run_config import ModelInputData
 
         _CURRENT.set(self)
-        items = [_item_dict(item) for item in data.model_data.input]
+        items = list(data.model_data.input)
         tools = [
             {"name": t.name, "description": t.description, "input_schema": t.params_json_schema}
             for t in getattr(data.agent, "tools", []) if hasattr(t, "params_json_schema")
         ]
-        turn = await self._turns.aturn(self._name, items, "responses", "responses", tools)
+        turn = await self._turns.aturn(self._name, items, _item_dicts, "responses", "responses", tools)
         self._name = turn["appended"]["session"]
         body = turn["messages"]
         parts = [data.model_data.instructions or "", body.get("instructions") or "" if self.system_prompt else ""]

@@ -6,10 +6,12 @@
     agent = create_agent(model, tools, middleware=[CtxkitMiddleware(engine)], checkpointer=saver)
     agent.invoke({"messages": [...]}, {"configurable": {"thread_id": user_id}})
 
-``CtxkitMiddleware.wrap_model_call`` (and ``awrap_model_call``) hands the state's whole message
-list to ``Engine.append_new`` under the conversation's key, which appends only what the log
-lacks (decided by content: a new agent per request, or a restart, with LangGraph's checkpointer
-appends nothing twice), prepares the turn and calls the model with the view in place of the
+``CtxkitMiddleware.wrap_model_call`` (and ``awrap_model_call``) appends what the state's
+message list adds to the log under the conversation's key (the core's rule on the held ends,
+converting only the new messages and three more, also in a new agent per request over the
+same engine; a conversation's first call on an ``Engine`` object, as after a restart with
+LangGraph's checkpointer, compares it once in full with ``Engine.append_new``: nothing is
+appended twice), prepares the turn and calls the model with the view in place of the
 request's messages (``request.override``). The state is left as it is: it keeps the whole
 conversation, never ctxkit's summaries, so it stays the log followed by new messages; ctxkit
 decides only what each model call receives.
@@ -115,10 +117,10 @@ class _Conversations:
         return to_langchain_messages([m for m in turn["messages"] if m.get("type") != "system"])
 
     def view(self, key: str, messages: Sequence[BaseMessage], tools: Optional[List[Any]] = None) -> Dict[str, Any]:
-        return self.turns.turn(key, self.logged(messages), "langchain", "langchain", definitions(tools))
+        return self.turns.turn(key, messages, self.logged, "langchain", "langchain", definitions(tools))
 
     async def aview(self, key: str, messages: Sequence[BaseMessage], tools: Optional[List[Any]] = None) -> Dict[str, Any]:
-        return await self.turns.aturn(key, self.logged(messages), "langchain", "langchain", definitions(tools))
+        return await self.turns.aturn(key, messages, self.logged, "langchain", "langchain", definitions(tools))
 
 
 def view_messages(engine: Engine, session: str, messages: Sequence[BaseMessage]) -> List[BaseMessage]:

@@ -7,10 +7,12 @@
     agent = Agent(model, capabilities=[CtxkitHistory(engine)])  # once, at module scope
     result = agent.run_sync(prompt, message_history=history)     # per user, per request
 
-Before each model request (``before_model_request``), the capability hands the run's whole
-message list to ``Engine.append_new`` under the conversation's key, which appends only what the
-log lacks (decided by content, so an agent or a capability rebuilt per request, or after a
-restart, from pydantic-ai's own persisted history appends nothing twice), prepares the turn
+Before each model request (``before_model_request``), the capability appends what the run's
+message list adds to the log under the conversation's key (the core's rule on the held ends,
+converting only the new messages and three more, also in a capability made per request over
+the same engine; a conversation's first call on an ``Engine`` object, as after a restart from
+pydantic-ai's own persisted history, compares it once in full with ``Engine.append_new``:
+nothing is appended twice), prepares the turn
 (compaction, offloading, repair of tool pairs) and replaces *the request's* messages with the
 view. pydantic-ai's own history (``result.all_messages()``) is left as it is: it never holds
 ctxkit's summaries or system prompt, so it stays the log followed by new messages.
@@ -31,7 +33,7 @@ an offloaded output, as its reference says) are the agent's own tools, answered 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -225,17 +227,21 @@ class CtxkitHistory(AbstractCapability[Any]):
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
         messages = list(request_context.messages)
-        converted = to_ctxkit(messages)
-        # The caller's system prompt is rebuilt by pydantic-ai every run: not logged, sent first.
-        caller = [m for m in converted if m["role"] == "system"]
-        new = [m for m in converted if m["role"] != "system"]
+        # The caller's system prompt is rebuilt by pydantic-ai every run, in the run's first
+        # request: sent first, never logged (so its parts are left out of what is logged).
+        caller = [m for m in to_ctxkit(messages[:1]) if m["role"] == "system"]
         parameters = request_context.model_request_parameters
         tools = [
             {"name": t.name, "description": t.description or "", "input_schema": t.parameters_json_schema}
             for t in [*parameters.function_tools, *parameters.output_tools]
         ]
-        turn = await self._turns.aturn(self.key(ctx, messages), new, "ctxkit", "ctxkit", tools)
+        turn = await self._turns.aturn(self.key(ctx, messages), messages, _logged, "ctxkit", "ctxkit", tools)
         view = [m for m in turn["messages"] if m.get("role") != "system"]
         system = caller + ([{"role": "system", "content": turn["system_prompt"]}] if self.system_prompt else [])
         request_context.messages = from_ctxkit(system + view)
         return request_context
+
+
+def _logged(messages: Sequence[ModelMessage]) -> List[Dict[str, Any]]:
+    """What the log keeps of ``messages``: all but the system prompt parts."""
+    return [m for m in to_ctxkit(list(messages)) if m["role"] != "system"]

@@ -10,6 +10,7 @@
 //! | [`functions`] | `parse`, `render`, `repair`, `validate`, `estimate_tokens`, `import_transcript` |
 //! | [`engine`] | `Engine`: sessions over SQLite or PostgreSQL, `append`, `prepare`, `view`, `record_usage`, history tools, memory, offloads |
 //! | [`summarize`] | the `summarize` callable as the engine's summarizer, with its fallbacks |
+//! | [`held`] | `message_fingerprint`, `held_prefix`: which of a framework's messages the log holds |
 //! | [`reports`] | `cost` and `fidelity`: the CLI's `--json` rows |
 //! | [`convert`] | Python values in and out, errors with paths |
 //! | [`errors`] | one exception class per kind of error |
@@ -33,6 +34,7 @@ pub mod engine;
 mod engine_config;
 pub mod errors;
 pub mod functions;
+pub mod held;
 pub mod reports;
 pub mod summarize;
 
@@ -49,6 +51,8 @@ fn _ctxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::validate, m)?)?;
     m.add_function(wrap_pyfunction!(functions::estimate_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(functions::import_transcript, m)?)?;
+    m.add_function(wrap_pyfunction!(held::message_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(held::held_prefix, m)?)?;
     m.add_function(wrap_pyfunction!(reports::cost, m)?)?;
     m.add_function(wrap_pyfunction!(reports::fidelity, m)?)?;
     Ok(())

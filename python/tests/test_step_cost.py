@@ -1,0 +1,266 @@
+"""A step's cost follows its new messages, not the conversation (issue 33 item 8): the adapters
+convert and fingerprint, per model call, the framework messages the call added and three more
+(the first, the last held, the new last; ``ctxkit._log.adapter_work`` counts them), never the
+whole conversation. Counted, not timed, so the test is deterministic: each framework serves a
+conversation of 2,000+ messages of history, then a tool loop whose every step is checked.
+
+A conversation's first call on an ``Engine`` object (the first request, a restart) compares the
+whole conversation once with the log (``Engine.append_new``); that call is counted too, to show
+the counter sees a full pass. An adapter made per request over the same engine knows the held
+ends (they are kept per engine), so its first step is a step like the others."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+from typing import Any, Dict, List
+
+import ctxkit
+from ctxkit._log import adapter_work
+
+HISTORY = 1_000  # exchanges: 2,000 messages of history
+STEPS = 6  # tool calls in the loop after it
+# What one step may touch: the messages it added (a tool call and its result, or a new prompt)
+# and the three the rule and the held ends read; the Agents SDK also saves each step's items to
+# the session (``add_items``), whose check finds them held by reading two fingerprints.
+PER_STEP = 2 + 3
+PER_AGENTS_STEP = PER_STEP + 2
+
+
+def touched() -> int:
+    return adapter_work["converted"] + adapter_work["fingerprinted"]
+
+
+class StepCounter:
+    """Records, at each model call, what the adapter touched since the previous call."""
+
+    def __init__(self) -> None:
+        self.mark = touched()
+        self.steps: List[int] = []
+
+    def step(self) -> None:
+        now = touched()
+        self.steps.append(now - self.mark)
+        self.mark = now
+
+    def reset(self) -> None:
+        self.mark = touched()
+        self.steps.clear()
+
+
+def check(steps: List[int], calls: int, most: int = PER_STEP) -> None:
+    assert len(steps) >= calls, steps
+    assert all(0 < work <= most for work in steps), steps
+
+
+# --- pydantic-ai -------------------------------------------------------------------------------
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+
+from ctxkit.pydantic_ai import CtxkitHistory  # noqa: E402
+
+
+def test_pydantic_ai_steps_touch_only_their_new_messages(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=200_000)
+    counter = StepCounter()
+
+    def model(messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        counter.step()
+        last = messages[-1]
+        done = sum(isinstance(p, ToolReturnPart) for p in getattr(last, "parts", []))
+        if done and len(counter.steps) > STEPS:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("lookup", {"row": len(counter.steps)}, tool_call_id=f"c{len(counter.steps)}")])
+
+    agent = Agent(FunctionModel(model), capabilities=[CtxkitHistory(engine, history_tools=False)])
+
+    @agent.tool_plain
+    def lookup(row: int) -> str:
+        """A row of the table."""
+        return f"row {row}: ok"
+
+    history: List[ModelMessage] = []
+    for i in range(HISTORY):
+        history.append(ModelRequest(parts=[UserPromptPart(f"question {i}")]))
+        history.append(ModelResponse(parts=[TextPart(f"answer {i}")]))
+    first = agent.run_sync("start", message_history=history, conversation_id="big")
+    # The first call met the conversation: the whole of it compared once.
+    assert counter.steps[0] >= 2 * HISTORY
+    counter.reset()
+    result = agent.run_sync("go on", message_history=first.all_messages(), conversation_id="big")
+    assert result.output == "done"
+    check(counter.steps, STEPS)
+    # Every message of the conversation is logged once (the last answer comes with the next call).
+    assert engine.session_info("big")["messages"] == len(result.all_messages()) - 1
+    # An agent (and capability) made per request over the same engine knows the held ends too.
+    counter.reset()
+    again = Agent(FunctionModel(model), capabilities=[CtxkitHistory(engine, history_tools=False)])
+    again.tool_plain(lookup)
+    final = again.run_sync("and again", message_history=result.all_messages(), conversation_id="big")
+    check(counter.steps, STEPS)
+    assert engine.session_info("big")["messages"] == len(final.all_messages()) - 1
+
+
+# --- LangChain v1 / LangGraph ------------------------------------------------------------------
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+
+from ctxkit.langchain import CtxkitMiddleware  # noqa: E402
+
+LC_COUNTER: Dict[str, StepCounter] = {}
+
+
+class CountingChat(GenericFakeChatModel):
+    """A scripted chat model (tool calls, then an answer) that records each call's work."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "CountingChat":
+        return self
+
+    def _generate(self, messages: List[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        LC_COUNTER["c"].step()
+        return super()._generate(messages, *args, **kwargs)
+
+
+@tool
+def lookup(row: int) -> str:
+    """A row of the table."""
+    return f"row {row}: ok"
+
+
+def test_langchain_steps_touch_only_their_new_messages(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=200_000)
+    LC_COUNTER["c"] = counter = StepCounter()
+    calls = [AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"row": i}, "id": f"c{i}"}]) for i in range(STEPS)]
+    script = [AIMessage(content="ok")] + calls + [AIMessage(content="done")]
+    agent = create_agent(
+        CountingChat(messages=iter(script)), [lookup],
+        middleware=[CtxkitMiddleware(engine, history_tools=False)], checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "big"}}
+    history: List[BaseMessage] = []
+    for i in range(HISTORY):
+        history += [HumanMessage(f"question {i}"), AIMessage(f"answer {i}")]
+    agent.invoke({"messages": [*history, HumanMessage("start")]}, config)
+    assert counter.steps[0] >= 2 * HISTORY
+    counter.reset()
+    state = agent.invoke({"messages": [HumanMessage("go on")]}, config)
+    assert state["messages"][-1].content == "done"
+    check(counter.steps, STEPS + 1)
+    assert engine.session_info("big")["messages"] == len(state["messages"]) - 1  # the last answer comes next call
+
+
+# --- OpenAI Agents SDK -------------------------------------------------------------------------
+
+from agents import Agent as OAgent, Runner, function_tool, set_tracing_disabled  # noqa: E402
+from agents.items import ModelResponse as OModelResponse  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
+
+from ctxkit.agents import CtxkitSession  # noqa: E402
+
+set_tracing_disabled(True)
+
+
+@function_tool
+def table_row(row: int) -> str:
+    """A row of the table."""
+    return f"row {row}: ok"
+
+
+class LoopModel(Model):
+    """Calls ``table_row`` STEPS times, then answers; records each call's work."""
+
+    def __init__(self, counter: StepCounter) -> None:
+        self.counter = counter
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> OModelResponse:
+        self.counter.step()
+        step = len(self.counter.steps)
+        if step <= STEPS:
+            call = ResponseFunctionToolCall(type="function_call", call_id=f"c{step}", name="table_row", arguments=json.dumps({"row": step}), id=f"fc{step}", status="completed")
+            return OModelResponse(output=[call], usage=Usage(), response_id=None)
+        text = ResponseOutputText(type="output_text", text="done", annotations=[])
+        return OModelResponse(output=[ResponseOutputMessage(type="message", id="m", role="assistant", status="completed", content=[text])], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_agents_sdk_steps_inside_a_run_touch_only_their_new_messages(workdir: pathlib.Path) -> None:
+    engine = ctxkit.Engine(workdir=workdir, window=200_000)
+    history = []
+    for i in range(HISTORY):
+        history += [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]
+    engine.import_session("big", history)
+    counter = StepCounter()
+    agent = OAgent(name="rows", model=LoopModel(counter), tools=[table_row])
+
+    async def run() -> Any:
+        session = CtxkitSession("big", engine)  # per request: it meets the conversation once
+        return await Runner.run(agent, "go on", session=session, run_config=session.run_config())
+
+    result = asyncio.run(run())
+    assert result.final_output == "done"
+    assert counter.steps[0] >= 2 * HISTORY
+    check(counter.steps[1:], STEPS, PER_AGENTS_STEP)
+    assert engine.session_info("big")["messages"] == 2 * HISTORY + 1 + 2 * STEPS + 1
+
+
+# --- The binding: the core's rule, decided in Rust ----------------------------------------------
+
+import pytest  # noqa: E402
+
+from ctxkit._ctxkit import held_prefix, message_fingerprint  # noqa: E402
+
+
+def test_held_prefix_reads_two_fingerprints_and_decides_by_the_cores_rule() -> None:
+    conversation = [[{"role": "user", "content": f"m{i}"}] for i in range(1_000)]
+    prints = [message_fingerprint(m) for m in conversation]
+    asked: List[int] = []
+
+    def at(index: int) -> str:
+        asked.append(index)
+        return prints[index]
+
+    held = {"count": 600, "first": prints[0], "last": prints[599]}
+    assert held_prefix(held, 1_000, at) == {"held": 600}
+    assert asked == [0, 599]
+    assert "diverged" in held_prefix(held, 599, at)  # shorter than what is held
+    assert "diverged" in held_prefix({**held, "last": prints[598]}, 1_000, at)
+    assert held_prefix({"count": 0}, 5, at) == {"held": 0}
+    # A framework message is its ctxkit messages, chained: ids left out, order kept.
+    pair = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    assert message_fingerprint(pair) != message_fingerprint(pair[::-1])
+
+
+def test_held_prefix_names_its_bad_arguments() -> None:
+    with pytest.raises(ctxkit.InvalidInputError, match="held.count"):
+        held_prefix({"count": -1}, 3, lambda i: "0")
+    with pytest.raises(ctxkit.InvalidInputError, match="held.first"):
+        held_prefix({"count": 1, "first": "not hex", "last": None}, 3, lambda i: "0")
+    with pytest.raises(ctxkit.InvalidInputError, match="incoming"):
+        held_prefix({"count": 1}, -2, lambda i: "0")
+
+    def broken(index: int) -> str:
+        raise KeyError("the framework's message")
+
+    with pytest.raises(KeyError):
+        held_prefix({"count": 1, "first": "00000000000000ff", "last": "00000000000000ff"}, 3, broken)
+    with pytest.raises(ctxkit.InvalidInputError, match="message_fingerprint"):
+        message_fingerprint([{"role": "nobody"}])
