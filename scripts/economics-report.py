@@ -6,12 +6,13 @@ Run from the project root after `cargo build --release -p ctxkit --bin ctxkit --
     python3 scripts/economics-report.py [CORPUS_DIR]
 CORPUS_DIR defaults to $CTXKIT_CORPUS, else ../shared/corpus/raw.
 """
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 
-from economics_prose import (BOTH_HEADER, FOOTER, FRONT_HEADER, FRONT_NOTES, HEADER, IDLE_HEADER,
+from economics_prose import (BOTH_HEADER, EVERY_HEADER, FOOTER, FRONT_HEADER, FRONT_NOTES, HEADER, IDLE_HEADER,
                              IDLE_NOTES, PROXY_HEADER, PROXY_NOTES, SERVER_HEADER)
 
 CLAUDE = [
@@ -139,6 +140,57 @@ def proxy_table(corpus):
     return "\n".join(line for line in out.splitlines() if line.startswith("|")) + "\n"
 
 
+def fidelity_files():
+    """The corpus list of scripts/fidelity-report.py (every transcript, every conversation of a
+    file that holds several but the first three of tau-bench's and OpenHands' benchmark
+    output), so both reports cover the same transcripts."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fidelity-report.py")
+    spec = importlib.util.spec_from_file_location("fidelity_report", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.FILES, module.WINDOWS
+
+
+def agent_of(file):
+    """The agent a corpus folder holds, from its name (`codex_jnarowski-agentcmd` -> `codex`)."""
+    return file.split("/")[0].split("_")[0]
+
+
+def every_transcript_table(binary, corpus):
+    """One row per transcript, conversation and window: ctxkit against the recorded cost (where
+    the transcript has its usage), no compaction and the sliding window, priced as the model the
+    transcript names (or the cost command's default), with ctxkit's needed-next."""
+    files, windows = fidelity_files()
+    lines = ["| transcript | agent | window | model | recorded | ctxkit | vs recorded | vs no compaction | sliding window | ctxkit compactions | ctxkit needed next |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for file, sessions in files:
+        for index in range(sessions):
+            name = file.split("/")[-1] + (f" #{index}" if sessions > 1 else "")
+            for window in windows:
+                run = subprocess.run([binary, "cost", os.path.join(corpus, file), "--json", "--window",
+                                      str(window), "--index", str(index)], capture_output=True, text=True)
+                if run.returncode != 0:
+                    # A transcript whose calls outgrow the window cannot be replayed at it: said, not hidden.
+                    reason = (run.stderr.strip().splitlines() or ["no message"])[-1].replace("|", "/")
+                    lines.append(f"| {name} | {agent_of(file)} | {window // 1000}k | not run: {reason} |||||||| ")
+                    continue
+                rows = {r["strategy"]: r for r in (json.loads(line) for line in run.stdout.splitlines() if line.strip())}
+                ours, full, sliding = rows["ctxkit"], rows["no-compaction"], rows["sliding-window"]
+                recorded = rows.get("recorded")
+                def units(row):
+                    return "–" if row is None else f"{row['input_cost_units']:,.0f}"
+                def ratio(row):
+                    if row is None or row["input_cost_units"] <= 0:
+                        return "–"
+                    return f"{ours['input_cost_units'] * 100 / row['input_cost_units']:.1f}%"
+                needed = ("–" if ours.get("needed_next") is None else
+                          f"{ours['needed_next_held']}/{ours['needed_next_needed']} ({ours['needed_next'] * 100:.0f}%)")
+                lines.append(f"| {name} | {agent_of(file)} | {window // 1000}k | {ours['model']} | {units(recorded)} | "
+                             f"{units(ours)} | {ratio(recorded)} | {ratio(full)} | {units(sliding)} | "
+                             f"{ours['compactions']} | {needed} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CTXKIT_CORPUS", "../shared/corpus/raw")
     binary = os.path.abspath("target/release/ctxkit")
@@ -165,6 +217,8 @@ def main():
     with open("docs/reports/economics.md", "w") as doc:
         doc.write(HEADER)
         doc.write("\n".join(sections))
+        doc.write(EVERY_HEADER)
+        doc.write(every_transcript_table(binary, corpus))
         doc.write(BOTH_HEADER)
         doc.write(both_providers(binary, corpus))
         doc.write(SERVER_HEADER)

@@ -129,6 +129,20 @@ the cache-safe request only pays when the summarizer is the agent's model.
 
 """
 
+EVERY_HEADER = """
+## Every corpus transcript, at 32k, 100k and 200k
+
+Each transcript of the corpus (the list `scripts/fidelity-report.py` reports: Claude Code, Codex,
+pi, tau-bench, SWE-agent, OpenHands; every conversation of a file that holds several, but the
+first three of tau-bench's and OpenHands' benchmark output) replayed by `ctxkit cost FILE
+--window N --index I --json` at the fidelity report's three windows, priced as the model the
+transcript names (Claude Code's, Codex's `turn_context`, pi's `model_change`) or the command's
+default. Input cost in units of the model's uncached input price per token; "recorded" where the
+transcript has its own usage (Claude Code); a window larger than a transcript ever grew gives the
+same row as no compaction.
+
+"""
+
 BOTH_HEADER = """
 ## Both providers on the same transcripts
 

@@ -69,6 +69,28 @@ if (( status != 0 )); then
   exit "$status"
 fi
 
-./scripts/test-pkg.sh
-./scripts/test-python.sh
+# The npm package's and the Python package's steps run side by side: each has long stretches on
+# one core (wasm-opt, tsc, node --test, chromium; pip, mypy, pytest) that the other's builds fill
+# (docs/performance.md, "The test suite", has the run's figures). Their cargo builds share the target
+# folder's lock and so take turns. Each writes its own log, printed whole when both are done, so
+# the CI log reads as if they ran one after the other.
+logs=$(mktemp -d)
+printf '\n==> [%s] the npm package (scripts/test-pkg.sh) and the Python package (scripts/test-python.sh), side by side; their logs follow\n' "$(date -u +%H:%M:%S)"
+./scripts/test-pkg.sh > "$logs/pkg.log" 2>&1 &
+pkg_pid=$!
+./scripts/test-python.sh > "$logs/python.log" 2>&1 &
+python_pid=$!
+pkg_status=0
+python_status=0
+wait "$pkg_pid" || pkg_status=$?
+wait "$python_pid" || python_status=$?
+cat "$logs/pkg.log"
+printf '\n==> scripts/test-pkg.sh exited %s\n' "$pkg_status"
+cat "$logs/python.log"
+printf '\n==> scripts/test-python.sh exited %s\n' "$python_status"
+rm -rf "$logs"
+if (( pkg_status != 0 || python_status != 0 )); then
+  echo "test.sh: the npm or the Python tests failed (see their logs above)" >&2
+  exit 1
+fi
 printf '\nall tests passed\n'

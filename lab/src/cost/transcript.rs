@@ -30,7 +30,8 @@ pub struct CostOptions<'a> {
     pub index: usize,
     /// The context window, in tokens.
     pub window: u64,
-    /// The model to price; `None`: the transcript's, else `claude-sonnet-4-5`.
+    /// The model to price; `None`: the one the calls recorded, else the one the transcript
+    /// names when the price table has it, else `claude-sonnet-4-5`.
     pub model: Option<&'a str>,
     /// The cost marks ctxkit's strategies compact by (the defaults, or others to compare).
     pub marks: CostMarks,
@@ -107,10 +108,18 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
     let recorded_model = claude
         .as_ref()
         .and_then(|c| c.api_calls.first().map(|call| call.model.clone()));
+    // The model the caller names, else the one the calls recorded (Claude Code), else the one
+    // the transcript names (Codex's turn_context, pi's model_change) when the table prices it,
+    // else the default: a Codex rollout is priced as the OpenAI model it ran on, not as Claude.
+    let named_model = session
+        .model
+        .clone()
+        .filter(|named| pricing_for(named).is_some());
     let model = options
         .model
         .map(str::to_owned)
         .or(recorded_model)
+        .or(named_model)
         .unwrap_or_else(|| "claude-sonnet-4-5".to_owned());
     let pricing: ModelPricing = pricing_for(&model).ok_or_else(|| {
         CoreError::invalid(
@@ -160,6 +169,7 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
         },
     };
     let mut rows = compare_strategies(&session.messages, &setup);
+    refuse_unplanned(&rows, options.window, reserve_tokens)?;
     if let Some(recorded) = claude
         .as_ref()
         .and_then(|c| recorded_cost(&c.api_calls, &pricing.prices))
@@ -176,4 +186,84 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
         reserve_warm_tokens: setup.warm_reserve_tokens,
         rows,
     })
+}
+
+/// An error when a ctxkit strategy made no call where the transcript has some: its turn could
+/// not plan a view in what the reserve leaves of the window (a row of zeros would read as a
+/// free session).
+fn refuse_unplanned(rows: &[StrategyCost], window: u64, reserve_tokens: u64) -> Result<()> {
+    let made = |row: &&StrategyCost| row.calls > 0;
+    let baseline_calls = rows
+        .iter()
+        .find(|row| row.strategy == "no-compaction")
+        .map_or(0, |row| row.calls);
+    match rows
+        .iter()
+        .filter(|row| row.strategy.starts_with("ctxkit"))
+        .find(|row| !made(row))
+    {
+        Some(row) if baseline_calls > 0 => Err(CoreError::invalid(
+            "window",
+            format!(
+                "{window}: the {} strategy could not plan a view in the {} tokens left after the {reserve_tokens} tokens of tools and system prompt the transcript's calls carry",
+                row.strategy,
+                window.saturating_sub(reserve_tokens)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(text: &str, model: Option<&str>) -> Result<CostReport> {
+        let options = CostOptions {
+            format: None,
+            index: 0,
+            window: 200_000,
+            model,
+            marks: CostMarks::default(),
+        };
+        cost_report(text, &options)
+    }
+
+    #[test]
+    fn a_codex_rollout_is_priced_as_the_model_it_names_unless_the_caller_names_one() {
+        let rollout = include_str!("../../../tests/fixtures/import/codex_rollout.jsonl");
+        assert_eq!(report(rollout, None).unwrap().model, "gpt-5.3-codex");
+        assert_eq!(
+            report(rollout, Some("claude-opus-4-6")).unwrap().model,
+            "claude-opus-4-6"
+        );
+    }
+
+    #[test]
+    fn a_window_the_reserve_nearly_fills_is_refused_not_billed_as_free() {
+        let rollout = include_str!("../../../tests/fixtures/import/codex_rollout.jsonl");
+        let options = |window| CostOptions {
+            format: None,
+            index: 0,
+            window,
+            model: None,
+            marks: CostMarks::default(),
+        };
+        // The default reserve (no recorded usage) plus the turn's output reserve fill it.
+        let window = DEFAULT_RESERVE_TOKENS + 100;
+        let error = cost_report(rollout, &options(window))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("could not plan a view"), "{error}");
+        assert!(cost_report(rollout, &options(200_000)).is_ok());
+    }
+
+    #[test]
+    fn a_named_model_without_prices_falls_back_to_the_default() {
+        let rollout = include_str!("../../../tests/fixtures/import/codex_rollout.jsonl")
+            .replace("gpt-5.3-codex", "llama-3-70b");
+        assert_eq!(report(&rollout, None).unwrap().model, "claude-sonnet-4-5");
+        let named = report(&rollout, Some("llama-3-70b")).unwrap_err();
+        assert!(named.to_string().contains("no default prices"), "{named}");
+    }
 }
