@@ -9,7 +9,8 @@
 //! `previous_response_id` (or a `conversation`) is passed through byte for byte and stores
 //! nothing; a 429 and a 500 reach the agent as sent; a malformed body is a 400 that stores
 //! nothing; the key reaches the upstream only (no redirect followed); a turn reads its new
-//! wire messages and two held ones.
+//! wire messages and two held ones; a custom tool call (Codex's `apply_patch`) and its output
+//! continue the conversation.
 
 use crate::common::proxy::start_proxy;
 use crate::common::responses::{
@@ -363,4 +364,60 @@ fn a_turn_reads_its_new_items_and_two_held_ones() {
     for (turn, read) in reads.iter().enumerate().skip(1) {
         assert_eq!(*read, (3, 1), "turn {turn} ({} items)", 4 * turn + 1);
     }
+}
+
+/// Codex's freeform `apply_patch` is a custom tool: its `custom_tool_call` answer is recorded,
+/// re-sent by the agent without its `id` and with its `custom_tool_call_output`, continues the
+/// same session, and reaches the upstream again as a valid custom call and output pair.
+#[test]
+fn a_custom_tool_call_and_its_output_continue_the_conversation() {
+    let patch = "*** Begin Patch\n*** Update File: a.rs\n@@\n-old\n+new\n*** End Patch\n";
+    let call = json!({"id": "ctc_1", "type": "custom_tool_call", "status": "completed",
+                      "call_id": "call_patch", "name": "apply_patch", "input": patch});
+    let done = json!({"id": "msg_2", "type": "message", "role": "assistant", "status": "completed",
+                      "content": [{"type": "output_text", "text": "Patched.", "annotations": []}]});
+    let outputs = [vec![call.clone()], vec![done.clone()], vec![done]];
+    let answers: Vec<String> = outputs
+        .iter()
+        .map(|output| json!({"status": "completed", "output": output}).to_string())
+        .collect();
+    let upstream = LoopbackServer::start(move |_, index| Reply::ok(answers[index].clone()));
+    let proxy = start_proxy(&upstream.base_url, WINDOW);
+    let url = format!("{}{PATH}", proxy.base_url);
+    let mut agent = CodexAgent::new("Task: rename old to new in a.rs.", false);
+    assert_eq!(post(&url, &[], &agent.body()).status, 200);
+    let mut re_sent = call.clone();
+    re_sent.as_object_mut().unwrap().remove("id");
+    re_sent.as_object_mut().unwrap().remove("status");
+    let output = json!({"type": "custom_tool_call_output", "call_id": "call_patch",
+                        "output": "Success. Updated a.rs"});
+    agent.input.extend([re_sent, output.clone()]);
+    agent.upstream_view.extend([call.clone(), output]);
+    assert_eq!(post(&url, &[], &agent.body()).status, 200);
+    let mut kept = outputs[1][0].clone();
+    kept.as_object_mut().unwrap().remove("id");
+    agent
+        .input
+        .extend([kept, json!({"role": "user", "content": "thanks"})]);
+    agent.upstream_view.extend(outputs[1].clone());
+    agent
+        .upstream_view
+        .push(json!({"role": "user", "content": "thanks"}));
+    assert_eq!(post(&url, &[], &agent.body()).status, 200);
+    let received = upstream.received();
+    let last = check_forwarded(&received[2], false);
+    assert!(
+        last.contains(&call),
+        "the custom call is not sent as given: {last:?}"
+    );
+    assert!(last
+        .iter()
+        .any(|item| item["type"] == "custom_tool_call_output"));
+    let sessions = proxy.sessions();
+    assert_eq!(sessions.len(), 1, "the custom call forked the conversation");
+    let mut expected = from_responses(&Value::Array(agent.upstream_view.clone())).unwrap();
+    expected.extend(
+        ctxkit::proxy::responses::answer_messages(&Value::Array(outputs[2].clone())).unwrap(),
+    );
+    assert!(sessions[0].1 == expected, "the log is not the conversation");
 }
