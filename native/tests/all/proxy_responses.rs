@@ -224,6 +224,10 @@ fn a_request_naming_upstream_state_passes_byte_for_byte_and_stores_nothing() {
     let answer = Value::Array(answer_items(4));
     expected.extend(ctxkit::proxy::responses::answer_messages(&answer).unwrap());
     assert!(sessions[0].1 == expected, "the log is not the conversation");
+    // The requests the proxy rewrote (not the ones passed through) are valid.
+    let received = upstream.received();
+    check_forwarded(&received[0], true);
+    check_forwarded(&received[4], true);
 }
 
 #[test]
@@ -245,6 +249,9 @@ fn a_429_and_a_500_reach_the_agent_as_sent_and_keep_no_answer() {
     assert_eq!((reply.status, reply.text()), (429, limited.to_owned()));
     let reply = post(&url, &[], &agent.body());
     assert_eq!((reply.status, reply.text()), (500, failed.to_owned()));
+    for received in upstream.received() {
+        check_forwarded(&received, false);
+    }
     // The agent's message is logged once (the retry re-sent it), no answer beside it.
     let sessions = proxy.sessions();
     assert_eq!(sessions.len(), 1);
@@ -327,6 +334,9 @@ fn the_key_reaches_the_upstream_only() {
     assert!(received
         .iter()
         .all(|r| r.header("authorization") == Some(BEARER)));
+    for request in &received {
+        check_forwarded(request, false);
+    }
     assert!(received
         .iter()
         .all(|r| r.header("x-ctxkit-conversation").is_none()));
