@@ -133,8 +133,9 @@ def front_table(corpus):
 
 
 def proxy_table(corpus):
-    """The table of native/examples/proxy_replay.rs: the corpus's Claude Code calls through
-    `ctxkit proxy` at 200k (its first line, the window and units, is said by the prose)."""
+    """The table of native/examples/proxy_replay.rs: the corpus's Claude Code and Codex calls
+    through `ctxkit proxy` at 200k (its first line, the window and units, is said by the
+    prose)."""
     out = subprocess.run([os.path.abspath("target/release/examples/proxy_replay"), "--corpus", corpus],
                          check=True, capture_output=True, text=True).stdout
     return "\n".join(line for line in out.splitlines() if line.startswith("|")) + "\n"

@@ -308,7 +308,8 @@ estimate; the system prompt already cached at the first call when the recorded f
 it, as `ctxkit cost` does). Costs are input units (an uncached input token 1, a cache write
 1.25, a read 0.1); "recorded" is what the calls' recorded usage bills (`ctxkit cost`'s
 `recorded` row). Every `*.jsonl` in the corpus's `claude-code_*` folders, their main threads
-(sub-agent files are not replayed). Made by:
+(sub-agent files are not replayed), and every Codex rollout in its `codex_*` folders. Made
+by:
 
 ```sh
 cargo run --release -p ctxkit --example proxy_replay                  # --window 200000
@@ -346,9 +347,23 @@ PROXY_NOTES = """
 - With `--stream` the table is the same, row for row: the proxy reassembles each streamed
   answer into the log (the next request continues the session: still two sessions on
   4d5611e5) and passes the event stream to the agent byte for byte.
+- The Codex rows (the corpus's three Codex CLI 0.40.0 rollouts, gpt-5-codex, priced as gpt-5
+  with OpenAI's automatic prefix caching) go through `POST /v1/responses`: each run of
+  assistant-side items a rollout records (reasoning, message, calls) is one call's answer, and
+  its request is every item before it, re-sent whole with Codex's fields (`store: false`,
+  encrypted reasoning included; `proxy_replay/codex.rs`). Every request the upstream received
+  validates by the core's Responses validator (`validate_responses`) and every answer reached
+  the agent byte-identical, streamed and not (`--stream` gives the same rows). The rollouts
+  record no usage (no recorded column) and neither Codex's base instructions nor its tool
+  schemas (the requests carry none: both billed columns leave out the same fixed prefix, which
+  the proxy would count in its view and which would raise both). Billed by the same simulator
+  (an item one cache block, its JSON without `encrypted_content` estimated), the proxy bills
+  38.5% of the agent's own requests on the 132-call session, 68.3% on 58 calls and 97.1% on
+  35: the cost marks (compact above 36,000 view tokens) compact the long session 17 times and
+  the short one once. The last column's "Claude Code's" compactions are Codex's here (none
+  recorded).
 - Not measured here yet: needed-next (what the agent used next that the proxy's view had
-  dropped), Codex transcripts (the proxy does not speak the Responses API
-  yet), and the recorded timing compressed into real pauses (the calls are sent back to back;
+  dropped), and the recorded timing compressed into real pauses (the calls are sent back to back;
   the recorded times drive only the simulated cache's lifetime).
 """
 

@@ -15,9 +15,13 @@
 //! CTXKIT_CORPUS=/path/to/corpus/raw cargo run --release -p ctxkit --example proxy_replay
 //! ```
 //!
-//! Without files it reads every `*.jsonl` directly in the corpus's `claude-code_*` folders
-//! (`--corpus DIR`, else `$CTXKIT_CORPUS`, else `/work/shared/corpus/raw`; sub-agent files
-//! are not replayed). Costs are input cost in units of one uncached input token (a cache write
+//! A Codex CLI rollout (a `rollout-*.jsonl` file) goes the same way through `POST
+//! /v1/responses`, its calls rebuilt by `proxy_replay/codex.rs`, its requests checked by the
+//! core's Responses validator; it records no usage, so its row has no recorded cost.
+//!
+//! Without files it reads every `*.jsonl` directly in the corpus's `claude-code_*` and
+//! `codex_*` folders (`--corpus DIR`, else `$CTXKIT_CORPUS`, else `/work/shared/corpus/raw`;
+//! sub-agent files are not replayed). Costs are input cost in units of one uncached input token (a cache write
 //! 1.25, a read 0.1). The process exits 1 when a request failed validation or an answer was
 //! not byte-identical.
 
@@ -27,6 +31,8 @@
 mod bill;
 #[path = "proxy_replay/calls.rs"]
 mod calls;
+#[path = "proxy_replay/codex.rs"]
+mod codex;
 #[path = "proxy_replay/replay.rs"]
 mod replay;
 #[path = "proxy_replay/sse.rs"]
@@ -75,16 +81,14 @@ fn options() -> Result<Options, String> {
     })
 }
 
-/// The main-session transcripts of the corpus's Claude Code folders, sorted.
+/// The main-session transcripts of the corpus's Claude Code folders and the Codex rollouts of
+/// its Codex folders, sorted.
 fn corpus_files(corpus: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let folders = std::fs::read_dir(corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
     for folder in folders.flatten() {
-        if !folder
-            .file_name()
-            .to_string_lossy()
-            .starts_with("claude-code_")
-        {
+        let name = folder.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("claude-code_") && !name.starts_with("codex_") {
             continue;
         }
         for file in std::fs::read_dir(folder.path())

@@ -1,4 +1,5 @@
-//! Anthropic requests billed by the lab's cache simulator: each system block and each content
+//! Anthropic (and OpenAI Responses: `responses_blocks`) requests billed by the lab's cache
+//! simulator. An Anthropic request: each system block and each content
 //! block of each message is one cache block (fingerprinted without its cache mark, so moving a
 //! mark does not change the prefix), a `cache_control` mark is a breakpoint, and a block's
 //! tokens are the core's estimate of what it says. The agent's own requests and the proxy's are
@@ -48,6 +49,9 @@ pub fn bill(requests: &[(&Value, Option<i64>)], pricing: &ModelPricing, warm_sta
 
 /// The request's cache blocks and breakpoints.
 fn blocks(request: &Value) -> CacheRequest {
+    if let Some(input) = request.get("input") {
+        return responses_blocks(request, input);
+    }
     let mut out = CacheRequest::default();
     let mut push = |role: &str, block: &Value| {
         if block.get("cache_control").is_some() {
@@ -71,6 +75,32 @@ fn blocks(request: &Value) -> CacheRequest {
     {
         let role = message.get("role").and_then(Value::as_str).unwrap_or("");
         for_each_block(message.get("content"), |block| push(role, block));
+    }
+    out.stable_blocks = out.blocks.len();
+    out
+}
+
+/// A Responses request's cache blocks: its `instructions`, then each input item, with no
+/// breakpoint (OpenAI caches the longest repeated prefix by itself). An item's tokens are the
+/// estimate of its JSON without `encrypted_content` (the reasoning the API bills is not in the
+/// rollout), the same reading for the agent's requests and the proxy's.
+fn responses_blocks(request: &Value, input: &Value) -> CacheRequest {
+    let mut out = CacheRequest::default();
+    if let Some(text) = request.get("instructions").and_then(Value::as_str) {
+        out.blocks.push(Block {
+            hash: fingerprint(&format!("instructions\u{0}{text}")),
+            tokens: estimate_text(text, ModelFamily::OpenAi) + 4,
+        });
+    }
+    for item in input.as_array().into_iter().flatten() {
+        let mut said = item.clone();
+        if let Some(object) = said.as_object_mut() {
+            object.remove("encrypted_content");
+        }
+        out.blocks.push(Block {
+            hash: fingerprint(&item.to_string()),
+            tokens: estimate_text(&said.to_string(), ModelFamily::OpenAi) + 4,
+        });
     }
     out.stable_blocks = out.blocks.len();
     out

@@ -32,6 +32,8 @@ pub struct Transcript {
     pub warm_start: bool,
     /// The prices of the transcript's model (as `ctxkit cost`: else claude-sonnet-4-5's).
     pub pricing: ModelPricing,
+    /// Whether the calls are OpenAI Responses requests (a Codex rollout), not Anthropic's.
+    pub responses: bool,
 }
 
 /// Reads `text` (a Claude Code `.jsonl`) into its calls.
@@ -79,6 +81,7 @@ pub fn read(text: &str, streaming: bool) -> Result<Transcript, String> {
             .find_map(|call| call.usage)
             .is_some_and(|usage| usage.cache_read > 0),
         pricing,
+        responses: false,
     })
 }
 

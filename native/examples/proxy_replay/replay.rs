@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use ctxkit::core::tokens::ModelFamily;
-use ctxkit::core::wire::validate_anthropic;
+use ctxkit::core::wire::{validate_anthropic, validate_responses, Violation};
 use ctxkit::proxy::sessions::engine_config;
 use ctxkit::proxy::{Proxy, ProxyConfig};
 use ctxkit::Engine;
@@ -66,12 +66,24 @@ impl Row {
 /// streamed when `streaming`.
 pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let transcript = read(&text, streaming)?;
+    let codex = file
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
+    let transcript = if codex {
+        crate::codex::read(&text, streaming)?
+    } else {
+        read(&text, streaming)?
+    };
     let answers = transcript.calls.iter().map(|c| c.answer.clone()).collect();
     let (upstream_url, received) = upstream::start(answers, streaming)?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let db = dir.path().join(".ctxkit/ctxkit.db");
-    let config = engine_config(window, ModelFamily::Claude);
+    let family = if transcript.responses {
+        ModelFamily::OpenAi
+    } else {
+        ModelFamily::Claude
+    };
+    let config = engine_config(window, family);
     let engine = Engine::open(&db, dir.path(), config.clone()).map_err(|e| e.to_string())?;
     let proxy = Proxy::bind(
         ProxyConfig {
@@ -79,13 +91,18 @@ pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
             upstream: upstream_url,
             token: None,
             max_body_bytes: 1 << 30,
-            family: ModelFamily::Claude,
+            family,
             upstream_timeout: Duration::from_secs(60),
         },
         engine,
     )?;
+    let path = if transcript.responses {
+        "/v1/responses"
+    } else {
+        "/v1/messages"
+    };
     let url = format!(
-        "http://{}/v1/messages",
+        "http://{}{path}",
         proxy.local_addr().map_err(|e| e.to_string())?
     );
     std::thread::spawn(move || proxy.serve());
@@ -114,16 +131,31 @@ pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
     Ok(row)
 }
 
+/// The request's violations by its API's validator.
+fn validate(transcript: &Transcript, request: &Value) -> Vec<Violation> {
+    if transcript.responses {
+        validate_responses(request)
+    } else {
+        validate_anthropic(request)
+    }
+}
+
 fn name(file: &Path) -> String {
     let folder = file
         .parent()
         .and_then(Path::file_name)
         .map(|f| f.to_string_lossy().replace("claude-code_", ""))
         .unwrap_or_default();
+    // A Codex rollout (`rollout-<time>-<id>`) is named by its id's last part.
     let stem = file
         .file_stem()
-        .map(|s| s.to_string_lossy().chars().take(8).collect::<String>())
+        .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let stem = match stem.strip_prefix("rollout-") {
+        Some(rest) => rest.rsplit('-').next().unwrap_or_default(),
+        None => stem.as_str(),
+    };
+    let stem: String = stem.chars().take(8).collect();
     format!("{folder}/{stem}")
 }
 
@@ -140,6 +172,7 @@ fn send_all(url: &str, calls: &[Call], row: &mut Row) -> Result<Vec<Option<Vec<u
             .post(url)
             .header("content-type", "application/json")
             .header("x-api-key", "sk-ant-replay")
+            .header("authorization", "Bearer sk-replay")
             .header("anthropic-version", "2023-06-01")
             .send(call.request.to_string().as_bytes())
             .map_err(|e| e.to_string())?;
@@ -189,7 +222,7 @@ fn bill_both(transcript: &Transcript, bodies: &[Vec<u8>], row: &mut Row) {
     // The agent's own requests go through the same validator: a failure there would be this
     // program's reconstruction, not the proxy (reported, not counted in the proxy's column).
     for (index, call) in transcript.calls.iter().enumerate() {
-        if let Some(first) = validate_anthropic(&call.request).first() {
+        if let Some(first) = validate(transcript, &call.request).first() {
             row.problems.push(format!(
                 "the agent's own request {index} does not validate: {first}"
             ));
@@ -207,7 +240,7 @@ fn bill_both(transcript: &Transcript, bodies: &[Vec<u8>], row: &mut Row) {
         .map(|body| serde_json::from_slice(body).unwrap_or(Value::Null))
         .collect();
     for (index, request) in parsed.iter().enumerate() {
-        let violations = validate_anthropic(request);
+        let violations = validate(transcript, request);
         if !violations.is_empty() {
             row.invalid += 1;
             if row.invalid <= 3 {

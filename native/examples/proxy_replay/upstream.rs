@@ -1,5 +1,6 @@
-//! The fake Anthropic upstream on loopback (std::net only): it answers its `n`-th request with
-//! the `n`-th recorded answer and keeps every request body it received.
+//! The fake upstream (Anthropic or OpenAI Responses answers) on loopback (std::net only): it
+//! answers its `n`-th request with the `n`-th recorded answer and keeps every request body it
+//! received.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

@@ -10,16 +10,14 @@
 //! the core cannot read is refused when it is read (every new message is, before anything is
 //! stored).
 
-use std::fmt;
-
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
 use ctxkit_core::wire::breakpoints::MAX_BREAKPOINTS;
 use ctxkit_core::wire::{from_anthropic, from_anthropic_message, WireFormat};
 use ctxkit_core::{Content, Message, Role};
-use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::body::{body_with_messages, field, split_body, Fields};
 use super::sessions::AgentTurn;
 use crate::engine::TurnResult;
 
@@ -28,7 +26,7 @@ use crate::engine::TurnResult;
 pub struct AgentRequest {
     /// The top-level fields in the agent's order, each exactly as sent (but `messages`'s
     /// value, which the view replaces).
-    fields: Vec<(String, Box<RawValue>)>,
+    fields: Fields,
     /// The conversation's wire messages (without the system prompt), each exactly as sent:
     /// read one by one ([`read_wire_message`]) only where needed.
     pub messages: Vec<Box<RawValue>>,
@@ -41,48 +39,6 @@ pub struct AgentRequest {
     /// How many `cache_control` marks the agent's `system` and `tools` carry (they reach the
     /// upstream as they are, so the view's own marks make up the rest of the provider's four).
     pub agent_cache_marks: usize,
-}
-
-/// The top-level fields of a JSON object, in order, values unparsed; `messages` split into its
-/// raw messages in the same pass (its place among the fields kept with a `null`: the view
-/// replaces it), so a long history is scanned once.
-struct Fields {
-    fields: Vec<(String, Box<RawValue>)>,
-    messages: Option<Vec<Box<RawValue>>>,
-}
-
-/// What a `messages` that is not an array is refused with (and how its error is told apart).
-const NOT_AN_ARRAY: &str = "messages: expected an array of messages";
-
-impl<'de> serde::Deserialize<'de> for Fields {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Ordered;
-        impl<'de> Visitor<'de> for Ordered {
-            type Value = Fields;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-                let mut fields = Vec::new();
-                let mut messages = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "messages" {
-                        let raw = map.next_value::<Vec<Box<RawValue>>>().map_err(|error| {
-                            serde::de::Error::custom(format_args!("{NOT_AN_ARRAY} ({error})"))
-                        })?;
-                        messages = Some(raw);
-                        let placeholder = RawValue::from_string("null".to_owned())
-                            .map_err(serde::de::Error::custom)?;
-                        fields.push((key, placeholder));
-                    } else {
-                        fields.push((key, map.next_value::<Box<RawValue>>()?));
-                    }
-                }
-                Ok(Fields { fields, messages })
-            }
-        }
-        deserializer.deserialize_map(Ordered)
-    }
 }
 
 impl AgentRequest {
@@ -119,56 +75,6 @@ impl AgentRequest {
     pub fn upstream_body(&self, view: &Value) -> Vec<u8> {
         body_with_messages(&self.fields, view.to_string().as_bytes())
     }
-}
-
-/// A request body's top-level fields in order, each exactly as sent (`messages`'s value a
-/// `null` placeholder), and its `messages` split into raw messages, not parsed: a request
-/// re-sends the whole history, and only the new messages (and two held ones, to match) are
-/// read. A body that is not a JSON object, has no `messages` array or an empty one is refused.
-pub(super) fn split_body(body: &[u8]) -> Result<RawBody, String> {
-    let Fields { fields, messages } =
-        serde_json::from_slice(body).map_err(|error| match error.to_string() {
-            text if text.starts_with(NOT_AN_ARRAY) => text,
-            text => format!("the body is not a JSON object: {text}"),
-        })?;
-    let messages = messages.ok_or("the body has no `messages` field")?;
-    if messages.is_empty() {
-        return Err("messages: empty; a request needs at least one message".to_owned());
-    }
-    Ok((fields, messages))
-}
-
-/// A body's fields and its raw messages ([`split_body`]).
-pub(super) type RawBody = (Vec<(String, Box<RawValue>)>, Vec<Box<RawValue>>);
-
-/// The raw value of the top-level field `name`.
-pub(super) fn field<'a>(fields: &'a [(String, Box<RawValue>)], name: &str) -> Option<&'a str> {
-    fields
-        .iter()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.get())
-}
-
-/// The body for the upstream: `fields` byte for byte, in order, with `messages`'s value
-/// replaced by `messages` (a JSON array, written by the caller).
-pub(super) fn body_with_messages(fields: &[(String, Box<RawValue>)], messages: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4096 + messages.len());
-    out.push(b'{');
-    for (index, (key, value)) in fields.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        // A key re-encoded is the same key; serde_json escapes it as JSON requires.
-        out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
-        out.push(b':');
-        if key == "messages" {
-            out.extend_from_slice(messages);
-        } else {
-            out.extend_from_slice(value.get().as_bytes());
-        }
-    }
-    out.push(b'}');
-    out
 }
 
 impl AgentTurn for AgentRequest {
@@ -309,31 +215,4 @@ pub fn answer_messages(content: &Value) -> Result<Vec<Message>, String> {
 pub(super) fn says_something(message: &Message) -> bool {
     !message.tool_calls.is_empty()
         || !matches!(&message.content, Content::Text(text) if text.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_are_split_in_place_and_refused_when_not_an_array() {
-        let body = br#"{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"user","content":[]}],"system":"s"}"#;
-        let request = AgentRequest::parse(body, ModelFamily::Claude).unwrap();
-        let raw: Vec<&str> = request.messages.iter().map(|m| m.get()).collect();
-        assert_eq!(
-            raw,
-            [
-                r#"{"role":"user","content":"hi"}"#,
-                r#"{"role":"user","content":[]}"#
-            ]
-        );
-        let upstream = request.upstream_body(&serde_json::json!([]));
-        assert_eq!(upstream, br#"{"model":"m","messages":[],"system":"s"}"#);
-        let refused = AgentRequest::parse(br#"{"messages":"hi"}"#, ModelFamily::Claude);
-        assert!(refused.unwrap_err().starts_with(NOT_AN_ARRAY));
-        let refused = AgentRequest::parse(b"{not json", ModelFamily::Claude);
-        assert!(refused
-            .unwrap_err()
-            .starts_with("the body is not a JSON object"));
-    }
 }

@@ -24,7 +24,8 @@ use ctxkit_core::{Content, Message, Role};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::anthropic::{body_with_messages, field, says_something, split_body};
+use super::anthropic::says_something;
+use super::body::{body_with_messages, field, split_body, Fields};
 use super::sessions::AgentTurn;
 use crate::engine::TurnResult;
 
@@ -36,7 +37,7 @@ pub(crate) const PATH: &str = "/v1/chat/completions";
 pub struct ChatRequest {
     /// The top-level fields in the agent's order, each exactly as sent (but `messages`'s
     /// value, which the agent's system messages and the view replace).
-    fields: Vec<(String, Box<RawValue>)>,
+    fields: Fields,
     /// The agent's leading `system` and `developer` messages, each exactly as sent.
     system: Vec<Box<RawValue>>,
     /// The conversation's wire messages after them, each exactly as sent.

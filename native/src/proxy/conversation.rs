@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 
 use ctxkit_core::text::fingerprint;
-use ctxkit_core::{Content, Message, Part};
+use ctxkit_core::{Content, Message, Part, Provider};
 
 /// What a request is, against the held sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +141,8 @@ fn chain_step(previous: u64, message: &Message) -> u64 {
 }
 
 /// What a message says, as one string: its role, text, tool calls and result, and the blocks
-/// ctxkit does not model; without thinking (an agent may drop it when re-sending) and with
+/// ctxkit does not model; without thinking (Anthropic's, or a Responses `reasoning` item: an
+/// agent may drop it or its ids when re-sending) and with
 /// consecutive text parts read as one text (a string and one text block are the same).
 fn meaning(message: &Message) -> String {
     let mut out = format!("{:?}\u{0}", message.role);
@@ -152,6 +153,13 @@ fn meaning(message: &Message) -> String {
                 match part {
                     Part::Text { text } => out.push_str(text),
                     Part::Thinking { .. } => {}
+                    // A Responses `reasoning` item is the model's thinking too: its `id` and
+                    // `status` are in the response and not in what an agent re-sends (Codex
+                    // drops them), so its form would not match.
+                    Part::Opaque {
+                        provider: Provider::Responses,
+                        block,
+                    } if block.get("type").and_then(|kind| kind.as_str()) == Some("reasoning") => {}
                     other => {
                         out.push('\u{1}');
                         out.push_str(&serde_json::to_string(other).unwrap_or_default());
@@ -241,5 +249,25 @@ mod tests {
             ..Message::user("")
         };
         assert_eq!(chain(&[plain]), chain(&[block]));
+    }
+
+    #[test]
+    fn a_reasoning_item_re_sent_without_its_id_means_the_same() {
+        let read = |items: serde_json::Value| ctxkit_core::wire::from_responses(&items).unwrap();
+        let given = read(serde_json::json!([
+            {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "e"},
+            {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "done", "annotations": []}]}
+        ]));
+        let re_sent = read(serde_json::json!([
+            {"type": "reasoning", "summary": [], "content": null, "encrypted_content": "e"},
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}
+        ]));
+        assert_ne!(given, re_sent);
+        assert_eq!(chain(&given), chain(&re_sent));
+        let other = read(serde_json::json!([{"type": "message", "role": "assistant",
+                                               "content": "other"}]));
+        assert_ne!(chain(&given), chain(&other));
     }
 }

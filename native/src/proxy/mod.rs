@@ -4,11 +4,12 @@
 //! forwarded to the real provider with ctxkit's compacted view in place of the agent's `messages`; the provider's
 //! answer goes back to the agent byte for byte, and its assistant message is recorded.
 //!
-//! One concept per file: [`http`] the agent-facing HTTP, [`anthropic`] and [`chat`] the
-//! request read and rewritten (Anthropic Messages, OpenAI Chat Completions),
-//! [`conversation`] the rule for which conversation a request continues, [`held`] what each
-//! session holds of the agent's wire messages, [`sessions`] those rules over the engine,
-//! [`sse`] and `chat_answer` an answer reassembled, [`answer`] the answer kept in the log,
+//! One concept per file: [`http`] the agent-facing HTTP, `body` a request body's fields kept
+//! raw, [`anthropic`], [`chat`] and [`responses`] the request read and rewritten (Anthropic
+//! Messages, OpenAI Chat Completions, OpenAI Responses), [`conversation`] the rule for which
+//! conversation a request continues, [`held`] what each session holds of the agent's wire
+//! messages, [`sessions`] those rules over the engine, [`sse`], `chat_answer` and
+//! `responses_answer` an answer reassembled, [`answer`] the answer kept in the log,
 //! [`upstream`] the forwarding, [`server`] the accept loop and one request's path.
 //!
 //! Guarantees (each file says its own): loopback only unless a token is configured (then
@@ -18,11 +19,14 @@
 
 pub mod answer;
 pub mod anthropic;
+pub(crate) mod body;
 pub mod chat;
 pub(crate) mod chat_answer;
 pub mod conversation;
 pub mod held;
 pub mod http;
+pub mod responses;
+pub(crate) mod responses_answer;
 pub mod server;
 pub mod sessions;
 pub mod sse;

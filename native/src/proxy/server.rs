@@ -4,10 +4,12 @@
 //! Guarantees: [`Proxy::bind`] refuses a non-loopback address without a token, and an
 //! upstream URL with credentials, a query or a scheme other than http(s); with a token, a
 //! request without the same `x-ctxkit-token` is refused (401) before its body is looked at.
-//! `POST /v1/messages` (Anthropic Messages) and `POST /v1/chat/completions` (OpenAI Chat
-//! Completions) are rewritten, by the same path over their own readers ([`AgentTurn`],
-//! [`AnswerReader`]); `POST /v1/messages/count_tokens` is passed through untouched; every other
-//! path is a 404 naming it. The engine is used under one lock, held to match and record a
+//! `POST /v1/messages` (Anthropic Messages), `POST /v1/chat/completions` (OpenAI Chat
+//! Completions) and `POST /v1/responses` (OpenAI Responses) are rewritten, by the same path
+//! over their own readers ([`AgentTurn`], [`AnswerReader`]); a Responses request naming
+//! server-side state (`previous_response_id`, `conversation`), `POST
+//! /v1/messages/count_tokens`, `/v1/responses/input_tokens` and `/v1/responses/compact` are
+//! passed through untouched, storing nothing; every other path is a 404 naming it. The engine is used under one lock, held to match and record a
 //! request and to record an answer, never while the upstream answers, so one slow model call
 //! does not hold up other conversations. The log line per request
 //! names the session, the counts and the status, never a header.
@@ -22,6 +24,8 @@ use super::anthropic::AgentRequest;
 use super::chat::{self, ChatRequest};
 use super::chat_answer::ChatAnswer;
 use super::http::{read_request, write_refusal, Refusal, Request};
+use super::responses::{self, ResponsesBody, ResponsesRequest};
+use super::responses_answer::ResponsesAnswer;
 use super::sessions::{valid_key, AgentTurn, Conversations, MAX_KEY_CHARS};
 use super::upstream::{agent, forward, Unobserved};
 use crate::engine::Engine;
@@ -213,30 +217,70 @@ fn route(
                 Box::<ChatAnswer>::default(),
             )
         }
-        ("POST", "/v1/messages/count_tokens") => {
-            let url = format!("{}{}", shared.config.upstream, request.path);
-            forward(
-                &shared.agent,
-                &url,
-                &request.headers,
-                &request.body,
+        ("POST", responses::PATH) => {
+            let parsed = match ResponsesRequest::parse(&request.body, shared.config.family) {
+                Ok(ResponsesBody::Turn(parsed)) => parsed,
+                Ok(ResponsesBody::Stateful) => return untouched(shared, request, out),
+                Err(problem) => {
+                    return Err(Refusal::new(
+                        400,
+                        format!("POST {}: {problem}", responses::PATH),
+                    ))
+                }
+            };
+            let body = |view: &serde_json::Value| parsed.upstream_body(view);
+            rewritten(
+                shared,
+                request,
                 out,
-                &mut Unobserved,
-            )?;
-            Ok(())
+                &parsed,
+                &body,
+                Box::<ResponsesAnswer>::default(),
+            )
         }
-        (_, "/v1/messages" | "/v1/messages/count_tokens" | chat::PATH) => Err(Refusal::new(
-            405,
-            format!("{path} takes POST, not {}", request.method),
-        )),
+        ("POST", path) if PASSED_THROUGH.contains(&path) => untouched(shared, request, out),
+        (_, path) if REWRITTEN.contains(&path) || PASSED_THROUGH.contains(&path) => Err(
+            Refusal::new(405, format!("{path} takes POST, not {}", request.method)),
+        ),
         _ => Err(Refusal::new(
             404,
             format!(
                 "{path}: not served; ctxkit proxy serves POST /v1/messages (Anthropic \
-                 Messages) and POST /v1/chat/completions (OpenAI Chat Completions) so far"
+                 Messages), POST /v1/chat/completions (OpenAI Chat Completions) and POST \
+                 /v1/responses (OpenAI Responses)"
             ),
         )),
     }
+}
+
+/// The paths whose requests are rewritten.
+const REWRITTEN: [&str; 3] = ["/v1/messages", chat::PATH, responses::PATH];
+
+/// The paths passed through untouched (the agent's full history counted or compacted by the
+/// provider, as without the proxy).
+const PASSED_THROUGH: [&str; 3] = [
+    "/v1/messages/count_tokens",
+    "/v1/responses/input_tokens",
+    "/v1/responses/compact",
+];
+
+/// A request forwarded as the agent sent it, its answer passed back; nothing is stored.
+fn untouched(shared: &Shared, request: &Request, out: &mut TcpStream) -> Result<(), Refusal> {
+    let url = format!("{}{}", shared.config.upstream, request.path);
+    let passed = forward(
+        &shared.agent,
+        &url,
+        &request.headers,
+        &request.body,
+        out,
+        &mut Unobserved,
+    )?;
+    eprintln!(
+        "ctxkit proxy: {} passed through untouched -> {}",
+        request.path.split('?').next().unwrap_or_default(),
+        passed.status
+    );
+    Ok(())
 }
 
 /// A request of a rewritten API, read as `parsed`: matched, recorded, forwarded with ctxkit's

@@ -60,6 +60,7 @@ mod pg_tls;
 mod proxy_anthropic;
 mod proxy_chat;
 mod proxy_conversations;
+mod proxy_responses;
 mod proxy_security;
 mod proxy_work;
 mod readme_cli;

@@ -98,7 +98,7 @@ fn the_command_serves_and_never_logs_the_key() {
 fn malformed_unknown_or_oversized_requests_get_a_clear_4xx_and_store_nothing() {
     let upstream = LoopbackServer::start(|_, index| Reply::ok(answer_json(index)));
     let proxy = start_proxy_with(&upstream.base_url, WINDOW, None, 4_096);
-    let cases: [(&str, String, u16, &str); 7] = [
+    let cases: [(&str, String, u16, &str); 8] = [
         ("/v1/messages", "{not json".into(), 400, "not a JSON object"),
         (
             "/v1/messages",
@@ -119,11 +119,12 @@ fn malformed_unknown_or_oversized_requests_get_a_clear_4xx_and_store_nothing() {
             400,
             "empty",
         ),
+        ("/v1/responses", r#"{"input":[]}"#.into(), 400, "empty"),
         (
-            "/v1/responses",
-            r#"{"input":[]}"#.into(),
+            "/v1/embeddings",
+            r#"{"input":"hi"}"#.into(),
             404,
-            "/v1/responses",
+            "/v1/embeddings",
         ),
         (
             "/v1/messages",

@@ -9,6 +9,7 @@ pub mod probe_rows;
 pub mod project;
 pub mod provider_compaction;
 pub mod proxy;
+pub mod responses;
 pub mod steady_dir;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -41,6 +41,44 @@ mod write;
 pub use read::from_responses;
 pub use write::to_responses;
 
+/// An input's items split as an agent re-sends its conversation (what a shell matching it
+/// against a log counts as one message): each item on the user's side (a
+/// user, system or developer message, a tool's output) alone, and each run of assistant-side
+/// items in a row (`reasoning`, assistant `message`s, calls: one model answer's output) as one.
+/// So one response's `output`, re-sent by the agent in its next `input`, is one run, read by
+/// [`from_responses`] into the same messages as the response was. Only each item's `type` and
+/// `role` are looked at (a shell may pass items holding just those).
+///
+/// ```
+/// use ctxkit_core::wire::responses_turns;
+/// let input = serde_json::json!([
+///     {"role": "user", "content": "hi"},
+///     {"type": "reasoning", "summary": []},
+///     {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+///     {"type": "function_call_output", "call_id": "c1", "output": "a.txt"},
+///     {"type": "message", "role": "assistant", "content": "done"}
+/// ]);
+/// assert_eq!(responses_turns(input.as_array().unwrap()), vec![0..1, 1..3, 3..4, 4..5]);
+/// ```
+pub fn responses_turns(items: &[serde_json::Value]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut run_start = None;
+    for (index, item) in items.iter().enumerate() {
+        if is_user_side(item) {
+            if let Some(start) = run_start.take() {
+                runs.push(start..index);
+            }
+            runs.push(index..index + 1);
+        } else if run_start.is_none() {
+            run_start = Some(index);
+        }
+    }
+    if let Some(start) = run_start {
+        runs.push(start..items.len());
+    }
+    runs
+}
+
 /// The content part types of a Responses message (anything else in `content` is an error for
 /// the API; in a model message, an opaque part of another type is an item of its own).
 pub(crate) const CONTENT_PART_TYPES: [&str; 7] = [
