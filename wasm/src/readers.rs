@@ -21,8 +21,14 @@
 //! Guarantees: no panics; a failed field leaves its default in place only until the error is
 //! returned, never in a value handed back.
 
-use ctxkit_core::compaction::{Policy, SummaryRequest, ViewStats};
+use ctxkit_core::compaction::{
+    Budget, ClearPolicy, Policy, RestoreLimits, SummaryRequest, ViewStats,
+};
+use ctxkit_core::memory::NudgePolicy;
+use ctxkit_core::prompt::{OffloadGuidance, PromptParts};
+use ctxkit_core::text::TranscriptLimits;
 use ctxkit_core::CoreError;
+use ctxkit_core::Session;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -189,6 +195,132 @@ pub(crate) fn summary_request(value: Value, at: &str) -> Result<SummaryRequest> 
     f.finish().map(|()| request)
 }
 
+/// A reader of a `#[serde(default, deny_unknown_fields)]` struct whose serde names are its
+/// field names: `$read(value, at)`; an absent field is the default's, a field given as
+/// `field => reader` is read by that reader (a hand-written one), the others with `decode`.
+/// The struct literal names every field, so a field added to the type and not here does not
+/// compile.
+macro_rules! defaulted {
+    ($(#[$doc:meta])* $read:ident, $ty:ident, [$($field:ident $(=> $with:expr)?),+ $(,)?]) => {
+        $(#[$doc])*
+        pub(crate) fn $read(value: Value, at: &str) -> Result<$ty> {
+            let mut f = Fields::of(value, at)?;
+            let d = $ty::default();
+            let read = $ty { $($field: defaulted!(@field f, d, $field $(, $with)?)),+ };
+            f.finish_denying(&[$(stringify!($field)),+]).map(|()| read)
+        }
+    };
+    (@field $f:ident, $d:ident, $field:ident) => {
+        $f.or(stringify!($field), $d.$field)
+    };
+    (@field $f:ident, $d:ident, $field:ident, $with:expr) => {
+        $f.get_with(stringify!($field), $with).unwrap_or($d.$field)
+    };
+}
+
+defaulted!(
+    /// A `NudgePolicy`.
+    nudge_policy,
+    NudgePolicy,
+    [
+        memory_every_turns,
+        stall_after_turns,
+        progress_tools,
+        memory_tools,
+        agent_tools,
+        memory_text,
+        stall_text,
+    ]
+);
+defaulted!(
+    /// A `ClearPolicy`.
+    clear_policy,
+    ClearPolicy,
+    [keep_last_exchanges, batch_exchanges, exclude_tools, min_bytes]
+);
+defaulted!(
+    /// A `TranscriptLimits`.
+    transcript_limits,
+    TranscriptLimits,
+    [
+        per_tool_output_bytes,
+        per_tool_call_bytes,
+        per_message_bytes,
+        total_bytes,
+    ]
+);
+defaulted!(
+    /// A `RestoreLimits`.
+    restore_limits,
+    RestoreLimits,
+    [max_files, per_file_tokens, share_percent, max_tokens]
+);
+defaulted!(
+    /// A `Budget` (before the window's defaults: `crate::view` fills them in the JSON first).
+    budget,
+    Budget,
+    [
+        context_window,
+        output_reserve,
+        tool_schema_tokens,
+        safety_margin,
+        trigger_percent,
+        low_water_percent,
+        cost_trigger_tokens,
+        cost_low_water_tokens,
+    ]
+);
+
+defaulted!(
+    /// The state of `Engine.fromJSON`, a `Session` (checked by the caller).
+    session,
+    Session,
+    [
+        family,
+        entries,
+        checkpoints,
+        nudge_state,
+        usage_anchor,
+        refused_usage,
+        summarizer_breaker,
+        frozen_prompt,
+    ]
+);
+
+defaulted!(
+    /// An `OffloadGuidance`.
+    offload_guidance,
+    OffloadGuidance,
+    [folder, paging_tool, offset_param, limit_param]
+);
+defaulted!(
+    /// A `PromptParts`.
+    prompt_parts,
+    PromptParts,
+    [
+        base,
+        working_directory,
+        date,
+        agents_md,
+        agents_md_max_bytes,
+        skills,
+        todo_guidance,
+        offload_guidance => optional(offload_guidance),
+        history_guidance,
+        memory_precis,
+    ]
+);
+
+/// `read` for an `Option`: null is `None`, as serde reads an `Option` field.
+pub(crate) fn optional<T>(
+    read: fn(Value, &str) -> Result<T>,
+) -> impl FnOnce(Value, &str) -> Result<Option<T>> {
+    move |value, at| match value {
+        Value::Null => Ok(None),
+        value => read(value, at).map(Some),
+    }
+}
+
 /// The fields of `Policy`, in declaration order (serde's list, for the unknown-field error).
 const POLICY_FIELDS: &[&str] = &[
     "family",
@@ -218,16 +350,22 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
         keep_last_messages: f.or("keep_last_messages", d.keep_last_messages),
         max_summary_tokens: f.or("max_summary_tokens", d.max_summary_tokens),
         summary_share_percent: f.or("summary_share_percent", d.summary_share_percent),
-        transcript: f.or("transcript", d.transcript),
+        transcript: f
+            .get_with("transcript", transcript_limits)
+            .unwrap_or(d.transcript),
         extractive: f.or("extractive", d.extractive),
-        clear_tool_results: f.or("clear_tool_results", d.clear_tool_results),
-        nudges: f.or("nudges", d.nudges),
+        clear_tool_results: f
+            .get_with("clear_tool_results", optional(clear_policy))
+            .unwrap_or(d.clear_tool_results),
+        nudges: f.get_with("nudges", nudge_policy).unwrap_or(d.nudges),
         summary_mode: f.or("summary_mode", d.summary_mode),
         background_percent: f.or("background_percent", d.background_percent),
         cold_trigger_percent: f.or("cold_trigger_percent", d.cold_trigger_percent),
         idle_trigger_percent: f.or("idle_trigger_percent", d.idle_trigger_percent),
         idle_margin_percent: f.or("idle_margin_percent", d.idle_margin_percent),
-        restore: f.or("restore", d.restore),
+        restore: f
+            .get_with("restore", optional(restore_limits))
+            .unwrap_or(d.restore),
     };
     f.finish_denying(POLICY_FIELDS).map(|()| policy)
 }
@@ -245,122 +383,4 @@ pub(crate) fn same<T: DeserializeOwned + PartialEq + std::fmt::Debug>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// The keys of the object `value` (none for another value).
-    fn keys(value: &Value) -> Vec<String> {
-        value
-            .as_object()
-            .map(|fields| fields.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    fn stats() -> Value {
-        serde_json::to_value(ViewStats::default()).unwrap_or_default()
-    }
-
-    /// `base` with `key` set to `value` (removed when `value` is `None`).
-    fn with(base: &Value, key: &str, value: Option<Value>) -> Value {
-        let mut base = base.clone();
-        if let Value::Object(fields) = &mut base {
-            match value {
-                Some(value) => fields.insert(key.to_owned(), value),
-                None => fields.remove(key),
-            };
-        }
-        base
-    }
-
-    #[test]
-    fn view_stats_reads_as_derived() {
-        let base = stats();
-        same(view_stats, base.clone());
-        same(view_stats, json!({}));
-        same(view_stats, json!({"fits": true, "system_tokens": "ten"}));
-        same(
-            view_stats,
-            json!({"zeta": 1, "budget_tokens": -1, "fits": 3}),
-        );
-        for kind in [
-            json!(7),
-            json!(-2),
-            json!(1.5),
-            json!("s"),
-            json!(null),
-            json!(true),
-        ] {
-            same(view_stats, kind);
-        }
-        let keys = keys(&base);
-        assert!(!keys.is_empty(), "{base}");
-        for key in &keys {
-            same(view_stats, with(&base, key, None));
-            same(view_stats, with(&base, key, Some(json!("bad"))));
-            same(view_stats, with(&base, key, Some(json!(null))));
-            same(view_stats, with(&base, key, Some(json!({"nested": [1]}))));
-        }
-        let nested = with(&base, "repair", Some(json!({"dropped_results": "x"})));
-        same(view_stats, with(&nested, "tier", Some(json!("fits"))));
-        same(view_stats, with(&base, "tier", Some(json!("nope"))));
-        same(view_stats, with(&base, "unknown", Some(json!(1))));
-    }
-
-    #[test]
-    fn summary_request_reads_as_derived() {
-        let base = json!({
-            "after_seq": 3, "through_seq": 9, "messages": 6, "covered_tokens": 900,
-            "previous_summary": null, "system": "s", "prompt": "p", "max_summary_tokens": 100,
-            "max_output_tokens": 200, "turn": 2, "active_tasks": "t", "restore": "r",
-            "pinned": [], "answer_tag": "summary",
-            "cache_safe_messages": [{"role": "user", "content": "hi"}]
-        });
-        same(summary_request, base.clone());
-        same(summary_request, json!({}));
-        // The one difference: an array is not read as the fields in declaration order.
-        assert_eq!(
-            summary_request(json!([]), "x").map_err(|error| error.to_string()),
-            Err("x: invalid type: sequence, expected an object".to_owned())
-        );
-        let keys = keys(&base);
-        assert!(!keys.is_empty(), "{base}");
-        for key in &keys {
-            same(summary_request, with(&base, key, None));
-            same(summary_request, with(&base, key, Some(json!(-1))));
-            same(summary_request, with(&base, key, Some(json!(null))));
-        }
-        same(
-            summary_request,
-            with(
-                &base,
-                "cache_safe_messages",
-                Some(json!([{"role": "user"}])),
-            ),
-        );
-        same(
-            summary_request,
-            with(&base, "pinned", Some(json!([{"x": 1}]))),
-        );
-    }
-
-    #[test]
-    fn policy_reads_as_derived() {
-        let base = serde_json::to_value(Policy::default()).unwrap_or_default();
-        same(policy, base.clone());
-        same(policy, json!({}));
-        same(policy, json!(3));
-        same(policy, json!({"nudges": {"memory_every_turns": "ten"}}));
-        same(policy, json!({"zz": 1, "family": "nope"}));
-        same(policy, json!({"aa": 1, "family": "nope"}));
-        same(policy, json!({"background_percent": null, "restore": null}));
-        let keys = keys(&base);
-        assert!(!keys.is_empty(), "{base}");
-        for key in &keys {
-            same(policy, with(&base, key, None));
-            same(policy, with(&base, key, Some(json!("bad"))));
-            same(policy, with(&base, key, Some(json!(null))));
-            same(policy, with(&base, key, Some(json!({"nested": 1}))));
-        }
-    }
-}
+mod tests;

@@ -32,7 +32,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::convert::{expected, set, to_js, Result};
-use crate::readers::{policy, Fields};
+use crate::readers::{budget, optional, policy, prompt_parts, Fields};
 
 #[wasm_bindgen(typescript_custom_section)]
 const VIEW_TYPES: &str = r#"
@@ -418,13 +418,15 @@ pub(crate) fn turn_inputs(value: Value, at: &str) -> Result<JsTurnInputs> {
     let d = JsTurnInputs::default();
     let inputs = JsTurnInputs {
         system: f.or("system", d.system),
-        budget: f.or("budget", d.budget),
+        budget: f.get_with("budget", budget).unwrap_or(d.budget),
         policy: f.get_with("policy", policy).unwrap_or(d.policy),
         todos: f.or("todos", d.todos),
         format: f.or("format", d.format),
         cache: f.or("cache", d.cache),
         cache_expired: f.or("cache_expired", d.cache_expired),
-        prompt: f.or("prompt", d.prompt),
+        prompt: f
+            .get_with("prompt", optional(prompt_parts))
+            .unwrap_or(d.prompt),
         refresh_prompt: f.or("refresh_prompt", d.refresh_prompt),
         refreshed: d.refreshed,
     };
@@ -460,14 +462,19 @@ mod tests {
         for key in TURN_INPUTS_FIELDS {
             same(turn_inputs, json!({ *key: "bad" }));
             same(turn_inputs, json!({ *key: null }));
-            if *key != "policy" {
+            if !["policy", "budget", "prompt"].contains(key) {
                 same(turn_inputs, json!({ *key: [1] }));
             }
         }
-        // The one difference: a policy is not read from an array of its fields' values.
-        assert_eq!(
-            turn_inputs(json!({"policy": [1]}), "x").map_err(|error| error.to_string()),
-            Err("x.policy: invalid type: sequence, expected an object".to_owned())
-        );
+        // The one difference: a policy, budget or prompt is not read from an array of its
+        // fields' values (serde's sequence form of a struct).
+        for key in ["policy", "budget", "prompt"] {
+            assert_eq!(
+                turn_inputs(json!({ key: [1] }), "x").map_err(|error| error.to_string()),
+                Err(format!(
+                    "x.{key}: invalid type: sequence, expected an object"
+                ))
+            );
+        }
     }
 }
