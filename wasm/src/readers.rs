@@ -22,9 +22,10 @@
 //! returned, never in a value handed back.
 
 use ctxkit_core::compaction::{
-    Budget, ClearPolicy, Policy, RestoreLimits, SummaryRequest, ViewStats,
+    Budget, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest, ViewStats,
 };
 use ctxkit_core::memory::NudgePolicy;
+use ctxkit_core::offload::OffloadPolicy;
 use ctxkit_core::prompt::{OffloadGuidance, PromptParts};
 use ctxkit_core::text::TranscriptLimits;
 use ctxkit_core::CoreError;
@@ -129,6 +130,15 @@ impl<'a> Fields<'a> {
         self.or_default(key)
     }
 
+    /// Field `key`, required, of a type without a default: `None` when absent (then
+    /// `<at>.<key>: missing` unless an earlier field is) or when it does not read.
+    pub(crate) fn require<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
+        if self.missing.is_none() && !self.fields.contains_key(key) {
+            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
+        }
+        self.get(key)
+    }
+
     /// The first error, if any: a value that did not read, else an absent required field.
     pub(crate) fn finish(self) -> Result<()> {
         match (self.failed, self.missing) {
@@ -203,10 +213,13 @@ pub(crate) fn summary_request(value: Value, at: &str) -> Result<SummaryRequest> 
 macro_rules! defaulted {
     ($(#[$doc:meta])* $read:ident, $ty:ident, [$($field:ident $(=> $with:expr)?),+ $(,)?]) => {
         $(#[$doc])*
-        pub(crate) fn $read(value: Value, at: &str) -> Result<$ty> {
-            let mut f = Fields::of(value, at)?;
+        pub(crate) fn $read(
+            value: serde_json::Value,
+            at: &str,
+        ) -> $crate::convert::Result<$ty> {
+            let mut f = $crate::readers::Fields::of(value, at)?;
             let d = $ty::default();
-            let read = $ty { $($field: defaulted!(@field f, d, $field $(, $with)?)),+ };
+            let read = $ty { $($field: $crate::readers::defaulted!(@field f, d, $field $(, $with)?)),+ };
             f.finish_denying(&[$(stringify!($field)),+]).map(|()| read)
         }
     };
@@ -218,6 +231,39 @@ macro_rules! defaulted {
     };
 }
 
+pub(crate) use defaulted;
+
+defaulted!(
+    /// An `ExtractiveLimits`.
+    extractive_limits,
+    ExtractiveLimits,
+    [
+        max_bytes,
+        recent_calls,
+        later_requests,
+        decisions,
+        errors,
+        files,
+        identifiers,
+    ]
+);
+defaulted!(
+    /// An `OffloadPolicy`.
+    offload_policy,
+    OffloadPolicy,
+    [
+        threshold_bytes,
+        excluded_tools,
+        paging_tool,
+        offset_param,
+        limit_param,
+        head_max_lines,
+        head_max_bytes,
+        tail_max_lines,
+        tail_max_bytes,
+        folder,
+    ]
+);
 defaulted!(
     /// A `NudgePolicy`.
     nudge_policy,
@@ -353,7 +399,9 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
         transcript: f
             .get_with("transcript", transcript_limits)
             .unwrap_or(d.transcript),
-        extractive: f.or("extractive", d.extractive),
+        extractive: f
+            .get_with("extractive", extractive_limits)
+            .unwrap_or(d.extractive),
         clear_tool_results: f
             .get_with("clear_tool_results", optional(clear_policy))
             .unwrap_or(d.clear_tool_results),
