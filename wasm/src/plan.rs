@@ -394,7 +394,9 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let log = take(&mut fields, "log").ok_or_else(|| CoreError::invalid("input.log", "missing"))?;
     let log = read_messages(log, "input.log")?;
     let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);
-    let checkpoint: Option<Checkpoint> = take_decoded(&mut fields, "checkpoint")?;
+    let checkpoint: Option<Checkpoint> = take(&mut fields, "checkpoint")
+        .map(|json| crate::readers::checkpoint(json, "input.checkpoint"))
+        .transpose()?;
     let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
     let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
     let mut options = JsTurnInputs::read(Value::Object(fields), "input", None)?;

@@ -22,9 +22,10 @@
 //! returned, never in a value handed back.
 
 use ctxkit_core::compaction::{
-    Budget, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest, ViewStats,
+    Budget, Checkpoint, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest,
+    ViewStats,
 };
-use ctxkit_core::memory::NudgePolicy;
+use ctxkit_core::memory::{MemoryEntry, NudgePolicy};
 use ctxkit_core::offload::OffloadPolicy;
 use ctxkit_core::prompt::{OffloadGuidance, PromptParts};
 use ctxkit_core::text::TranscriptLimits;
@@ -324,7 +325,7 @@ defaulted!(
     [
         family,
         entries,
-        checkpoints,
+        checkpoints => |value, at: &str| list(value, at, checkpoint),
         nudge_state,
         usage_anchor,
         refused_usage,
@@ -356,6 +357,71 @@ defaulted!(
         memory_precis,
     ]
 );
+
+defaulted!(
+    /// A `MemoryEntry`.
+    memory_entry,
+    MemoryEntry,
+    [
+        id,
+        title,
+        content,
+        category,
+        importance,
+        source,
+        scope,
+        updated_at,
+        tags,
+        approved,
+    ]
+);
+
+/// A `Checkpoint`; unknown fields are ignored, as derived.
+pub(crate) fn checkpoint(value: Value, at: &str) -> Result<Checkpoint> {
+    let mut f = Fields::of(value, at)?;
+    let through_seq = f.required("through_seq");
+    let summary = f.required("summary");
+    let method = f.require("method");
+    let active_tasks = f.or_default("active_tasks");
+    let tokens = f.required("tokens");
+    let made_at_turn = f.required("made_at_turn");
+    let pinned = f.or_default("pinned");
+    let dropped_facts = f.or_default("dropped_facts");
+    let compaction_block = f.or_default("compaction_block");
+    let restore = f.or_default("restore");
+    f.finish()?;
+    let method = method.ok_or_else(|| CoreError::invalid(join(at, "method"), "missing"))?;
+    Ok(Checkpoint {
+        through_seq,
+        summary,
+        method,
+        active_tasks,
+        tokens,
+        made_at_turn,
+        pinned,
+        dropped_facts,
+        compaction_block,
+        restore,
+    })
+}
+
+/// An array read element by element with `read` (paths `<at>[<index>]`); another value is
+/// `invalid type: <kind>, expected an array`, as serde's `Vec` reader says it.
+pub(crate) fn list<T>(
+    value: Value,
+    at: &str,
+    read: fn(Value, &str) -> Result<T>,
+) -> Result<Vec<T>> {
+    let items = match value {
+        Value::Array(items) => items,
+        other => decode::<Vec<Value>>(other, at)?,
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| read(item, &format!("{at}[{index}]")))
+        .collect()
+}
 
 /// `read` for an `Option`: null is `None`, as serde reads an `Option` field.
 pub(crate) fn optional<T>(

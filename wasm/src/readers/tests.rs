@@ -191,3 +191,34 @@ fn policy_reads_as_derived() {
         same(policy, with(&base, key, Some(json!({"nested": 1}))));
     }
 }
+
+#[test]
+fn memory_entries_and_checkpoints_read_as_derived() {
+    same(memory_entry, json!({}));
+    same(memory_entry, json!({"importance": "high", "zz": 1}));
+    same(memory_entry, json!({"source": "nope", "tags": ["a"]}));
+    let entries = |value: Value, at: &str| list(value, at, memory_entry);
+    same::<Vec<MemoryEntry>>(entries, json!([{}, {"title": 3}]));
+    same::<Vec<MemoryEntry>>(entries, json!({"a": 1}));
+    same::<Vec<MemoryEntry>>(entries, json!(null));
+    let good = json!({"through_seq": 4, "summary": "s", "method": "llm", "tokens": 9,
+                      "made_at_turn": 2, "pinned": [], "restore": null, "zz": 1});
+    same(checkpoint, good.clone());
+    same(checkpoint, json!({}));
+    same(
+        checkpoint,
+        json!({"through_seq": 4, "summary": "s", "tokens": 9, "made_at_turn": 2}),
+    );
+    same(checkpoint, json!({"method": "nope", "tokens": "x"}));
+    same(checkpoint, json!({"pinned": [{"x": 1}], "summary": 1}));
+    for key in keys(&good) {
+        same(checkpoint, with(&good, &key, None));
+        same(checkpoint, with(&good, &key, Some(json!(-1))));
+    }
+    same(
+        session,
+        json!({"checkpoints": [good.clone(), {"summary": 1}]}),
+    );
+    same(session, json!({"checkpoints": [good]}));
+    same(session, json!({"checkpoints": "x"}));
+}
