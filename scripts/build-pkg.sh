@@ -124,9 +124,10 @@ done
 raw=$(wc -c < "$out/ctxkit_bg.wasm")
 gz=$(gzip -9 -c "$out/ctxkit_bg.wasm" | wc -c)
 step "built pkg/dist: ctxkit_bg.wasm $raw bytes, $gz gzipped"
-# The size limit (docs/performance.md, "Size"): the gzipped module stays under 400,000 bytes (the module
-# after issue 35's cuts, 390,812 B, plus room for about one feature: a bigger step fails here).
-if (( gz >= 400000 )); then
-  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 400,000" >&2
+# The size limit (docs/performance.md, "Size"): the gzipped module stays under 360,000 bytes (the
+# module after issue 35's nightly build and hand-written readers, 356,710 B, plus a little room: a
+# bigger step fails here).
+if (( gz >= 360000 )); then
+  echo "build-pkg: ctxkit_bg.wasm is $gz bytes gzipped, over the limit of 360,000" >&2
   exit 1
 fi

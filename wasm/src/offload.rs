@@ -119,7 +119,7 @@ pub fn plan_offload_js(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readers::same;
+    use crate::readers::tests::same;
     use serde_json::json;
 
     #[test]

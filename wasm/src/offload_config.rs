@@ -219,7 +219,7 @@ fn tool_name(session: &Session, batch: &[Message], result: &Message) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readers::same;
+    use crate::readers::tests::same;
     use serde_json::json;
 
     #[test]

@@ -484,17 +484,5 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
     f.finish_denying(POLICY_FIELDS).map(|()| policy)
 }
 
-/// Test support: `read` and the derived reader give the same value or the same error for
-/// `input`.
 #[cfg(test)]
-pub(crate) fn same<T: DeserializeOwned + PartialEq + std::fmt::Debug>(
-    read: fn(Value, &str) -> Result<T>,
-    input: Value,
-) {
-    let hand = read(input.clone(), "x").map_err(|error| error.to_string());
-    let derived = decode::<T>(input.clone(), "x").map_err(|error| error.to_string());
-    assert_eq!(hand, derived, "{input}");
-}
-
-#[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -65,7 +65,7 @@ pub fn extractive_summary_js(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readers::same;
+    use crate::readers::tests::same;
     use serde_json::json;
 
     #[test]

@@ -436,7 +436,7 @@ pub(crate) fn turn_inputs(value: Value, at: &str) -> Result<JsTurnInputs> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readers::same;
+    use crate::readers::tests::same;
     use serde_json::json;
 
     #[test]

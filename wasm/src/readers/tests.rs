@@ -3,6 +3,17 @@
 use super::*;
 use serde_json::json;
 
+/// Test support: `read` and the derived reader give the same value or the same error for
+/// `input`.
+pub(crate) fn same<T: DeserializeOwned + PartialEq + std::fmt::Debug>(
+    read: fn(Value, &str) -> Result<T>,
+    input: Value,
+) {
+    let hand = read(input.clone(), "x").map_err(|error| error.to_string());
+    let derived = decode::<T>(input.clone(), "x").map_err(|error| error.to_string());
+    assert_eq!(hand, derived, "{input}");
+}
+
 /// The keys of the object `value` (none for another value).
 fn keys(value: &Value) -> Vec<String> {
     value
