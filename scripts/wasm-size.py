@@ -57,9 +57,27 @@ def parse(path):
                         n, k = leb(body, j)
                         for _ in range(n):
                             idx, k = leb(body, k); l, k = leb(body, k)
-                            names[idx] = body[k:k+l].decode('utf8', 'replace'); k += l
+                            names[idx] = legacy(body[k:k+l].decode('utf8', 'replace')); k += l
                     j = end
     return imports, bodies, names, data
+
+def legacy(name):
+    """A v0 symbol name (the nightly build's) in the legacy form the categories were made for:
+    without each crate's hash (`serde_json[c68811da35c26a70]::de`) and without generic
+    arguments (`Map<Enumerate<..>, F>` is `Map`), so a function is filed under its own path,
+    not under the types it was compiled for."""
+    name = re.sub(r'\[[0-9a-f]{16}\]', '', name)
+    out = []; depth = 0
+    for i, ch in enumerate(name):
+        if ch == '<' and (depth or (i and (name[i - 1].isalnum() or name[i - 1] in '_:'))):
+            depth += 1
+            continue
+        if ch == '>' and depth:
+            depth -= 1
+            continue
+        if not depth:
+            out.append(ch)
+    return ''.join(out).replace('::::', '::')
 
 def category(name):
     if re.search(r'serde_json::de|Deserializ|deserialize|Visitor|MapAccess|SeqAccess', name): return 'serde: reading (Deserialize)'

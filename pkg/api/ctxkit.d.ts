@@ -1397,8 +1397,8 @@ export interface InitOutput {
     readonly toOpenAI: (a: any) => [number, number, number];
     readonly validate: (a: any, b: any) => [number, number, number];
     readonly version: () => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h086aba2b961cccf0: (a: number, b: number, c: any) => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h4bd61cc0b8b93bba: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_6af0989f91f3bffe___convert__closures_____invoke___js_sys_a21cd03a535d5db3___Function_fn_wasm_bindgen_6af0989f91f3bffe___JsValue_____wasm_bindgen_6af0989f91f3bffe___sys__Undefined___js_sys_a21cd03a535d5db3___Function_fn_wasm_bindgen_6af0989f91f3bffe___JsValue_____wasm_bindgen_6af0989f91f3bffe___sys__Undefined_______true_: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen_6af0989f91f3bffe___convert__closures_____invoke___wasm_bindgen_6af0989f91f3bffe___JsValue__core_145b0e69e5e9023b___result__Result_____wasm_bindgen_6af0989f91f3bffe___JsError___true_: (a: number, b: number, c: any) => [number, number];
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

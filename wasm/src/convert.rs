@@ -106,15 +106,20 @@ fn lone_surrogate(text: &str, error: &serde_json::Error) -> Option<String> {
 /// [`path_at`] turns into the path (`crate::json_path` says why not a path-tracking wrapper).
 pub fn decode<T: DeserializeOwned>(value: Value, at: &str) -> Result<T> {
     let text = value.to_string();
-    serde_json::from_str(&text).map_err(|error| {
-        let path = join(at, &path_at(&text, error.column()));
-        let message = error.to_string();
-        // serde_json ends its messages with the position, which the path replaces.
-        let message = message
-            .rsplit_once(" at line ")
-            .map_or(message.as_str(), |(message, _)| message);
-        describe(path, message)
-    })
+    serde_json::from_str(&text).map_err(|error| decode_error(&text, &error, at))
+}
+
+/// [`decode`]'s error for `error` from reading `text`: not generic, so the .wasm has it once
+/// rather than inlined into each type's `decode` (41 of them).
+#[inline(never)]
+fn decode_error(text: &str, error: &serde_json::Error, at: &str) -> CoreError {
+    let path = join(at, &path_at(text, error.column()));
+    let message = error.to_string();
+    // serde_json ends its messages with the position, which the path replaces.
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(message, _)| message);
+    describe(path, message)
 }
 
 /// A JS value read into `T` (see [`read_json`] and [`decode`]).
@@ -246,7 +251,7 @@ pub fn js_error_message(thrown: &JsValue) -> String {
 }
 
 /// `at` followed by a [`path_at`] path (`.` for the root, `[3].role` below it).
-fn join(at: &str, path: &str) -> String {
+pub(crate) fn join(at: &str, path: &str) -> String {
     match path {
         "." | "" => at.to_owned(),
         _ if at.is_empty() => path.trim_start_matches('.').to_owned(),
@@ -257,7 +262,7 @@ fn join(at: &str, path: &str) -> String {
 
 /// A serde error at `path`, reworded the way the core words its own errors: a missing or
 /// unknown field is named in the path, and Rust type names become JSON kinds.
-fn describe(path: String, message: &str) -> CoreError {
+pub(crate) fn describe(path: String, message: &str) -> CoreError {
     if let Some(field) = between(message, "missing field `", "`") {
         return CoreError::invalid(join(&path, field), "missing");
     }

@@ -32,9 +32,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::background::BackgroundCell;
-use crate::convert::{
-    busy, decode, fail, read_json, read_messages, read_or_default, to_js, Result,
-};
+use crate::convert::{busy, fail, read_json, read_messages, read_or_default, to_js, Result};
 use crate::offload_config::{tool_names, OffloadConfig};
 use crate::prepare::{prepare_turn, read_prepare_options, Parts};
 use crate::stand_in::stand_in;
@@ -267,7 +265,7 @@ impl Engine {
                 })?,
                 None => read_json(&state, "state")?,
             };
-            let session: Session = decode(json, "state")?;
+            let session = crate::readers::session(json, "state")?;
             Ok(Engine::from_session(Session::validated(session)?))
         })()
         .map_err(fail("Engine.fromJSON"))

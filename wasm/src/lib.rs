@@ -69,6 +69,7 @@ pub mod offload_store;
 pub mod plan;
 pub mod precis;
 pub mod prepare;
+pub mod readers;
 pub mod repair;
 pub mod stand_in;
 pub mod summarize;

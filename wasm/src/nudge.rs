@@ -17,6 +17,7 @@ use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{fail, read_json, read_messages, to_js_sorted};
 use crate::convert::{object, take, take_decoded};
+use crate::readers::nudge_policy;
 
 #[wasm_bindgen(typescript_custom_section)]
 const NUDGE_TYPES: &str = r#"
@@ -64,7 +65,10 @@ pub fn advance_nudges_js(
         let log = take(&mut fields, "log").unwrap_or(Value::Array(Vec::new()));
         let log = read_messages(log, "input.log")?;
         let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);
-        let policy: NudgePolicy = take_decoded(&mut fields, "policy")?.unwrap_or_default();
+        let policy: NudgePolicy = take(&mut fields, "policy")
+            .map(|json| nudge_policy(json, "input.policy"))
+            .transpose()?
+            .unwrap_or_default();
         if let Some(key) = fields.keys().next() {
             return Err(CoreError::invalid(
                 format!("input.{key}"),

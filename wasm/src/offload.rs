@@ -8,12 +8,14 @@
 //! folder.
 
 use ctxkit_core::offload::{plan_offload, OffloadPolicy};
-use ctxkit_core::Message;
+use ctxkit_core::{CoreError, Message};
 use serde::Deserialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read, to_js};
+use crate::convert::{fail, read_json, to_js, Result};
+use crate::readers::{offload_policy, Fields};
 
 #[wasm_bindgen(typescript_custom_section)]
 const OFFLOAD_TYPES: &str = r#"
@@ -63,7 +65,7 @@ export interface OffloadPlan {
 "#;
 
 /// The input of `planOffload` (TS `OffloadInput`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
@@ -76,6 +78,25 @@ pub(crate) struct Input {
     policy: OffloadPolicy,
 }
 
+/// An [`Input`] from `json`, with the hand-written readers (`crate::readers` says why).
+fn read_input(json: Value, at: &str) -> Result<Input> {
+    let mut f = Fields::of(json, at)?;
+    let seq = f.required("seq");
+    let session = f.required("session");
+    let result = f.require("result");
+    let tool_name = f.or_default("tool_name");
+    let policy = f.get_with("policy", offload_policy).unwrap_or_default();
+    f.finish_denying(&["seq", "session", "result", "tool_name", "policy"])?;
+    let result = result.ok_or_else(|| CoreError::invalid(format!("{at}.result"), "missing"))?;
+    Ok(Input {
+        seq,
+        session,
+        result,
+        tool_name,
+        policy,
+    })
+}
+
 /// Plans the offload of one tool result: `null` when it stays as it is (not a tool result,
 /// not over the threshold, or from an excluded tool).
 #[wasm_bindgen(js_name = planOffload, unchecked_return_type = "OffloadPlan | null")]
@@ -83,7 +104,7 @@ pub fn plan_offload_js(
     #[wasm_bindgen(unchecked_param_type = "OffloadInput")] input: JsValue,
 ) -> Result<JsValue, JsError> {
     (|| {
-        let input: Input = read(&input, "input")?;
+        let input = read_input(read_json(&input, "input")?, "input")?;
         to_js(&plan_offload(
             input.seq,
             &input.session,
@@ -93,4 +114,40 @@ pub fn plan_offload_js(
         )?)
     })()
     .map_err(fail("planOffload"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readers::tests::same;
+    use serde_json::json;
+
+    #[test]
+    fn input_reads_as_derived() {
+        let result = json!({"role": "tool", "content": "x", "tool_call_id": "c"});
+        same(read_input, json!({}));
+        same(
+            read_input,
+            json!({"seq": 1, "session": "s", "result": result}),
+        );
+        same(read_input, json!({"seq": 1, "session": "s"}));
+        same(read_input, json!({"seq": "1", "session": "s", "result": 3}));
+        same(
+            read_input,
+            json!({"seq": 1, "session": "s", "result": {"role": "x"}}),
+        );
+        same(
+            read_input,
+            json!({"seq": 1, "session": "s", "result": result, "policy": {"folder": 1}}),
+        );
+        same(
+            read_input,
+            json!({"seq": 1, "session": "s", "result": result, "tool_name": null, "zz": 1}),
+        );
+        // An array is not read as the fields in order (crate::readers: the one difference).
+        assert_eq!(
+            read_input(json!([]), "x").map_err(|error| error.to_string()),
+            Err("x: invalid type: sequence, expected an object".to_owned())
+        );
+    }
 }

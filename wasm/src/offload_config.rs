@@ -24,6 +24,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::convert::{decode, js_error_message, read_json, Result};
+use crate::readers;
 
 #[wasm_bindgen(typescript_custom_section)]
 const OFFLOAD_STORE_TYPES: &str = r#"
@@ -59,12 +60,23 @@ pub(crate) struct OffloadConfig {
 }
 
 /// The data fields of `setOffload`'s options.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Fields {
     session: String,
     #[serde(default)]
     policy: OffloadPolicy,
+}
+
+/// [`Fields`] from `json`, with the hand-written readers (`crate::readers` says why).
+fn read_fields(json: Value, at: &str) -> Result<Fields> {
+    let mut f = readers::Fields::of(json, at)?;
+    let session = f.required("session");
+    let policy = f
+        .get_with("policy", readers::offload_policy)
+        .unwrap_or_default();
+    f.finish_denying(&["session", "policy"])
+        .map(|()| Fields { session, policy })
 }
 
 pub(crate) fn read_config(options: &JsValue) -> Result<OffloadConfig> {
@@ -103,7 +115,7 @@ pub(crate) fn read_config(options: &JsValue) -> Result<OffloadConfig> {
             .and_then(|policy| policy.get("paging_tool"))
             .is_some();
     }
-    let mut fields: Fields = decode(json, "options")?;
+    let mut fields = read_fields(json, "options")?;
     // The reference must name a tool the agent has: its file tool when it has one, else the
     // Engine's own read_offload (executeTool answers it through the writer).
     if !names_paging_tool {
@@ -202,4 +214,22 @@ fn tool_name(session: &Session, batch: &[Message], result: &Message) -> Option<S
         .flat_map(|message| &message.tool_calls)
         .find(|call| call.id == id)
         .map(|call| call.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readers::tests::same;
+    use serde_json::json;
+
+    #[test]
+    fn fields_read_as_derived() {
+        same(read_fields, json!({}));
+        same(read_fields, json!({"session": "s"}));
+        same(read_fields, json!({"session": 1, "policy": {"folder": 2}}));
+        same(read_fields, json!({"session": "s", "policy": {"zz": 2}}));
+        same(read_fields, json!({"session": "s", "policy": null}));
+        same(read_fields, json!({"a": 1, "session": "s"}));
+        same(read_fields, json!(null));
+    }
 }

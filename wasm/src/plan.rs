@@ -25,6 +25,7 @@ use wasm_bindgen::{JsError, JsValue};
 use crate::convert::{
     fail, object, read_json, read_messages, set, take, take_decoded, to_js, to_js_sorted, Result,
 };
+use crate::readers::summary_request;
 use crate::view::{render, JsTurnInputs};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -393,7 +394,9 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let log = take(&mut fields, "log").ok_or_else(|| CoreError::invalid("input.log", "missing"))?;
     let log = read_messages(log, "input.log")?;
     let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);
-    let checkpoint: Option<Checkpoint> = take_decoded(&mut fields, "checkpoint")?;
+    let checkpoint: Option<Checkpoint> = take(&mut fields, "checkpoint")
+        .map(|json| crate::readers::checkpoint(json, "input.checkpoint"))
+        .transpose()?;
     let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
     let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
     let mut options = JsTurnInputs::read(Value::Object(fields), "input", None)?;
@@ -450,14 +453,19 @@ pub fn summary_checkpoint_js(
             "input",
             "an object (SummaryCheckpointInput)",
         )?;
-        let request: SummaryRequest = take_decoded(&mut fields, "request")?
+        let request = take(&mut fields, "request")
+            .map(|request| summary_request(request, "input.request"))
+            .transpose()?
             .ok_or_else(|| CoreError::invalid("input.request", "missing"))?;
         let answer: Option<String> = take_decoded(&mut fields, "answer")?;
         let log =
             take(&mut fields, "log").ok_or_else(|| CoreError::invalid("input.log", "missing"))?;
         let log = read_messages(log, "input.log")?;
         let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);
-        let policy: Policy = take_decoded(&mut fields, "policy")?.unwrap_or_default();
+        let policy: Policy = take(&mut fields, "policy")
+            .map(|json| crate::readers::policy(json, "input.policy"))
+            .transpose()?
+            .unwrap_or_default();
         if let Some(key) = fields.keys().next() {
             return Err(CoreError::invalid(
                 format!("input.{key}"),

@@ -8,11 +8,12 @@
 //! addresses the model is quarantined (never rendered) until the caller sets `approved`, and
 //! `memoryQuarantine` says why.
 
-use ctxkit_core::memory::{entry_quarantine, render_precis, MemoryEntry, PrecisOptions};
+use ctxkit_core::memory::{entry_quarantine, render_precis, PrecisOptions};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read, read_or_default};
+use crate::convert::{fail, read_json, read_or_default};
+use crate::readers::{list, memory_entry};
 
 #[wasm_bindgen(typescript_custom_section)]
 const PRECIS_TYPES: &str = r#"
@@ -52,7 +53,7 @@ pub fn render_precis_js(
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<PrecisOptions>")] options: JsValue,
 ) -> Result<String, JsError> {
     (|| {
-        let entries: Vec<MemoryEntry> = read(&entries, "entries")?;
+        let entries = list(read_json(&entries, "entries")?, "entries", memory_entry)?;
         let options: PrecisOptions = read_or_default(&options, "options")?;
         Ok(render_precis(&entries, &options))
     })()
@@ -66,7 +67,7 @@ pub fn memory_quarantine_js(
     #[wasm_bindgen(unchecked_param_type = "MemoryEntry")] entry: JsValue,
 ) -> Result<Option<String>, JsError> {
     (|| {
-        let entry: MemoryEntry = read(&entry, "entry")?;
+        let entry = memory_entry(read_json(&entry, "entry")?, "entry")?;
         Ok(entry_quarantine(&entry))
     })()
     .map_err(fail("memoryQuarantine"))

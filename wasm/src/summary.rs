@@ -8,10 +8,11 @@
 
 use ctxkit_core::compaction::{extractive_summary, ExtractiveLimits};
 use serde::Deserialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages, read_or_default};
+use crate::convert::{fail, read_json, read_messages};
 
 #[wasm_bindgen(typescript_custom_section)]
 const SUMMARY_TYPES: &str = r#"
@@ -25,13 +26,20 @@ export interface ExtractiveOptions {
 "#;
 
 /// The options of `extractiveSummary` (TS `ExtractiveOptions`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct Options {
     previous: Option<String>,
     limits: ExtractiveLimits,
 }
+
+crate::readers::defaulted!(
+    /// The options, read with the hand-written readers (`crate::readers` says why).
+    read_options,
+    Options,
+    [previous, limits => crate::readers::extractive_limits]
+);
 
 /// Summarizes messages without an LLM, merging the previous summary if one is given.
 #[wasm_bindgen(js_name = extractiveSummary)]
@@ -41,7 +49,10 @@ pub fn extractive_summary_js(
 ) -> Result<String, JsError> {
     (|| {
         let messages = read_messages(read_json(&messages, "messages")?, "messages")?;
-        let options: Options = read_or_default(&options, "options")?;
+        let options = match read_json(&options, "options")? {
+            Value::Null => Options::default(),
+            json => read_options(json, "options")?,
+        };
         Ok(extractive_summary(
             &messages,
             options.previous.as_deref(),
@@ -49,4 +60,27 @@ pub fn extractive_summary_js(
         ))
     })()
     .map_err(fail("extractiveSummary"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readers::tests::same;
+    use serde_json::json;
+
+    #[test]
+    fn options_read_as_derived() {
+        same(read_options, json!({}));
+        same(
+            read_options,
+            json!({"previous": "p", "limits": {"files": 3}}),
+        );
+        same(
+            read_options,
+            json!({"limits": {"files": -3}, "previous": 1}),
+        );
+        same(read_options, json!({"limits": {"zz": 1}}));
+        same(read_options, json!({"zz": 1}));
+        same(read_options, json!(5));
+    }
 }

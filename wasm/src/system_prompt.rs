@@ -6,11 +6,12 @@
 //! guidance (when asked for), long-term memory (fenced as data). The date is given by the caller every turn (the core has no clock), so the same
 //! parts give the same prompt byte for byte.
 
-use ctxkit_core::prompt::{build_system_prompt, PromptParts};
+use ctxkit_core::prompt::build_system_prompt;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read};
+use crate::convert::{fail, read_json};
+use crate::readers::prompt_parts;
 
 #[wasm_bindgen(typescript_custom_section)]
 const PROMPT_TYPES: &str = r#"
@@ -65,7 +66,8 @@ export interface FrozenParts {
 pub fn build_system_prompt_js(
     #[wasm_bindgen(unchecked_param_type = "PromptParts")] parts: JsValue,
 ) -> Result<String, JsError> {
-    read::<PromptParts>(&parts, "parts")
+    read_json(&parts, "parts")
+        .and_then(|parts| prompt_parts(parts, "parts"))
         .and_then(|parts| build_system_prompt(&parts))
         .map_err(fail("buildSystemPrompt"))
 }

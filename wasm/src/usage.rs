@@ -5,7 +5,6 @@
 //! outside the plausible band of the estimate is refused by the core's rule
 //! ([`ctxkit_core::tokens::check_usage`]) and said so, never believed.
 
-use ctxkit_core::compaction::ViewStats;
 use ctxkit_core::tokens::{full_input_tokens, UsageShape};
 use ctxkit_core::CoreError;
 use serde::Serialize;
@@ -13,8 +12,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::busy;
-use crate::convert::{fail, read, to_js};
+use crate::convert::{fail, read, read_json, to_js};
 use crate::engine::Engine;
+use crate::readers::view_stats;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS: &'static str = r#"
@@ -65,7 +65,7 @@ impl Engine {
         #[wasm_bindgen(unchecked_optional_param_type = "UsageShape")] shape: JsValue,
     ) -> Result<JsValue, JsError> {
         (|| {
-            let stats: ViewStats = read(&stats, "stats")?;
+            let stats = view_stats(read_json(&stats, "stats")?, "stats")?;
             let input_tokens: u64 = if shape.is_undefined() || shape.is_null() {
                 read(&usage, "input_tokens")?
             } else {

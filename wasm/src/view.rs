@@ -31,7 +31,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::convert::{decode, expected, set, to_js, Result};
+use crate::convert::{expected, set, to_js, Result};
+use crate::readers::{budget, optional, policy, prompt_parts, Fields};
 
 #[wasm_bindgen(typescript_custom_section)]
 const VIEW_TYPES: &str = r#"
@@ -219,7 +220,7 @@ impl JsTurnInputs {
             .and_then(|policy| policy.get("family"))
             .filter(|family| !family.is_null())
             .is_some();
-        let mut inputs: JsTurnInputs = decode(json, at)?;
+        let mut inputs = turn_inputs(json, at)?;
         if let Some(family) = family {
             if named {
                 check_requested_family(
@@ -396,4 +397,84 @@ fn frozen(value: JsValue) -> JsValue {
     }
     freeze(&value);
     value
+}
+
+/// The fields of `JsTurnInputs` that are read (`refreshed` is set, never read).
+const TURN_INPUTS_FIELDS: &[&str] = &[
+    "system",
+    "budget",
+    "policy",
+    "todos",
+    "format",
+    "cache",
+    "cache_expired",
+    "prompt",
+    "refresh_prompt",
+];
+
+/// A turn's inputs (an object): an absent field is the default; unknown fields are refused.
+pub(crate) fn turn_inputs(value: Value, at: &str) -> Result<JsTurnInputs> {
+    let mut f = Fields::of(value, at)?;
+    let d = JsTurnInputs::default();
+    let inputs = JsTurnInputs {
+        system: f.or("system", d.system),
+        budget: f.get_with("budget", budget).unwrap_or(d.budget),
+        policy: f.get_with("policy", policy).unwrap_or(d.policy),
+        todos: f.or("todos", d.todos),
+        format: f.or("format", d.format),
+        cache: f.or("cache", d.cache),
+        cache_expired: f.or("cache_expired", d.cache_expired),
+        prompt: f
+            .get_with("prompt", optional(prompt_parts))
+            .unwrap_or(d.prompt),
+        refresh_prompt: f.or("refresh_prompt", d.refresh_prompt),
+        refreshed: d.refreshed,
+    };
+    f.finish_denying(TURN_INPUTS_FIELDS).map(|()| inputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readers::tests::same;
+    use serde_json::json;
+
+    #[test]
+    fn turn_inputs_read_as_derived() {
+        same(turn_inputs, json!({}));
+        same(turn_inputs, json!("x"));
+        same(
+            turn_inputs,
+            json!({"policy": {"keep_last_messages": -1}, "budget": 1}),
+        );
+        same(
+            turn_inputs,
+            json!({"policy": {"keep_last_messages": -1}, "todos": 1}),
+        );
+        same(turn_inputs, json!({"policy": null}));
+        same(turn_inputs, json!({"refreshed": "x"}));
+        same(
+            turn_inputs,
+            json!({"system": "s", "cache": true, "format": "anthropic", "todos": [],
+                   "policy": {"strategy": "truncate"}, "refresh_prompt": true,
+                   "budget": {"context_window": 1000, "output_reserve": 100, "safety_margin": 10}}),
+        );
+        for key in TURN_INPUTS_FIELDS {
+            same(turn_inputs, json!({ *key: "bad" }));
+            same(turn_inputs, json!({ *key: null }));
+            if !["policy", "budget", "prompt"].contains(key) {
+                same(turn_inputs, json!({ *key: [1] }));
+            }
+        }
+        // The one difference: a policy, budget or prompt is not read from an array of its
+        // fields' values (serde's sequence form of a struct).
+        for key in ["policy", "budget", "prompt"] {
+            assert_eq!(
+                turn_inputs(json!({ key: [1] }), "x").map_err(|error| error.to_string()),
+                Err(format!(
+                    "x.{key}: invalid type: sequence, expected an object"
+                ))
+            );
+        }
+    }
 }
