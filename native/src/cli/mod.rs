@@ -107,7 +107,7 @@ pub enum Command {
     Tokens(tools::TokensArgs),
     /// Check a request against a provider's rules, in the provider's own words.
     Validate(tools::ValidateArgs),
-    /// Serve an agent's model calls (Anthropic Messages or OpenAI Chat Completions,
+    /// Serve an agent's model calls (Anthropic Messages, OpenAI Chat Completions or Responses,
     /// streaming or not) on a local address, forwarding each to the provider with ctxkit's
     /// compacted view of the conversation (point ANTHROPIC_BASE_URL or OPENAI_BASE_URL at it).
     Proxy(proxy::ProxyArgs),
