@@ -25,9 +25,12 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 from ._ctxkit import held_prefix, message_fingerprint
+
+if TYPE_CHECKING:  # the stub's name for the formats the binding takes (no runtime object)
+    from ._ctxkit import Format
 from ._errors import InvalidInputError, SessionNotFoundError, StoreError
 
 # The work of every adapter in this process: framework messages converted to ctxkit's dicts
@@ -147,7 +150,7 @@ class Turns:
 
     def _fingerprint(self, convert: Convert, messages: Sequence[Any], format: str, at: int) -> str:
         adapter_work["fingerprinted"] += 1
-        return message_fingerprint(convert(messages[at:at + 1]), format)
+        return message_fingerprint(convert(messages[at:at + 1]), cast("Format", format))
 
     def _remember(
         self, key: str, session: str, messages: Sequence[Any], convert: Convert, format: str,
