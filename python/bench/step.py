@@ -15,7 +15,8 @@ request does. The window is 16k tokens and each history message about 150 tokens
 messages on the view is a compacted one of about the window's size: the figures show what a
 step costs as the conversation grows, not a view that grows with it.
 
-Run: ``python bench/step.py [STEPS]`` with the wheel and the pinned packages installed
+Run: ``python bench/step.py [STEPS] [ADAPTER]`` (ADAPTER: run only the adapters whose name has
+it, e.g. ``"Agents SDK"``) with the wheel and the pinned packages installed
 (``requirements-test.txt``). Milliseconds.
 """
 
@@ -175,6 +176,8 @@ def agents_sdk(history_size: int, steps: int, with_ctxkit: bool) -> Dict[str, fl
     from agents.usage import Usage
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+    from agents import SQLiteSession
+
     from ctxkit.agents import CtxkitSession
 
     set_tracing_disabled(True)
@@ -205,15 +208,22 @@ def agents_sdk(history_size: int, steps: int, with_ctxkit: bool) -> Dict[str, fl
     if with_ctxkit:
         engine.import_session("bench", history)
 
-    async def request(text: str, items: Optional[List[Any]]) -> Any:
+    # Without ctxkit, the SDK's own session keeps the history (in memory), as an app that
+    # persists its conversations does: the SDK's work per step with a session (it converts the
+    # run's input once more than without one) is then in both columns, not only in ctxkit's.
+    own_session = SQLiteSession("bench")
+    if not with_ctxkit:
+        asyncio.run(own_session.add_items(history))
+
+    async def request(text: str) -> Any:
         if with_ctxkit:
             session = CtxkitSession("bench", engine)  # per request, as the README shows
             return await Runner.run(agent, text, session=session, run_config=session.run_config(), max_turns=10 * steps)
-        return await Runner.run(agent, [*(items or []), {"role": "user", "content": text}], max_turns=10 * steps)
+        return await Runner.run(agent, text, session=own_session, max_turns=10 * steps)
 
-    first = asyncio.run(request("start", history))
+    asyncio.run(request("start"))
     clock.clear()
-    asyncio.run(request("go on", first.to_input_list()))
+    asyncio.run(request("go on"))
     return clock.step_ms()
 
 
@@ -226,10 +236,13 @@ FRAMEWORKS: Dict[str, Callable[[int, int, bool], Dict[str, float]]] = {
 
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    only = sys.argv[2] if len(sys.argv) > 2 else ""  # run only the adapters whose name has it
     print(f"median ms per step of a {steps}-step tool loop, {WINDOW:,}-token window")
     print("| adapter | history | step without ctxkit | step with ctxkit | ctxkit's work: wall | ctxkit's work: CPU |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, run in FRAMEWORKS.items():
+        if only not in name:
+            continue
         work: Dict[int, Dict[str, float]] = {}
         for size in SIZES:
             without = run(size, steps, False)
