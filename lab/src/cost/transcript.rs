@@ -170,8 +170,11 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
     };
     let mut rows = compare_strategies(&session.messages, &setup);
     refuse_unplanned(&rows, options.window, reserve_tokens)?;
+    // The recorded usage is the file's calls: with several conversations in one file (Claude
+    // Code's inline sub-agents) it is no single conversation's cost, so no row compares with it.
     if let Some(recorded) = claude
         .as_ref()
+        .filter(|_| count == 1)
         .and_then(|c| recorded_cost(&c.api_calls, &pricing.prices))
     {
         rows.push(recorded);

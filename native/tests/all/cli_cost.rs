@@ -329,3 +329,30 @@ fn needed_next_is_reported_beside_cost_and_the_marks_are_chosen_on_the_command_l
         );
     }
 }
+
+/// A file holding several conversations (Claude Code's inline sub-agents become their own):
+/// its recorded usage is the whole file's, so no conversation's report has a `recorded` row
+/// to compare with, while a file of one conversation keeps it.
+#[test]
+fn a_file_of_several_conversations_has_no_recorded_row() {
+    let file = ctxkit_tests::corpus_dir()
+        .join("claude-code_d-kimuson-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl");
+    for index in ["0", "1"] {
+        let output = Command::new(BIN)
+            .arg("cost")
+            .arg(&file)
+            .args(["--json", "--window", "200000", "--index", index])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}");
+        let strategies: Vec<Value> = stdout
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap()["strategy"].clone())
+            .collect();
+        assert!(strategies.contains(&Value::from("ctxkit")), "{stdout}");
+        assert!(!strategies.contains(&Value::from("recorded")), "{stdout}");
+    }
+    let single = rows(&["--json", "--window", "200000"]);
+    assert!(single.iter().any(|row| row["strategy"] == "recorded"));
+}
