@@ -173,6 +173,8 @@ def every_transcript_table(binary, corpus):
                 if run.returncode != 0:
                     # A transcript whose calls outgrow the window cannot be replayed at it: said, not hidden.
                     reason = (run.stderr.strip().splitlines() or ["no message"])[-1].replace("|", "/")
+                    # The message names the file by this machine's path first: keep what follows it.
+                    reason = reason[reason.find("window: "):] if "window: " in reason else reason
                     lines.append(f"| {name} | {agent_of(file)} | {window // 1000}k | not run: {reason} |||||||| ")
                     continue
                 rows = {r["strategy"]: r for r in (json.loads(line) for line in run.stdout.splitlines() if line.strip())}

@@ -137,9 +137,11 @@ pi, tau-bench, SWE-agent, OpenHands; every conversation of a file that holds sev
 first three of tau-bench's and OpenHands' benchmark output) replayed by `ctxkit cost FILE
 --window N --index I --json` at the fidelity report's three windows, priced as the model the
 transcript names (Claude Code's, Codex's `turn_context`, pi's `model_change`) or the command's
-default. Input cost in units of the model's uncached input price per token; "recorded" where the
-transcript has its own usage (Claude Code); a window larger than a transcript ever grew gives the
-same row as no compaction.
+default (pi's glm-5.1 has no prices in the table). Input cost in units of the model's uncached
+input price per token; "recorded" where the transcript has its own usage (Claude Code) and holds
+one conversation (a file's usage is all of its conversations', inline sub-agents included); a
+window larger than a transcript ever grew gives the same row as no compaction; "not run" where
+the tools and system prompt the calls carry leave the turn no room.
 
 """
 
