@@ -20,13 +20,13 @@
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
 use ctxkit_core::wire::{from_openai, to_openai};
-use ctxkit_core::{Content, Message, Role};
+use ctxkit_core::{Message, Role};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::anthropic::says_something;
 use super::body::{body_with_messages, field, split_body, Fields};
-use super::sessions::AgentTurn;
+use super::sessions::{after_agent_system, AgentTurn};
 use crate::engine::TurnResult;
 
 /// The path this request is served on.
@@ -134,13 +134,10 @@ impl AgentTurn for ChatRequest {
 
     /// The view's messages after its system prompt (the agent's own messages carry it).
     fn view(&self, turn: &TurnResult) -> crate::Result<Value> {
-        let skip = match turn.messages.first() {
-            Some(first) if first.role == Role::System => usize::from(
-                matches!(&first.content, Content::Text(text) if *text == self.system_text),
-            ),
-            _ => 0,
-        };
-        Ok(to_openai(turn.messages.get(skip..).unwrap_or_default()))
+        Ok(to_openai(after_agent_system(
+            &turn.messages,
+            &self.system_text,
+        )))
     }
 }
 

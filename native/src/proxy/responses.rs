@@ -24,13 +24,13 @@
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
 use ctxkit_core::wire::{from_responses, responses_turns, to_responses};
-use ctxkit_core::{Content, Message, Role};
+use ctxkit_core::{Message, Role};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::anthropic::says_something;
 use super::body::{body_with, field, split_at, Fields, Listed, Split};
-use super::sessions::AgentTurn;
+use super::sessions::{after_agent_system, AgentTurn};
 use crate::engine::TurnResult;
 
 /// The path this request is served on.
@@ -271,13 +271,10 @@ impl AgentTurn for ResponsesRequest {
     /// The view's items after its system prompt (the agent's `instructions` and system items
     /// carry it).
     fn view(&self, turn: &TurnResult) -> crate::Result<Value> {
-        let skip = match turn.messages.first() {
-            Some(first) if first.role == Role::System => usize::from(
-                matches!(&first.content, Content::Text(text) if *text == self.system_text),
-            ),
-            _ => 0,
-        };
-        Ok(view_items(turn.messages.get(skip..).unwrap_or_default()))
+        Ok(view_items(after_agent_system(
+            &turn.messages,
+            &self.system_text,
+        )))
     }
 }
 

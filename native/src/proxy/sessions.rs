@@ -13,7 +13,7 @@
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::turn::HeldEnds;
-use ctxkit_core::Message;
+use ctxkit_core::{Content, Message, Role};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -39,6 +39,20 @@ pub trait AgentTurn {
     fn tool_tokens(&self) -> u64;
     /// ctxkit's view, prepared for this request, as the API's `messages` array.
     fn view(&self, turn: &TurnResult) -> Result<Value>;
+}
+
+/// `messages` after the view's leading system message when that message is the agent's own
+/// system prompt (`system_text`), which the request carries in its own place (Chat
+/// Completions' system messages, Responses' `instructions` and system items): the view the
+/// APIs' `messages`/`input` get is what follows it.
+pub(crate) fn after_agent_system<'a>(messages: &'a [Message], system_text: &str) -> &'a [Message] {
+    let skip = match messages.first() {
+        Some(first) if first.role == Role::System => {
+            usize::from(matches!(&first.content, Content::Text(text) if *text == system_text))
+        }
+        _ => 0,
+    };
+    messages.get(skip..).unwrap_or_default()
 }
 
 /// The prefix of every session the proxy makes.
