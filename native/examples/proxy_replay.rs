@@ -6,7 +6,10 @@
 //! Anthropic validator and billed by the lab's cache simulator at the transcript's model's
 //! prices; the agent's own requests (what Claude Code sent without the proxy) are billed the
 //! same way as the baseline, and the transcript's recorded usage gives what the session really
-//! cost. The agent-facing answers are compared byte for byte with what the upstream sent.
+//! cost. The agent-facing answers are compared byte for byte with what the upstream sent, and
+//! needed-next is counted at every call (`proxy_replay/needed.rs`: the facts the recorded
+//! answer's calls needed that only a summary could give, and the share the upstream's request
+//! held).
 //!
 //! ```sh
 //! cargo run --release -p ctxkit --example proxy_replay                  # the corpus's Claude Code files
@@ -33,6 +36,8 @@ mod bill;
 mod calls;
 #[path = "proxy_replay/codex.rs"]
 mod codex;
+#[path = "proxy_replay/needed.rs"]
+mod needed;
 #[path = "proxy_replay/replay.rs"]
 mod replay;
 #[path = "proxy_replay/sse.rs"]
@@ -123,9 +128,9 @@ fn main() {
         }
     );
     println!(
-        "| transcript | calls | recorded cost | agent's own requests, billed | through the proxy, billed | proxy / recorded | proxy / own | cache read (own / proxy) | compactions: proxy's checkpoints, sessions, prefix breaks; Claude Code's | failed validation | answers not identical |"
+        "| transcript | calls | recorded cost | agent's own requests, billed | through the proxy, billed | proxy / recorded | proxy / own | cache read (own / proxy) | compactions: proxy's checkpoints, sessions, prefix breaks; Claude Code's | needed next (proxy) | failed validation | answers not identical |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut failed = false;
     for file in &options.files {
         match replay::run(file, options.window, options.streaming) {

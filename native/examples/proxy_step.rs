@@ -156,6 +156,8 @@ fn measure(count: usize) -> Result<Row, String> {
             max_body_bytes: 1 << 30,
             family: ModelFamily::Claude,
             upstream_timeout: Duration::from_secs(60),
+            idle: None,
+            summarize_upstream: false,
         },
         engine,
     )?;

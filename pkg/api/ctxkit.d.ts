@@ -1063,6 +1063,10 @@ export interface OffloadPolicy {
     tail_max_bytes: number;
     /** Relative to the working directory, `/`-separated (default `.ctxkit/tool_results`). */
     folder: string;
+    /** An absolute folder the reference names the file under, for an agent whose tools run elsewhere (default empty: the relative path). */
+    reference_root: string;
+    /** A shell command that pages the file, `{path}` in it, for an agent whose only reader is its shell (default empty: call `paging_tool`). */
+    paging_command: string;
 }
 
 /** The input of `planOffload`. */

@@ -263,6 +263,8 @@ defaulted!(
         tail_max_lines,
         tail_max_bytes,
         folder,
+        reference_root,
+        paging_command,
     ]
 );
 defaulted!(

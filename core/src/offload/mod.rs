@@ -14,5 +14,5 @@ pub(crate) mod plan;
 pub(crate) mod reference;
 
 pub use names::{offload_file_name, sanitize_file_component, session_folder};
-pub use plan::{plan_offload, OffloadPlan, OffloadPolicy};
+pub use plan::{check_offload_policy, plan_offload, OffloadPlan, OffloadPolicy};
 pub use reference::{is_offload_reference, OFFLOAD_HEADER};

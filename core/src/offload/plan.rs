@@ -25,9 +25,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{CoreError, Result};
 use crate::model::{Message, Role};
-use crate::offload::names::{offload_file_name, session_folder};
+use crate::offload::names::{checked_folder, offload_file_name, session_folder};
 use crate::offload::reference::{reference_content, reference_text, ReferenceFacts};
 use crate::text::{count_lines, head_lines, tail_lines};
 
@@ -61,6 +61,15 @@ pub struct OffloadPolicy {
     /// The folder for offloaded outputs, relative to the working directory, `/`-separated.
     /// Default `.ctxkit/tool_results`.
     pub folder: String,
+    /// Where the reference says the folder is, for a model whose tools do not run in
+    /// ctxkit's working directory (an agent behind `ctxkit proxy`): an absolute path that the
+    /// reference puts before the file's relative path. Default empty: the relative path alone.
+    pub reference_root: String,
+    /// A shell command that pages the file, for an agent whose only reader is its shell
+    /// (Codex): the reference tells the model to run it, `{path}` replaced by the file's path
+    /// (quoted for a POSIX shell when it needs to be), instead of calling `paging_tool`. Keep
+    /// its page under `threshold_bytes`, or the page is offloaded again. Default empty.
+    pub paging_command: String,
 }
 
 /// The history tools' names (`recall`'s `SEARCH_HISTORY`, `READ_HISTORY`, `READ_OFFLOAD`; a
@@ -80,6 +89,57 @@ fn never_offloaded(name: &str, policy: &OffloadPolicy) -> bool {
             .any(|excluded| excluded == name)
 }
 
+/// Checks that `policy` can make references: its folder a plain relative path, its
+/// `reference_root` empty or absolute, its `paging_command` empty or naming `{path}`. The
+/// error names the field ([`plan_offload`] makes the same checks); a shell can check a policy
+/// once, when it is configured, rather than at the first big output.
+///
+/// ```
+/// use ctxkit_core::offload::{check_offload_policy, OffloadPolicy};
+/// assert!(check_offload_policy(&OffloadPolicy::default()).is_ok());
+/// let relative = OffloadPolicy { reference_root: "home/me".into(), ..OffloadPolicy::default() };
+/// let error = check_offload_policy(&relative).unwrap_err();
+/// assert!(error.to_string().starts_with("policy.reference_root: "));
+/// ```
+pub fn check_offload_policy(policy: &OffloadPolicy) -> Result<()> {
+    checked_folder(&policy.folder)?;
+    check_paging_fields(policy)
+}
+
+/// Checks the policy's `reference_root` (empty, or an absolute path without control
+/// characters) and `paging_command` (empty, or one line naming `{path}`): a reference must say
+/// where the file is in one line and how to page it.
+fn check_paging_fields(policy: &OffloadPolicy) -> Result<()> {
+    let root = &policy.reference_root;
+    let windows_absolute = root.get(1..3) == Some(":\\") || root.get(1..3) == Some(":/");
+    if !(root.is_empty() || root.starts_with('/') || windows_absolute) {
+        return Err(CoreError::invalid(
+            "policy.reference_root",
+            format!("{root:?} is not an absolute path"),
+        ));
+    }
+    if root.chars().any(char::is_control) {
+        return Err(CoreError::invalid(
+            "policy.reference_root",
+            format!("{root:?} contains a control character"),
+        ));
+    }
+    let command = &policy.paging_command;
+    if !command.is_empty() && !command.contains("{path}") {
+        return Err(CoreError::invalid(
+            "policy.paging_command",
+            format!("{command:?} does not name the file: put `{{path}}` where it goes"),
+        ));
+    }
+    if command.chars().any(char::is_control) {
+        return Err(CoreError::invalid(
+            "policy.paging_command",
+            format!("{command:?} contains a control character"),
+        ));
+    }
+    Ok(())
+}
+
 impl Default for OffloadPolicy {
     fn default() -> Self {
         OffloadPolicy {
@@ -93,6 +153,8 @@ impl Default for OffloadPolicy {
             tail_max_lines: 5,
             tail_max_bytes: 512,
             folder: ".ctxkit/tool_results".into(),
+            reference_root: String::new(),
+            paging_command: String::new(),
         }
     }
 }
@@ -129,8 +191,9 @@ pub struct OffloadPlan {
 ///
 /// Returns `Ok(None)` when `result` is not a tool result, its text is not larger than the
 /// threshold, or the tool's outputs are never offloaded (an excluded tool, the paging tool or
-/// a history tool: `search_history`, `read_history`, `read_offload`). Errors when `session` is blank or the policy's folder
-/// is not a plain relative path.
+/// a history tool: `search_history`, `read_history`, `read_offload`). Errors when `session` is
+/// blank, the policy's folder is not a plain relative path, its `reference_root` is not
+/// absolute or its `paging_command` does not name `{path}` (see [`check_offload_policy`]).
 ///
 /// ```
 /// use ctxkit_core::offload::{is_offload_reference, plan_offload, OffloadPolicy};
@@ -158,6 +221,7 @@ pub fn plan_offload(
     policy: &OffloadPolicy,
 ) -> Result<Option<OffloadPlan>> {
     let session_folder = session_folder(session, &policy.folder)?;
+    check_paging_fields(policy)?;
     if result.role != Role::Tool {
         return Ok(None);
     }
@@ -391,6 +455,84 @@ mod tests {
             Content::Text(_) => panic!("the image was lost"),
         }
         assert!(is_offload_reference(&plan.reference));
+    }
+
+    #[test]
+    fn a_reference_can_name_an_absolute_file_and_a_shell_command() {
+        let result = Message::tool_result("toolu_1", numbered_lines(400), false);
+        let read_tool = OffloadPolicy {
+            paging_tool: "Read".into(),
+            offset_param: "offset".into(),
+            limit_param: "limit".into(),
+            reference_root: "/home/me/my project/".into(),
+            ..OffloadPolicy::default()
+        };
+        let plan = plan_offload(4, "s", &result, Some("Bash"), &read_tool)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            plan.relative_path,
+            ".ctxkit/tool_results/s/0000000004-toolu_1.txt"
+        );
+        let text = plan.reference.text_content();
+        assert!(text.contains(
+            "saved in full to:\n/home/me/my project/.ctxkit/tool_results/s/0000000004-toolu_1.txt\n"
+        ));
+        assert!(text.contains("call `Read` on that path with `offset` and `limit`"));
+
+        let shell = OffloadPolicy {
+            paging_command: "sed -n '1,100p' {path}".into(),
+            ..read_tool
+        };
+        let text = plan_offload(4, "s", &result, Some("shell"), &shell)
+            .unwrap()
+            .unwrap()
+            .reference
+            .text_content()
+            .into_owned();
+        assert!(text.contains(
+            "run `sed -n '1,100p' '/home/me/my project/.ctxkit/tool_results/s/0000000004-toolu_1.txt'` with your shell"
+        ), "{text}");
+        assert!(!text.contains("call `Read`"));
+        let quoted = OffloadPolicy {
+            reference_root: "/it's".into(),
+            ..shell
+        };
+        let text = plan_offload(4, "s", &result, None, &quoted)
+            .unwrap()
+            .unwrap()
+            .reference
+            .text_content()
+            .into_owned();
+        assert!(text.contains(r"'/it'\''s/.ctxkit/"), "{text}");
+    }
+
+    #[test]
+    fn a_relative_root_or_a_command_without_the_path_is_an_error() {
+        let result = Message::tool_result("c", "x".repeat(20_000), false);
+        let cases = [
+            ("relative/root", "", "policy.reference_root: "),
+            ("/a\nb", "", "policy.reference_root: "),
+            ("", "cat the file", "policy.paging_command: "),
+            ("", "cat {path}\nrm -rf /", "policy.paging_command: "),
+        ];
+        for (root, command, expected) in cases {
+            let policy = OffloadPolicy {
+                reference_root: root.into(),
+                paging_command: command.into(),
+                ..OffloadPolicy::default()
+            };
+            let error = plan_offload(1, "s", &result, None, &policy).unwrap_err();
+            assert!(
+                error.to_string().starts_with(expected),
+                "{root:?} {command:?}: {error}"
+            );
+        }
+        let windows = OffloadPolicy {
+            reference_root: "C:\\Users\\me".into(),
+            ..OffloadPolicy::default()
+        };
+        assert!(plan_offload(1, "s", &result, None, &windows).is_ok());
     }
 
     #[test]

@@ -49,20 +49,17 @@ pub(crate) fn reference_text(facts: &ReferenceFacts) -> String {
         "The tool succeeded."
     };
     let policy = facts.policy;
+    let path = shown_path(policy, facts.relative_path);
     let mut text = format!(
         "{OFFLOAD_HEADER}\n\
          The output of {tool} ({bytes} bytes, {lines} lines) was too large to keep in context; \
          it was saved in full to:\n\
          {path}\n\
          {status}\n\
-         To read more of it, call `{paging}` on that path with `{offset}` and `{limit}` to \
-         choose the lines, a page at a time, rather than reading it whole.\n",
+         {paging}\n",
         bytes = facts.bytes,
         lines = facts.lines,
-        path = facts.relative_path,
-        paging = policy.paging_tool,
-        offset = policy.offset_param,
-        limit = policy.limit_param,
+        paging = paging_sentence(policy, &path),
     );
     push_preview(&mut text, "--- head ---", facts.head);
     let hidden = facts
@@ -75,6 +72,44 @@ pub(crate) fn reference_text(facts: &ReferenceFacts) -> String {
     push_preview(&mut text, "--- tail ---", facts.tail);
     text.push_str("--- end of preview ---");
     text
+}
+
+/// The file's path as the reference shows it: under the policy's `reference_root` when it has
+/// one (the agent's tools do not run in ctxkit's working directory), else relative.
+fn shown_path(policy: &OffloadPolicy, relative_path: &str) -> String {
+    let root = policy.reference_root.trim_end_matches(['/', '\\']);
+    if policy.reference_root.is_empty() {
+        relative_path.to_owned()
+    } else {
+        format!("{root}/{relative_path}")
+    }
+}
+
+/// How the model reads more: the policy's shell command on the file (`{path}` replaced by the
+/// path, quoted when a POSIX shell needs it), else a call of its paging tool.
+fn paging_sentence(policy: &OffloadPolicy, path: &str) -> String {
+    if policy.paging_command.is_empty() {
+        return format!(
+            "To read more of it, call `{}` on that path with `{}` and `{}` to choose the lines, \
+             a page at a time, rather than reading it whole.",
+            policy.paging_tool, policy.offset_param, policy.limit_param
+        );
+    }
+    let command = policy.paging_command.replace("{path}", &shell_quoted(path));
+    format!(
+        "To read more of it, run `{command}` with your shell, changing the line numbers to \
+         choose the lines, a page at a time, rather than reading it whole."
+    )
+}
+
+/// `text` as one POSIX shell word: as it is when every character is safe, else in single
+/// quotes (a quote inside written `'\''`).
+fn shell_quoted(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':');
+    if !text.is_empty() && text.chars().all(safe) {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Appends a labelled preview, ending it with a newline.

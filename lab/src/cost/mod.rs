@@ -56,6 +56,7 @@ pub use prices::{
     anthropic_rules, default_prices, pricing_for, CacheMode, CacheRules, ModelPricing, Prices,
     OPENAI_EXACT_RULES, OPENAI_RULES,
 };
+pub use recall::request_text;
 pub use recorded::{call_times, recorded_cost, recorded_reserve, utc_seconds};
 pub use report::{CostTotals, StrategyCost};
 pub use strategies::{

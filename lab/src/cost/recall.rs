@@ -369,7 +369,7 @@ fn needles(head: &str, workdir: Option<&str>) -> Vec<String> {
 
 /// The text a recall search reads of `messages`: each one's text, its calls' arguments as
 /// written and their JSON strings decoded.
-pub(crate) fn request_text(messages: &[Arc<Message>]) -> String {
+pub fn request_text(messages: &[Arc<Message>]) -> String {
     let mut text = String::new();
     for message in messages {
         text.push_str(&message.text_content());

@@ -218,11 +218,7 @@ fn grade(
 /// Whether `text` holds `fact`: verbatim, or for a path (written relative to the working
 /// directory when under it) also in its absolute form, or relative to the working directory
 /// the summary itself states (which may be deeper than the one the whole log shows).
-pub(crate) fn holds(
-    text: &str,
-    (kind, fact): &(NeededKind, String),
-    workdir: Option<&str>,
-) -> bool {
+pub fn holds(text: &str, (kind, fact): &(NeededKind, String), workdir: Option<&str>) -> bool {
     if text.contains(fact.as_str()) {
         return true;
     }

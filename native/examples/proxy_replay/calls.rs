@@ -16,6 +16,8 @@ pub struct Call {
     pub request: Value,
     /// The upstream's answer body, as the fake upstream sends it.
     pub answer: String,
+    /// The same answer as one JSON body (what an event stream adds up to), for needed-next.
+    pub reply: Value,
     /// When it was made (unix seconds), for the cache's lifetime.
     pub at: Option<i64>,
 }
@@ -65,9 +67,15 @@ pub fn read(text: &str, streaming: bool) -> Result<Transcript, String> {
         if prompt.is_empty() {
             continue;
         }
+        let reply = answer_body(&call.message_id, &call.model, answer)?;
         calls.push(Call {
             request: request(&call.model, &system, prompt, streaming)?,
-            answer: answer_body(&call.message_id, &call.model, answer, streaming)?,
+            answer: if streaming {
+                crate::sse::stream(&reply)
+            } else {
+                reply.to_string()
+            },
+            reply,
             at: times.get(index).copied().flatten(),
         });
     }
@@ -143,13 +151,8 @@ fn mark_last_block(message: &mut Value) {
     }
 }
 
-/// The recorded assistant message as the API's answer (its event stream when `streaming`).
-fn answer_body(
-    id: &str,
-    model: &str,
-    message: &Message,
-    streaming: bool,
-) -> Result<String, String> {
+/// The recorded assistant message as the API's answer body.
+fn answer_body(id: &str, model: &str, message: &Message) -> Result<Value, String> {
     let wire = to_anthropic(std::slice::from_ref(message)).map_err(|e| e.to_string())?;
     let content = wire
         .get("messages")
@@ -165,14 +168,9 @@ fn answer_body(
         .as_array()
         .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_use"));
     let stop = if calls_tool { "tool_use" } else { "end_turn" };
-    let body = json!({
+    Ok(json!({
         "id": id, "type": "message", "role": "assistant", "model": model,
         "content": content, "stop_reason": stop, "stop_sequence": null,
         "usage": {"input_tokens": 0, "output_tokens": 0}
-    });
-    Ok(if streaming {
-        crate::sse::stream(&body)
-    } else {
-        body.to_string()
-    })
+    }))
 }

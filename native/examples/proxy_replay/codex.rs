@@ -77,6 +77,7 @@ pub fn read(text: &str, streaming: bool) -> Result<Transcript, String> {
             } else {
                 answer.to_string()
             },
+            reply: answer,
             at: times.get(run.start).copied().flatten(),
         });
     }

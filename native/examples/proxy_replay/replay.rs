@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::bill::{bill, Bill};
 use crate::calls::{read, Call, Transcript};
+use crate::needed::Needed;
 use crate::upstream;
 
 /// One transcript's results.
@@ -25,6 +26,7 @@ pub struct Row {
     compactions: u64,
     sessions: usize,
     agent_compactions: usize,
+    needed: Needed,
     pub invalid: usize,
     pub not_identical: usize,
     /// What failed, one line each (at most a few per kind).
@@ -42,7 +44,7 @@ impl Row {
         };
         let share = |bill: &Bill| 100.0 * bill.cache_read as f64 / bill.tokens.max(1) as f64;
         format!(
-            "| {} | {} | {recorded} | {:.0} ({} of recorded) | {:.0} | {} | {:.1}% | {:.0}% / {:.0}% | {} in {} session(s), {} prefix breaks; {} | {} | {} |",
+            "| {} | {} | {recorded} | {:.0} ({} of recorded) | {:.0} | {} | {:.1}% | {:.0}% / {:.0}% | {} in {} session(s), {} prefix breaks; {} | {} | {} | {} |",
             self.name,
             self.calls,
             self.own.units,
@@ -56,6 +58,7 @@ impl Row {
             self.sessions,
             self.proxied.prefix_breaks,
             self.agent_compactions,
+            self.needed.cell(),
             self.invalid,
             self.not_identical,
         )
@@ -93,6 +96,8 @@ pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
             max_body_bytes: 1 << 30,
             family,
             upstream_timeout: Duration::from_secs(60),
+            idle: None,
+            summarize_upstream: false,
         },
         engine,
     )?;
@@ -115,6 +120,7 @@ pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
         compactions: 0,
         sessions: 0,
         agent_compactions: transcript.agent_compactions,
+        needed: Needed::default(),
         invalid: 0,
         not_identical: 0,
         problems: Vec::new(),
@@ -123,6 +129,11 @@ pub fn run(file: &Path, window: u64, streaming: bool) -> Result<Row, String> {
     let bodies = received.lock().map_err(|_| "the received bodies")?.clone();
     check_answers(&transcript, &answered, &mut row);
     bill_both(&transcript, &bodies, &mut row);
+    for (call, body) in transcript.calls.iter().zip(&bodies) {
+        let forwarded: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        row.needed
+            .count(&call.request, &call.reply, &forwarded, transcript.responses);
+    }
     // A second engine on the same database reads what the proxy stored.
     let store = Engine::open(&db, dir.path(), config).map_err(|e| e.to_string())?;
     let sessions = store.list_sessions().map_err(|e| e.to_string())?;

@@ -2,8 +2,10 @@
 //! `crate::proxy`): the view is planned with the agent's system text as the system prompt,
 //! byte for byte (nothing of ctxkit's prompt is added, nothing is frozen or stored for it), and
 //! with the agent's tool definitions counted in the budget, so the request the agent's
-//! provider receives fits the window with them.
+//! provider receives fits the window with them. The idle check (the proxy's timer) measures
+//! and compacts that same view.
 
+use super::idle::IdleOutcome;
 use super::{Engine, TurnResult};
 use crate::error::Result;
 
@@ -28,5 +30,26 @@ impl Engine {
         // Cleared whatever happened, so a later `prepare_turn` builds ctxkit's prompt again.
         self.agent_system = None;
         result
+    }
+
+    /// [`Engine::compact_if_idle`] for an agent that brings its own system prompt and tools
+    /// (the proxy's timer): the view measured, and compacted when the core's rule says so, as
+    /// [`Engine::prepare_agent_turn`] plans it with `system` and `tool_schema_tokens`.
+    pub fn compact_agent_if_idle(
+        &mut self,
+        session: &str,
+        idle_seconds: u64,
+        ttl_seconds: u64,
+        system: &str,
+        tool_schema_tokens: u64,
+    ) -> Result<IdleOutcome> {
+        let budget = ctxkit_core::compaction::Budget {
+            tool_schema_tokens,
+            ..self.config.budget
+        };
+        self.agent_system = Some(system.to_owned());
+        let outcome = self.idle_with(session, idle_seconds, ttl_seconds, budget, budget);
+        self.agent_system = None;
+        outcome
     }
 }

@@ -7,6 +7,7 @@
 //! extractive summary) and stored like any turn. So the next real turn starts from the new
 //! checkpoint and writes the small prefix. It counts as a turn for the nudges.
 
+use ctxkit_core::compaction::Budget;
 use ctxkit_core::turn::{idle_decision, IdleDecision};
 use serde::Serialize;
 
@@ -41,7 +42,21 @@ impl Engine {
         idle_seconds: u64,
         ttl_seconds: u64,
     ) -> Result<IdleOutcome> {
-        let preview = self.preview_turn(session)?;
+        let preview_budget = self.budget_for(session);
+        let budget = self.config.budget;
+        self.idle_with(session, idle_seconds, ttl_seconds, preview_budget, budget)
+    }
+
+    /// The idle check, its view previewed with `preview_budget` and decided with `budget`.
+    pub(super) fn idle_with(
+        &mut self,
+        session: &str,
+        idle_seconds: u64,
+        ttl_seconds: u64,
+        preview_budget: Budget,
+        budget: Budget,
+    ) -> Result<IdleOutcome> {
+        let preview = self.run_turn(session, Answers::Offline, preview_budget)?;
         let stats = &preview.stats;
         let view_tokens = match preview.compacted {
             Some(_) => stats.trigger_tokens.saturating_add(1),
@@ -51,7 +66,7 @@ impl Engine {
             view_tokens,
             idle_seconds,
             ttl_seconds,
-            &self.config.budget,
+            &budget,
             &self.config.policy,
         );
         let turn = match decision {

@@ -290,6 +290,13 @@ impl Engine {
         self
     }
 
+    /// Uses `llm` as the summarizer from now on (`None`: the configured one's place is
+    /// empty, and summaries are extractive), for a caller whose summarizer changes between
+    /// turns (the proxy asks each agent's own model with that agent's credentials).
+    pub fn set_llm(&mut self, llm: Option<Arc<dyn Llm>>) {
+        self.llm = llm;
+    }
+
     /// Passes every event to `sink` as it happens.
     pub fn on_event(&mut self, sink: impl FnMut(&Event) + Send + 'static) {
         self.sink = Some(Box::new(sink));

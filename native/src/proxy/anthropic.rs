@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::body::{body_with_messages, field, split_body, Fields};
 use super::sessions::AgentTurn;
+use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
 
 /// One agent request, read.
@@ -80,6 +81,16 @@ impl AgentRequest {
 impl AgentTurn for AgentRequest {
     fn endpoint(&self) -> &'static str {
         "POST /v1/messages"
+    }
+
+    fn summary_shape(&self) -> SummaryShape {
+        SummaryShape {
+            api: SummaryApi::Anthropic,
+            fields: self.fields.clone(),
+            leading: Vec::new(),
+            system_text: self.system_text.clone(),
+            agent_cache_marks: self.agent_cache_marks,
+        }
     }
 
     fn wire(&self) -> &[Box<RawValue>] {

@@ -27,6 +27,7 @@ use serde_json::Value;
 use super::anthropic::says_something;
 use super::body::{body_with_messages, field, split_body, Fields};
 use super::sessions::{after_agent_system, AgentTurn};
+use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
 
 /// The path this request is served on.
@@ -113,6 +114,16 @@ impl ChatRequest {
 impl AgentTurn for ChatRequest {
     fn endpoint(&self) -> &'static str {
         "POST /v1/chat/completions"
+    }
+
+    fn summary_shape(&self) -> SummaryShape {
+        SummaryShape {
+            api: SummaryApi::Chat,
+            fields: self.fields.clone(),
+            leading: self.system.clone(),
+            system_text: self.system_text.clone(),
+            agent_cache_marks: 0,
+        }
     }
 
     fn wire(&self) -> &[Box<RawValue>] {

@@ -8,7 +8,10 @@
 //! raw, [`anthropic`], [`chat`] and [`responses`] the request read and rewritten (Anthropic
 //! Messages, OpenAI Chat Completions, OpenAI Responses), [`conversation`] the rule for which
 //! conversation a request continues, [`held`] what each session holds of the agent's wire
-//! messages, [`sessions`] those rules over the engine, [`sse`], `chat_answer` and
+//! messages, [`idle`] the quiet conversations the timer compacts before the cache expires,
+//! [`offload`] which of the agent's tools an offload reference names, [`sessions`]
+//! those rules over the engine, [`summarizer`] the agent's own model asked for summaries
+//! through the upstream, [`sse`], `chat_answer` and
 //! `responses_answer` an answer reassembled, [`answer`] the answer kept in the log,
 //! [`upstream`] the forwarding, [`server`] the accept loop and one request's path.
 //!
@@ -25,11 +28,15 @@ pub(crate) mod chat_answer;
 pub mod conversation;
 pub mod held;
 pub mod http;
+pub mod idle;
+pub mod offload;
 pub mod responses;
 pub(crate) mod responses_answer;
 pub mod server;
 pub mod sessions;
 pub mod sse;
+pub mod summarizer;
 pub mod upstream;
 
+pub use idle::IdleTimer;
 pub use server::{Proxy, ProxyConfig, DEFAULT_UPSTREAM_TIMEOUT};

@@ -31,6 +31,7 @@ use serde_json::{json, Value};
 use super::anthropic::says_something;
 use super::body::{body_with, field, split_at, Fields, Listed, Split};
 use super::sessions::{after_agent_system, AgentTurn};
+use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
 
 /// The path this request is served on.
@@ -248,6 +249,16 @@ fn texts_of(value: &Value) -> String {
 impl AgentTurn for ResponsesRequest {
     fn endpoint(&self) -> &'static str {
         "POST /v1/responses"
+    }
+
+    fn summary_shape(&self) -> SummaryShape {
+        SummaryShape {
+            api: SummaryApi::Responses,
+            fields: self.fields.clone(),
+            leading: self.system.clone(),
+            system_text: self.system_text.clone(),
+            agent_cache_marks: 0,
+        }
     }
 
     fn wire(&self) -> &[Box<RawValue>] {

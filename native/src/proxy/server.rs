@@ -11,11 +11,13 @@
 //! /v1/messages/count_tokens`, `/v1/responses/input_tokens` and `/v1/responses/compact` are
 //! passed through untouched, storing nothing; every other path is a 404 naming it. The engine is used under one lock, held to match and record a
 //! request and to record an answer, never while the upstream answers, so one slow model call
-//! does not hold up other conversations. The log line per request
-//! names the session, the counts and the status, never a header.
+//! does not hold up other conversations; the idle timer ([`super::idle`]) takes the same lock
+//! for its checks. The log line per request names the session, the counts and the status,
+//! never a header.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use ctxkit_core::tokens::ModelFamily;
 
@@ -24,11 +26,14 @@ use super::anthropic::AgentRequest;
 use super::chat::{self, ChatRequest};
 use super::chat_answer::ChatAnswer;
 use super::http::{read_request, write_refusal, Refusal, Request};
+use super::idle::{IdleTimer, LastRequest};
 use super::responses::{self, ResponsesBody, ResponsesRequest};
 use super::responses_answer::ResponsesAnswer;
 use super::sessions::{valid_key, AgentTurn, Conversations, MAX_KEY_CHARS};
-use super::upstream::{agent, forward, Unobserved};
-use crate::engine::Engine;
+use super::summarizer::UpstreamSummarizer;
+use super::upstream::{agent, forward, Unobserved, FORWARDED_HEADERS};
+use crate::engine::{Engine, IdleOutcome};
+use crate::llm::Llm;
 
 /// The header an explicit conversation key comes in.
 pub const CONVERSATION_HEADER: &str = "x-ctxkit-conversation";
@@ -50,6 +55,11 @@ pub struct ProxyConfig {
     pub family: ModelFamily,
     /// How long the upstream may take to begin its answer before the agent gets a 504.
     pub upstream_timeout: std::time::Duration,
+    /// The idle timer (see [`super::idle`]); `None`: conversations compact only on requests.
+    pub idle: Option<IdleTimer>,
+    /// Summaries asked of the agent's own model through the upstream, as the cache-safe
+    /// request (see [`super::summarizer`]); `false`: extractive.
+    pub summarize_upstream: bool,
 }
 
 /// The default [`ProxyConfig::upstream_timeout`]: 10 minutes (a model may think long before
@@ -107,8 +117,13 @@ impl Proxy {
         self.listener.local_addr()
     }
 
-    /// Serves connections until the listener fails, each on its own thread.
+    /// Serves connections until the listener fails, each on its own thread, and runs the
+    /// idle timer on one more when it is configured.
     pub fn serve(self) -> std::io::Result<()> {
+        if let Some(timer) = self.shared.config.idle {
+            let shared = self.shared.clone();
+            std::thread::spawn(move || run_idle_timer(&shared, timer));
+        }
         for stream in self.listener.incoming() {
             let Ok(stream) = stream else {
                 continue;
@@ -117,6 +132,35 @@ impl Proxy {
             std::thread::spawn(move || handle(&shared, stream));
         }
         Ok(())
+    }
+}
+
+/// Every `timer.tick`, the idle check of the quiet conversations (see [`super::idle`]); each
+/// compaction is one line on standard error. Ends when the conversations are unusable.
+fn run_idle_timer(shared: &Shared, timer: IdleTimer) {
+    let ttl_seconds = timer.ttl.as_secs().max(1);
+    loop {
+        std::thread::sleep(timer.tick);
+        let Ok(mut conversations) = shared.conversations.lock() else {
+            return;
+        };
+        for (session, outcome) in conversations.compact_idle(Instant::now(), ttl_seconds) {
+            match outcome {
+                Ok(IdleOutcome {
+                    turn: Some(turn),
+                    view_tokens,
+                    ..
+                }) => eprintln!(
+                    "ctxkit proxy: {session} quiet before the cache expires: compacted, \
+                     view {view_tokens} -> {} tokens",
+                    turn.stats.total_tokens
+                ),
+                Ok(_) => {}
+                Err(error) => {
+                    eprintln!("ctxkit proxy: {session} idle compaction failed: {error}");
+                }
+            }
+        }
     }
 }
 
@@ -306,7 +350,16 @@ fn rewritten(
             ))
         }
     };
-    let admitted = lock(shared)?.admit(key, parsed).map_err(|error| {
+    let url = format!("{}{}", shared.config.upstream, request.path);
+    let summarizer = shared
+        .config
+        .summarize_upstream
+        .then(|| upstream_summarizer(shared, request, parsed, &url));
+    let mut conversations = lock(shared)?;
+    conversations.use_summarizer(summarizer.clone());
+    let admitted = conversations.admit(key, parsed);
+    conversations.use_summarizer(None);
+    let admitted = admitted.map_err(|error| {
         // The core refusing the conversation (one that cannot fit the window) is the
         // request's; a store failure is the proxy's.
         match error {
@@ -318,8 +371,17 @@ fn rewritten(
             _ => Refusal::new(500, format!("ctxkit could not make the view: {error}")),
         }
     })?;
+    conversations.saw(
+        &admitted.session,
+        LastRequest {
+            system: parsed.system_text().to_owned(),
+            tool_tokens: parsed.tool_tokens(),
+            at: Instant::now(),
+            summarizer,
+        },
+    );
+    drop(conversations);
     let body = upstream_body(&admitted.view);
-    let url = format!("{}{}", shared.config.upstream, request.path);
     let mut keeper = AnswerKeeper::new(&shared.conversations, &admitted.session, reader);
     let passed = forward(
         &shared.agent,
@@ -343,6 +405,31 @@ fn rewritten(
         keeper.outcome
     );
     Ok(())
+}
+
+/// The agent's own model as this request's summarizer: its cache-safe summary request goes
+/// to `url` (where the request itself goes) with the request's credential headers.
+fn upstream_summarizer(
+    shared: &Shared,
+    request: &Request,
+    parsed: &dyn AgentTurn,
+    url: &str,
+) -> Arc<dyn Llm> {
+    let headers = FORWARDED_HEADERS
+        .iter()
+        .filter_map(|name| {
+            request
+                .header(name)
+                .map(|value| ((*name).to_owned(), value.to_owned()))
+        })
+        .collect();
+    Arc::new(UpstreamSummarizer::new(
+        parsed.summary_shape(),
+        url.to_owned(),
+        headers,
+        shared.agent.clone(),
+        shared.config.upstream_timeout,
+    ))
 }
 
 fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Conversations>, Refusal> {

@@ -10,6 +10,8 @@
 //! logs, so a restarted proxy continues the conversations it held. Nothing here sees a header
 //! or a credential.
 
+use std::sync::Arc;
+
 use ctxkit_core::compaction::Budget;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::turn::HeldEnds;
@@ -19,8 +21,12 @@ use serde_json::Value;
 
 use super::conversation::{chain, find, wire_fingerprint, Found, Index};
 use super::held::{WireEnds, WireMessages};
-use crate::engine::{Engine, EngineConfig, TurnResult};
+use super::idle::{LastRequest, Quiet};
+use super::offload::as_sent;
+use super::summarizer::SummaryShape;
+use crate::engine::{Engine, EngineConfig, IdleOutcome, TurnResult};
 use crate::error::Result;
+use crate::llm::Llm;
 
 /// One agent request as the conversations need it, whatever its API (Anthropic Messages,
 /// Chat Completions): its conversation's raw wire messages and how to read one, what the
@@ -39,6 +45,9 @@ pub trait AgentTurn {
     fn tool_tokens(&self) -> u64;
     /// ctxkit's view, prepared for this request, as the API's `messages` array.
     fn view(&self, turn: &TurnResult) -> Result<Value>;
+    /// What a cache-safe summary request through the upstream keeps of this request (its
+    /// fields and system items, not its history: see [`super::summarizer`]).
+    fn summary_shape(&self) -> SummaryShape;
 }
 
 /// `messages` after the view's leading system message when that message is the agent's own
@@ -88,6 +97,8 @@ pub struct Conversations {
     wire: WireEnds,
     /// The number the next session's name gets.
     next: u64,
+    /// The conversations the idle timer may compact (see [`super::idle`]).
+    quiet: Quiet,
 }
 
 impl Conversations {
@@ -99,12 +110,8 @@ impl Conversations {
             let Some((key, number)) = parse_name(&info.name) else {
                 continue;
             };
-            let session = engine.export_session(&info.name)?;
-            let messages: Vec<Message> = session
-                .entries
-                .into_iter()
-                .map(|entry| entry.message)
-                .collect();
+            // As the agent sent them: an offloaded output's fingerprint is its full text's.
+            let messages = as_sent(&engine, &info.name)?;
             index.extend(&info.name, key, &messages);
             next = next.max(number.saturating_add(1));
         }
@@ -113,6 +120,7 @@ impl Conversations {
             index,
             wire: WireEnds::default(),
             next,
+            quiet: Quiet::default(),
         })
     }
 
@@ -177,6 +185,52 @@ impl Conversations {
         Ok((session, all.into_iter().skip(held).collect()))
     }
 
+    /// Uses `llm` as the summarizer of the turns that follow (`None`: extractive).
+    pub fn use_summarizer(&mut self, llm: Option<Arc<dyn Llm>>) {
+        self.engine.set_llm(llm);
+    }
+
+    /// Remembers `request` as `session`'s last, for the idle timer.
+    pub fn saw(&mut self, session: &str, request: LastRequest) {
+        self.quiet.saw(session, request);
+    }
+
+    /// The idle timer's check at `now`, for a cache lifetime of `ttl_seconds`: each quiet
+    /// conversation measured as its agent's last request would see it, and compacted when the
+    /// core's rule says so. A conversation compacted, or with nothing to do, is forgotten
+    /// until its next request; a failed check is reported and forgotten too (the next request
+    /// compacts as usual).
+    pub fn compact_idle(
+        &mut self,
+        now: std::time::Instant,
+        ttl_seconds: u64,
+    ) -> Vec<(String, Result<IdleOutcome>)> {
+        let mut done = Vec::new();
+        for (session, last, idle_seconds) in self.quiet.idle_at(now) {
+            self.engine.set_llm(last.summarizer.clone());
+            let outcome = self.engine.compact_agent_if_idle(
+                &session,
+                idle_seconds,
+                ttl_seconds,
+                &last.system,
+                last.tool_tokens,
+            );
+            self.engine.set_llm(None);
+            let waits = matches!(
+                outcome,
+                Ok(IdleOutcome {
+                    decision: ctxkit_core::turn::IdleDecision::Wait { .. },
+                    ..
+                })
+            );
+            if !waits {
+                self.quiet.forget(&session);
+            }
+            done.push((session, outcome));
+        }
+        done
+    }
+
     /// Records the assistant's answer at the end of `session`.
     pub fn answered(&mut self, session: &str, answer: Vec<Message>) -> Result<()> {
         if answer.is_empty() {
@@ -201,9 +255,10 @@ impl Conversations {
 }
 
 /// The engine's configuration for the proxy, for a model of `window` tokens: ctxkit builds no
-/// system prompt (the agent's is sent), offloads nothing (an offload reference would name
-/// `read_offload`, a tool the agent does not have), adds no nudge (its reminders name tools the
-/// agent may not have, and the agent's requests are its own), and summarizes extractively.
+/// system prompt (the agent's is sent), offloads nothing (a reference must name a tool of the
+/// agent's: the caller sets [`super::offload::offload_policy`]'s), adds no nudge (its reminders
+/// name tools the agent may not have, and the agent's requests are its own), and summarizes
+/// extractively.
 pub fn engine_config(window: u64, family: ModelFamily) -> EngineConfig {
     let mut config = EngineConfig {
         budget: Budget::for_window(window),
@@ -217,6 +272,8 @@ pub fn engine_config(window: u64, family: ModelFamily) -> EngineConfig {
     config.prompt.history_guidance = false;
     config.memory.in_prompt = false;
     config.memory.write_memory_file = false;
+    // Memories are not used, and a fresh extraction prompt is not the agent's to send.
+    config.memory.extract_before_compaction = false;
     config
 }
 

@@ -161,6 +161,8 @@ fn a_non_loopback_address_needs_a_token_and_a_set_token_is_required() {
         max_body_bytes: 1 << 20,
         family: ModelFamily::Claude,
         upstream_timeout: ctxkit::proxy::DEFAULT_UPSTREAM_TIMEOUT,
+        idle: None,
+        summarize_upstream: false,
     };
     let refused = Proxy::bind(config.clone(), engine()).unwrap_err();
     assert!(refused.contains("--token"), "{refused}");

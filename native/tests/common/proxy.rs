@@ -5,8 +5,11 @@
 
 use std::path::PathBuf;
 
+use ctxkit::core::compaction::SummaryMode;
+use ctxkit::core::offload::OffloadPolicy;
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::core::Message;
+use ctxkit::proxy::offload::{offload_policy, OffloadPreset};
 use ctxkit::proxy::sessions::engine_config;
 use ctxkit::proxy::{Proxy, ProxyConfig};
 use ctxkit::Engine;
@@ -27,6 +30,7 @@ pub struct RunningProxy {
     /// The working directory (its `.ctxkit/ctxkit.db` is the store).
     pub dir: tempfile::TempDir,
     window: u64,
+    offload: Option<OffloadPolicy>,
 }
 
 /// Starts a proxy in front of `upstream` with a `window`-token model.
@@ -56,6 +60,8 @@ pub fn test_config(upstream: &str) -> ProxyConfig {
         max_body_bytes: 1 << 20,
         family: ModelFamily::Claude,
         upstream_timeout: ctxkit::proxy::DEFAULT_UPSTREAM_TIMEOUT,
+        idle: None,
+        summarize_upstream: false,
     }
 }
 
@@ -66,15 +72,48 @@ pub fn start_proxy_configured(
     adjust: impl FnOnce(&mut ProxyConfig),
 ) -> RunningProxy {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join(".ctxkit/ctxkit.db");
-    let engine = Engine::open(&db, dir.path(), engine_config(window, ModelFamily::Claude)).unwrap();
     let mut config = test_config(upstream);
     adjust(&mut config);
+    start_over(dir, window, None, config)
+}
+
+/// A proxy in front of `upstream` with a `window`-token model that offloads as the preset
+/// `offload` says, its references naming files under its working directory.
+pub fn start_proxy_offloading(upstream: &str, window: u64, offload: OffloadPreset) -> RunningProxy {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let policy = offload_policy(offload, &root, None, None);
+    start_over(dir, window, policy, test_config(upstream))
+}
+
+/// A proxy in front of `upstream` with a `window`-token model whose summaries are the agent's
+/// own model's, asked through the upstream as the cache-safe request.
+pub fn start_proxy_summarizing(upstream: &str, window: u64) -> RunningProxy {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(upstream);
+    config.summarize_upstream = true;
+    start_over(dir, window, None, config)
+}
+
+fn start_over(
+    dir: tempfile::TempDir,
+    window: u64,
+    offload: Option<OffloadPolicy>,
+    config: ProxyConfig,
+) -> RunningProxy {
+    let mut engine_config = engine_config(window, ModelFamily::Claude);
+    engine_config.offload = offload.clone();
+    if config.summarize_upstream {
+        engine_config.policy.summary_mode = SummaryMode::CacheSafe;
+    }
+    let db = dir.path().join(".ctxkit/ctxkit.db");
+    let engine = Engine::open(&db, dir.path(), engine_config).unwrap();
     let base_url = serve(config, engine);
     RunningProxy {
         base_url,
         dir,
         window,
+        offload,
     }
 }
 
@@ -112,12 +151,9 @@ impl RunningProxy {
 
     /// Another proxy over the same database (as after a restart); its base URL.
     pub fn start_again(&self, upstream: &str) -> String {
-        let engine = Engine::open(
-            self.db(),
-            self.dir.path(),
-            engine_config(self.window, ModelFamily::Claude),
-        )
-        .unwrap();
+        let mut config = engine_config(self.window, ModelFamily::Claude);
+        config.offload = self.offload.clone();
+        let engine = Engine::open(self.db(), self.dir.path(), config).unwrap();
         serve(test_config(upstream), engine)
     }
 

@@ -127,6 +127,11 @@ fn policy_parts_read_as_derived() {
     same(clear_policy, json!({"min_bytes": -1, "a": 1}));
     same(transcript_limits, json!({"total_bytes": 9, "b": 2}));
     same(restore_limits, json!({"share_percent": 300}));
+    same(
+        offload_policy,
+        json!({"reference_root": "/r", "paging_command": "cat {path}"}),
+    );
+    same(offload_policy, json!({"paging_command": 5, "folder": "f"}));
     same(restore_limits, json!({"max_files": 1, "max_tokens": 5}));
     same(budget, json!({"context_window": "big"}));
     same(budget, json!(7));
