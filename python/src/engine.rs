@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 
 use crate::args::{append_key, count, unsigned, SessionName};
 use crate::convert::{decode, serialize_to_py, to_json, to_py};
-use crate::engine_calls::{read_capped, tail_of, turn_to_py, SHORT_BATCH, SHORT_TAIL};
+use crate::engine_calls::{
+    read_capped, tail_of, turn_is_short, turn_to_py, SHORT_BATCH, SHORT_TAIL,
+};
 use crate::engine_config::{config, database, timeout_of};
 use crate::errors::{core, core_in, native, raise, Kind};
 use crate::functions::wire_format;
@@ -71,7 +73,7 @@ impl Engine {
     }
 
     /// Runs `f` with the GIL held when the call is `short` (a read of a page or less, a step's
-    /// append, a sync turn without a summarizer) on a SQLite store with the engine free; else as
+    /// append, a sync turn without a summarizer on a short tail) on a SQLite store with the engine free; else as
     /// [`Engine::with`] does. Releasing the GIL costs a round trip that, when other threads are
     /// busy (LangGraph's executor saving a 10,000-message state), waits up to the interpreter's
     /// switch interval (5 ms) or more: 9 ms for an append or a turn of about 1 ms in
@@ -295,8 +297,10 @@ impl Engine {
         };
         let has_summarizer = callable.is_some();
         // A turn without a summarizer, called without an event loop waiting (not `aprepare`),
-        // is local work: see `with_held`.
-        let short = !has_summarizer && event_loop.is_none();
+        // on a short tail is local work: see `with_held`.
+        let short = !has_summarizer
+            && event_loop.is_none()
+            && self.with_held(py, true, |e| Ok(turn_is_short(e, &session)))?;
         if let Ok(mut slot) = self.slot.lock() {
             *slot = callable.map(|callable| Summarizer {
                 callable,
@@ -332,7 +336,7 @@ impl Engine {
         format: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         wire_format(format, "format").map_err(core_in("view"))?;
-        let turn = self.with_held(py, true, |e| e.preview_turn(&session))?;
+        let turn = self.with(py, |e| e.preview_turn(&session))?;
         let turn = turn_to_py(py, format, false, turn)?;
         turn.get_item("messages")
     }

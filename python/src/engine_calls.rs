@@ -23,6 +23,18 @@ use crate::functions::{read_messages, wire_format};
 /// messages, never a whole conversation handed over at once.
 pub const SHORT_BATCH: usize = 16;
 
+/// The most log messages after the latest checkpoint a sync turn without a summarizer runs on
+/// with the GIL held: a step's view (about 1 ms), never a first turn over a whole imported
+/// conversation (360 ms for 10,000 messages), whose compaction other threads must not wait for.
+pub const SHORT_TURN: u64 = 256;
+
+/// Whether `name`'s next turn is short (see [`SHORT_TURN`]); `false` when that is not known.
+pub fn turn_is_short(engine: &NativeEngine, name: &str) -> bool {
+    engine.store().session_head(name).is_ok_and(|head| {
+        head.last_seq - head.checkpoint_through.unwrap_or(0).min(head.last_seq) <= SHORT_TURN
+    })
+}
+
 /// The most messages a `tail` reads with the GIL held: a page of the log.
 pub const SHORT_TAIL: u64 = READ_MAX_MESSAGES;
 

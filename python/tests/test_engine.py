@@ -251,6 +251,37 @@ def test_long_calls_release_the_gil(workdir: pathlib.Path) -> None:
         assert during > 0
 
 
+def test_a_turn_over_a_long_tail_releases_the_gil(workdir: pathlib.Path) -> None:
+    """A sync turn without a summarizer keeps the GIL only on a short tail (a step's); the first
+    turn over a whole imported conversation compacts it with the GIL released: another thread
+    runs while it works."""
+    with ctxkit.Engine(workdir=workdir, window=16_000) as e:
+        words = " ".join(f"word{i}" for i in range(100))
+        e.import_session("s", [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{i} {words}"} for i in range(3_000)])
+        stamps: List[float] = []
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.is_set():
+                stamps.append(time.perf_counter())
+                time.sleep(0.001)
+
+        worker = threading.Thread(target=tick)
+        worker.start()
+        try:
+            time.sleep(0.05)
+            start = time.perf_counter()
+            turn = e.prepare("s")
+            end = time.perf_counter()
+        finally:
+            stop.set()
+            worker.join()
+        assert turn["compacted"] and end - start > 0.02
+        # The other thread kept stamping while the turn ran (holding the GIL would leave it at
+        # most the one stamp it gets as the call returns, before `end` is read).
+        assert sum(start < t < end for t in stamps) >= 5, (end - start, len(stamps))
+
+
 def test_a_short_call_waits_for_a_busy_engine_with_the_gil_released(workdir: pathlib.Path) -> None:
     """A short call (a step's append) keeps the GIL only when the engine is free: while another
     thread's turn holds the engine and runs Python (its summarizer), the call waits for it with
