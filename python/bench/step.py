@@ -3,7 +3,8 @@ tool loop after 100, 1,000 and 10,000 messages of history, once with ctxkit's ad
 without it (the same agent, the same scripted model, the same history). A step's figure is the
 median over the loop's steps (the first, which loads the request's history, left out) of:
 
-- the time between two model calls, with and without ctxkit (the framework's own work too);
+- the time between two model calls, with and without ctxkit (the framework's own work too),
+  and the difference (what ctxkit adds to a step, or saves it when the view is smaller);
 - ctxkit's work in the step, the calls the adapter makes (``Turns.append``: the new messages
   converted, fingerprinted and appended; ``Engine.prepare``; the view converted back to the
   framework's messages), as wall time and as the CPU time of the threads that ran them
@@ -64,7 +65,7 @@ class Meter:
 Meter.wrap(Turns, "append")
 Meter.wrap(ctxkit.Engine, "prepare")
 Meter.wrap(ctxkit.pydantic_ai, "from_ctxkit")
-Meter.wrap(ctxkit.langchain, "to_langchain_messages")
+Meter.wrap(ctxkit.langchain._Conversations, "split")
 
 
 class Clock:
@@ -238,8 +239,8 @@ def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     only = sys.argv[2] if len(sys.argv) > 2 else ""  # run only the adapters whose name has it
     print(f"median ms per step of a {steps}-step tool loop, {WINDOW:,}-token window")
-    print("| adapter | history | step without ctxkit | step with ctxkit | ctxkit's work: wall | ctxkit's work: CPU |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| adapter | history | step without ctxkit | step with ctxkit | with - without | ctxkit's work: wall | ctxkit's work: CPU |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, run in FRAMEWORKS.items():
         if only not in name:
             continue
@@ -247,9 +248,10 @@ def main() -> None:
         for size in SIZES:
             without = run(size, steps, False)
             work[size] = run(size, steps, True)
-            print(f"| {name} | {size:,} | {without['step']:.2f} | {work[size]['step']:.2f} | {work[size]['wall']:.2f} | {work[size]['cpu']:.2f} |", flush=True)
+            extra = work[size]["step"] - without["step"]
+            print(f"| {name} | {size:,} | {without['step']:.2f} | {work[size]['step']:.2f} | {extra:+.2f} | {work[size]['wall']:.2f} | {work[size]['cpu']:.2f} |", flush=True)
         ratios = [work[SIZES[-1]][k] / work[SIZES[0]][k] for k in ("wall", "cpu")]
-        print(f"| {name}: at {SIZES[-1]:,} / at {SIZES[0]:,} | | | | {ratios[0]:.2f}x | {ratios[1]:.2f}x |", flush=True)
+        print(f"| {name}: at {SIZES[-1]:,} / at {SIZES[0]:,} | | | | | {ratios[0]:.2f}x | {ratios[1]:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -380,6 +380,20 @@ class LogEntry(TypedDict):
     tokens: int
 
 @type_check_only
+class TailEntry(TypedDict):
+    """One message of the log's tail with its number."""
+
+    seq: int
+    message: Dict[str, Any]
+
+@type_check_only
+class Tail(TypedDict):
+    """The log's last messages (``Engine.tail``): its last seq and its last entries, oldest first."""
+
+    last_seq: int
+    entries: List[TailEntry]
+
+@type_check_only
 class SessionExport(TypedDict):
     """A whole session (core ``Session``): the log, checkpoints and the turn state."""
 
@@ -491,6 +505,7 @@ class Engine:
     def execute_tool(self, session: str, call: Dict[str, Any]) -> Message: ...
     def read_offload(self, session: str, seq: int, offset: int = 0, limit: int = 200) -> OffloadPage: ...
     def offloads(self, session: str) -> List[OffloadRecord]: ...
+    def tail(self, session: str, count: int) -> Tail: ...
     def export(self, session: str) -> SessionExport: ...
     def add_memory(self, memory: Dict[str, Any]) -> MemoryRecord: ...
     def memories(

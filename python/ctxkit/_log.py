@@ -41,6 +41,9 @@ adapter_work = {"converted": 0, "fingerprinted": 0}
 # forgotten first: a forgotten one costs one full comparison by append_new, never a wrong append).
 MAX_HELD = 10_000
 
+# How many conversations' held ends each adapter object also keeps for itself.
+OWN_HELD = 64
+
 Convert = Callable[[Sequence[Any]], List[Dict[str, Any]]]
 
 _HELD: "weakref.WeakKeyDictionary[Any, Tuple[OrderedDict[Tuple[str, str], Dict[str, Any]], threading.Lock]]" = weakref.WeakKeyDictionary()
@@ -132,6 +135,9 @@ class Turns:
         # "first", "last" (their fingerprints), "logged" (the session's last seq)}, shared by
         # every adapter over this engine, so one made per request knows them too.
         self._held, self._lock = held_ends_of(engine)
+        # The ends this adapter set last (OWN_HELD of them), kept while it lives: an adapter
+        # whose ends the shared ones forgot (MAX_HELD) still knows where its conversation is.
+        self._own: "OrderedDict[Tuple[str, str], Dict[str, Any]]" = OrderedDict()
 
     def session_of(self, key: str) -> str:
         """The session ``key``'s conversation is in (the key itself, or the fork it went to)."""
@@ -161,6 +167,10 @@ class Turns:
         if count:
             ends["first"] = first if first is not None else self._fingerprint(convert, messages, format, 0)
             ends["last"] = self._fingerprint(convert, messages, format, count - 1)
+        self._own[(format, key)] = ends
+        self._own.move_to_end((format, key))
+        if len(self._own) > OWN_HELD:
+            self._own.popitem(last=False)
         with self._lock:
             self._held[(format, key)] = ends
             self._held.move_to_end((format, key))
@@ -171,7 +181,7 @@ class Turns:
         """The new messages appended after the held ends, or ``None`` when the ends are not
         known, the rule finds the conversation diverged, or the log moved on."""
         with self._lock:
-            ends = self._held.get((format, key))
+            ends = self._held.get((format, key)) or self._own.get((format, key))
         if ends is None:
             return None
         decided = held_prefix(ends, len(messages), lambda at: self._fingerprint(convert, messages, format, at))
@@ -192,6 +202,14 @@ class Turns:
         # The first message was compared (the same as held) unless nothing was held.
         self._remember(key, ends["session"], messages, convert, format, logged, ends["first"] if held else None)
         return appended
+
+    def hold(self, key: str, session: str, messages: Sequence[Any], convert: Convert, format: str, logged: int) -> None:
+        """Makes ``messages`` the held ends of ``key``'s conversation: the framework holds them as
+        the start of its list, the log ``session`` holds what they stand for up to seq ``logged``,
+        and what the framework adds after them is new (an adapter that gives the framework a
+        compacted view rather than the log, as the Agents SDK's session does). Two messages
+        are fingerprinted, whatever the list's length."""
+        self._remember(key, session, messages, convert, format, logged, None)
 
     def append(self, key: str, messages: Sequence[Any], convert: Convert, format: str) -> Dict[str, Any]:
         """What ``messages`` (the framework's whole conversation; ``convert`` maps a slice of it

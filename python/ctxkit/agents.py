@@ -9,9 +9,18 @@ that gives every model call of a run ctxkit's view.
     await Runner.run(agent, "hello", session=session, run_config=session.run_config())
 
 The session implements the protocol ``SQLiteSession`` implements (``get_items``, ``add_items``,
-``pop_item``, ``clear_session``) over the session's log, in the core's ``responses`` format:
-``get_items`` returns the conversation as it was added (the framework's own history, never
-ctxkit's view), ``add_items`` appends what the log lacks. ``call_model_input_filter`` (given to
+``pop_item``, ``clear_session``) over the session's log, in the core's ``responses`` format.
+``get_items()`` returns ctxkit's view of the conversation (what the model would see: the
+compacted, repaired view, without ctxkit's instructions), not the whole log: the SDK builds a
+run's input from it and hands that list to ``call_model_input_filter`` at every model call,
+so a whole log there would make every step of the run cost the conversation's length. The
+whole conversation stays in the log (the history tools read it; ``engine.export`` gives it).
+The items ``get_items()`` returns become the conversation's held ends, so what the SDK adds
+after them (the run's input, tool outputs, the model's items) is found as new and appended
+once, by ``add_items`` or by the filter, whichever sees it first. ``get_items(limit=n)``
+returns the log's last ``n`` items as they were added (read from the log's end: the SDK
+checks its own writes with it); ``pop_item`` copies the log into its next generation (see
+below), so it reads the whole log. ``call_model_input_filter`` (given to
 ``RunConfig(call_model_input_filter=...)``, which ``run_config()`` does) runs before *every*
 model call of a run: it appends what the run added since (tool outputs, the model's own items)
 (the core's rule on the held ends, converting only the new items and three more, also in a
@@ -132,26 +141,49 @@ class CtxkitSession:
         """The ctxkit session this one writes to now."""
         return self._name
 
-    def _logged_items(self) -> List[Dict[str, Any]]:
+    def _view_items(self) -> List[Dict[str, Any]]:
+        """ctxkit's view of the session as Responses input items, made the held ends of the
+        conversation (see the module doc): its size follows the window, not the log."""
         try:
-            entries = self.engine.export(self._name)["entries"]
+            body = self.engine.view(self._name, format="responses")
+            # Read after the view: a message another writer appended meanwhile is in the log
+            # and not in the items, so the next append follows it (nothing twice, nothing lost).
+            logged = int(self.engine.tail(self._name, 0)["last_seq"])
         except SessionNotFoundError:
+            self._history = []
             return []
-        return self.engine_render([entry["message"] for entry in entries])
+        items = list(body.get("input", []))
+        self._history = list(items)
+        self._turns.hold(self._name, self._name, items, _item_dicts, "responses", logged)
+        return items
+
+    def _tail_items(self, limit: int) -> List[Dict[str, Any]]:
+        """The log's last ``limit`` items, reading the log from its end only as far as they
+        need (a message may be several items, or none)."""
+        count = limit
+        while limit > 0:
+            try:
+                entries = self.engine.tail(self._name, count)["entries"]
+            except SessionNotFoundError:
+                return []
+            items = self.engine_render([entry["message"] for entry in entries])
+            if len(items) >= limit or len(entries) < count:
+                return items[-limit:]
+            count *= 2
+        return []
 
     def _get_items(self, limit: Optional[int]) -> List[Dict[str, Any]]:
-        items = self._logged_items()
-        if limit is None:
-            self._history = list(items)
-            return items
-        return items[-limit:] if limit > 0 else []
+        return self._view_items() if limit is None else self._tail_items(limit)
 
     async def get_items(self, limit: Optional[int] = None) -> List[Any]:
+        """ctxkit's view of the conversation (``limit=None``), else the log's last ``limit``
+        items (see the module doc)."""
         return await asyncio.to_thread(self._get_items, limit)
 
     def _add(self, items: List[Dict[str, Any]]) -> None:
         if self._history is None:
-            self._history = self._logged_items()
+            self._view_items()
+        assert self._history is not None
         self._history.extend(items)
         appended = self._turns.append(self._name, self._history, _item_dicts, "responses")
         self._name = appended["session"]
@@ -188,6 +220,8 @@ class CtxkitSession:
         return ModelInputData(input=list(body.get("input", [])), instructions=instructions)
 
     def _pop(self) -> Optional[Dict[str, Any]]:
+        # The log is append-only: the next generation is a copy of it without its last
+        # message, so an undo reads and writes the whole log (get_items reads only its end).
         try:
             entries = self.engine.export(self._name)["entries"]
         except SessionNotFoundError:
@@ -199,8 +233,12 @@ class CtxkitSession:
         name = self._next_generation()
         self.engine.import_session(name, messages)
         self._name = name
-        self._history = None
         rendered = self.engine_render([last])
+        # The SDK's list loses the popped message's items too: the rest stays held.
+        history, self._history = self._history, None
+        if history is not None and len(history) >= len(rendered):
+            self._history = history[:len(history) - len(rendered)]
+            self._turns.hold(name, name, self._history, _item_dicts, "responses", len(messages))
         return rendered[-1] if rendered else None
 
     @staticmethod

@@ -12,7 +12,9 @@ converting only the new messages and three more, also in a new agent per request
 same engine; a conversation's first call on an ``Engine`` object, as after a restart with
 LangGraph's checkpointer, compares it once in full with ``Engine.append_new``: nothing is
 appended twice), prepares the turn and calls the model with the view in place of the
-request's messages (``request.override``). The state is left as it is: it keeps the whole
+request's messages (``request.override``): the view's messages it shares with the
+conversation's last view are that call's LangChain objects again, so a step builds only its
+new ones (a model must leave the messages it is given as they are). The state is left as it is: it keeps the whole
 conversation, never ctxkit's summaries, so it stays the log followed by new messages; ctxkit
 decides only what each model call receives.
 
@@ -30,8 +32,10 @@ core's LangChain format, so the mapping is ``model_dump`` in and ``messages_from
 
 from __future__ import annotations
 
+import itertools
 import uuid
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
+from collections import OrderedDict
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple
 
 from langchain_core.messages import BaseMessage, SystemMessage, messages_from_dict
 
@@ -39,6 +43,16 @@ from . import Engine
 from ._log import Turns, check_key, derived_key
 
 __all__ = ["CtxkitMiddleware", "pre_model_hook", "to_langchain_messages", "view_messages"]
+
+# The ids given to the view's messages: this process's random prefix and a counter. uuid4 per
+# message would read os.urandom, which releases the GIL: on an interpreter whose other threads
+# are busy (LangGraph's executor saving a large state) each release waits up to the switch
+# interval (5 ms) to take it back.
+_ID_PREFIX = f"ctxkit-{uuid.uuid4().hex[:16]}-"
+_ID_COUNTER = itertools.count(1)
+
+# How many conversations' last views each adapter keeps as LangChain messages (see split).
+VIEWS_KEPT = 64
 
 try:  # LangChain v1's middleware base class; the adapter also works without it.
     from langchain.agents.middleware import AgentMiddleware as _Base
@@ -51,7 +65,7 @@ def to_langchain_messages(view: Sequence[Dict[str, Any]]) -> List[BaseMessage]:
     out: List[BaseMessage] = []
     for data in view:
         data = dict(data)
-        data.setdefault("id", f"ctxkit-{uuid.uuid4().hex}")
+        data.setdefault("id", f"{_ID_PREFIX}{next(_ID_COUNTER)}")
         kind = data.get("type")
         out.extend(messages_from_dict([{"type": kind, "data": data}]))
     return out
@@ -98,6 +112,10 @@ class _Conversations:
     ) -> None:
         self.session = None if session is None else check_key(session, "session")
         self.turns = Turns(engine, summarize, timeout, on_turn, agent_prompt)
+        # Per key (VIEWS_KEPT of them), the last view sent (the core's dicts) and its LangChain
+        # messages: the next view repeats it up to the step's new messages (until a compaction
+        # changes its start), so a step builds only the messages from the first that differs.
+        self._views: "OrderedDict[str, Tuple[List[Dict[str, Any]], List[BaseMessage]]]" = OrderedDict()
 
     def key(self, messages: Sequence[BaseMessage]) -> str:
         if self.session is not None:
@@ -112,9 +130,22 @@ class _Conversations:
         # The caller's system prompt is the agent's, sent every call: not logged.
         return [m.model_dump() for m in messages if m.type != "system"]
 
-    @staticmethod
-    def split(turn: Dict[str, Any]) -> List[BaseMessage]:
-        return to_langchain_messages([m for m in turn["messages"] if m.get("type") != "system"])
+    def split(self, key: str, turn: Dict[str, Any]) -> List[BaseMessage]:
+        """The view without its system prompt as LangChain messages, those it shares with the
+        key's last view reused (the same objects, ids included: a model must not change them)."""
+        view = [m for m in turn["messages"] if m.get("type") != "system"]
+        before, built = self._views.get(key, ([], []))
+        same = 0
+        for old, new in zip(before, view):
+            if old != new:
+                break
+            same += 1
+        messages = built[:same] + to_langchain_messages(view[same:])
+        self._views[key] = (view, messages)
+        self._views.move_to_end(key)
+        if len(self._views) > VIEWS_KEPT:
+            self._views.popitem(last=False)
+        return messages
 
     def view(self, key: str, messages: Sequence[BaseMessage], tools: Optional[List[Any]] = None) -> Dict[str, Any]:
         return self.turns.turn(key, messages, self.logged, "langchain", "langchain", definitions(tools))
@@ -195,17 +226,19 @@ class CtxkitMiddleware(_Base):
             return check_key(self._key(request), "key")
         return self._conversations.key(request.messages)
 
-    def _override(self, request: Any, turn: Dict[str, Any]) -> Any:
+    def _override(self, request: Any, key: str, turn: Dict[str, Any]) -> Any:
         system = _system(request.system_message, turn, self.system_prompt)
-        return request.override(messages=_Conversations.split(turn), system_message=system)
+        return request.override(messages=self._conversations.split(key, turn), system_message=system)
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        turn = self._conversations.view(self.key(request), request.messages, request.tools)
-        return handler(self._override(request, turn))
+        key = self.key(request)
+        turn = self._conversations.view(key, request.messages, request.tools)
+        return handler(self._override(request, key, turn))
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        turn = await self._conversations.aview(self.key(request), request.messages, request.tools)
-        return await handler(self._override(request, turn))
+        key = self.key(request)
+        turn = await self._conversations.aview(key, request.messages, request.tools)
+        return await handler(self._override(request, key, turn))
 
 
 def pre_model_hook(

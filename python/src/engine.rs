@@ -1,19 +1,19 @@
 //! `ctxkit.Engine`: the native engine (many sessions over a SQLite file or a PostgreSQL
 //! database) with Python values in and out. Each method converts its arguments, calls one
-//! [`ctxkit::Engine`] method with the GIL released, and converts the result; nothing is decided
-//! here.
+//! [`ctxkit::Engine`] method, and converts the result; nothing is decided here. The GIL is
+//! released around a call that may wait and held around a short local one (`with_held`).
 //!
-//! Guarantees: the Rust engine sits behind a mutex taken only with the GIL released, so threads
-//! may share one `Engine` (their calls queue) and a `summarize` callable can run Python while a
-//! turn waits for it; a call that fails raises and leaves the store as it was; `close()` makes
-//! every later call raise `StoreError`.
+//! Guarantees: the Rust engine sits behind a mutex waited for only with the GIL released (with
+//! it held, only tried), so threads may share one `Engine` (their calls queue) and a
+//! `summarize` callable can run Python while a turn waits for it; a call that fails raises and
+//! leaves the store as it was; `close()` makes every later call raise `StoreError`.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 
-use ctxkit::store::{MemoryFilter, MemoryQuery, NewMemory};
-use ctxkit::{Engine as NativeEngine, TurnResult};
-use ctxkit_core::tokens::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
+use ctxkit::store::{is_postgres_url, MemoryFilter, MemoryQuery, NewMemory};
+use ctxkit::Engine as NativeEngine;
+use ctxkit_core::tokens::DEFAULT_MAX_INPUT_BYTES;
 use ctxkit_core::{CoreError, ToolCall};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -21,9 +21,12 @@ use serde_json::{json, Value};
 
 use crate::args::{append_key, count, unsigned, SessionName};
 use crate::convert::{decode, serialize_to_py, to_json, to_py};
+use crate::engine_calls::{
+    read_capped, tail_of, turn_is_short, turn_to_py, SHORT_BATCH, SHORT_TAIL,
+};
 use crate::engine_config::{config, database, timeout_of};
 use crate::errors::{core, core_in, native, raise, Kind};
-use crate::functions::{read_messages, wire_format};
+use crate::functions::wire_format;
 use crate::summarize::prepare_offline;
 use crate::summarize::{PythonLlm, Slot, Summarizer};
 
@@ -40,6 +43,8 @@ pub struct Engine {
     slot: Slot,
     default_summarize: Option<Py<PyAny>>,
     default_timeout: f64,
+    /// A SQLite store (a local file), not a PostgreSQL one: see [`Engine::with_held`].
+    local: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -67,35 +72,34 @@ impl Engine {
         outcome.map_err(|error| error.map_or_else(closed, native))
     }
 
-    fn turn<'py>(
+    /// Runs `f` with the GIL held when the call is `short` (a read of a page or less, a step's
+    /// append, a sync turn without a summarizer on a short tail) on a SQLite store with the engine free; else as
+    /// [`Engine::with`] does. Releasing the GIL costs a round trip that, when other threads are
+    /// busy (LangGraph's executor saving a 10,000-message state), waits up to the interpreter's
+    /// switch interval (5 ms) or more: 9 ms for an append or a turn of about 1 ms in
+    /// `python/bench/step.py`, whichever of a step's calls released it. SQLite reads never wait
+    /// in WAL mode; a write waits only while another process writes (its `busy_timeout`), which
+    /// then holds this process's other threads too. A turn with a summarizer (Python, perhaps
+    /// awaited on another thread's event loop) or under `aprepare` (an event loop waits), a
+    /// PostgreSQL store (a network round trip), whole sessions, and an engine another thread is
+    /// using go through [`Engine::with`]: the lock is never waited for with the GIL held.
+    fn with_held<T: Send>(
         &self,
-        py: Python<'py>,
-        session: SessionName,
-        format: &str,
-        cached: bool,
-        turn: TurnResult,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let wire = wire_format(format, "format").map_err(core_in("prepare"))?;
-        let _ = session;
-        let rendered = py
-            .detach(|| {
-                if cached {
-                    turn.render_cached(wire)
-                } else {
-                    turn.render(wire)
+        py: Python<'_>,
+        short: bool,
+        f: impl FnOnce(&mut NativeEngine) -> ctxkit::Result<T> + Send,
+    ) -> PyResult<T> {
+        if short && self.local {
+            match self.engine.try_lock() {
+                Ok(mut guard) => {
+                    let engine = guard.as_mut().ok_or_else(closed)?;
+                    return f(engine).map_err(native);
                 }
-            })
-            .map_err(native)?;
-        let value = json!({
-            "session": turn.session,
-            "format": wire.as_str(),
-            "messages": rendered,
-            "system_prompt": turn.system_prompt(),
-            "stats": turn.stats,
-            "compacted": turn.compacted,
-            "events": turn.events,
-        });
-        to_py(py, &value)
+                Err(TryLockError::Poisoned(_)) => return Err(closed()),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        self.with(py, f)
     }
 }
 
@@ -121,6 +125,7 @@ impl Engine {
     ) -> PyResult<Self> {
         let workdir = workdir.unwrap_or_else(|| PathBuf::from("."));
         let db = database(db, &workdir)?;
+        let local = !db.to_str().is_some_and(is_postgres_url);
         let window = window.map(|w| unsigned(w, "window")).transpose()?;
         let config = config(window, budget, policy, offload, prompt, extract_memories)
             .map_err(core_in("Engine"))?;
@@ -140,6 +145,7 @@ impl Engine {
             slot,
             default_summarize: summarize,
             default_timeout: timeout,
+            local,
         })
     }
 
@@ -170,7 +176,7 @@ impl Engine {
 
     /// One session's numbers (messages, checkpoints, tokens...).
     fn session_info<'py>(&self, py: Python<'py>, name: SessionName) -> PyResult<Bound<'py, PyAny>> {
-        let info = self.with(py, |e| e.session_info(&name))?;
+        let info = self.with_held(py, true, |e| e.session_info(&name))?;
         serialize_to_py(py, &info)
     }
 
@@ -212,10 +218,12 @@ impl Engine {
     ) -> PyResult<Bound<'py, PyAny>> {
         let messages = read_capped(messages, format, max_input_bytes, "append")?;
         let key = append_key(key, after)?;
-        let outcome = self.with(py, |e| match key {
+        let messages_short = messages.len() <= SHORT_BATCH;
+        let append = |e: &mut NativeEngine| match key {
             Some(key) => e.record_batch_keyed(&session, messages, true, key),
             None => e.record_batch(&session, messages, true),
-        })?;
+        };
+        let outcome = self.with_held(py, messages_short, append)?;
         let recorded: Vec<Value> = outcome
             .recorded
             .iter()
@@ -288,6 +296,11 @@ impl Engine {
             None => self.default_summarize.as_ref().map(|c| c.clone_ref(py)),
         };
         let has_summarizer = callable.is_some();
+        // A turn without a summarizer, called without an event loop waiting (not `aprepare`),
+        // on a short tail is local work: see `with_held`.
+        let short = !has_summarizer
+            && event_loop.is_none()
+            && self.with_held(py, true, |e| Ok(turn_is_short(e, &session)))?;
         if let Ok(mut slot) = self.slot.lock() {
             *slot = callable.map(|callable| Summarizer {
                 callable,
@@ -295,7 +308,7 @@ impl Engine {
                 event_loop,
             });
         }
-        let result = self.with(py, |e| {
+        let result = self.with_held(py, short, |e| {
             if let Some(on) = context_prompt {
                 e.set_context_prompt(&session, on);
             }
@@ -311,7 +324,7 @@ impl Engine {
         if let Ok(mut slot) = self.slot.lock() {
             slot.take();
         }
-        self.turn(py, session, format, cached, result?)
+        turn_to_py(py, format, cached, result?)
     }
 
     /// The view the next turn would send, in `format`, storing nothing and calling nothing.
@@ -322,8 +335,9 @@ impl Engine {
         session: SessionName,
         format: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
+        wire_format(format, "format").map_err(core_in("view"))?;
         let turn = self.with(py, |e| e.preview_turn(&session))?;
-        let turn = self.turn(py, session, format, false, turn)?;
+        let turn = turn_to_py(py, format, false, turn)?;
         turn.get_item("messages")
     }
 
@@ -350,7 +364,7 @@ impl Engine {
     /// The history tools' definitions (`search_history`, `read_history`, `read_offload`):
     /// `{"name", "description", "parameters"}` each.
     fn history_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let tools = self.with(py, |e| Ok(e.history_tools()))?;
+        let tools = self.with_held(py, true, |e| Ok(e.history_tools()))?;
         serialize_to_py(py, &tools)
     }
 
@@ -397,6 +411,20 @@ impl Engine {
     fn offloads<'py>(&self, py: Python<'py>, session: SessionName) -> PyResult<Bound<'py, PyAny>> {
         let records = self.with(py, |e| e.store().offloads(&session))?;
         serialize_to_py(py, &records)
+    }
+
+    /// The log's last `count` messages, read from its end (the reads follow `count`, not the
+    /// log's length): `{"last_seq", "entries": [{"seq", "message"}]}`, oldest first.
+    fn tail<'py>(
+        &self,
+        py: Python<'py>,
+        session: SessionName,
+        count: i128,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let count = unsigned(count, "count")?;
+        let read = |e: &mut NativeEngine| tail_of(e, &session, count);
+        let tail = self.with_held(py, count <= SHORT_TAIL, read)?;
+        serialize_to_py(py, &tail)
     }
 
     /// The whole session: `{"family", "entries": [{"seq", "message", "tokens"}], "checkpoints", ...}`.
@@ -468,18 +496,4 @@ impl Engine {
     fn memory_precis(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |e| e.memory_precis())
     }
-}
-
-/// `messages` read as `format` (the call `call` names them in errors), refused with
-/// `InvalidInputError` when they hold more than `max_input_bytes` (not negative).
-fn read_capped(
-    messages: &Bound<'_, PyAny>,
-    format: &str,
-    max_input_bytes: i128,
-    call: &'static str,
-) -> PyResult<Vec<ctxkit_core::Message>> {
-    let messages = read_messages(messages, format).map_err(core_in(call))?;
-    let cap = unsigned(max_input_bytes, "max_input_bytes")?;
-    check_input_bytes(&messages, cap, "max_input_bytes=").map_err(core_in(call))?;
-    Ok(messages)
 }

@@ -2,13 +2,18 @@
 //!
 //! A thin PyO3 binding over the native shell ([`ctxkit`]) and the pure core
 //! ([`ctxkit_core`]), in the style of polars' Python crate: every function converts Python
-//! values, calls one Rust function with the GIL released, and converts the answer back.
+//! values, calls one Rust function, and converts the answer back. The GIL is released around
+//! a call that may wait (a turn, which may call a summarizer; a PostgreSQL store; a whole
+//! session read or written) and held around short local work (a step's append, a sync turn
+//! without a summarizer and a page read on SQLite, rendering), whose GIL round trip would cost more than the call: see
+//! `Engine::with_held`.
 //! Nothing of the pipeline is written in Python or decided here.
 //!
 //! | file | Python |
 //! |---|---|
 //! | [`functions`] | `parse`, `render`, `repair`, `validate`, `estimate_tokens`, `import_transcript` |
-//! | [`engine`] | `Engine`: sessions over SQLite or PostgreSQL, `append`, `prepare`, `view`, `record_usage`, history tools, memory, offloads |
+//! | [`engine`] | `Engine`: sessions over SQLite or PostgreSQL, `append`, `prepare`, `view`, `tail`, `record_usage`, history tools, memory, offloads |
+//! | `engine_calls` | what `Engine`'s methods share: the input cap, the prepared turn as a dict, the log's tail |
 //! | [`summarize`] | the `summarize` callable as the engine's summarizer, with its fallbacks |
 //! | [`held`] | `message_fingerprint`, `held_prefix`: which of a framework's messages the log holds |
 //! | [`reports`] | `cost` and `fidelity`: the CLI's `--json` rows |
@@ -31,6 +36,7 @@
 mod args;
 pub mod convert;
 pub mod engine;
+mod engine_calls;
 mod engine_config;
 pub mod errors;
 pub mod functions;

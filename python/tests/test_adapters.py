@@ -222,7 +222,15 @@ def test_openai_agents_session(workdir: pathlib.Path) -> None:
     assert info["checkpoints"] >= 1
     items = asyncio.run(session.get_items())
     assert ctxkit.validate({"input": items}, format="responses") == []
-    assert len(items) == info["messages"]  # the framework's history: everything, as it was added
+    # The SDK's history is ctxkit's view (each run started from it), the log the whole of it:
+    # every message of the 12 runs once (the count above), as it was added.
+    assert 0 < len(items) < info["messages"]
+    assert "[Context checkpoint]" in json.dumps(items[0])
+    logged = [entry["message"] for entry in engine.export("oa")["entries"]]
+    whole = CtxkitSession.engine_render(logged)
+    assert asyncio.run(session.get_items(limit=len(whole))) == whole
+    for limit in (1, 2, 5, 17):  # read from the log's end, the same items
+        assert asyncio.run(session.get_items(limit=limit)) == whole[-limit:]
     for sent in model.seen:
         assert ctxkit.validate({"input": sent}, format="responses") == []
     # The calls late in the loop got the compacted view, not the whole conversation.

@@ -221,7 +221,7 @@ def test_closed_engine_raises(workdir: pathlib.Path) -> None:
 
 
 def test_long_calls_release_the_gil(workdir: pathlib.Path) -> None:
-    """A Python thread keeps running while the engine works in Rust."""
+    """A Python thread keeps running while the engine works in Rust on a turn."""
     with ctxkit.Engine(workdir=workdir, window=16_000) as e:
         e.append("s", tool_loop(300))
         ticks = 0
@@ -243,12 +243,69 @@ def test_long_calls_release_the_gil(workdir: pathlib.Path) -> None:
         try:
             before = ticks
             for _ in range(5):
-                e.view("s", format="anthropic")
+                e.prepare("s", format="anthropic", summarize=summarize)
             during = ticks - before
         finally:
             stop.set()
             worker.join()
         assert during > 0
+
+
+def test_a_turn_over_a_long_tail_releases_the_gil(workdir: pathlib.Path) -> None:
+    """A sync turn without a summarizer keeps the GIL only on a short tail (a step's); the first
+    turn over a whole imported conversation compacts it with the GIL released: another thread
+    runs while it works."""
+    with ctxkit.Engine(workdir=workdir, window=16_000) as e:
+        words = " ".join(f"word{i}" for i in range(100))
+        e.import_session("s", [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{i} {words}"} for i in range(3_000)])
+        stamps: List[float] = []
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.is_set():
+                stamps.append(time.perf_counter())
+                time.sleep(0.001)
+
+        worker = threading.Thread(target=tick)
+        worker.start()
+        try:
+            time.sleep(0.05)
+            start = time.perf_counter()
+            turn = e.prepare("s")
+            end = time.perf_counter()
+        finally:
+            stop.set()
+            worker.join()
+        assert turn["compacted"] and end - start > 0.02
+        # The other thread kept stamping while the turn ran (holding the GIL would leave it at
+        # most the one stamp it gets as the call returns, before `end` is read).
+        assert sum(start < t < end for t in stamps) >= 5, (end - start, len(stamps))
+
+
+def test_a_short_call_waits_for_a_busy_engine_with_the_gil_released(workdir: pathlib.Path) -> None:
+    """A short call (a step's append) keeps the GIL only when the engine is free: while another
+    thread's turn holds the engine and runs Python (its summarizer), the call waits for it with
+    the GIL released, so the turn finishes (waiting with the GIL held would block both)."""
+    with ctxkit.Engine(workdir=workdir, window=16_000) as e:
+        e.append("s", tool_loop(300))
+        inside = threading.Event()
+
+        def summarize(request: Dict[str, Any]) -> str:
+            inside.set()
+            time.sleep(0.3)  # the GIL released: the summarizer needs it back to answer
+            return "## Goal\nx"
+
+        turn = threading.Thread(target=lambda: e.prepare("s", summarize=summarize), daemon=True)
+        turn.start()
+        assert inside.wait(10)
+        appended: List[Any] = []
+        step = threading.Thread(target=lambda: appended.append(e.append("t", [{"role": "user", "content": "hi"}])), daemon=True)
+        step.start()
+        step.join(10)
+        turn.join(10)
+        assert not step.is_alive() and not turn.is_alive()
+        assert [r["seq"] for r in appended[0]] == [1]
+        assert e.session_info("s")["checkpoints"] >= 1
 
 
 def test_threads_share_an_engine(workdir: pathlib.Path) -> None:

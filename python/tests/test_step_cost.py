@@ -6,7 +6,8 @@ conversation of 2,000+ messages of history, then a tool loop whose every step is
 
 A conversation's first call on an ``Engine`` object (the first request, a restart) compares the
 whole conversation once with the log (``Engine.append_new``); that call is counted too, to show
-the counter sees a full pass. An adapter made per request over the same engine knows the held
+the counter sees a full pass. The Agents SDK's session hands the SDK ctxkit's view instead of
+the log, so there even a run's first step, and every model call's input, follow the window. An adapter made per request over the same engine knows the held
 ends (they are kept per engine), so its first step is a step like the others."""
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import json
 import pathlib
 from typing import Any, Dict, List
 
+import pytest
+
 import ctxkit
+import ctxkit.langchain
 from ctxkit._log import adapter_work
 
 HISTORY = 1_000  # exchanges: 2,000 messages of history
@@ -142,9 +146,19 @@ def lookup(row: int) -> str:
     return f"row {row}: ok"
 
 
-def test_langchain_steps_touch_only_their_new_messages(workdir: pathlib.Path) -> None:
+def test_langchain_steps_touch_only_their_new_messages(workdir: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = ctxkit.Engine(workdir=workdir, window=200_000)
     LC_COUNTER["c"] = counter = StepCounter()
+    # The view (here the whole conversation: the window holds it) goes back to LangChain
+    # messages: a step builds only those its last view lacked.
+    built: List[int] = []
+    build = ctxkit.langchain.to_langchain_messages
+
+    def counted(view: Any) -> Any:
+        built.append(len(view))
+        return build(view)
+
+    monkeypatch.setattr(ctxkit.langchain, "to_langchain_messages", counted)
     calls = [AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"row": i}, "id": f"c{i}"}]) for i in range(STEPS)]
     script = [AIMessage(content="ok")] + calls + [AIMessage(content="done")]
     agent = create_agent(
@@ -157,10 +171,13 @@ def test_langchain_steps_touch_only_their_new_messages(workdir: pathlib.Path) ->
         history += [HumanMessage(f"question {i}"), AIMessage(f"answer {i}")]
     agent.invoke({"messages": [*history, HumanMessage("start")]}, config)
     assert counter.steps[0] >= 2 * HISTORY
+    assert built[0] >= 2 * HISTORY  # the first view: built whole, and counted
     counter.reset()
+    built.clear()
     state = agent.invoke({"messages": [HumanMessage("go on")]}, config)
     assert state["messages"][-1].content == "done"
     check(counter.steps, STEPS + 1)
+    assert len(built) == STEPS + 1 and all(0 < n <= 2 for n in built), built
     assert engine.session_info("big")["messages"] == len(state["messages"]) - 1  # the last answer comes next call
 
 
@@ -202,29 +219,102 @@ class LoopModel(Model):
         raise NotImplementedError
 
 
-def test_agents_sdk_steps_inside_a_run_touch_only_their_new_messages(workdir: pathlib.Path) -> None:
-    engine = ctxkit.Engine(workdir=workdir, window=200_000)
+class CountingEngine(ctxkit.Engine):
+    """An engine that counts the log messages the session reads back into Python."""
+
+    read = 0
+    exports = 0
+
+    def export(self, session: str) -> Any:
+        whole = super().export(session)
+        CountingEngine.exports += 1
+        CountingEngine.read += len(whole["entries"])
+        return whole
+
+    def tail(self, session: str, count: int) -> Any:
+        tail = super().tail(session, count)
+        CountingEngine.read += len(tail["entries"])
+        return tail
+
+
+def test_agents_sdk_steps_touch_only_their_new_messages_and_the_view(workdir: pathlib.Path) -> None:
+    """The session gives the SDK ctxkit's view, not the log: every model call's input (what the
+    SDK hands ``call_model_input_filter``) follows the window, not the 2,000 messages of history,
+    and no step, the run's first included, converts or reads back the whole conversation."""
+    engine = CountingEngine(workdir=workdir, window=4_000)
     history = []
     for i in range(HISTORY):
         history += [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]
     engine.import_session("big", history)
     counter = StepCounter()
     agent = OAgent(name="rows", model=LoopModel(counter), tools=[table_row])
+    inputs: List[int] = []
 
-    async def run() -> Any:
-        session = CtxkitSession("big", engine)  # per request: it meets the conversation once
-        return await Runner.run(agent, "go on", session=session, run_config=session.run_config())
+    async def run(text: str) -> Any:
+        session = CtxkitSession("big", engine)  # per request, as the README shows
+        inner = session.call_model_input_filter
 
-    result = asyncio.run(run())
+        async def counted(data: Any) -> Any:
+            inputs.append(len(data.model_data.input))
+            return await inner(data)
+
+        config = session.run_config()
+        config.call_model_input_filter = counted
+        return await Runner.run(agent, text, session=session, run_config=config)
+
+    CountingEngine.read = CountingEngine.exports = 0
+    result = asyncio.run(run("go on"))
     assert result.final_output == "done"
-    assert counter.steps[0] >= 2 * HISTORY
+    view = inputs[0] - 1  # the run's input is the view and the new prompt
+    assert 0 < view < HISTORY // 4, inputs
+    assert inputs == [view + 1 + 2 * step for step in range(STEPS + 1)]
+    # The first step too: the view's two ends fingerprinted, the prompt appended; nothing else.
+    check(counter.steps[:1], 1, PER_AGENTS_STEP + 2)
     check(counter.steps[1:], STEPS, PER_AGENTS_STEP)
+    assert CountingEngine.exports == 0 and CountingEngine.read == 0
     assert engine.session_info("big")["messages"] == 2 * HISTORY + 1 + 2 * STEPS + 1
+    # The next request starts from the view again; every message is still logged once, in order.
+    counter.reset()
+    inputs.clear()
+    result = asyncio.run(run("and again"))
+    assert result.final_output == "done"
+    assert max(inputs) < HISTORY // 4, inputs
+    check(counter.steps[:1], 1, PER_AGENTS_STEP + 2)
+    check(counter.steps[1:], STEPS, PER_AGENTS_STEP)
+    logged = [entry["message"] for entry in engine.export("big")["entries"]]
+    assert len(logged) == 2 * HISTORY + 2 * (1 + 2 * STEPS + 1)
+    prompts = [m["content"] for m in logged if m["role"] == "user" and not str(m["content"]).startswith(("question", "["))]
+    assert prompts == ["go on", "and again"]
+
+
+def test_agents_sdk_session_reads_its_tail_from_the_logs_end_and_stays_held_after_a_pop(workdir: pathlib.Path) -> None:
+    """``get_items(limit=n)`` reads the log's last messages only; after ``pop_item`` (a copy of
+    the log without its last message) the SDK's list, the view less the popped item, stays held,
+    so a new item is appended once, after the rest."""
+    engine = CountingEngine(workdir=workdir, window=4_000)
+    history = []
+    for i in range(HISTORY):
+        history += [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]
+    engine.import_session("big", history)
+    session = CtxkitSession("big", engine)
+    CountingEngine.read = 0
+    tail = asyncio.run(session.get_items(limit=3))
+    assert [(item["role"], item["content"]) for item in tail] == [("assistant", "answer 998"), ("user", "question 999"), ("assistant", "answer 999")]
+    assert CountingEngine.read == 3
+    with pytest.raises(ctxkit.InvalidInputError, match="count"):
+        engine.tail("big", -1)
+    assert engine.tail("big", 0) == {"last_seq": 2 * HISTORY, "entries": []}
+    view = asyncio.run(session.get_items())
+    assert 0 < len(view) < HISTORY // 4
+    popped = asyncio.run(session.pop_item())
+    assert popped is not None and "answer 999" in json.dumps(popped)
+    asyncio.run(session.add_items([{"role": "user", "content": "after the pop"}]))
+    logged = [entry["message"]["content"] for entry in engine.export(session.ctxkit_session)["entries"]]
+    assert logged[-3:] == ["answer 998", "question 999", "after the pop"]
+    assert len(logged) == 2 * HISTORY
 
 
 # --- The binding: the core's rule, decided in Rust ----------------------------------------------
-
-import pytest  # noqa: E402
 
 from ctxkit._ctxkit import held_prefix, message_fingerprint  # noqa: E402
 
