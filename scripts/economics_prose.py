@@ -302,7 +302,12 @@ store) in front of a loopback fake Anthropic upstream that answers it with the a
 message recorded for that call (as a JSON body, or with `--stream` as the event stream the API
 would send, one delta per block). Every request the upstream receives is checked
 by the core's Anthropic validator (`validate_anthropic`: tool pairing, roles, empty messages);
-the agent-facing answers are compared byte for byte with the upstream's. The upstream's
+the agent-facing answers are compared byte for byte with the upstream's. Needed next is
+counted at every call by the lab's rule for a request (`proxy_replay/needed.rs`, the
+`ctxkit cost` column's definition): the facts (paths, identifiers) in the recorded answer's
+tool calls that the agent's own request held but that no message the upstream received
+carries as the agent sent it, and the share of them the upstream's request held anywhere
+(a summary, a restore block, a reference's preview); `-` when no call needed one. The upstream's
 requests and, as the baseline, the agent's own requests are billed by the lab's cache
 simulator at the transcript's model's prices and recorded call times (each system block and
 content block one cache block, `cache_control` marks as breakpoints, tokens by the core's
@@ -344,6 +349,13 @@ PROXY_NOTES = """
   Claude Code or in the lab) its 4 compactions cost 5.2% more than no proxy. Whether the marks
   should count the agent's fixed prompt is a product decision left open here; the replay
   measures the proxy as it is.
+- Needed next through the proxy: on 4d5611e5 the agent's answers needed 107 facts that only
+  what stands in for dropped messages could give, and the upstream's requests held 80 (75%);
+  the Codex rollouts 18/21 (86%), 3/4 and 0/1. The lab's `ctxkit` row at 200k needs 6 (its 4
+  compactions leave almost everything verbatim): the proxy's 53 compactions put far more of the
+  history behind summaries. Moving the cost marks above the agent's fixed prompt (tried here:
+  8 checkpoints instead of 53) billed 72.3% of the recorded cost, over the 60% target, so the
+  marks stay as they are and the trade is left open.
 - The two d-kimuson sessions never reach the marks: the proxy forwards them unchanged (same
   bill as without it).
 - With `--stream` the table is the same, row for row: the proxy reassembles each streamed

@@ -44,11 +44,13 @@ impl Needed {
                 from_responses(&forwarded["input"]),
             )
         } else {
+            // Read as the proxy reads a request: its cache marks off first (a marked block
+            // would read as an opaque one, its text unseen).
             let answer = json!([{"role": "assistant", "content": reply["content"]}]);
             (
-                from_anthropic(&own["messages"]),
+                from_anthropic(&unmarked(&own["messages"])),
                 from_anthropic(&answer),
-                from_anthropic(&forwarded["messages"]),
+                from_anthropic(&unmarked(&forwarded["messages"])),
             )
         };
         let (Ok(prompt), Ok(answer), Ok(view)) = (prompt, answer, view) else {
@@ -99,6 +101,20 @@ impl Needed {
             .entry(format!("{}\u{0}{}", workdir.unwrap_or(""), says(message)))
             .or_insert_with(|| entry_facts(message, workdir))
     }
+}
+
+/// `messages` without their blocks' `cache_control` marks.
+fn unmarked(messages: &Value) -> Value {
+    let mut messages = messages.clone();
+    for message in messages.as_array_mut().into_iter().flatten() {
+        let blocks = message.get_mut("content").and_then(Value::as_array_mut);
+        for block in blocks.into_iter().flatten() {
+            if let Some(block) = block.as_object_mut() {
+                block.remove("cache_control");
+            }
+        }
+    }
+    messages
 }
 
 /// What a message says, as one string: its role, text, calls and the call it answers (not its
