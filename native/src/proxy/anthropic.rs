@@ -14,10 +14,9 @@ use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
 use ctxkit_core::wire::breakpoints::MAX_BREAKPOINTS;
 use ctxkit_core::wire::{from_anthropic, from_anthropic_message, WireFormat};
 use ctxkit_core::{Content, Message, Role};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::body::{body_with_messages, field, split_body, Fields};
+use super::body::{body_with_messages, field, split_body, Fields, RawList};
 use super::sessions::AgentTurn;
 use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
@@ -30,7 +29,7 @@ pub struct AgentRequest {
     fields: Fields,
     /// The conversation's wire messages (without the system prompt), each exactly as sent:
     /// read one by one ([`read_wire_message`]) only where needed.
-    pub messages: Vec<Box<RawValue>>,
+    pub messages: RawList,
     /// The agent's system prompt as text (blocks' texts joined), for the budget.
     pub system_text: String,
     /// What the agent's tool definitions cost, by the estimate.
@@ -87,17 +86,17 @@ impl AgentTurn for AgentRequest {
         SummaryShape {
             api: SummaryApi::Anthropic,
             fields: self.fields.clone(),
-            leading: Vec::new(),
+            leading: RawList::default(),
             system_text: self.system_text.clone(),
             agent_cache_marks: self.agent_cache_marks,
         }
     }
 
-    fn wire(&self) -> &[Box<RawValue>] {
+    fn wire(&self) -> &RawList {
         &self.messages
     }
 
-    fn read(&self, raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+    fn read(&self, raw: &str, index: usize) -> Result<Vec<Message>, String> {
         read_wire_message(raw, index)
     }
 
@@ -176,9 +175,9 @@ pub fn limit_cache_marks(view: &mut Value, allowed: usize) {
 /// The wire message at `index` of a request's `messages`, read into the core's model after its
 /// `cache_control` marks are taken off (the agent moves them every turn: placement, not
 /// content); the error names `messages[index]`.
-pub fn read_wire_message(raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+pub fn read_wire_message(raw: &str, index: usize) -> Result<Vec<Message>, String> {
     let mut message: Value =
-        serde_json::from_str(raw.get()).map_err(|error| format!("messages[{index}]: {error}"))?;
+        serde_json::from_str(raw).map_err(|error| format!("messages[{index}]: {error}"))?;
     if let Some(Value::Array(blocks)) = message.get_mut("content") {
         for block in blocks {
             strip_block(block);

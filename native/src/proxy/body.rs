@@ -17,14 +17,81 @@ use serde_json::Value;
 pub(super) type Fields = Vec<(String, Box<RawValue>)>;
 
 /// A body's fields and its raw messages ([`split_body`]).
-pub(super) type RawBody = (Fields, Vec<Box<RawValue>>);
+pub(super) type RawBody = (Fields, RawList);
+
+/// A JSON array's elements, each exactly as sent, kept as one text and where each element
+/// lies in it: splitting a long history costs one copy of the array and two numbers per
+/// element, not an allocation per message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawList {
+    text: String,
+    spans: Vec<(usize, usize)>,
+}
+
+impl RawList {
+    /// The list of `items` (each a JSON value's text).
+    pub fn of<'a>(items: impl IntoIterator<Item = &'a str> + Clone) -> RawList {
+        // Sized first, so the text is copied once.
+        let (count, bytes) = items
+            .clone()
+            .into_iter()
+            .fold((0, 0), |(count, bytes), item| {
+                (count + 1, bytes + item.len())
+            });
+        let mut list = RawList {
+            text: String::with_capacity(bytes),
+            spans: Vec::with_capacity(count),
+        };
+        for item in items {
+            let start = list.text.len();
+            list.text.push_str(item);
+            list.spans.push((start, list.text.len()));
+        }
+        list
+    }
+
+    /// How many elements.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The element at `index`, as sent.
+    pub fn get(&self, index: usize) -> Option<&str> {
+        let (start, end) = *self.spans.get(index)?;
+        self.text.get(start..end)
+    }
+
+    /// The elements in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.spans
+            .iter()
+            .map(|&(start, end)| self.text.get(start..end).unwrap_or_default())
+    }
+
+    /// The elements from `at` on, taken out of this list (which keeps those before).
+    pub fn split_off(&mut self, at: usize) -> RawList {
+        let rest: Vec<(usize, usize)> = self.spans.split_off(at.min(self.spans.len()));
+        let from = rest.first().map_or(self.text.len(), |span| span.0);
+        let text = self.text.split_off(from);
+        let spans = rest
+            .iter()
+            .map(|&(start, end)| (start - from, end - from))
+            .collect();
+        RawList { text, spans }
+    }
+}
 
 /// The value of the list field: its elements as sent, or a string (Responses' `input` may be
 /// one).
 #[derive(Debug)]
 pub(super) enum Listed {
     /// An array's elements, each exactly as sent.
-    Items(Vec<Box<RawValue>>),
+    Items(RawList),
     /// A string.
     Text(String),
 }
@@ -170,11 +237,14 @@ impl<'de> Visitor<'de> for ListSeed {
         Ok(Listed::Text(text.to_owned()))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Listed, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Box<RawValue>>()? {
+        // Each element borrowed from the body (no allocation), then copied once, all together.
+        let mut items: Vec<&'de RawValue> = Vec::new();
+        while let Some(item) = seq.next_element::<&'de RawValue>()? {
             items.push(item);
         }
-        Ok(Listed::Items(items))
+        Ok(Listed::Items(RawList::of(
+            items.iter().map(|item| item.get()),
+        )))
     }
 }
 
@@ -186,7 +256,7 @@ mod tests {
     fn messages_are_split_in_place_and_refused_when_not_an_array() {
         let body = br#"{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"user","content":[]}],"system":"s"}"#;
         let (fields, messages) = split_body(body).unwrap();
-        let raw: Vec<&str> = messages.iter().map(|m| m.get()).collect();
+        let raw: Vec<&str> = messages.iter().collect();
         assert_eq!(
             raw,
             [
@@ -208,6 +278,20 @@ mod tests {
         assert!(split_body(br#"{"messages":[]} x"#)
             .unwrap_err()
             .starts_with("the body is not a JSON object"));
+    }
+
+    #[test]
+    fn a_raw_list_keeps_each_element_and_splits_where_asked() {
+        let mut list = RawList::of([r#"{"a":1}"#, "[2, 3]", r#""é""#]);
+        assert_eq!(list.len(), 3);
+        assert_eq!(list.get(1), Some("[2, 3]"));
+        assert_eq!(list.get(3), None);
+        let rest = list.split_off(1);
+        assert_eq!(list.iter().collect::<Vec<_>>(), [r#"{"a":1}"#]);
+        assert_eq!(rest.iter().collect::<Vec<_>>(), ["[2, 3]", r#""é""#]);
+        let mut all = rest.clone();
+        assert!(all.split_off(9).is_empty());
+        assert_eq!(all, rest);
     }
 
     #[test]

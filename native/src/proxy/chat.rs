@@ -21,11 +21,10 @@
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
 use ctxkit_core::wire::{from_openai, to_openai};
 use ctxkit_core::{Message, Role};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::anthropic::says_something;
-use super::body::{body_with_messages, field, split_body, Fields};
+use super::body::{body_with_messages, field, split_body, Fields, RawList};
 use super::sessions::{after_agent_system, AgentTurn};
 use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
@@ -40,9 +39,9 @@ pub struct ChatRequest {
     /// value, which the agent's system messages and the view replace).
     fields: Fields,
     /// The agent's leading `system` and `developer` messages, each exactly as sent.
-    system: Vec<Box<RawValue>>,
+    system: RawList,
     /// The conversation's wire messages after them, each exactly as sent.
-    pub messages: Vec<Box<RawValue>>,
+    pub messages: RawList,
     /// The system messages' texts joined by blank lines, for the budget.
     pub system_text: String,
     /// What the agent's tool definitions cost, by the estimate.
@@ -98,7 +97,7 @@ impl ChatRequest {
         let mut messages = Vec::with_capacity(4096);
         messages.push(b'[');
         let view = view.as_array().map(Vec::as_slice).unwrap_or_default();
-        let system = self.system.iter().map(|raw| raw.get().to_owned());
+        let system = self.system.iter().map(str::to_owned);
         let rest = view.iter().map(Value::to_string);
         for (index, message) in system.chain(rest).enumerate() {
             if index > 0 {
@@ -126,11 +125,11 @@ impl AgentTurn for ChatRequest {
         }
     }
 
-    fn wire(&self) -> &[Box<RawValue>] {
+    fn wire(&self) -> &RawList {
         &self.messages
     }
 
-    fn read(&self, raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+    fn read(&self, raw: &str, index: usize) -> Result<Vec<Message>, String> {
         // Named as the agent numbered it: after its system messages.
         read_chat_message(raw, index + self.system.len())
     }
@@ -154,7 +153,7 @@ impl AgentTurn for ChatRequest {
 
 /// The text of the raw message at `index` when it is a `system` or `developer` message (its
 /// string content, or its parts' texts joined); `None` for another role.
-fn system_message_text(raw: &RawValue, index: usize) -> Result<Option<String>, String> {
+fn system_message_text(raw: &str, index: usize) -> Result<Option<String>, String> {
     #[derive(serde::Deserialize)]
     struct Head {
         role: Option<String>,
@@ -162,7 +161,7 @@ fn system_message_text(raw: &RawValue, index: usize) -> Result<Option<String>, S
         content: Value,
     }
     let head: Head =
-        serde_json::from_str(raw.get()).map_err(|error| format!("messages[{index}]: {error}"))?;
+        serde_json::from_str(raw).map_err(|error| format!("messages[{index}]: {error}"))?;
     if !matches!(head.role.as_deref(), Some("system" | "developer")) {
         return Ok(None);
     }
@@ -189,9 +188,9 @@ fn system_message_text(raw: &RawValue, index: usize) -> Result<Option<String>, S
 /// The Chat Completions message at `index` of the agent's `messages`, read into the core's
 /// model after its parts' `prompt_cache_breakpoint` marks are taken off; the error names
 /// `messages[index]`.
-pub(crate) fn read_chat_message(raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+pub(crate) fn read_chat_message(raw: &str, index: usize) -> Result<Vec<Message>, String> {
     let mut message: Value =
-        serde_json::from_str(raw.get()).map_err(|error| format!("messages[{index}]: {error}"))?;
+        serde_json::from_str(raw).map_err(|error| format!("messages[{index}]: {error}"))?;
     if let Some(Value::Array(parts)) = message.get_mut("content") {
         for part in parts.iter_mut().filter_map(Value::as_object_mut) {
             part.remove("prompt_cache_breakpoint");
@@ -244,18 +243,14 @@ mod tests {
 
     #[test]
     fn a_bad_message_is_named_by_its_index_and_cache_marks_are_not_content() {
-        let raw = RawValue::from_string(r#"{"role":"tool","content":"x"}"#.to_owned()).unwrap();
-        let error = read_chat_message(&raw, 3).unwrap_err();
+        let raw = r#"{"role":"tool","content":"x"}"#;
+        let error = read_chat_message(raw, 3).unwrap_err();
         assert!(error.starts_with("messages[3]"), "{error}");
         let marked = r#"{"role":"user","content":[{"type":"text","text":"hi","prompt_cache_breakpoint":{"mode":"explicit"}}]}"#;
-        let marked = RawValue::from_string(marked.to_owned()).unwrap();
-        let plain = RawValue::from_string(
-            r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#.to_owned(),
-        )
-        .unwrap();
+        let plain = r#"{"role":"user","content":[{"type":"text","text":"hi"}]}"#;
         assert_eq!(
-            read_chat_message(&marked, 0).unwrap(),
-            read_chat_message(&plain, 0).unwrap()
+            read_chat_message(marked, 0).unwrap(),
+            read_chat_message(plain, 0).unwrap()
         );
     }
 }

@@ -22,15 +22,14 @@
 
 use std::collections::HashMap;
 
+use super::body::RawList;
+use super::conversation::wire_fingerprint;
 use ctxkit_core::turn::{held_prefix_by, HeldEnds, HeldPrefix};
 use ctxkit_core::Message;
-use serde_json::value::RawValue;
-
-use super::conversation::wire_fingerprint;
 
 /// How one raw wire message of a request's API is read into model messages (its index in the
 /// conversation given, for the error to name it): [`super::sessions::AgentTurn::read`].
-pub type ReadWire<'a> = &'a dyn Fn(&RawValue, usize) -> Result<Vec<Message>, String>;
+pub type ReadWire<'a> = &'a dyn Fn(&str, usize) -> Result<Vec<Message>, String>;
 
 /// Per session, its key and the ends of the wire messages it holds.
 #[derive(Debug, Default)]
@@ -108,7 +107,7 @@ impl WireEnds {
 /// A request's raw wire messages, each read (parsed, its marks off, converted to model
 /// messages, fingerprinted) only when asked, and at most once.
 pub struct WireMessages<'a> {
-    raw: &'a [Box<RawValue>],
+    raw: &'a RawList,
     reader: ReadWire<'a>,
     read: HashMap<usize, (Vec<Message>, u64)>,
 }
@@ -124,7 +123,7 @@ impl std::fmt::Debug for WireMessages<'_> {
 
 impl<'a> WireMessages<'a> {
     /// Over `raw`, read with `reader`, nothing read yet.
-    pub fn new(raw: &'a [Box<RawValue>], reader: ReadWire<'a>) -> Self {
+    pub fn new(raw: &'a RawList, reader: ReadWire<'a>) -> Self {
         WireMessages {
             raw,
             reader,
@@ -184,11 +183,8 @@ mod tests {
     use super::*;
     use crate::proxy::anthropic::read_wire_message;
 
-    fn raw(messages: &[&str]) -> Vec<Box<RawValue>> {
-        messages
-            .iter()
-            .map(|text| RawValue::from_string((*text).to_owned()).unwrap())
-            .collect()
+    fn raw(messages: &[&str]) -> RawList {
+        RawList::of(messages.iter().copied())
     }
 
     const TASK: &str = r#"{"role":"user","content":"fix the bug"}"#;

@@ -38,5 +38,6 @@ pub mod sse;
 pub mod summarizer;
 pub mod upstream;
 
+pub use body::RawList;
 pub use idle::IdleTimer;
 pub use server::{Proxy, ProxyConfig, DEFAULT_UPSTREAM_TIMEOUT};

@@ -25,11 +25,10 @@
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
 use ctxkit_core::wire::{from_responses, responses_turns, to_responses};
 use ctxkit_core::{Message, Role};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::anthropic::says_something;
-use super::body::{body_with, field, split_at, Fields, Listed, Split};
+use super::body::{body_with, field, split_at, Fields, Listed, RawList, Split};
 use super::sessions::{after_agent_system, AgentTurn};
 use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
@@ -57,10 +56,10 @@ pub struct ResponsesRequest {
     /// which the agent's system items and the view replace).
     fields: Fields,
     /// The agent's leading `system` and `developer` message items, each exactly as sent.
-    system: Vec<Box<RawValue>>,
+    system: RawList,
     /// The conversation's wire messages: a lone item as sent, or a run of assistant-side items
     /// as a JSON array of them as sent.
-    pub turns: Vec<Box<RawValue>>,
+    pub turns: RawList,
     /// Where each of `turns` begins among the conversation's items.
     starts: Vec<usize>,
     /// `instructions` and the system items' texts joined by blank lines, for the budget.
@@ -101,7 +100,7 @@ impl ResponsesRequest {
             Some(Listed::Text(text)) => {
                 // A string input is one user message: read as the item that says so.
                 let item = json!({"role": "user", "content": text}).to_string();
-                vec![RawValue::from_string(item).map_err(|error| format!("input: {error}"))?]
+                RawList::of([item.as_str()])
             }
             Some(Listed::Items(items)) => items,
         };
@@ -112,7 +111,7 @@ impl ResponsesRequest {
             .iter()
             .enumerate()
             .map(|(index, raw)| {
-                serde_json::from_str::<Head>(raw.get())
+                serde_json::from_str::<Head>(raw)
                     .map_err(|error| format!("input[{index}]: expected an item ({error})"))
             })
             .collect::<Result<Vec<Head>, String>>()?;
@@ -129,7 +128,7 @@ impl ResponsesRequest {
                     .to_owned(),
             );
         }
-        let (turns, starts) = split_turns(conversation, heads.get(leading..).unwrap_or_default())?;
+        let (turns, starts) = split_turns(&conversation, heads.get(leading..).unwrap_or_default())?;
         let tool_tokens = match field(&fields, "tools") {
             Some(raw) => {
                 let tools: Value =
@@ -157,7 +156,7 @@ impl ResponsesRequest {
         let mut input = Vec::with_capacity(4096);
         input.push(b'[');
         let view = view.as_array().map(Vec::as_slice).unwrap_or_default();
-        let system = self.system.iter().map(|raw| raw.get().to_owned());
+        let system = self.system.iter().map(str::to_owned);
         for (index, item) in system.chain(view.iter().map(Value::to_string)).enumerate() {
             if index > 0 {
                 input.push(b',');
@@ -170,37 +169,23 @@ impl ResponsesRequest {
 }
 
 /// The conversation's items as wire messages (see the module doc), and where each begins.
-fn split_turns(
-    items: Vec<Box<RawValue>>,
-    heads: &[Head],
-) -> Result<(Vec<Box<RawValue>>, Vec<usize>), String> {
+fn split_turns(items: &RawList, heads: &[Head]) -> Result<(RawList, Vec<usize>), String> {
     let shapes: Vec<Value> = heads
         .iter()
         .map(|head| json!({"type": head.kind, "role": head.role}))
         .collect();
-    let mut items: Vec<Option<Box<RawValue>>> = items.into_iter().map(Some).collect();
     let mut turns = Vec::new();
     let mut starts = Vec::new();
     for run in responses_turns(&shapes) {
         starts.push(run.start);
-        let mut taken = items
-            .get_mut(run)
-            .unwrap_or_default()
-            .iter_mut()
-            .filter_map(Option::take);
-        let first = taken.next().ok_or("input: an item was split twice")?;
-        let rest: Vec<Box<RawValue>> = taken.collect();
-        if rest.is_empty() {
-            turns.push(first);
-            continue;
+        let taken: Vec<&str> = run.clone().filter_map(|at| items.get(at)).collect();
+        match taken.as_slice() {
+            [] => return Err("input: a run of items is empty".to_owned()),
+            [one] => turns.push((*one).to_owned()),
+            many => turns.push(format!("[{}]", many.join(","))),
         }
-        let joined: Vec<&str> = std::iter::once(first.get())
-            .chain(rest.iter().map(|raw| raw.get()))
-            .collect();
-        let array = format!("[{}]", joined.join(","));
-        turns.push(RawValue::from_string(array).map_err(|error| format!("input: {error}"))?);
     }
-    Ok((turns, starts))
+    Ok((RawList::of(turns.iter().map(String::as_str)), starts))
 }
 
 /// `instructions` as text for the budget (a string; the texts of an array of items), none
@@ -220,9 +205,9 @@ fn instructions_text(raw: Option<&str>) -> Result<Vec<String>, String> {
 
 /// The text of a leading `system` or `developer` item (its string content, or its parts'
 /// texts joined).
-fn system_item_text(raw: &RawValue, index: usize) -> Result<String, String> {
+fn system_item_text(raw: &str, index: usize) -> Result<String, String> {
     let item: Value =
-        serde_json::from_str(raw.get()).map_err(|error| format!("input[{index}]: {error}"))?;
+        serde_json::from_str(raw).map_err(|error| format!("input[{index}]: {error}"))?;
     match item.get("content") {
         Some(Value::String(text)) => Ok(text.clone()),
         Some(parts @ Value::Array(_)) => Ok(texts_of(parts)),
@@ -261,11 +246,11 @@ impl AgentTurn for ResponsesRequest {
         }
     }
 
-    fn wire(&self) -> &[Box<RawValue>] {
+    fn wire(&self) -> &RawList {
         &self.turns
     }
 
-    fn read(&self, raw: &RawValue, index: usize) -> Result<Vec<Message>, String> {
+    fn read(&self, raw: &str, index: usize) -> Result<Vec<Message>, String> {
         // Named as the agent numbered its items: after its system items.
         let start = self.starts.get(index).copied().unwrap_or_default();
         read_turn(raw, self.system.len() + start)
@@ -309,9 +294,9 @@ pub fn view_items(messages: &[Message]) -> Value {
 /// A wire message of a Responses input (an item, or an array of a run of items) beginning at
 /// item `start`, read into the core's model after its parts' `prompt_cache_breakpoint` marks
 /// are taken off; the error names the item by its index in `input`.
-pub fn read_turn(raw: &RawValue, start: usize) -> Result<Vec<Message>, String> {
+pub fn read_turn(raw: &str, start: usize) -> Result<Vec<Message>, String> {
     let value: Value =
-        serde_json::from_str(raw.get()).map_err(|error| format!("input[{start}]: {error}"))?;
+        serde_json::from_str(raw).map_err(|error| format!("input[{start}]: {error}"))?;
     let mut items = match value {
         Value::Array(items) => items,
         item => vec![item],
@@ -373,7 +358,7 @@ mod tests {
         assert_eq!(request.turns.len(), 3);
         assert_eq!(request.starts, vec![0, 1, 3]);
         assert!(request.stream);
-        let answer = request.read(&request.turns[1], 1).unwrap();
+        let answer = request.read(request.turns.get(1).unwrap(), 1).unwrap();
         assert_eq!(answer.len(), 1);
         assert_eq!(answer[0].tool_calls[0].id, "c1");
         let upstream =
@@ -395,7 +380,7 @@ mod tests {
         assert_eq!(turn(unchained).turns.len(), 1);
         let body = br#"{"input":[{"role":"system","content":"s"},{"role":"user","content":"a"},{"type":"function_call_output","output":"x"}]}"#;
         let request = turn(body);
-        let error = request.read(&request.turns[1], 1).unwrap_err();
+        let error = request.read(request.turns.get(1).unwrap(), 1).unwrap_err();
         assert!(error.starts_with("input[2].call_id"), "{error}");
         let only_system = br#"{"input":[{"role":"developer","content":"s"}]}"#;
         let refused = ResponsesRequest::parse(only_system, ModelFamily::OpenAi).unwrap_err();

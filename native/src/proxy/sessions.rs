@@ -16,9 +16,9 @@ use ctxkit_core::compaction::Budget;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::turn::HeldEnds;
 use ctxkit_core::{Content, Message, Role};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::body::RawList;
 use super::conversation::{chain, find, wire_fingerprint, Found, Index};
 use super::held::{WireEnds, WireMessages};
 use super::idle::{LastRequest, Quiet};
@@ -35,10 +35,10 @@ pub trait AgentTurn {
     /// The request's method and path (`POST /v1/messages`), which errors name.
     fn endpoint(&self) -> &'static str;
     /// The conversation's wire messages (the system prompt left out), each as sent.
-    fn wire(&self) -> &[Box<RawValue>];
+    fn wire(&self) -> &RawList;
     /// The wire message at `index` of [`AgentTurn::wire`], read into the core's model; the
     /// error names it as the agent numbered it.
-    fn read(&self, raw: &RawValue, index: usize) -> std::result::Result<Vec<Message>, String>;
+    fn read(&self, raw: &str, index: usize) -> std::result::Result<Vec<Message>, String>;
     /// The agent's system prompt as text, for the budget.
     fn system_text(&self) -> &str;
     /// What the agent's tool definitions cost, by the estimate.
@@ -127,7 +127,7 @@ impl Conversations {
     /// Matches `request` under `key` (the explicit key, or ""), records what is new and
     /// prepares the view.
     pub fn admit(&mut self, key: &str, request: &dyn AgentTurn) -> Result<Admitted> {
-        let read = |raw: &RawValue, index: usize| request.read(raw, index);
+        let read = |raw: &str, index: usize| request.read(raw, index);
         let mut wire = WireMessages::new(request.wire(), &read);
         let unreadable = |problem: String| crate::Error::invalid(request.endpoint(), problem);
         let (session, new) = self.matched(key, &mut wire).map_err(unreadable)?;

@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::anthropic::limit_cache_marks;
-use super::body::{body_with, Fields};
+use super::body::{body_with, Fields, RawList};
 use super::responses::view_items;
 use super::sessions::after_agent_system;
 use crate::llm::{Llm, LlmRequest, SummarizerError};
@@ -49,7 +49,7 @@ pub struct SummaryShape {
     /// The agent's top-level fields in order (its conversation's a placeholder).
     pub(super) fields: Fields,
     /// Its leading `system`/`developer` messages or items, as sent (Chat, Responses).
-    pub(super) leading: Vec<Box<RawValue>>,
+    pub(super) leading: RawList,
     /// Its system prompt's text (the view's system message, which its own fields carry).
     pub(super) system_text: String,
     /// The `cache_control` marks its system and tools carry (Anthropic allows four in all).
@@ -76,7 +76,7 @@ impl SummaryShape {
             SummaryApi::Responses => ("input", view_items(conversation)),
         };
         let items = written.as_array().map(Vec::as_slice).unwrap_or_default();
-        let leading = self.leading.iter().map(|raw| raw.get().to_owned());
+        let leading = self.leading.iter().map(str::to_owned);
         let list = format!(
             "[{}]",
             leading
