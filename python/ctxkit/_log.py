@@ -99,6 +99,18 @@ def check_key(key: Any, parameter: str) -> str:
     return key
 
 
+def check_paging(engine: Any, history_tools: bool) -> None:
+    """An adapter without the history tools (``history_tools=False``) must not leave offload
+    references naming ``read_offload``, a tool its agent would then lack: ``InvalidInputError``
+    saying what to pass instead."""
+    if not history_tools and getattr(engine, "paging_tool", None) == "read_offload":
+        raise InvalidInputError(
+            "history_tools: False, but the engine's offload references tell the model to call "
+            "`read_offload`, which the agent would then lack; keep the history tools, or build the "
+            "Engine with offload=False or offload={'paging_tool': '<a file tool of the agent>'}"
+        )
+
+
 def derived_key(prefix: str, first: Any) -> str:
     """A key made from a conversation's first message, for a framework that gives none: the same
     first message gives the same key, so conversations that begin alike share it until they

@@ -40,7 +40,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tup
 from langchain_core.messages import BaseMessage, SystemMessage, messages_from_dict
 
 from . import Engine
-from ._log import Turns, check_key, derived_key
+from ._log import Turns, check_key, check_paging, derived_key
 
 __all__ = ["CtxkitMiddleware", "pre_model_hook", "to_langchain_messages", "view_messages"]
 
@@ -187,6 +187,7 @@ class CtxkitMiddleware(_Base):
         history_tools: bool = True,
     ) -> None:
         super().__init__()
+        check_paging(engine, history_tools)
         self._conversations = _Conversations(engine, session, summarize, timeout, on_turn, agent_prompt)
         self._key = key
         self.system_prompt = system_prompt

@@ -54,7 +54,7 @@ from pydantic_ai.tools import RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from . import Engine
-from ._log import Turns, check_key, derived_key, text_of
+from ._log import Turns, check_key, check_paging, derived_key, text_of
 
 __all__ = ["CtxkitHistory", "to_ctxkit", "from_ctxkit"]
 
@@ -177,6 +177,7 @@ class CtxkitHistory(AbstractCapability[Any]):
         history_tools: bool = True,
     ) -> None:
         super().__init__()
+        check_paging(engine, history_tools)
         self.history_tools = history_tools
         self.engine = engine
         self.session = None if session is None else check_key(session, "session")

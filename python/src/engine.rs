@@ -24,8 +24,8 @@ use crate::convert::{decode, serialize_to_py, to_json, to_py};
 use crate::engine_calls::{
     read_capped, tail_of, turn_is_short, turn_to_py, SHORT_BATCH, SHORT_TAIL,
 };
-use crate::engine_config::{config, database, timeout_of};
-use crate::errors::{core, core_in, native, raise, Kind};
+use crate::engine_config::{check_callable, config, database, timeout_of};
+use crate::errors::{core, core_in, engine_closed, native};
 use crate::functions::wire_format;
 use crate::summarize::prepare_offline;
 use crate::summarize::{PythonLlm, Slot, Summarizer};
@@ -45,16 +45,14 @@ pub struct Engine {
     default_timeout: f64,
     /// A SQLite store (a local file), not a PostgreSQL one: see [`Engine::with_held`].
     local: bool,
+    /// The tool offload references tell the model to page with (`None`: offloading is off).
+    paging_tool: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine").finish_non_exhaustive()
     }
-}
-
-fn closed() -> PyErr {
-    raise(Kind::Store, "this Engine was closed".to_owned())
 }
 
 impl Engine {
@@ -69,7 +67,7 @@ impl Engine {
             let engine = guard.as_mut().ok_or(None)?;
             f(engine).map_err(Some)
         });
-        outcome.map_err(|error| error.map_or_else(closed, native))
+        outcome.map_err(|error| error.map_or_else(engine_closed, native))
     }
 
     /// Runs `f` with the GIL held when the call is `short` (a read of a page or less, a step's
@@ -92,10 +90,10 @@ impl Engine {
         if short && self.local {
             match self.engine.try_lock() {
                 Ok(mut guard) => {
-                    let engine = guard.as_mut().ok_or_else(closed)?;
+                    let engine = guard.as_mut().ok_or_else(engine_closed)?;
                     return f(engine).map_err(native);
                 }
-                Err(TryLockError::Poisoned(_)) => return Err(closed()),
+                Err(TryLockError::Poisoned(_)) => return Err(engine_closed()),
                 Err(TryLockError::WouldBlock) => {}
             }
         }
@@ -130,11 +128,8 @@ impl Engine {
         let config = config(window, budget, policy, offload, prompt, extract_memories)
             .map_err(core_in("Engine"))?;
         let timeout = timeout_of(Some(timeout), DEFAULT_TIMEOUT)?;
-        if let Some(callable) = &summarize {
-            if !callable.bind(py).is_callable() {
-                return Err(core(CoreError::invalid("summarize", "expected a callable")));
-            }
-        }
+        check_callable(py, summarize.as_ref(), "summarize")?;
+        let paging_tool = config.offload.as_ref().map(|p| p.paging_tool.clone());
         let slot: Slot = Arc::new(Mutex::new(None));
         let llm = Box::new(PythonLlm { slot: slot.clone() });
         let engine = py
@@ -146,7 +141,14 @@ impl Engine {
             default_summarize: summarize,
             default_timeout: timeout,
             local,
+            paging_tool,
         })
+    }
+
+    /// The tool offload references name for paging (`None`: offloading is off).
+    #[getter]
+    fn paging_tool(&self) -> Option<String> {
+        self.paging_tool.clone()
     }
 
     /// Closes the store; every later call raises `StoreError`.
@@ -288,13 +290,9 @@ impl Engine {
             .transpose()
             .map_err(core_in("prepare"))?;
         let timeout = timeout_of(timeout, self.default_timeout)?;
-        let callable = match summarize.filter(|s| !s.is_none(py)) {
-            Some(callable) if !callable.bind(py).is_callable() => {
-                return Err(core(CoreError::invalid("summarize", "expected a callable")))
-            }
-            Some(callable) => Some(callable),
-            None => self.default_summarize.as_ref().map(|c| c.clone_ref(py)),
-        };
+        let given = summarize.filter(|s| !s.is_none(py));
+        check_callable(py, given.as_ref(), "summarize")?;
+        let callable = given.or_else(|| self.default_summarize.as_ref().map(|c| c.clone_ref(py)));
         let has_summarizer = callable.is_some();
         // A turn without a summarizer, called without an event loop waiting (not `aprepare`),
         // on a short tail is local work: see `with_held`.

@@ -123,6 +123,20 @@ fn offload_policy(offload: Option<&Bound<'_, PyAny>>) -> Result<Option<OffloadPo
     decode(Value::Object(merged), "offload").map(Some)
 }
 
+/// Checks that `value` (the argument `name`), when given, can be called.
+pub(crate) fn check_callable(
+    py: Python<'_>,
+    value: Option<&Py<PyAny>>,
+    name: &str,
+) -> PyResult<()> {
+    match value {
+        Some(callable) if !callable.bind(py).is_callable() => {
+            Err(core(CoreError::invalid(name, "expected a callable")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The summarize timeout in seconds: `timeout`, else `default`; positive and finite.
 pub(crate) fn timeout_of(timeout: Option<f64>, default: f64) -> PyResult<f64> {
     let timeout = timeout.unwrap_or(default);

@@ -40,6 +40,11 @@ impl Kind {
     }
 }
 
+/// What a call on a closed `ctxkit.Engine` raises.
+pub fn engine_closed() -> PyErr {
+    raise(Kind::Store, "this Engine was closed".to_owned())
+}
+
 /// An exception of `kind` with `message`.
 pub fn raise(kind: Kind, message: String) -> PyErr {
     Python::attach(|py| {

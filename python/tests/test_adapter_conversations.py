@@ -392,7 +392,7 @@ def test_agents_sdk_history_tools_answer_from_the_runs_own_session(workdir: path
 
 
 def test_the_agents_tool_definitions_are_reserved_in_the_budget(workdir: pathlib.Path) -> None:
-    engine = ctxkit.Engine(workdir=workdir, window=32_000)
+    engine = ctxkit.Engine(workdir=workdir, window=32_000, offload={"paging_tool": "read_file"})
     budgets = {}
     for tools in (True, False):
         history = CtxkitHistory(engine, history_tools=tools)

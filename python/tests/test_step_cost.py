@@ -76,7 +76,7 @@ from ctxkit.pydantic_ai import CtxkitHistory  # noqa: E402
 
 
 def test_pydantic_ai_steps_touch_only_their_new_messages(workdir: pathlib.Path) -> None:
-    engine = ctxkit.Engine(workdir=workdir, window=200_000)
+    engine = ctxkit.Engine(workdir=workdir, window=200_000, offload=False)
     counter = StepCounter()
 
     def model(messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -147,7 +147,7 @@ def lookup(row: int) -> str:
 
 
 def test_langchain_steps_touch_only_their_new_messages(workdir: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = ctxkit.Engine(workdir=workdir, window=200_000)
+    engine = ctxkit.Engine(workdir=workdir, window=200_000, offload=False)
     LC_COUNTER["c"] = counter = StepCounter()
     # The view (here the whole conversation: the window holds it) goes back to LangChain
     # messages: a step builds only those its last view lacked.
@@ -354,3 +354,26 @@ def test_held_prefix_names_its_bad_arguments() -> None:
         held_prefix({"count": 1, "first": "00000000000000ff", "last": "00000000000000ff"}, 3, broken)
     with pytest.raises(ctxkit.InvalidInputError, match="message_fingerprint"):
         message_fingerprint([{"role": "nobody"}])
+
+
+def test_an_adapter_without_the_history_tools_refuses_references_to_read_offload(workdir: pathlib.Path) -> None:
+    """``history_tools=False`` with the default offload would leave references naming
+    ``read_offload``, a tool the agent lacks: refused when the adapter is built, naming the
+    parameter; an engine paging with the agent's own tool, or without offload, is taken."""
+    from ctxkit.langchain import CtxkitMiddleware
+    from ctxkit.pydantic_ai import CtxkitHistory
+
+    default = ctxkit.Engine(workdir=workdir, window=16_000)
+    assert default.paging_tool == "read_offload"
+    for build in (CtxkitHistory, CtxkitMiddleware):
+        with pytest.raises(ctxkit.InvalidInputError, match="^history_tools: False"):
+            build(default, history_tools=False)
+        build(default)  # with the history tools, read_offload is the agent's
+    (workdir / "own").mkdir()
+    (workdir / "off").mkdir()
+    own = ctxkit.Engine(workdir=workdir / "own", window=16_000, offload={"paging_tool": "cat_file"})
+    off = ctxkit.Engine(workdir=workdir / "off", window=16_000, offload=False)
+    assert (own.paging_tool, off.paging_tool) == ("cat_file", None)
+    for engine in (own, off):
+        CtxkitHistory(engine, history_tools=False)
+        CtxkitMiddleware(engine, history_tools=False)
