@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::tokens::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
-use ctxkit_core::wire::{from_format, WireFormat};
+use ctxkit_core::wire::WireFormat;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
 use serde::Deserialize;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -38,6 +38,7 @@ use crate::prepare::{prepare_turn, read_prepare_options, Parts};
 use crate::stand_in::stand_in;
 use crate::turn_result::finish;
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
+use crate::wire::read_format;
 
 #[wasm_bindgen(typescript_custom_section)]
 const ENGINE_TYPES: &str = r#"
@@ -296,7 +297,7 @@ impl Engine {
             let json = read_json(&messages, "messages")?;
             let messages = match format.unwrap_or(WireFormat::Ctxkit) {
                 WireFormat::Ctxkit => read_messages(json, "messages")?,
-                other => from_format(&json, other)?,
+                other => read_format(&json, other)?,
             };
             check_input_bytes(
                 &messages,
