@@ -61,7 +61,10 @@ pub fn advance_nudges_js(
             "input",
             "an object (NudgeInput)",
         )?;
-        let state: NudgeState = take_decoded(&mut fields, "state")?.unwrap_or_default();
+        let state: NudgeState = take(&mut fields, "state")
+            .map(|json| crate::readers::nudge_state(json, "input.state"))
+            .transpose()?
+            .unwrap_or_default();
         let log = take(&mut fields, "log").unwrap_or(Value::Array(Vec::new()));
         let log = read_messages(log, "input.log")?;
         let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);

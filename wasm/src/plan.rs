@@ -397,8 +397,13 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let checkpoint: Option<Checkpoint> = take(&mut fields, "checkpoint")
         .map(|json| crate::readers::checkpoint(json, "input.checkpoint"))
         .transpose()?;
-    let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
-    let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
+    let nudge_state: NudgeState = take(&mut fields, "nudge_state")
+        .map(|json| crate::readers::nudge_state(json, "input.nudge_state"))
+        .transpose()?
+        .unwrap_or_default();
+    let usage_anchor: Option<UsageAnchor> = take(&mut fields, "usage_anchor")
+        .map(|json| crate::readers::usage_anchor(json, "input.usage_anchor"))
+        .transpose()?;
     let mut options = JsTurnInputs::read(Value::Object(fields), "input", None)?;
     // Stateless: the parts given are the parts used.
     crate::frozen::resolve(&mut options, None)?;

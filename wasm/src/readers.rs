@@ -123,6 +123,29 @@ impl<'a> Fields<'a> {
         self.get(key).unwrap_or_default()
     }
 
+    /// Field `key` read by `read`, required: when absent, `<at>.<key>: missing` (unless an
+    /// earlier field is); `None` then, or when it does not read.
+    pub(crate) fn required_with<T>(
+        &mut self,
+        key: &str,
+        read: impl FnOnce(Value, &str) -> Result<T>,
+    ) -> Option<T> {
+        if self.missing.is_none() && !self.fields.contains_key(key) {
+            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
+        }
+        self.get_with(key, read)
+    }
+
+    /// Field `key`, an array read element by element by `read` ([`list`]); empty when absent.
+    pub(crate) fn list_or_default<T>(
+        &mut self,
+        key: &str,
+        read: fn(Value, &str) -> Result<T>,
+    ) -> Vec<T> {
+        self.get_with(key, |value, at| list(value, at, read))
+            .unwrap_or_default()
+    }
+
     /// Field `key`, required: when absent, `<at>.<key>: missing` (unless an earlier field is).
     pub(crate) fn required<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
         if self.missing.is_none() && !self.fields.contains_key(key) {
@@ -173,11 +196,15 @@ pub(crate) fn view_stats(value: Value, at: &str) -> Result<ViewStats> {
         cut_messages: f.required("cut_messages"),
         offload_references: f.required("offload_references"),
         nudges: f.required("nudges"),
-        repair: f.required("repair"),
-        dropped_facts: f.or_default("dropped_facts"),
-        cache_breakpoints: f.or_default("cache_breakpoints"),
-        refused_usage: f.or_default("refused_usage"),
-        fallbacks: f.or_default("fallbacks"),
+        repair: f.required_with("repair", repair_report).unwrap_or_default(),
+        dropped_facts: f
+            .get_with("dropped_facts", dropped_facts)
+            .unwrap_or_default(),
+        cache_breakpoints: f.list_or_default("cache_breakpoints", cache_breakpoint),
+        refused_usage: f
+            .get_with("refused_usage", optional(refused_usage))
+            .unwrap_or_default(),
+        fallbacks: f.list_or_default("fallbacks", fallback),
     };
     f.finish().map(|()| stats)
 }
@@ -198,8 +225,10 @@ pub(crate) fn summary_request(value: Value, at: &str) -> Result<SummaryRequest> 
         turn: f.required("turn"),
         active_tasks: f.or_default("active_tasks"),
         restore: f.or_default("restore"),
-        pinned: f.or_default("pinned"),
-        dropped_facts: f.or_default("dropped_facts"),
+        pinned: f.list_or_default("pinned", pinned_fact),
+        dropped_facts: f
+            .get_with("dropped_facts", dropped_facts)
+            .unwrap_or_default(),
         answer_tag: f.or_default("answer_tag"),
         cache_safe_messages: f.or_default("cache_safe_messages"),
     };
@@ -326,11 +355,11 @@ defaulted!(
         family,
         entries,
         checkpoints => |value, at: &str| list(value, at, checkpoint),
-        nudge_state,
-        usage_anchor,
-        refused_usage,
+        nudge_state => nudge_state,
+        usage_anchor => optional(usage_anchor),
+        refused_usage => optional(refused_usage),
         summarizer_breaker,
-        frozen_prompt,
+        frozen_prompt => optional(frozen_parts),
     ]
 );
 
@@ -350,7 +379,7 @@ defaulted!(
         date,
         agents_md,
         agents_md_max_bytes,
-        skills,
+        skills => |value, at: &str| list(value, at, skill),
         todo_guidance,
         offload_guidance => optional(offload_guidance),
         history_guidance,
@@ -385,8 +414,10 @@ pub(crate) fn checkpoint(value: Value, at: &str) -> Result<Checkpoint> {
     let active_tasks = f.or_default("active_tasks");
     let tokens = f.required("tokens");
     let made_at_turn = f.required("made_at_turn");
-    let pinned = f.or_default("pinned");
-    let dropped_facts = f.or_default("dropped_facts");
+    let pinned = f.list_or_default("pinned", pinned_fact);
+    let dropped_facts = f
+        .get_with("dropped_facts", dropped_facts)
+        .unwrap_or_default();
     let compaction_block = f.or_default("compaction_block");
     let restore = f.or_default("restore");
     f.finish()?;
@@ -483,6 +514,12 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
     };
     f.finish_denying(POLICY_FIELDS).map(|()| policy)
 }
+
+mod records;
+pub(crate) use records::{
+    cache_breakpoint, dropped_facts, fallback, frozen_parts, nudge_state, pinned_fact,
+    refused_usage, repair_report, skill, todo_item, usage_anchor,
+};
 
 #[cfg(test)]
 pub(crate) mod tests;
