@@ -5,7 +5,7 @@
 //! cycles and BigInts), then into a core type with the path of every value ([`decode`]), so a
 //! bad field reads `policy.nudges.memory_every_turns: expected a non-negative integer, found
 //! the string "ten"`, never a message about JS internals. Message lists are read element by
-//! element ([`read_messages`]) so an error names the message (`messages[3].role: missing`).
+//! element (`crate::readers::read_messages`) so an error names the message (`messages[3].role: missing`).
 //!
 //! In goes through JSON text rather than serde-wasm-bindgen's direct reads on purpose: those
 //! call `Object.entries` and property getters without catching, so a throwing getter would
@@ -24,7 +24,7 @@
 //! reading (a getter that throws, a cycle) come back as errors, and no call leaves a borrow or
 //! any other state behind.
 
-use ctxkit_core::{CoreError, Message};
+use ctxkit_core::CoreError;
 
 use crate::json_path::path_at;
 use serde::de::DeserializeOwned;
@@ -132,18 +132,6 @@ pub fn read_or_default<T: DeserializeOwned + Default>(value: &JsValue, at: &str)
     match read_json(value, at)? {
         Value::Null => Ok(T::default()),
         json => decode(json, at),
-    }
-}
-
-/// An array of messages in the ctxkit form, read one by one so errors name the message.
-pub fn read_messages(value: Value, at: &str) -> Result<Vec<Message>> {
-    match value {
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(index, item)| decode(item, &format!("{at}[{index}]")))
-            .collect(),
-        other => Err(expected(at, "an array of messages", &other)),
     }
 }
 
@@ -336,6 +324,7 @@ pub(crate) fn busy() -> CoreError {
 mod tests {
     use super::*;
     use ctxkit_core::compaction::Budget;
+    use ctxkit_core::Message;
 
     fn error<T: DeserializeOwned + std::fmt::Debug>(json: Value, at: &str) -> String {
         match decode::<T>(json, at) {
@@ -368,13 +357,6 @@ mod tests {
         assert_eq!(
             error::<Budget>(serde_json::json!(7), "budget"),
             "budget: invalid type: number `7`, expected an object"
-        );
-        assert_eq!(
-            read_messages(serde_json::json!(3), "messages")
-                .map_err(|e| e.to_string())
-                .err()
-                .unwrap_or_default(),
-            "messages: expected an array of messages, found a number"
         );
     }
 

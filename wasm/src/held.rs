@@ -36,9 +36,16 @@ pub fn message_fingerprints(
             return Err(expected("messages", "an array of messages", &json));
         };
         let mut out = Vec::with_capacity(list.len());
-        for message in list {
-            // One at a time: the ctxkit messages of each framework message stay apart.
-            let read = read_format(&Value::Array(vec![message]), format)?;
+        for (index, message) in list.into_iter().enumerate() {
+            // One at a time: the ctxkit messages of each framework message stay apart. A ctxkit
+            // message is one message, named in errors by its place in the list.
+            let read = match format {
+                WireFormat::Ctxkit => vec![crate::readers::message(
+                    message,
+                    &format!("messages[{index}]"),
+                )?],
+                other => read_format(Value::Array(vec![message]), other)?,
+            };
             let prints: Vec<String> = read
                 .iter()
                 .map(|m| format!("{:016x}", message_fingerprint(m)))

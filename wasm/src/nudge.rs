@@ -15,9 +15,9 @@ use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages, to_js_sorted};
+use crate::convert::{fail, read_json, to_js_sorted};
 use crate::convert::{object, take, take_decoded};
-use crate::readers::nudge_policy;
+use crate::readers::{nudge_policy, read_messages};
 
 #[wasm_bindgen(typescript_custom_section)]
 const NUDGE_TYPES: &str = r#"

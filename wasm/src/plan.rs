@@ -23,9 +23,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{
-    fail, object, read_json, read_messages, set, take, take_decoded, to_js, to_js_sorted, Result,
+    fail, object, read_json, set, take, take_decoded, to_js, to_js_sorted, Result,
 };
-use crate::readers::summary_request;
+use crate::readers::{read_messages, summary_request};
 use crate::view::{render, JsTurnInputs};
 
 #[wasm_bindgen(typescript_custom_section)]

@@ -22,8 +22,7 @@
 //! returned, never in a value handed back.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest,
-    ViewStats,
+    Budget, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest, ViewStats,
 };
 use ctxkit_core::memory::{MemoryEntry, NudgePolicy};
 use ctxkit_core::offload::OffloadPolicy;
@@ -123,29 +122,6 @@ impl<'a> Fields<'a> {
         self.get(key).unwrap_or_default()
     }
 
-    /// Field `key` read by `read`, required: when absent, `<at>.<key>: missing` (unless an
-    /// earlier field is); `None` then, or when it does not read.
-    pub(crate) fn required_with<T>(
-        &mut self,
-        key: &str,
-        read: impl FnOnce(Value, &str) -> Result<T>,
-    ) -> Option<T> {
-        if self.missing.is_none() && !self.fields.contains_key(key) {
-            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
-        }
-        self.get_with(key, read)
-    }
-
-    /// Field `key`, an array read element by element by `read` ([`list`]); empty when absent.
-    pub(crate) fn list_or_default<T>(
-        &mut self,
-        key: &str,
-        read: fn(Value, &str) -> Result<T>,
-    ) -> Vec<T> {
-        self.get_with(key, |value, at| list(value, at, read))
-            .unwrap_or_default()
-    }
-
     /// Field `key`, required: when absent, `<at>.<key>: missing` (unless an earlier field is).
     pub(crate) fn required<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
         if self.missing.is_none() && !self.fields.contains_key(key) {
@@ -230,7 +206,7 @@ pub(crate) fn summary_request(value: Value, at: &str) -> Result<SummaryRequest> 
             .get_with("dropped_facts", dropped_facts)
             .unwrap_or_default(),
         answer_tag: f.or_default("answer_tag"),
-        cache_safe_messages: f.or_default("cache_safe_messages"),
+        cache_safe_messages: f.list_or_default("cache_safe_messages", message),
     };
     f.finish().map(|()| request)
 }
@@ -353,7 +329,7 @@ defaulted!(
     Session,
     [
         family,
-        entries,
+        entries => |value, at: &str| list(value, at, entry),
         checkpoints => |value, at: &str| list(value, at, checkpoint),
         nudge_state => nudge_state,
         usage_anchor => optional(usage_anchor),
@@ -404,37 +380,6 @@ defaulted!(
         approved,
     ]
 );
-
-/// A `Checkpoint`; unknown fields are ignored, as derived.
-pub(crate) fn checkpoint(value: Value, at: &str) -> Result<Checkpoint> {
-    let mut f = Fields::of(value, at)?;
-    let through_seq = f.required("through_seq");
-    let summary = f.required("summary");
-    let method = f.require("method");
-    let active_tasks = f.or_default("active_tasks");
-    let tokens = f.required("tokens");
-    let made_at_turn = f.required("made_at_turn");
-    let pinned = f.list_or_default("pinned", pinned_fact);
-    let dropped_facts = f
-        .get_with("dropped_facts", dropped_facts)
-        .unwrap_or_default();
-    let compaction_block = f.or_default("compaction_block");
-    let restore = f.or_default("restore");
-    f.finish()?;
-    let method = method.ok_or_else(|| CoreError::invalid(join(at, "method"), "missing"))?;
-    Ok(Checkpoint {
-        through_seq,
-        summary,
-        method,
-        active_tasks,
-        tokens,
-        made_at_turn,
-        pinned,
-        dropped_facts,
-        compaction_block,
-        restore,
-    })
-}
 
 /// An array read element by element with `read` (paths `<at>[<index>]`); another value is
 /// `invalid type: <kind>, expected an array`, as serde's `Vec` reader says it.
@@ -517,8 +462,9 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
 
 mod records;
 pub(crate) use records::{
-    cache_breakpoint, dropped_facts, fallback, frozen_parts, nudge_state, pinned_fact,
-    refused_usage, repair_report, skill, todo_item, usage_anchor,
+    cache_breakpoint, checkpoint, dropped_facts, entry, fallback, frozen_parts, message,
+    nudge_state, pinned_fact, precis_options, read_messages, refused_usage, repair_report, skill,
+    todo_item, usage_anchor,
 };
 
 #[cfg(test)]

@@ -5,16 +5,16 @@
 //! and what "lossless" means, are the core's: `ctxkit_core::wire`). Errors name the path of the
 //! bad value: `fromOpenAI: messages[4].tool_calls[0].function.name: missing`.
 //!
-//! [`read_format`] reads messages in any format for `Engine.append` and `messageFingerprints`.
+//! `read_format` reads messages in any format for `Engine.append` and `messageFingerprints`.
 
 use ctxkit_core::wire::WireFormat;
-use ctxkit_core::{from_anthropic, from_openai, to_anthropic, to_openai, CoreError, Message};
-use serde::de::Unexpected;
+use ctxkit_core::{from_anthropic, from_openai, to_anthropic, to_openai, Message};
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{expected, fail, read_json, read_messages, to_js, Result};
+use crate::convert::{fail, read_json, to_js, Result};
+use crate::readers::read_messages;
 
 #[wasm_bindgen(typescript_custom_section)]
 const MESSAGE_TYPES: &str = r#"
@@ -232,123 +232,58 @@ fn read_from(
     to_js(&reader(&read_json(value, "messages")?)?)
 }
 
-/// Messages in `format`, as the core's [`ctxkit_core::wire::from_format`] reads them, with the same errors.
+/// Messages in `format`: the ctxkit format by [`read_messages`] (the hand-written reader, as
+/// `Engine.append` reads it: `messages[3].role: missing`), the others by the core's readers.
 ///
-/// The ctxkit format is read here rather than by `from_format`, which reads each message with
-/// `serde_json::from_value`: that compiled a second derived reader of `Message`, `ToolCall`,
-/// `Part` and `ProviderFields` for serde_json's `Value` (about 15 KB of code), beside the one
-/// for JSON text that [`crate::convert::decode`] uses. Each message is read from its JSON text instead, and the
-/// error is `from_value`'s: `messages[<index>]: <serde's message>`, without the position that
-/// only the text reader adds. (One input words its error otherwise: a message given as a JSON
-/// array of more values than `Message` has fields, never documented, is refused as "trailing
-/// characters" rather than "invalid length".)
-pub fn read_format(value: &Value, format: WireFormat) -> Result<Vec<Message>> {
-    use ctxkit_core::wire::{
-        from_ai_sdk, from_anthropic, from_gemini, from_langchain, from_openai, from_responses,
-    };
+/// Not through the core's `from_format`, whose ctxkit reader (`serde_json::from_value` of each
+/// message, with serde's own errors) compiled serde's derived reader of `Message`, `ToolCall`,
+/// `Part` and `ProviderFields` for serde_json's `Value`, about 15 KB of code the shell reads
+/// no other way.
+pub(crate) fn read_format(value: Value, format: WireFormat) -> Result<Vec<Message>> {
+    use ctxkit_core::wire::{from_ai_sdk, from_gemini, from_langchain, from_responses};
     match format {
-        WireFormat::Ctxkit => {}
-        WireFormat::Openai => return from_openai(value),
-        WireFormat::Anthropic => return from_anthropic(value),
-        WireFormat::Responses => return from_responses(value),
-        WireFormat::Gemini => return from_gemini(value),
-        WireFormat::AiSdk => return from_ai_sdk(value),
-        WireFormat::LangChain => return from_langchain(value),
+        WireFormat::Ctxkit => read_messages(value, "messages"),
+        WireFormat::Openai => from_openai(&value),
+        WireFormat::Anthropic => from_anthropic(&value),
+        WireFormat::Responses => from_responses(&value),
+        WireFormat::Gemini => from_gemini(&value),
+        WireFormat::AiSdk => from_ai_sdk(&value),
+        WireFormat::LangChain => from_langchain(&value),
     }
-    let Value::Array(list) = value else {
-        return Err(expected("messages", "an array of messages", value));
-    };
-    let mut messages = Vec::with_capacity(list.len());
-    for (index, item) in list.iter().enumerate() {
-        let text = item.to_string();
-        let message = serde_json::from_str(&text).map_err(|error| {
-            CoreError::invalid(format!("messages[{index}]"), value_error(&text, &error))
-        })?;
-        messages.push(message);
-    }
-    Ok(messages)
-}
-
-/// `from_value`'s message for the error of reading `text` (a value's compact JSON): the text
-/// reader's without its position, except for an enum (`role`, `provider`) given neither a
-/// string nor an object, which the text reader calls "expected value" where `from_value` names
-/// what it found, read here from the text at the error's column.
-fn value_error(text: &str, error: &serde_json::Error) -> String {
-    let message = error.to_string();
-    let message = message
-        .rsplit_once(" at line ")
-        .map_or(message.as_str(), |(message, _)| message);
-    if message != "expected value" {
-        return message.to_owned();
-    }
-    let found = text
-        .get(error.column().saturating_sub(1)..)
-        .and_then(|rest| {
-            serde_json::Deserializer::from_str(rest)
-                .into_iter::<Value>()
-                .next()
-        })
-        .and_then(|value| value.ok());
-    let found = match found {
-        Some(Value::Null) => Unexpected::Unit,
-        Some(Value::Bool(value)) => Unexpected::Bool(value),
-        Some(Value::Number(number)) => match (number.as_u64(), number.as_i64()) {
-            (Some(value), _) => Unexpected::Unsigned(value),
-            (None, Some(value)) => Unexpected::Signed(value),
-            _ => Unexpected::Float(number.as_f64().unwrap_or_default()),
-        },
-        Some(Value::Array(_)) => Unexpected::Seq,
-        _ => return message.to_owned(),
-    };
-    <serde_json::Error as serde::de::Error>::invalid_type(found, &"string or map").to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ctxkit_core::wire::from_format;
 
     #[test]
-    fn ctxkit_messages_read_as_the_core_reads_them() {
-        use ctxkit_core::wire::from_format;
-        let inputs = serde_json::json!([
-            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "name": "ls", "arguments": "{}"}]}],
-            [{"content": "hi"}],
-            [{"role": "usr"}],
-            [{"role": "user", "contnet": "x"}],
-            [{"role": "user", "content": [{"type": "txt", "text": "x"}]}],
-            [{"role": "user", "content": [{"type": "text"}]}],
-            [{"role": "user", "content": [{"type": "image", "source": {"type": "url"}}]}],
-            [{"role": "user", "content": [{"type": "opaque", "provider": "openai", "block": {"a": [1.5, -2, 18446744073709551615_u64]}}]}],
-            [{"role": "user", "content": [{"type": "opaque", "provider": "nobody", "block": 1}]}],
-            [{"role": "user", "content": 7}],
-            [{"role": "assistant", "tool_calls": [{"id": "c", "name": "ls"}]}],
-            [{"role": "assistant", "tool_calls": {"id": "c"}}],
-            [{"role": "tool", "tool_call_id": 3, "is_error": 1.5}],
-            [{"role": "user", "provider_fields": {"provider": "gemini", "fields": []}}],
-            [{"role": "user", "name": "a \" at line 1 column 2"}, {"role": "system"}, {"role": 2}],
-            [{"role": null}],
-            [{"role": true}],
-            [{"role": -1.5}],
-            [{"role": -3}],
-            [{"role": ["user"]}],
-            [{"role": {"user": 1}}],
-            [{"role": "user", "provider_fields": {"provider": 3, "fields": {}}}],
-            [{"role": "user", "provider_fields": {"provider": "langchain", "fields": {"id": 1}, "x": 2}}],
-            [["user", "hi"]],
-            [[]],
-            [3, {"role": "user"}],
-            "not a list",
-            []
-        ]);
-        for input in inputs.as_array().into_iter().flatten() {
-            let ours = read_format(input, WireFormat::Ctxkit).map_err(|e| e.to_string());
-            let core = from_format(input, WireFormat::Ctxkit).map_err(|e| e.to_string());
-            assert_eq!(ours, core, "{input}");
+    fn formats_read_as_the_core_reads_them() {
+        let openai = serde_json::json!([{"role": "user", "content": "hi"}, {"role": "tool"}]);
+        let anthropic =
+            serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]);
+        for (input, format) in [
+            (&openai, WireFormat::Openai),
+            (&anthropic, WireFormat::Anthropic),
+            (&anthropic, WireFormat::AiSdk),
+            (&openai, WireFormat::LangChain),
+            (&openai, WireFormat::Gemini),
+            (&openai, WireFormat::Responses),
+            (&openai, WireFormat::Ctxkit),
+        ] {
+            assert_eq!(
+                read_format(input.clone(), format).map_err(|e| e.to_string()),
+                from_format(input, format).map_err(|e| e.to_string()),
+                "{format:?}"
+            );
         }
-        let openai = serde_json::json!([{"role": "user", "content": "hi"}]);
+        let bad = serde_json::json!([{"role": "user"}, {"role": "usr"}]);
         assert_eq!(
-            read_format(&openai, WireFormat::Openai).map_err(|e| e.to_string()),
-            from_format(&openai, WireFormat::Openai).map_err(|e| e.to_string())
+            read_format(bad, WireFormat::Ctxkit).map_err(|e| e.to_string()),
+            Err(
+                "messages[1].role: unknown variant `usr`, expected one of `system`, `user`, `assistant`, `tool`"
+                    .to_owned()
+            )
         );
     }
 }
