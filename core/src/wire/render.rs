@@ -9,7 +9,7 @@
 //! [`render_message`] gives exactly the element [`render_view`] puts at that place. Rendering
 //! never fails except for a tool message without `tool_call_id` in the Anthropic shape.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{CoreError, Result};
@@ -19,7 +19,7 @@ use crate::wire::breakpoints::{anthropic_block_counts, mark_anthropic, CacheBrea
 use crate::wire::{to_ai_sdk, to_anthropic, to_gemini, to_langchain, to_openai, to_responses};
 
 /// A wire format a view can be rendered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum WireFormat {
@@ -40,6 +40,20 @@ pub enum WireFormat {
     #[serde(rename = "langchain")]
     LangChain,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    WireFormat,
+    "WireFormat",
+    [
+        Ctxkit = "ctxkit",
+        Openai = "openai",
+        Anthropic = "anthropic",
+        Responses = "responses",
+        Gemini = "gemini",
+        AiSdk = "ai-sdk",
+        LangChain = "langchain"
+    ]
+);
 
 impl WireFormat {
     /// Every format, in the order the command line lists them.
