@@ -68,9 +68,8 @@ impl<'a> Fields<'a> {
         key: &str,
         read: impl FnOnce(Value, &str) -> Result<T>,
     ) -> Option<T> {
-        let position = self.fields.keys().position(|name| name == key)?;
-        let value = self.fields.get_mut(key).map(std::mem::take)?;
-        match read(value, &join(self.at, key)) {
+        let (position, value, at) = self.take(key)?;
+        match read(value, &at) {
             Ok(read) => Some(read),
             Err(error) => {
                 self.fail(position, error);
@@ -79,7 +78,26 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Field `key` taken out, with its position in the key order and its path. Not generic
+    /// (nor `fail` and `note_missing`), so the .wasm has it once rather than inlined into the
+    /// reading of each field type.
+    #[inline(never)]
+    fn take(&mut self, key: &str) -> Option<(usize, Value, String)> {
+        let position = self.fields.keys().position(|name| name == key)?;
+        let value = self.fields.get_mut(key).map(std::mem::take)?;
+        Some((position, value, join(self.at, key)))
+    }
+
+    /// Notes `<at>.<key>: missing` when `key` is absent and no earlier field was.
+    #[inline(never)]
+    fn note_missing(&mut self, key: &str) {
+        if self.missing.is_none() && !self.fields.contains_key(key) {
+            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
+        }
+    }
+
     /// Keeps `error`, at key `position`, when it comes before the first error so far.
+    #[inline(never)]
     fn fail(&mut self, position: usize, error: CoreError) {
         if self
             .failed
@@ -124,18 +142,14 @@ impl<'a> Fields<'a> {
 
     /// Field `key`, required: when absent, `<at>.<key>: missing` (unless an earlier field is).
     pub(crate) fn required<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
-        if self.missing.is_none() && !self.fields.contains_key(key) {
-            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
-        }
+        self.note_missing(key);
         self.or_default(key)
     }
 
     /// Field `key`, required, of a type without a default: `None` when absent (then
     /// `<at>.<key>: missing` unless an earlier field is) or when it does not read.
     pub(crate) fn require<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
-        if self.missing.is_none() && !self.fields.contains_key(key) {
-            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
-        }
+        self.note_missing(key);
         self.get(key)
     }
 

@@ -34,9 +34,7 @@ impl Fields<'_> {
         key: &str,
         read: impl FnOnce(Value, &str) -> Result<T>,
     ) -> Option<T> {
-        if self.missing.is_none() && !self.fields.contains_key(key) {
-            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
-        }
+        self.note_missing(key);
         self.get_with(key, read)
     }
 
