@@ -79,8 +79,12 @@ fi
 # caller, whatever its size, by default; on this module that made the .wasm 2% smaller raw but
 # 13% larger gzipped (459,783 against 404,657 bytes with the limit at 10: the inlined bodies
 # repeat less for gzip to find), and it is the gzipped size that is downloaded.
-step "wasm-opt -Oz --converge --one-caller-inline-max-function-size=10 (binaryen)"
-pkg/node_modules/.bin/wasm-opt -Oz --converge --one-caller-inline-max-function-size=10 --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int \
+# --low-memory-unused: binaryen may fold a constant added to an address into the load's or
+# store's offset, which differs only when the addition wraps past 2^32 onto the first 1 KiB of
+# memory. Rust's wasm32 layout puts the 1 MiB stack first (data from 1 MiB up), so that KiB is
+# the stack's far end and no pointer wraps onto it: 0.8 KB gzipped off (docs/performance.md).
+step "wasm-opt -Oz --converge --one-caller-inline-max-function-size=10 --low-memory-unused (binaryen)"
+pkg/node_modules/.bin/wasm-opt -Oz --converge --one-caller-inline-max-function-size=10 --low-memory-unused --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
   "$work/web/ctxkit_bg.wasm" -o "$out/ctxkit_bg.wasm"
 
