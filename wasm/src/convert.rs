@@ -171,8 +171,14 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
         Err(_) => value
             .serialize(&numbers.serialize_large_number_types_as_bigints(true))
             .map(numbers_for_bigints)
-            .map_err(|error| CoreError::invalid("result", format!("cannot be written: {error}"))),
+            .map_err(write_error),
     }
+}
+
+/// [`to_js`]'s error (not inlined into each of its instances).
+#[inline(never)]
+fn write_error(error: serde_wasm_bindgen::Error) -> CoreError {
+    CoreError::invalid("result", format!("cannot be written: {error}"))
 }
 
 /// `value` with every BigInt in it, at any depth of its arrays and plain objects (which
