@@ -123,11 +123,15 @@ fn decode_error(text: &str, error: &serde_json::Error, at: &str) -> CoreError {
 }
 
 /// A JS value read into `T` (see [`read_json`] and [`decode`]).
+// Not inlined, nor `read_or_default`, `take_decoded` and `to_js`: one copy per type rather
+// than one per call (docs/performance.md, "Size").
+#[inline(never)]
 pub fn read<T: DeserializeOwned>(value: &JsValue, at: &str) -> Result<T> {
     decode(read_json(value, at)?, at)
 }
 
 /// An optional argument read into `T`: `undefined` and `null` give `T::default()`.
+#[inline(never)]
 pub fn read_or_default<T: DeserializeOwned + Default>(value: &JsValue, at: &str) -> Result<T> {
     match read_json(value, at)? {
         Value::Null => Ok(T::default()),
@@ -164,6 +168,7 @@ pub fn kind(value: &Value) -> &'static str {
 /// setting, so the .wasm keeps one writer per type: writing through JSON text instead
 /// (`serde_json::to_string`, as before) compiled a second writer of every result type, 4.6 KB
 /// of the gzipped module.
+#[inline(never)]
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
     let numbers = serde_wasm_bindgen::Serializer::json_compatible();
     match value.serialize(&numbers) {
@@ -309,6 +314,7 @@ pub fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
 }
 
 /// Removes `key` from `fields` and reads it (path `input.<key>`); absent or null is `None`.
+#[inline(never)]
 pub fn take_decoded<T: serde::de::DeserializeOwned>(
     fields: &mut Map<String, Value>,
     key: &str,

@@ -109,11 +109,15 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `key` read as `T`; `None` when absent, or when it does not read (the error kept).
+    // Not inlined, nor `or`, `or_default`, `required`, `require`, `list_or_default` and
+    // `list`: one copy per field type rather than one per field read (docs/performance.md).
+    #[inline(never)]
     pub(crate) fn get<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
         self.get_with(key, decode::<T>)
     }
 
     /// Field `key`, or `default` when absent (a field of a `#[serde(default)]` struct).
+    #[inline(never)]
     pub(crate) fn or<T: DeserializeOwned>(&mut self, key: &str, default: T) -> T {
         self.get(key).unwrap_or(default)
     }
@@ -136,11 +140,13 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `key`, or its default when absent (an `Option`, or a `#[serde(default)]` field).
+    #[inline(never)]
     pub(crate) fn or_default<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
         self.get(key).unwrap_or_default()
     }
 
     /// Field `key`, required: when absent, `<at>.<key>: missing` (unless an earlier field is).
+    #[inline(never)]
     pub(crate) fn required<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
         self.note_missing(key);
         self.or_default(key)
@@ -148,6 +154,7 @@ impl<'a> Fields<'a> {
 
     /// Field `key`, required, of a type without a default: `None` when absent (then
     /// `<at>.<key>: missing` unless an earlier field is) or when it does not read.
+    #[inline(never)]
     pub(crate) fn require<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
         self.note_missing(key);
         self.get(key)
@@ -397,6 +404,7 @@ defaulted!(
 
 /// An array read element by element with `read` (paths `<at>[<index>]`); another value is
 /// `invalid type: <kind>, expected an array`, as serde's `Vec` reader says it.
+#[inline(never)]
 pub(crate) fn list<T>(
     value: Value,
     at: &str,

@@ -39,6 +39,7 @@ impl Fields<'_> {
     }
 
     /// Field `key`, an array read element by element by `read` ([`list`]); empty when absent.
+    #[inline(never)]
     pub(crate) fn list_or_default<T>(
         &mut self,
         key: &str,
