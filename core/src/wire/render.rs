@@ -109,6 +109,12 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
     messages: &[M],
     format: WireFormat,
 ) -> Result<Value> {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(|m| m.borrow()).collect();
+    render_refs(&messages, format)
+}
+
+fn render_refs(messages: &[&Message], format: WireFormat) -> Result<Value> {
     match format {
         WireFormat::Openai => Ok(to_openai(messages)),
         WireFormat::Anthropic => to_anthropic(messages),
@@ -117,7 +123,7 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
         WireFormat::AiSdk => Ok(to_ai_sdk(messages)),
         WireFormat::LangChain => Ok(to_langchain(messages)),
         WireFormat::Ctxkit => {
-            let all: Vec<&Message> = messages.iter().map(|m| m.borrow()).collect();
+            let all: Vec<&Message> = messages.to_vec();
             serde_json::to_value(all)
                 .map_err(|error| CoreError::invalid("messages", error.to_string()))
         }
