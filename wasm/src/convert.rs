@@ -5,7 +5,7 @@
 //! cycles and BigInts), then into a core type with the path of every value ([`decode`]), so a
 //! bad field reads `policy.nudges.memory_every_turns: expected a non-negative integer, found
 //! the string "ten"`, never a message about JS internals. Message lists are read element by
-//! element ([`read_messages`]) so an error names the message (`messages[3].role: missing`).
+//! element (`crate::readers::read_messages`) so an error names the message (`messages[3].role: missing`).
 //!
 //! In goes through JSON text rather than serde-wasm-bindgen's direct reads on purpose: those
 //! call `Object.entries` and property getters without catching, so a throwing getter would
@@ -24,7 +24,7 @@
 //! reading (a getter that throws, a cycle) come back as errors, and no call leaves a borrow or
 //! any other state behind.
 
-use ctxkit_core::{CoreError, Message};
+use ctxkit_core::CoreError;
 
 use crate::json_path::path_at;
 use serde::de::DeserializeOwned;
@@ -123,27 +123,19 @@ fn decode_error(text: &str, error: &serde_json::Error, at: &str) -> CoreError {
 }
 
 /// A JS value read into `T` (see [`read_json`] and [`decode`]).
+// Not inlined, nor `read_or_default`, `take_decoded` and `to_js`: one copy per type rather
+// than one per call (docs/performance.md, "Size").
+#[inline(never)]
 pub fn read<T: DeserializeOwned>(value: &JsValue, at: &str) -> Result<T> {
     decode(read_json(value, at)?, at)
 }
 
 /// An optional argument read into `T`: `undefined` and `null` give `T::default()`.
+#[inline(never)]
 pub fn read_or_default<T: DeserializeOwned + Default>(value: &JsValue, at: &str) -> Result<T> {
     match read_json(value, at)? {
         Value::Null => Ok(T::default()),
         json => decode(json, at),
-    }
-}
-
-/// An array of messages in the ctxkit form, read one by one so errors name the message.
-pub fn read_messages(value: Value, at: &str) -> Result<Vec<Message>> {
-    match value {
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(index, item)| decode(item, &format!("{at}[{index}]")))
-            .collect(),
-        other => Err(expected(at, "an array of messages", &other)),
     }
 }
 
@@ -176,6 +168,7 @@ pub fn kind(value: &Value) -> &'static str {
 /// setting, so the .wasm keeps one writer per type: writing through JSON text instead
 /// (`serde_json::to_string`, as before) compiled a second writer of every result type, 4.6 KB
 /// of the gzipped module.
+#[inline(never)]
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
     let numbers = serde_wasm_bindgen::Serializer::json_compatible();
     match value.serialize(&numbers) {
@@ -183,8 +176,14 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
         Err(_) => value
             .serialize(&numbers.serialize_large_number_types_as_bigints(true))
             .map(numbers_for_bigints)
-            .map_err(|error| CoreError::invalid("result", format!("cannot be written: {error}"))),
+            .map_err(write_error),
     }
+}
+
+/// [`to_js`]'s error (not inlined into each of its instances).
+#[inline(never)]
+fn write_error(error: serde_wasm_bindgen::Error) -> CoreError {
+    CoreError::invalid("result", format!("cannot be written: {error}"))
 }
 
 /// `value` with every BigInt in it, at any depth of its arrays and plain objects (which
@@ -315,6 +314,7 @@ pub fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
 }
 
 /// Removes `key` from `fields` and reads it (path `input.<key>`); absent or null is `None`.
+#[inline(never)]
 pub fn take_decoded<T: serde::de::DeserializeOwned>(
     fields: &mut Map<String, Value>,
     key: &str,
@@ -336,6 +336,7 @@ pub(crate) fn busy() -> CoreError {
 mod tests {
     use super::*;
     use ctxkit_core::compaction::Budget;
+    use ctxkit_core::Message;
 
     fn error<T: DeserializeOwned + std::fmt::Debug>(json: Value, at: &str) -> String {
         match decode::<T>(json, at) {
@@ -368,13 +369,6 @@ mod tests {
         assert_eq!(
             error::<Budget>(serde_json::json!(7), "budget"),
             "budget: invalid type: number `7`, expected an object"
-        );
-        assert_eq!(
-            read_messages(serde_json::json!(3), "messages")
-                .map_err(|e| e.to_string())
-                .err()
-                .unwrap_or_default(),
-            "messages: expected an array of messages, found a number"
         );
     }
 

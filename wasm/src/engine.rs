@@ -25,19 +25,21 @@ use std::rc::Rc;
 
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::tokens::{check_input_bytes, DEFAULT_MAX_INPUT_BYTES};
-use ctxkit_core::wire::{from_format, WireFormat};
+use ctxkit_core::wire::WireFormat;
 use ctxkit_core::{CoreError, Session, TurnDriver, TurnStep};
 use serde::Deserialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::background::BackgroundCell;
-use crate::convert::{busy, fail, read_json, read_messages, read_or_default, to_js, Result};
+use crate::convert::{busy, fail, read_json, read_or_default, to_js, Result};
 use crate::offload_config::{tool_names, OffloadConfig};
 use crate::prepare::{prepare_turn, read_prepare_options, Parts};
+use crate::readers::read_messages;
 use crate::stand_in::stand_in;
 use crate::turn_result::finish;
 use crate::view::{render_cached, JsTurnInputs, ViewCache};
+use crate::wire::read_format;
 
 #[wasm_bindgen(typescript_custom_section)]
 const ENGINE_TYPES: &str = r#"
@@ -227,6 +229,7 @@ pub struct Engine {
 
 /// The options of `new Engine()` (TS `EngineOptions`).
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct EngineOptions {
@@ -236,6 +239,21 @@ pub(crate) struct EngineOptions {
     max_input_bytes: Option<u64>,
 }
 
+/// `new Engine`'s options, read by hand (`crate::readers` says why); `undefined` and `null`
+/// give the defaults.
+pub(crate) fn engine_options(json: serde_json::Value, at: &str) -> Result<EngineOptions> {
+    if json.is_null() {
+        return Ok(EngineOptions::default());
+    }
+    let mut f = crate::readers::Fields::of(json, at)?;
+    let read = EngineOptions {
+        family: f.or_default("family"),
+        max_input_bytes: f.or_default("maxInputBytes"),
+    };
+    f.finish_denying(&["family", "maxInputBytes"])
+        .map(|()| read)
+}
+
 #[wasm_bindgen]
 impl Engine {
     /// An empty session whose estimates are for `options.family` (default `"openai"`).
@@ -243,8 +261,9 @@ impl Engine {
     pub fn new(
         #[wasm_bindgen(unchecked_optional_param_type = "EngineOptions")] options: JsValue,
     ) -> Result<Engine, JsError> {
-        let options: EngineOptions =
-            read_or_default(&options, "options").map_err(fail("new Engine"))?;
+        let options = read_json(&options, "options")
+            .and_then(|json| engine_options(json, "options"))
+            .map_err(fail("new Engine"))?;
         let engine = Engine::from_session(Session::new(options.family));
         if let Some(cap) = options.max_input_bytes {
             engine.max_input_bytes.set(cap);
@@ -296,7 +315,7 @@ impl Engine {
             let json = read_json(&messages, "messages")?;
             let messages = match format.unwrap_or(WireFormat::Ctxkit) {
                 WireFormat::Ctxkit => read_messages(json, "messages")?,
-                other => from_format(&json, other)?,
+                other => read_format(json, other)?,
             };
             check_input_bytes(
                 &messages,

@@ -11,12 +11,13 @@
 //! results), so each input message gives the list of its ctxkit messages' fingerprints.
 
 use ctxkit_core::turn::message_fingerprint;
-use ctxkit_core::wire::{from_format, WireFormat};
+use ctxkit_core::wire::WireFormat;
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{expected, fail, read_json, read_or_default, to_js, Result};
+use crate::wire::read_format;
 
 /// For each of `messages` (in `format`, default `"ctxkit"`), the fingerprints (16 hex digits)
 /// of the ctxkit messages it reads as: one for most messages, several for a framework message
@@ -35,9 +36,16 @@ pub fn message_fingerprints(
             return Err(expected("messages", "an array of messages", &json));
         };
         let mut out = Vec::with_capacity(list.len());
-        for message in list {
-            // One at a time: the ctxkit messages of each framework message stay apart.
-            let read = from_format(&Value::Array(vec![message]), format)?;
+        for (index, message) in list.into_iter().enumerate() {
+            // One at a time: the ctxkit messages of each framework message stay apart. A ctxkit
+            // message is one message, named in errors by its place in the list.
+            let read = match format {
+                WireFormat::Ctxkit => vec![crate::readers::message(
+                    message,
+                    &format!("messages[{index}]"),
+                )?],
+                other => read_format(Value::Array(vec![message]), other)?,
+            };
             let prints: Vec<String> = read
                 .iter()
                 .map(|m| format!("{:016x}", message_fingerprint(m)))

@@ -32,7 +32,7 @@ use wasm_bindgen::{JsCast, JsError, JsValue};
 
 use crate::convert::busy;
 use crate::convert::{
-    decode, expected, fail, js_error_message, read, read_json, read_or_default, to_js, Result,
+    expected, fail, js_error_message, read, read_json, read_or_default, to_js, Result,
 };
 use crate::engine::Engine;
 
@@ -67,11 +67,19 @@ export interface ExecuteToolOptions {
 
 /// The data fields of `executeTool`'s options.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(default, deny_unknown_fields)]
-struct ExecuteOptions {
+pub(crate) struct ExecuteOptions {
     session: Option<String>,
     offload_folder: Option<String>,
 }
+
+crate::readers::defaulted!(
+    /// `executeTool`'s data options, read by hand as `crate::readers` says why.
+    execute_options,
+    ExecuteOptions,
+    [session, offload_folder]
+);
 
 #[wasm_bindgen]
 impl Engine {
@@ -378,7 +386,7 @@ fn read_execute_options(options: &JsValue) -> Result<(Option<js_sys::Function>, 
     }
     let data = match json {
         Value::Null => ExecuteOptions::default(),
-        json => decode(json, "options")?,
+        json => execute_options(json, "options")?,
     };
     Ok((read_file, data))
 }
@@ -418,4 +426,37 @@ fn tool_call(json: Value) -> Result<ToolCall> {
         Some(other) => return Err(expected(at, "JSON text or an object", other)),
     };
     Ok(ToolCall::new(id, name, arguments))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{engine_options, EngineOptions};
+    use crate::readers::tests::same;
+    use serde_json::json;
+
+    #[test]
+    fn options_read_as_derived() {
+        for input in [
+            json!({}),
+            json!({"session": "s", "offload_folder": "f"}),
+            json!({"session": 3}),
+            json!({"offload_folder": null, "sesion": "s"}),
+            json!({"zz": 1, "session": []}),
+            json!("s"),
+            json!(7),
+        ] {
+            same(execute_options, input.clone());
+            same::<EngineOptions>(engine_options, input);
+        }
+        for input in [
+            json!({"family": "claude", "maxInputBytes": 10}),
+            json!({"family": "nope"}),
+            json!({"maxInputBytes": -1, "family": 3}),
+            json!({"max_input_bytes": 1}),
+            json!({"maxInputBytes": null}),
+        ] {
+            same::<EngineOptions>(engine_options, input);
+        }
+    }
 }

@@ -15,9 +15,9 @@ use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages, to_js_sorted};
+use crate::convert::{fail, read_json, to_js_sorted};
 use crate::convert::{object, take, take_decoded};
-use crate::readers::nudge_policy;
+use crate::readers::{nudge_policy, read_messages};
 
 #[wasm_bindgen(typescript_custom_section)]
 const NUDGE_TYPES: &str = r#"
@@ -61,7 +61,10 @@ pub fn advance_nudges_js(
             "input",
             "an object (NudgeInput)",
         )?;
-        let state: NudgeState = take_decoded(&mut fields, "state")?.unwrap_or_default();
+        let state: NudgeState = take(&mut fields, "state")
+            .map(|json| crate::readers::nudge_state(json, "input.state"))
+            .transpose()?
+            .unwrap_or_default();
         let log = take(&mut fields, "log").unwrap_or(Value::Array(Vec::new()));
         let log = read_messages(log, "input.log")?;
         let first_seq: u64 = take_decoded(&mut fields, "first_seq")?.unwrap_or(1);

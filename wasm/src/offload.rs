@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{fail, read_json, to_js, Result};
-use crate::readers::{offload_policy, Fields};
+use crate::readers::{message, offload_policy, Fields};
 
 #[wasm_bindgen(typescript_custom_section)]
 const OFFLOAD_TYPES: &str = r#"
@@ -87,7 +87,7 @@ fn read_input(json: Value, at: &str) -> Result<Input> {
     let mut f = Fields::of(json, at)?;
     let seq = f.required("seq");
     let session = f.required("session");
-    let result = f.require("result");
+    let result = f.required_with("result", message);
     let tool_name = f.or_default("tool_name");
     let policy = f.get_with("policy", offload_policy).unwrap_or_default();
     f.finish_denying(&["seq", "session", "result", "tool_name", "policy"])?;

@@ -23,9 +23,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
 use crate::convert::{
-    fail, object, read_json, read_messages, set, take, take_decoded, to_js, to_js_sorted, Result,
+    fail, object, read_json, set, take, take_decoded, to_js, to_js_sorted, Result,
 };
-use crate::readers::summary_request;
+use crate::readers::{read_messages, summary_request};
 use crate::view::{render, JsTurnInputs};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -397,8 +397,13 @@ fn plan_from(input: &JsValue) -> Result<JsValue> {
     let checkpoint: Option<Checkpoint> = take(&mut fields, "checkpoint")
         .map(|json| crate::readers::checkpoint(json, "input.checkpoint"))
         .transpose()?;
-    let nudge_state: NudgeState = take_decoded(&mut fields, "nudge_state")?.unwrap_or_default();
-    let usage_anchor: Option<UsageAnchor> = take_decoded(&mut fields, "usage_anchor")?;
+    let nudge_state: NudgeState = take(&mut fields, "nudge_state")
+        .map(|json| crate::readers::nudge_state(json, "input.nudge_state"))
+        .transpose()?
+        .unwrap_or_default();
+    let usage_anchor: Option<UsageAnchor> = take(&mut fields, "usage_anchor")
+        .map(|json| crate::readers::usage_anchor(json, "input.usage_anchor"))
+        .transpose()?;
     let mut options = JsTurnInputs::read(Value::Object(fields), "input", None)?;
     // Stateless: the parts given are the parts used.
     crate::frozen::resolve(&mut options, None)?;

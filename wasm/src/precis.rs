@@ -12,8 +12,9 @@ use ctxkit_core::memory::{entry_quarantine, render_precis, PrecisOptions};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_or_default};
-use crate::readers::{list, memory_entry};
+use crate::convert::{fail, read_json};
+use crate::readers::{list, memory_entry, precis_options};
+use serde_json::Value;
 
 #[wasm_bindgen(typescript_custom_section)]
 const PRECIS_TYPES: &str = r#"
@@ -54,7 +55,10 @@ pub fn render_precis_js(
 ) -> Result<String, JsError> {
     (|| {
         let entries = list(read_json(&entries, "entries")?, "entries", memory_entry)?;
-        let options: PrecisOptions = read_or_default(&options, "options")?;
+        let options: PrecisOptions = match read_json(&options, "options")? {
+            Value::Null => PrecisOptions::default(),
+            json => precis_options(json, "options")?,
+        };
         Ok(render_precis(&entries, &options))
     })()
     .map_err(fail("renderPrecis"))

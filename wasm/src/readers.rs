@@ -22,8 +22,7 @@
 //! returned, never in a value handed back.
 
 use ctxkit_core::compaction::{
-    Budget, Checkpoint, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest,
-    ViewStats,
+    Budget, ClearPolicy, ExtractiveLimits, Policy, RestoreLimits, SummaryRequest, ViewStats,
 };
 use ctxkit_core::memory::{MemoryEntry, NudgePolicy};
 use ctxkit_core::offload::OffloadPolicy;
@@ -69,9 +68,8 @@ impl<'a> Fields<'a> {
         key: &str,
         read: impl FnOnce(Value, &str) -> Result<T>,
     ) -> Option<T> {
-        let position = self.fields.keys().position(|name| name == key)?;
-        let value = self.fields.get_mut(key).map(std::mem::take)?;
-        match read(value, &join(self.at, key)) {
+        let (position, value, at) = self.take(key)?;
+        match read(value, &at) {
             Ok(read) => Some(read),
             Err(error) => {
                 self.fail(position, error);
@@ -80,7 +78,26 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Field `key` taken out, with its position in the key order and its path. Not generic
+    /// (nor `fail` and `note_missing`), so the .wasm has it once rather than inlined into the
+    /// reading of each field type.
+    #[inline(never)]
+    fn take(&mut self, key: &str) -> Option<(usize, Value, String)> {
+        let position = self.fields.keys().position(|name| name == key)?;
+        let value = self.fields.get_mut(key).map(std::mem::take)?;
+        Some((position, value, join(self.at, key)))
+    }
+
+    /// Notes `<at>.<key>: missing` when `key` is absent and no earlier field was.
+    #[inline(never)]
+    fn note_missing(&mut self, key: &str) {
+        if self.missing.is_none() && !self.fields.contains_key(key) {
+            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
+        }
+    }
+
     /// Keeps `error`, at key `position`, when it comes before the first error so far.
+    #[inline(never)]
     fn fail(&mut self, position: usize, error: CoreError) {
         if self
             .failed
@@ -92,11 +109,15 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `key` read as `T`; `None` when absent, or when it does not read (the error kept).
+    // Not inlined, nor `or`, `or_default`, `required`, `require`, `list_or_default` and
+    // `list`: one copy per field type rather than one per field read (docs/performance.md).
+    #[inline(never)]
     pub(crate) fn get<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
         self.get_with(key, decode::<T>)
     }
 
     /// Field `key`, or `default` when absent (a field of a `#[serde(default)]` struct).
+    #[inline(never)]
     pub(crate) fn or<T: DeserializeOwned>(&mut self, key: &str, default: T) -> T {
         self.get(key).unwrap_or(default)
     }
@@ -119,24 +140,23 @@ impl<'a> Fields<'a> {
     }
 
     /// Field `key`, or its default when absent (an `Option`, or a `#[serde(default)]` field).
+    #[inline(never)]
     pub(crate) fn or_default<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
         self.get(key).unwrap_or_default()
     }
 
     /// Field `key`, required: when absent, `<at>.<key>: missing` (unless an earlier field is).
+    #[inline(never)]
     pub(crate) fn required<T: DeserializeOwned + Default>(&mut self, key: &str) -> T {
-        if self.missing.is_none() && !self.fields.contains_key(key) {
-            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
-        }
+        self.note_missing(key);
         self.or_default(key)
     }
 
     /// Field `key`, required, of a type without a default: `None` when absent (then
     /// `<at>.<key>: missing` unless an earlier field is) or when it does not read.
+    #[inline(never)]
     pub(crate) fn require<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
-        if self.missing.is_none() && !self.fields.contains_key(key) {
-            self.missing = Some(CoreError::invalid(join(self.at, key), "missing"));
-        }
+        self.note_missing(key);
         self.get(key)
     }
 
@@ -173,11 +193,15 @@ pub(crate) fn view_stats(value: Value, at: &str) -> Result<ViewStats> {
         cut_messages: f.required("cut_messages"),
         offload_references: f.required("offload_references"),
         nudges: f.required("nudges"),
-        repair: f.required("repair"),
-        dropped_facts: f.or_default("dropped_facts"),
-        cache_breakpoints: f.or_default("cache_breakpoints"),
-        refused_usage: f.or_default("refused_usage"),
-        fallbacks: f.or_default("fallbacks"),
+        repair: f.required_with("repair", repair_report).unwrap_or_default(),
+        dropped_facts: f
+            .get_with("dropped_facts", dropped_facts)
+            .unwrap_or_default(),
+        cache_breakpoints: f.list_or_default("cache_breakpoints", cache_breakpoint),
+        refused_usage: f
+            .get_with("refused_usage", optional(refused_usage))
+            .unwrap_or_default(),
+        fallbacks: f.list_or_default("fallbacks", fallback),
     };
     f.finish().map(|()| stats)
 }
@@ -198,10 +222,12 @@ pub(crate) fn summary_request(value: Value, at: &str) -> Result<SummaryRequest> 
         turn: f.required("turn"),
         active_tasks: f.or_default("active_tasks"),
         restore: f.or_default("restore"),
-        pinned: f.or_default("pinned"),
-        dropped_facts: f.or_default("dropped_facts"),
+        pinned: f.list_or_default("pinned", pinned_fact),
+        dropped_facts: f
+            .get_with("dropped_facts", dropped_facts)
+            .unwrap_or_default(),
         answer_tag: f.or_default("answer_tag"),
-        cache_safe_messages: f.or_default("cache_safe_messages"),
+        cache_safe_messages: f.list_or_default("cache_safe_messages", message),
     };
     f.finish().map(|()| request)
 }
@@ -326,13 +352,13 @@ defaulted!(
     Session,
     [
         family,
-        entries,
+        entries => |value, at: &str| list(value, at, entry),
         checkpoints => |value, at: &str| list(value, at, checkpoint),
-        nudge_state,
-        usage_anchor,
-        refused_usage,
+        nudge_state => nudge_state,
+        usage_anchor => optional(usage_anchor),
+        refused_usage => optional(refused_usage),
         summarizer_breaker,
-        frozen_prompt,
+        frozen_prompt => optional(frozen_parts),
     ]
 );
 
@@ -352,7 +378,7 @@ defaulted!(
         date,
         agents_md,
         agents_md_max_bytes,
-        skills,
+        skills => |value, at: &str| list(value, at, skill),
         todo_guidance,
         offload_guidance => optional(offload_guidance),
         history_guidance,
@@ -378,37 +404,9 @@ defaulted!(
     ]
 );
 
-/// A `Checkpoint`; unknown fields are ignored, as derived.
-pub(crate) fn checkpoint(value: Value, at: &str) -> Result<Checkpoint> {
-    let mut f = Fields::of(value, at)?;
-    let through_seq = f.required("through_seq");
-    let summary = f.required("summary");
-    let method = f.require("method");
-    let active_tasks = f.or_default("active_tasks");
-    let tokens = f.required("tokens");
-    let made_at_turn = f.required("made_at_turn");
-    let pinned = f.or_default("pinned");
-    let dropped_facts = f.or_default("dropped_facts");
-    let compaction_block = f.or_default("compaction_block");
-    let restore = f.or_default("restore");
-    f.finish()?;
-    let method = method.ok_or_else(|| CoreError::invalid(join(at, "method"), "missing"))?;
-    Ok(Checkpoint {
-        through_seq,
-        summary,
-        method,
-        active_tasks,
-        tokens,
-        made_at_turn,
-        pinned,
-        dropped_facts,
-        compaction_block,
-        restore,
-    })
-}
-
 /// An array read element by element with `read` (paths `<at>[<index>]`); another value is
 /// `invalid type: <kind>, expected an array`, as serde's `Vec` reader says it.
+#[inline(never)]
 pub(crate) fn list<T>(
     value: Value,
     at: &str,
@@ -485,6 +483,13 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
     };
     f.finish_denying(POLICY_FIELDS).map(|()| policy)
 }
+
+mod records;
+pub(crate) use records::{
+    cache_breakpoint, checkpoint, dropped_facts, entry, fallback, frozen_parts, message,
+    nudge_state, pinned_fact, precis_options, read_messages, refused_usage, repair_report, skill,
+    todo_item, usage_anchor,
+};
 
 #[cfg(test)]
 pub(crate) mod tests;

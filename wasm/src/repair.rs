@@ -12,7 +12,8 @@ use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages, to_js};
+use crate::convert::{fail, read_json, to_js};
+use crate::readers::read_messages;
 
 #[wasm_bindgen(typescript_custom_section)]
 const REPAIR_TYPES: &str = r#"

@@ -12,7 +12,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages};
+use crate::convert::{fail, read_json};
+use crate::readers::read_messages;
 
 #[wasm_bindgen(typescript_custom_section)]
 const SUMMARY_TYPES: &str = r#"

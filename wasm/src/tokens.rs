@@ -5,12 +5,12 @@
 //! costs exactly the sum of its messages (no per-request constant).
 
 use ctxkit_core::tokens::{estimate_message, estimate_messages, estimate_text, ModelFamily};
-use ctxkit_core::Message;
 use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{decode, expected, fail, read_json, read_messages, read_or_default, Result};
+use crate::convert::{expected, fail, read_json, read_or_default, Result};
+use crate::readers::read_messages;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TOKEN_TYPES: &str = r#"
@@ -37,7 +37,7 @@ pub fn estimate_tokens(
             match read_json(&input, "input")? {
                 list @ Value::Array(_) => estimate_messages(&read_messages(list, "input")?, family),
                 object @ Value::Object(_) => {
-                    estimate_message(&decode::<Message>(object, "input")?, family)
+                    estimate_message(&crate::readers::message(object, "input")?, family)
                 }
                 other => {
                     return Err(expected(

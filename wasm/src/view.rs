@@ -32,7 +32,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::convert::{expected, set, to_js, Result};
-use crate::readers::{budget, optional, policy, prompt_parts, Fields};
+use crate::readers::{budget, list, optional, policy, prompt_parts, todo_item, Fields};
 
 #[wasm_bindgen(typescript_custom_section)]
 const VIEW_TYPES: &str = r#"
@@ -420,7 +420,9 @@ pub(crate) fn turn_inputs(value: Value, at: &str) -> Result<JsTurnInputs> {
         system: f.or("system", d.system),
         budget: f.get_with("budget", budget).unwrap_or(d.budget),
         policy: f.get_with("policy", policy).unwrap_or(d.policy),
-        todos: f.or("todos", d.todos),
+        todos: f
+            .get_with("todos", |value, at| list(value, at, todo_item))
+            .unwrap_or(d.todos),
         format: f.or("format", d.format),
         cache: f.or("cache", d.cache),
         cache_expired: f.or("cache_expired", d.cache_expired),

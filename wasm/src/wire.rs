@@ -4,12 +4,17 @@
 //! OpenAI Chat Completions `messages` and Anthropic Messages `{system, messages}` (the rules,
 //! and what "lossless" means, are the core's: `ctxkit_core::wire`). Errors name the path of the
 //! bad value: `fromOpenAI: messages[4].tool_calls[0].function.name: missing`.
+//!
+//! `read_format` reads messages in any format for `Engine.append` and `messageFingerprints`.
 
-use ctxkit_core::{from_anthropic, from_openai, to_anthropic, to_openai};
+use ctxkit_core::wire::WireFormat;
+use ctxkit_core::{from_anthropic, from_openai, to_anthropic, to_openai, Message};
+use serde_json::Value;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsError, JsValue};
 
-use crate::convert::{fail, read_json, read_messages, to_js, Result};
+use crate::convert::{fail, read_json, to_js, Result};
+use crate::readers::read_messages;
 
 #[wasm_bindgen(typescript_custom_section)]
 const MESSAGE_TYPES: &str = r#"
@@ -225,4 +230,60 @@ fn read_from(
     reader: impl Fn(&serde_json::Value) -> Result<Vec<ctxkit_core::Message>>,
 ) -> Result<JsValue> {
     to_js(&reader(&read_json(value, "messages")?)?)
+}
+
+/// Messages in `format`: the ctxkit format by [`read_messages`] (the hand-written reader, as
+/// `Engine.append` reads it: `messages[3].role: missing`), the others by the core's readers.
+///
+/// Not through the core's `from_format`, whose ctxkit reader (`serde_json::from_value` of each
+/// message, with serde's own errors) compiled serde's derived reader of `Message`, `ToolCall`,
+/// `Part` and `ProviderFields` for serde_json's `Value`, about 15 KB of code the shell reads
+/// no other way.
+pub(crate) fn read_format(value: Value, format: WireFormat) -> Result<Vec<Message>> {
+    use ctxkit_core::wire::{from_ai_sdk, from_gemini, from_langchain, from_responses};
+    match format {
+        WireFormat::Ctxkit => read_messages(value, "messages"),
+        WireFormat::Openai => from_openai(&value),
+        WireFormat::Anthropic => from_anthropic(&value),
+        WireFormat::Responses => from_responses(&value),
+        WireFormat::Gemini => from_gemini(&value),
+        WireFormat::AiSdk => from_ai_sdk(&value),
+        WireFormat::LangChain => from_langchain(&value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxkit_core::wire::from_format;
+
+    #[test]
+    fn formats_read_as_the_core_reads_them() {
+        let openai = serde_json::json!([{"role": "user", "content": "hi"}, {"role": "tool"}]);
+        let anthropic =
+            serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]);
+        for (input, format) in [
+            (&openai, WireFormat::Openai),
+            (&anthropic, WireFormat::Anthropic),
+            (&anthropic, WireFormat::AiSdk),
+            (&openai, WireFormat::LangChain),
+            (&openai, WireFormat::Gemini),
+            (&openai, WireFormat::Responses),
+            (&openai, WireFormat::Ctxkit),
+        ] {
+            assert_eq!(
+                read_format(input.clone(), format).map_err(|e| e.to_string()),
+                from_format(input, format).map_err(|e| e.to_string()),
+                "{format:?}"
+            );
+        }
+        let bad = serde_json::json!([{"role": "user"}, {"role": "usr"}]);
+        assert_eq!(
+            read_format(bad, WireFormat::Ctxkit).map_err(|e| e.to_string()),
+            Err(
+                "messages[1].role: unknown variant `usr`, expected one of `system`, `user`, `assistant`, `tool`"
+                    .to_owned()
+            )
+        );
+    }
 }

@@ -20,7 +20,7 @@ use crate::text::tag_fence;
 use crate::tokens::{estimate_message, estimate_text, ModelFamily};
 
 /// How a checkpoint's summary was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryMethod {
@@ -31,6 +31,16 @@ pub enum SummaryMethod {
     /// Token-budget truncation: older messages dropped, first request kept.
     Truncation,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    SummaryMethod,
+    "SummaryMethod",
+    [
+        Llm = "llm",
+        Extractive = "extractive",
+        Truncation = "truncation"
+    ]
+);
 
 impl SummaryMethod {
     /// The method's name, as stored and shown.

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which LLM call fell back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LlmCall {
@@ -27,8 +27,14 @@ pub enum LlmCall {
     Extraction,
 }
 
+crate::model::unit_enum::unit_enum_deserialize!(
+    LlmCall,
+    "LlmCall",
+    [Summary = "summary", Extraction = "extraction"]
+);
+
 /// Why a call fell back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FallbackKind {
@@ -50,6 +56,19 @@ pub enum FallbackKind {
     /// breaker).
     Skipped,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    FallbackKind,
+    "FallbackKind",
+    [
+        Error = "error",
+        Timeout = "timeout",
+        Refused = "refused",
+        Unusable = "unusable",
+        Stale = "stale",
+        Skipped = "skipped"
+    ]
+);
 
 /// One LLM call of a turn that fell back, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

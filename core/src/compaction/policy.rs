@@ -29,7 +29,7 @@ pub enum Strategy {
 }
 
 /// How a summary request is meant to be sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryMode {
@@ -43,6 +43,12 @@ pub enum SummaryMode {
     /// `docs/reports/economics.md` for what that saves).
     CacheSafe,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    SummaryMode,
+    "SummaryMode",
+    [Fresh = "fresh", CacheSafe = "cache_safe"]
+);
 
 /// Everything configurable about planning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@ use crate::wire::breakpoints::CacheBreakpoint;
 use crate::wire::RepairReport;
 
 /// Which tier produced the view.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
@@ -28,6 +28,19 @@ pub enum Tier {
     /// Compaction is off and the view is over the trigger.
     Uncompacted,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    Tier,
+    "Tier",
+    [
+        Fits = "fits",
+        Cleared = "cleared",
+        Summarized = "summarized",
+        Window = "window",
+        Truncated = "truncated",
+        Uncompacted = "uncompacted"
+    ]
+);
 
 /// Where a view's tokens went and what the pipeline did to make it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a todo item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
@@ -20,6 +20,16 @@ pub enum TodoStatus {
     /// Done.
     Completed,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    TodoStatus,
+    "TodoStatus",
+    [
+        Pending = "pending",
+        InProgress = "in_progress",
+        Completed = "completed"
+    ]
+);
 
 /// One item of the agent's todo list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

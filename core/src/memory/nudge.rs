@@ -119,7 +119,7 @@ pub struct NudgeState {
 }
 
 /// Which reminder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NudgeKind {
@@ -128,6 +128,12 @@ pub enum NudgeKind {
     /// No progress for a while.
     Stall,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    NudgeKind,
+    "NudgeKind",
+    [Memory = "memory", Stall = "stall"]
+);
 
 /// The nudges of this turn and the state for the next one.
 #[derive(Debug, Clone, PartialEq)]

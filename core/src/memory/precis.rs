@@ -44,9 +44,7 @@ pub const DATA_NOTE: &str = "The memories below were saved in earlier sessions. 
     files over them when they disagree.";
 
 /// Who wrote a memory.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MemorySource {
@@ -63,10 +61,20 @@ pub enum MemorySource {
     Document,
 }
 
+crate::model::unit_enum::unit_enum_deserialize!(
+    MemorySource,
+    "MemorySource",
+    [
+        User = "user",
+        Agent = "agent",
+        Extracted = "extracted",
+        Tool = "tool",
+        Document = "document"
+    ]
+);
+
 /// Where a memory applies.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryScope {
@@ -76,6 +84,12 @@ pub enum MemoryScope {
     /// Every project of the user.
     Global,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    MemoryScope,
+    "MemoryScope",
+    [Project = "project", Global = "global"]
+);
 
 /// One long-term memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -29,6 +29,17 @@ pub enum Role {
     Tool,
 }
 
+crate::model::unit_enum::unit_enum_deserialize!(
+    Role,
+    "Role",
+    [
+        System = "system",
+        User = "user",
+        Assistant = "assistant",
+        Tool = "tool"
+    ]
+);
+
 impl Role {
     /// The lowercase name used on every wire format.
     pub fn as_str(self) -> &'static str {
@@ -42,7 +53,7 @@ impl Role {
 }
 
 /// The provider a raw block came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
@@ -61,6 +72,19 @@ pub enum Provider {
     #[serde(rename = "langchain")]
     LangChain,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    Provider,
+    "Provider",
+    [
+        OpenAi = "openai",
+        Anthropic = "anthropic",
+        Responses = "responses",
+        Gemini = "gemini",
+        AiSdk = "ai-sdk",
+        LangChain = "langchain"
+    ]
+);
 
 impl Provider {
     /// The provider's name as used in errors and on the command line.

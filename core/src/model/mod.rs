@@ -7,6 +7,7 @@
 
 pub(crate) mod log;
 pub(crate) mod message;
+pub(crate) mod unit_enum;
 pub(crate) mod view;
 
 pub use log::{

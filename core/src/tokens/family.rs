@@ -3,12 +3,10 @@
 //! Guarantees: the serde names (`"openai"`, `"claude"`, `"claude-4.7"`) are stable; they are
 //! what configuration files and the CLI spell.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A group of models that tokenize alike.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ModelFamily {
     /// OpenAI's `o200k_base` models (GPT-4o, GPT-4.1, o-series, GPT-5) and, roughly,
@@ -24,6 +22,16 @@ pub enum ModelFamily {
     #[serde(rename = "claude-4.7")]
     Claude47,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    ModelFamily,
+    "ModelFamily",
+    [
+        OpenAi = "openai",
+        Claude = "claude",
+        Claude47 = "claude-4.7"
+    ]
+);
 
 impl ModelFamily {
     /// Every family.

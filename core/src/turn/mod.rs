@@ -43,3 +43,6 @@ pub use rules::{
     DEFAULT_CACHE_TTL_SECONDS,
 };
 pub use session::{Session, TurnInputs};
+
+#[cfg(test)]
+mod unit_enum_names;

@@ -92,6 +92,12 @@ pub fn from_anthropic_message(message: &Value, index: usize) -> Result<Vec<Messa
 /// Errors: a tool message without `tool_call_id`. Tool call `arguments` that are not a JSON
 /// object are carried as `{"raw_arguments": text}` (empty arguments are written as `{}`).
 pub fn to_anthropic<M: Borrow<Message>>(messages: &[M]) -> Result<Value> {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
+    to_anthropic_refs(&messages)
+}
+
+fn to_anthropic_refs(messages: &[&Message]) -> Result<Value> {
     let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
     let leading_systems = messages
         .iter()

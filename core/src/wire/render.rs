@@ -9,7 +9,7 @@
 //! [`render_message`] gives exactly the element [`render_view`] puts at that place. Rendering
 //! never fails except for a tool message without `tool_call_id` in the Anthropic shape.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{CoreError, Result};
@@ -19,7 +19,7 @@ use crate::wire::breakpoints::{anthropic_block_counts, mark_anthropic, CacheBrea
 use crate::wire::{to_ai_sdk, to_anthropic, to_gemini, to_langchain, to_openai, to_responses};
 
 /// A wire format a view can be rendered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum WireFormat {
@@ -40,6 +40,20 @@ pub enum WireFormat {
     #[serde(rename = "langchain")]
     LangChain,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    WireFormat,
+    "WireFormat",
+    [
+        Ctxkit = "ctxkit",
+        Openai = "openai",
+        Anthropic = "anthropic",
+        Responses = "responses",
+        Gemini = "gemini",
+        AiSdk = "ai-sdk",
+        LangChain = "langchain"
+    ]
+);
 
 impl WireFormat {
     /// Every format, in the order the command line lists them.
@@ -95,6 +109,12 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
     messages: &[M],
     format: WireFormat,
 ) -> Result<Value> {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(|m| m.borrow()).collect();
+    render_refs(&messages, format)
+}
+
+fn render_refs(messages: &[&Message], format: WireFormat) -> Result<Value> {
     match format {
         WireFormat::Openai => Ok(to_openai(messages)),
         WireFormat::Anthropic => to_anthropic(messages),
@@ -103,7 +123,7 @@ pub fn render_messages<M: std::borrow::Borrow<Message>>(
         WireFormat::AiSdk => Ok(to_ai_sdk(messages)),
         WireFormat::LangChain => Ok(to_langchain(messages)),
         WireFormat::Ctxkit => {
-            let all: Vec<&Message> = messages.iter().map(|m| m.borrow()).collect();
+            let all: Vec<&Message> = messages.to_vec();
             serde_json::to_value(all)
                 .map_err(|error| CoreError::invalid("messages", error.to_string()))
         }

@@ -103,6 +103,17 @@ fn summary_request_reads_as_derived() {
             Some(json!([{"role": "user"}])),
         ),
     );
+    for messages in [
+        json!([{"role": "usr"}]),
+        json!([{"role": "user"}, {"content": 1}]),
+        json!([3]),
+        json!({"role": "user"}),
+    ] {
+        same(
+            summary_request,
+            with(&base, "cache_safe_messages", Some(messages)),
+        );
+    }
     same(
         summary_request,
         with(&base, "pinned", Some(json!([{"x": 1}]))),

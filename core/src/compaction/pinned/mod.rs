@@ -34,7 +34,7 @@ pub use gather::{gather_pinned, is_previous_summary};
 pub use section::{missing_pinned, pinned_section, summary_holds, PINNED_HEADING};
 
 /// What kind of fact is pinned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FactKind {
@@ -51,6 +51,19 @@ pub enum FactKind {
     /// The last stated next step.
     NextStep,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    FactKind,
+    "FactKind",
+    [
+        Path = "path",
+        Error = "error",
+        Request = "request",
+        Identifier = "identifier",
+        Task = "task",
+        NextStep = "next_step"
+    ]
+);
 
 impl FactKind {
     /// Every kind, in the order a summary lists them.

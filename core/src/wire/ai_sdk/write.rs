@@ -13,10 +13,16 @@ use crate::wire::crossing::{call_names, crossing, Crossing};
 /// for is dropped (provider-bound state of another format), words in another provider's
 /// blocks are sent as text, and consecutive tool results are one `tool` message.
 pub fn to_ai_sdk<M: Borrow<Message>>(messages: &[M]) -> Value {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
+    to_ai_sdk_refs(&messages)
+}
+
+fn to_ai_sdk_refs(messages: &[&Message]) -> Value {
     let names = call_names(messages);
     let mut out: Vec<Value> = Vec::new();
     let mut open_tool: Option<(Vec<Value>, Map<String, Value>)> = None;
-    for message in messages.iter().map(Borrow::borrow) {
+    for message in messages.iter().copied() {
         if message.role == Role::Tool {
             let fields = own_fields(message.provider_fields.as_ref());
             let message_fields = fields

@@ -36,7 +36,7 @@ pub use openai::{
 };
 
 /// Why a breakpoint is where it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BreakpointReason {
@@ -49,6 +49,17 @@ pub enum BreakpointReason {
     /// The end of the conversation, before trailing nudges.
     LastMessage,
 }
+
+crate::model::unit_enum::unit_enum_deserialize!(
+    BreakpointReason,
+    "BreakpointReason",
+    [
+        System = "system",
+        Summary = "summary",
+        PreviousTurn = "previous_turn",
+        LastMessage = "last_message"
+    ]
+);
 
 /// One cache breakpoint of a view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

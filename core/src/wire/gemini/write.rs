@@ -13,6 +13,12 @@ use crate::wire::crossing::{arguments_object, crossing, omitted_note, Crossing};
 /// for is dropped (thinking, provider-bound state of another format) or, where a content would
 /// be left without parts, replaced by a note.
 pub fn to_gemini<M: Borrow<Message>>(messages: &[M]) -> Value {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
+    to_gemini_refs(&messages)
+}
+
+fn to_gemini_refs(messages: &[&Message]) -> Value {
     let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
     let leading = messages
         .iter()

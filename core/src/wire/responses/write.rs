@@ -13,6 +13,12 @@ use crate::wire::crossing::{crossing, Crossing};
 /// is dropped (thinking, provider-bound state of another format, `is_error`), and words held
 /// in another provider's blocks are sent as text.
 pub fn to_responses<M: Borrow<Message>>(messages: &[M]) -> Value {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
+    to_responses_refs(&messages)
+}
+
+fn to_responses_refs(messages: &[&Message]) -> Value {
     let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
     let mut request = Map::new();
     let mut rest = messages.as_slice();
