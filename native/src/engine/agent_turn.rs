@@ -21,15 +21,10 @@ impl Engine {
         system: &str,
         tool_schema_tokens: u64,
     ) -> Result<TurnResult> {
-        let budget = ctxkit_core::compaction::Budget {
-            tool_schema_tokens,
-            ..self.config.budget
-        };
-        self.agent_system = Some(system.to_owned());
-        let result = self.run_turn(session, super::turn::Answers::Llm, budget);
-        // Cleared whatever happened, so a later `prepare_turn` builds ctxkit's prompt again.
-        self.agent_system = None;
-        result
+        let budget = self.agent_budget(tool_schema_tokens);
+        self.as_agent(system, |engine| {
+            engine.run_turn(session, super::turn::Answers::Llm, budget)
+        })
     }
 
     /// [`Engine::compact_if_idle`] for an agent that brings its own system prompt and tools
@@ -43,13 +38,30 @@ impl Engine {
         system: &str,
         tool_schema_tokens: u64,
     ) -> Result<IdleOutcome> {
-        let budget = ctxkit_core::compaction::Budget {
+        let budget = self.agent_budget(tool_schema_tokens);
+        self.as_agent(system, |engine| {
+            engine.idle_with(session, idle_seconds, ttl_seconds, budget, budget)
+        })
+    }
+
+    /// The configured budget with the agent's tools counted.
+    fn agent_budget(&self, tool_schema_tokens: u64) -> ctxkit_core::compaction::Budget {
+        ctxkit_core::compaction::Budget {
             tool_schema_tokens,
             ..self.config.budget
-        };
+        }
+    }
+
+    /// Runs `turn` with `system` as the system prompt in place of ctxkit's.
+    fn as_agent<T>(
+        &mut self,
+        system: &str,
+        turn: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         self.agent_system = Some(system.to_owned());
-        let outcome = self.idle_with(session, idle_seconds, ttl_seconds, budget, budget);
+        let result = turn(self);
+        // Cleared whatever happened, so a later `prepare_turn` builds ctxkit's prompt again.
         self.agent_system = None;
-        outcome
+        result
     }
 }
