@@ -24,3 +24,29 @@ test('the README\'s Node example runs', () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the README\'s install from the repository works in a fresh project', () => {
+  const readme = readFileSync(join(pkgDir, 'README.md'), 'utf8');
+  const install = /```sh\n([\s\S]*?)```/.exec(readme)[1];
+  assert.match(install, /^\.\/scripts\/build-pkg\.sh\b/m);
+  assert.match(install, /^npm install \/path\/to\/ctxkit\/pkg\b/m);
+  const dir = mkdtempSync(join(tmpdir(), 'ctxkit-install-'));
+  try {
+    writeFileSync(join(dir, 'package.json'), '{"name":"app","version":"1.0.0","type":"module"}');
+    // The README's second line, with this repository's pkg folder (built: the suite runs on it).
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const installed = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--offline', '--legacy-peer-deps', pkgDir],
+      { cwd: dir, encoding: 'utf8' });
+    assert.equal(installed.status, 0, installed.stderr);
+    writeFileSync(join(dir, 'app.mjs'),
+      "import { Engine } from 'ctxkit';\nconst e = new Engine({ family: 'claude' });\n"
+      + "e.append([{ role: 'user', content: 'hi' }]);\n"
+      + "const view = await e.prepare({ budget: { context_window: 16000 }, format: 'openai' });\n"
+      + "console.log(view.messages.length);\n");
+    const run = spawnSync(process.execPath, [join(dir, 'app.mjs')], { cwd: dir, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout, '1\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
