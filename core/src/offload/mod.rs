@@ -2,6 +2,7 @@
 //! paged reference to the file that holds it ([`plan_offload`]); the shell writes the file.
 //!
 //! - [`plan_offload`] (in `plan`): whether to offload, and everything the shell needs.
+//! - `policy`: the [`OffloadPolicy`] and its checks.
 //! - `names`: file names and folders made safe from model-made ids.
 //! - `reference`: the reference message and how later layers recognize it.
 //!
@@ -11,8 +12,10 @@
 
 pub(crate) mod names;
 pub(crate) mod plan;
+pub(crate) mod policy;
 pub(crate) mod reference;
 
 pub use names::{offload_file_name, sanitize_file_component, session_folder};
-pub use plan::{check_offload_policy, plan_offload, OffloadPlan, OffloadPolicy};
+pub use plan::{plan_offload, OffloadPlan};
+pub use policy::{check_offload_policy, OffloadPolicy};
 pub use reference::{is_offload_reference, OFFLOAD_HEADER};

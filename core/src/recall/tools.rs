@@ -204,7 +204,7 @@ mod tests {
     fn the_offload_layer_knows_the_history_tools_by_these_names() {
         // offload sits below recall, so it keeps its own copy of the names it never offloads.
         assert_eq!(
-            crate::offload::plan::HISTORY_TOOL_NAMES,
+            crate::offload::policy::HISTORY_TOOL_NAMES,
             [SEARCH_HISTORY, READ_HISTORY, READ_OFFLOAD]
         );
     }
