@@ -73,7 +73,7 @@ impl Llm for AnthropicMessages {
 }
 
 /// The text blocks of `content`, joined.
-fn answer_text(url: &str, response: &Value) -> Result<String, SummarizerError> {
+pub(crate) fn answer_text(url: &str, response: &Value) -> Result<String, SummarizerError> {
     let Some(blocks) = response.get("content").and_then(Value::as_array) else {
         return Err(SummarizerError::Malformed {
             url: url.to_owned(),

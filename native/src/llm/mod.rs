@@ -26,10 +26,10 @@
 //! An LLM call returns a [`SummarizerError`]; the engine turns any failure into the extractive
 //! fallback and a warning, so a summarizer never aborts a turn.
 
-mod anthropic;
+pub(crate) mod anthropic;
 mod anthropic_compaction;
 mod http;
-mod openai;
+pub(crate) mod openai;
 mod responses_compaction;
 
 use std::time::{Duration, Instant};

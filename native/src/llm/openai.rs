@@ -132,7 +132,7 @@ impl Llm for OpenAiChat {
 }
 
 /// `choices[0].message.content`, as a string or a list of text parts.
-fn answer_text(url: &str, response: &Value) -> Result<String, SummarizerError> {
+pub(crate) fn answer_text(url: &str, response: &Value) -> Result<String, SummarizerError> {
     let malformed = |problem: &str| SummarizerError::Malformed {
         url: url.to_owned(),
         problem: format!("{problem}: {}", quote(&response.to_string())),

@@ -97,25 +97,29 @@ impl SummaryShape {
         Ok(body_with(&fields, key, list.as_bytes()))
     }
 
-    /// The summary's text in `answer` (the upstream's JSON body).
-    pub fn text(&self, answer: &Value) -> Option<String> {
-        let text: String = match self.api {
-            SummaryApi::Anthropic => texts(answer.get("content"), "text"),
-            SummaryApi::Chat => answer
-                .pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            SummaryApi::Responses => answer
-                .get("output")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
-                .map(|item| texts(item.get("content"), "output_text"))
-                .collect(),
-        };
-        (!text.trim().is_empty()).then_some(text)
+    /// The summary's text in `answer` (the upstream's JSON body from `url`), read by the
+    /// summarizer clients' own readers where the API is theirs (a refusal, no text: an error).
+    pub fn answer_text(&self, url: &str, answer: &Value) -> Result<String, SummarizerError> {
+        match self.api {
+            SummaryApi::Anthropic => crate::llm::anthropic::answer_text(url, answer),
+            SummaryApi::Chat => crate::llm::openai::answer_text(url, answer),
+            SummaryApi::Responses => {
+                let text: String = answer
+                    .get("output")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+                    .map(|item| texts(item.get("content"), "output_text"))
+                    .collect();
+                if text.trim().is_empty() {
+                    return Err(SummarizerError::Empty {
+                        url: url.to_owned(),
+                    });
+                }
+                Ok(text)
+            }
+        }
     }
 }
 
@@ -247,9 +251,7 @@ impl Llm for UpstreamSummarizer {
                 problem: "the summary came after the compaction's deadline".to_owned(),
             });
         }
-        self.shape.text(&answer).ok_or(SummarizerError::Empty {
-            url: self.url.clone(),
-        })
+        self.shape.answer_text(&self.url, &answer)
     }
 
     fn describe(&self) -> String {
