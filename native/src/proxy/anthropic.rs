@@ -17,6 +17,7 @@ use ctxkit_core::{Content, Message, Role};
 use serde_json::Value;
 
 use super::body::{body_with_messages, field, split_body, Fields, RawList};
+use super::seen::SeenLists;
 use super::sessions::AgentTurn;
 use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
@@ -39,12 +40,25 @@ pub struct AgentRequest {
     /// How many `cache_control` marks the agent's `system` and `tools` carry (they reach the
     /// upstream as they are, so the view's own marks make up the rest of the provider's four).
     pub agent_cache_marks: usize,
+    /// How many bytes of `messages` were parsed; the rest a recent request had sent byte for
+    /// byte ([`SeenLists`]).
+    pub parsed_bytes: usize,
 }
 
 impl AgentRequest {
     /// Reads a `POST /v1/messages` body.
     pub fn parse(body: &[u8], family: ModelFamily) -> Result<AgentRequest, String> {
-        let (fields, messages) = split_body(body)?;
+        AgentRequest::parse_with(body, family, &SeenLists::default())
+    }
+
+    /// [`AgentRequest::parse`], where the messages a recent request in `seen` sent byte for
+    /// byte are not parsed again (and this request's are kept there).
+    pub fn parse_with(
+        body: &[u8],
+        family: ModelFamily,
+        seen: &SeenLists,
+    ) -> Result<AgentRequest, String> {
+        let ((fields, messages), parsed_bytes) = split_body(body, seen)?;
         let system = match field(&fields, "system") {
             Some(raw) => serde_json::from_str(raw).map_err(|error| format!("system: {error}"))?,
             None => Value::Null,
@@ -67,6 +81,7 @@ impl AgentRequest {
             tool_tokens,
             stream,
             agent_cache_marks,
+            parsed_bytes,
         })
     }
 

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::anthropic::says_something;
 use super::body::{body_with_messages, field, split_body, Fields, RawList};
+use super::seen::SeenLists;
 use super::sessions::{after_agent_system, AgentTurn};
 use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
@@ -53,7 +54,17 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// Reads a `POST /v1/chat/completions` body.
     pub fn parse(body: &[u8], family: ModelFamily) -> Result<ChatRequest, String> {
-        let (fields, mut messages) = split_body(body)?;
+        ChatRequest::parse_with(body, family, &SeenLists::default())
+    }
+
+    /// [`ChatRequest::parse`], where the messages a recent request in `seen` sent byte for
+    /// byte are not parsed again (and this request's are kept there).
+    pub fn parse_with(
+        body: &[u8],
+        family: ModelFamily,
+        seen: &SeenLists,
+    ) -> Result<ChatRequest, String> {
+        let ((fields, mut messages), _) = split_body(body, seen)?;
         let mut texts = Vec::new();
         for (index, raw) in messages.iter().enumerate() {
             match system_message_text(raw, index)? {

@@ -5,7 +5,8 @@
 //! answer goes back to the agent byte for byte, and its assistant message is recorded.
 //!
 //! One concept per file: [`http`] the agent-facing HTTP, `body` a request body's fields kept
-//! raw, [`anthropic`], [`chat`] and [`responses`] the request read and rewritten (Anthropic
+//! raw, `split` a body read field by field, [`seen`] recent requests' lists (so a re-sent
+//! history is compared, not parsed again), [`anthropic`], [`chat`] and [`responses`] the request read and rewritten (Anthropic
 //! Messages, OpenAI Chat Completions, OpenAI Responses), [`conversation`] the rule for which
 //! conversation a request continues, [`held`] what each session holds of the agent's wire
 //! messages, [`idle`] the quiet conversations the timer compacts before the cache expires,
@@ -32,8 +33,10 @@ pub mod idle;
 pub mod offload;
 pub mod responses;
 pub(crate) mod responses_answer;
+pub mod seen;
 pub mod server;
 pub mod sessions;
+mod split;
 pub mod sse;
 pub mod summarizer;
 pub mod upstream;

@@ -28,8 +28,10 @@ use ctxkit_core::{Message, Role};
 use serde_json::{json, Value};
 
 use super::anthropic::says_something;
-use super::body::{body_with, field, split_at, Fields, Listed, RawList, Split};
+use super::body::{body_with, field, Fields, Listed, RawList, Split};
+use super::seen::SeenLists;
 use super::sessions::{after_agent_system, AgentTurn};
+use super::split::split_at;
 use super::summarizer::{SummaryApi, SummaryShape};
 use crate::engine::TurnResult;
 
@@ -88,7 +90,18 @@ impl Head {
 impl ResponsesRequest {
     /// Reads a `POST /v1/responses` body.
     pub fn parse(body: &[u8], family: ModelFamily) -> Result<ResponsesBody, String> {
-        let Split { fields, listed } = split_at(body, "input", "a string or an array of items")?;
+        ResponsesRequest::parse_with(body, family, &SeenLists::default())
+    }
+
+    /// [`ResponsesRequest::parse`], where the items a recent request in `seen` sent byte for
+    /// byte are not parsed again as JSON (and this request's are kept there).
+    pub fn parse_with(
+        body: &[u8],
+        family: ModelFamily,
+        seen: &SeenLists,
+    ) -> Result<ResponsesBody, String> {
+        let Split { fields, listed, .. } =
+            split_at(body, "input", "a string or an array of items", seen)?;
         let stateful = STATEFUL_FIELDS
             .iter()
             .any(|name| field(&fields, name).is_some_and(|raw| raw.trim() != "null"));

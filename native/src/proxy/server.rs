@@ -29,6 +29,7 @@ use super::http::{read_request, write_refusal, Refusal, Request};
 use super::idle::{IdleTimer, LastRequest};
 use super::responses::{self, ResponsesBody, ResponsesRequest};
 use super::responses_answer::ResponsesAnswer;
+use super::seen::SeenLists;
 use super::sessions::{valid_key, AgentTurn, Conversations, MAX_KEY_CHARS};
 use super::summarizer::UpstreamSummarizer;
 use super::upstream::{agent, forward, Unobserved, FORWARDED_HEADERS};
@@ -74,6 +75,8 @@ struct Shared {
     config: ProxyConfig,
     conversations: Mutex<Conversations>,
     agent: ureq::Agent,
+    /// Recent requests' lists: a re-sent history is compared, not parsed again.
+    seen: SeenLists,
 }
 
 /// A bound proxy, ready to [`Proxy::serve`].
@@ -108,6 +111,7 @@ impl Proxy {
                 config,
                 conversations: Mutex::new(conversations),
                 agent,
+                seen: SeenLists::default(),
             }),
         })
     }
@@ -236,8 +240,11 @@ fn route(
     }
     match (request.method.as_str(), path) {
         ("POST", "/v1/messages") => {
-            let parsed = AgentRequest::parse(&request.body, shared.config.family)
-                .map_err(|problem| Refusal::new(400, format!("POST /v1/messages: {problem}")))?;
+            let parsed =
+                AgentRequest::parse_with(&request.body, shared.config.family, &shared.seen)
+                    .map_err(|problem| {
+                        Refusal::new(400, format!("POST /v1/messages: {problem}"))
+                    })?;
             let body = |view: &serde_json::Value| parsed.upstream_body(view);
             rewritten(
                 shared,
@@ -249,7 +256,7 @@ fn route(
             )
         }
         ("POST", chat::PATH) => {
-            let parsed = ChatRequest::parse(&request.body, shared.config.family)
+            let parsed = ChatRequest::parse_with(&request.body, shared.config.family, &shared.seen)
                 .map_err(|problem| Refusal::new(400, format!("POST {}: {problem}", chat::PATH)))?;
             let body = |view: &serde_json::Value| parsed.upstream_body(view);
             rewritten(
@@ -262,7 +269,11 @@ fn route(
             )
         }
         ("POST", responses::PATH) => {
-            let parsed = match ResponsesRequest::parse(&request.body, shared.config.family) {
+            let parsed = match ResponsesRequest::parse_with(
+                &request.body,
+                shared.config.family,
+                &shared.seen,
+            ) {
                 Ok(ResponsesBody::Turn(parsed)) => parsed,
                 Ok(ResponsesBody::Stateful) => return untouched(shared, request, out),
                 Err(problem) => {

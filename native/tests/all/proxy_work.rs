@@ -4,10 +4,13 @@
 //! two held ones (the first and the last held), even when the agent moved its `cache_control`
 //! marks onto held messages; after a restart the first request reads everything once (the
 //! store decides) and continues the same session, and the next ones are cheap again; a request
-//! whose last held message changed forks, as before.
+//! whose last held message changed forks, as before. And the request's bytes: a history
+//! re-sent with new messages is compared with the last request's, and only the messages whose
+//! bytes changed (the new ones, and those the agent moved its marks off) are parsed.
 
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::proxy::anthropic::{answer_messages, AgentRequest};
+use ctxkit::proxy::seen::SeenLists;
 use ctxkit::proxy::sessions::{engine_config, Admitted, Conversations};
 use ctxkit::Engine;
 use serde_json::{json, Value};
@@ -51,9 +54,9 @@ fn answer(turn: usize) -> Value {
     ])
 }
 
-/// Sends `messages` as Claude Code does: a `cache_control` mark on the last block of each of
+/// `messages` as Claude Code sends them: a `cache_control` mark on the last block of each of
 /// the last two messages (so a held message carries a mark it was not stored with).
-fn admit(conversations: &mut Conversations, messages: &[Value]) -> Admitted {
+fn body(messages: &[Value]) -> String {
     let mut marked = messages.to_vec();
     let from = marked.len().saturating_sub(2);
     for message in &mut marked[from..] {
@@ -61,10 +64,14 @@ fn admit(conversations: &mut Conversations, messages: &[Value]) -> Admitted {
             block["cache_control"] = json!({"type": "ephemeral"});
         }
     }
-    let body = json!({"model": "claude-test", "max_tokens": 1024, "system": "You code.",
-                      "messages": marked})
-    .to_string();
-    let request = AgentRequest::parse(body.as_bytes(), ModelFamily::Claude).unwrap();
+    json!({"model": "claude-test", "max_tokens": 1024, "system": "You code.",
+           "messages": marked})
+    .to_string()
+}
+
+/// Sends `messages` as Claude Code does ([`body`]).
+fn admit(conversations: &mut Conversations, messages: &[Value]) -> Admitted {
+    let request = AgentRequest::parse(body(messages).as_bytes(), ModelFamily::Claude).unwrap();
     conversations.admit("", &request).unwrap()
 }
 
@@ -156,4 +163,43 @@ fn after_a_restart_one_full_read_continues_the_session_and_then_turns_are_cheap_
     let forked = admit(&mut conversations, &messages);
     assert_ne!(forked.session, session);
     assert_eq!(forked.wire_read, messages.len());
+}
+
+#[test]
+fn a_re_sent_history_is_compared_not_parsed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut conversations = open(dir.path());
+    let seen = SeenLists::default();
+    let mut messages = history(HISTORY);
+    let parse = |messages: &[Value]| {
+        AgentRequest::parse_with(body(messages).as_bytes(), ModelFamily::Claude, &seen).unwrap()
+    };
+    let first = parse(&messages);
+    let whole = body(&messages).len();
+    assert!(
+        first.parsed_bytes > whole * 9 / 10,
+        "a first request is parsed whole"
+    );
+    let session = conversations.admit("", &first).unwrap().session;
+    for turn in 0..5 {
+        answered(&mut conversations, &session, &mut messages, turn);
+        let request = parse(&messages);
+        // Parsed: the two messages whose marks moved off and the two new ones (marked).
+        let changed = body(&messages[messages.len() - 4..]).len();
+        assert!(
+            request.parsed_bytes <= changed,
+            "turn {turn} parsed {} bytes of {} for 2 new messages (bound {changed})",
+            request.parsed_bytes,
+            body(&messages).len()
+        );
+        let admitted = conversations.admit("", &request).unwrap();
+        assert_eq!(
+            (admitted.session.as_str(), admitted.new_messages),
+            (session.as_str(), 1)
+        );
+    }
+    // An edit deep in the history: parsed from the edited message on.
+    messages[HISTORY / 2] = json!({"role": "user", "content": "An edited request."});
+    let request = parse(&messages);
+    assert!(request.parsed_bytes > whole / 3 && request.parsed_bytes < whole * 2 / 3);
 }
