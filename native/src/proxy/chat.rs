@@ -11,20 +11,22 @@
 //! `stream_options`, `temperature`, unknown ones...) reaches the upstream byte for byte and in
 //! the agent's order; `messages` is the agent's system messages as sent followed by ctxkit's
 //! view written by the core's Chat Completions writer. `prompt_cache_breakpoint` marks on a
-//! message's parts are taken off before it is read (placement, not content). The view is
-//! written without cache marks: models before GPT-5.6 may refuse them, and OpenAI caches a
-//! request's prefix by itself, which ctxkit's view keeps stable between compactions. A body
+//! message's parts are taken off before it is read (placement, not content). The view carries
+//! ctxkit's own marks at its breakpoints when the agent marks its request (`openai_marks`);
+//! otherwise none: models before GPT-5.6 may refuse them, and OpenAI caches a request's prefix
+//! by itself, which ctxkit's view keeps stable between compactions. A body
 //! that is not a JSON object, lacks `messages`, has none or only system messages is refused
 //! with the reason, naming the field; a message the core cannot read is refused when it is
 //! read (every new message is, before anything is stored).
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
-use ctxkit_core::wire::{from_openai, to_openai};
+use ctxkit_core::wire::{from_openai, to_openai, WireFormat};
 use ctxkit_core::{Message, Role};
 use serde_json::Value;
 
 use super::anthropic::says_something;
 use super::body::{body_with_messages, field, split_body, Fields, RawList};
+use super::openai_marks::{marked_view, AgentMarks};
 use super::seen::SeenLists;
 use super::sessions::{after_agent_system, AgentTurn};
 use super::summarizer::{SummaryApi, SummaryShape};
@@ -49,6 +51,8 @@ pub struct ChatRequest {
     pub tool_tokens: u64,
     /// Whether the agent asked for a streamed answer.
     pub stream: bool,
+    /// Whether the agent marks its request for OpenAI's cache, and its system messages' marks.
+    marks: AgentMarks,
 }
 
 impl ChatRequest {
@@ -91,6 +95,11 @@ impl ChatRequest {
             None => 0,
         };
         let stream = field(&fields, "stream").is_some_and(|raw| raw.trim() == "true");
+        let newest = conversation.len().saturating_sub(2)..conversation.len();
+        let marks = AgentMarks::read(
+            messages.iter(),
+            newest.filter_map(|index| conversation.get(index)),
+        );
         Ok(ChatRequest {
             fields,
             system: messages,
@@ -98,6 +107,7 @@ impl ChatRequest {
             system_text: texts.join("\n\n"),
             tool_tokens,
             stream,
+            marks,
         })
     }
 
@@ -155,6 +165,9 @@ impl AgentTurn for ChatRequest {
 
     /// The view's messages after its system prompt (the agent's own messages carry it).
     fn view(&self, turn: &TurnResult) -> crate::Result<Value> {
+        if self.marks.marks {
+            return marked_view(turn, &self.system_text, WireFormat::Openai, self.marks);
+        }
         Ok(to_openai(after_agent_system(
             &turn.messages,
             &self.system_text,

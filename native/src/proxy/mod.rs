@@ -10,7 +10,8 @@
 //! Messages, OpenAI Chat Completions, OpenAI Responses), [`conversation`] the rule for which
 //! conversation a request continues, [`held`] what each session holds of the agent's wire
 //! messages, [`idle`] the quiet conversations the timer compacts before the cache expires,
-//! [`offload`] which of the agent's tools an offload reference names, [`sessions`]
+//! [`offload`] which of the agent's tools an offload reference names, `openai_marks` OpenAI's
+//! cache marks in place of the agent's, [`sessions`]
 //! those rules over the engine, [`summarizer`] the agent's own model asked for summaries
 //! through the upstream, [`sse`], `chat_answer` and
 //! `responses_answer` an answer reassembled, [`answer`] the answer kept in the log,
@@ -31,6 +32,7 @@ pub mod held;
 pub mod http;
 pub mod idle;
 pub mod offload;
+mod openai_marks;
 pub mod responses;
 pub(crate) mod responses_answer;
 pub mod seen;

@@ -16,19 +16,20 @@
 //! Guarantees: every top-level field other than `input` (`model`, `instructions`, `tools`,
 //! `stream`, `store`, `include`, `reasoning`, unknown ones...) reaches the upstream byte for
 //! byte and in the agent's order; `input` is the agent's system items as sent followed by
-//! ctxkit's view written by the core's Responses writer, without cache marks (the agent's
-//! `prompt_cache_breakpoint` marks are taken off before an item is read: placement, not
-//! content). A body that is not a JSON object, lacks `input`, has none or only system items is
+//! ctxkit's view written by the core's Responses writer (the agent's `prompt_cache_breakpoint`
+//! marks are taken off before an item is read: placement, not content), with ctxkit's own
+//! marks at its breakpoints only when the agent marks its request (`openai_marks`). A body that is not a JSON object, lacks `input`, has none or only system items is
 //! refused with the reason, naming the field; an item the core cannot read is refused when it
 //! is read (every new one is, before anything is stored), named by its index in `input`.
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
-use ctxkit_core::wire::{from_responses, responses_turns, to_responses};
+use ctxkit_core::wire::{from_responses, responses_turns, to_responses, WireFormat};
 use ctxkit_core::{Message, Role};
 use serde_json::{json, Value};
 
 use super::anthropic::says_something;
 use super::body::{body_with, field, Fields, Listed, RawList, Split};
+use super::openai_marks::{marked_view, AgentMarks};
 use super::seen::SeenLists;
 use super::sessions::{after_agent_system, AgentTurn};
 use super::split::split_at;
@@ -70,6 +71,8 @@ pub struct ResponsesRequest {
     pub tool_tokens: u64,
     /// Whether the agent asked for a streamed answer.
     pub stream: bool,
+    /// Whether the agent marks its request for OpenAI's cache, and its system items' marks.
+    marks: AgentMarks,
 }
 
 /// What the proxy reads of an item to split the input: its `type` and `role`.
@@ -151,6 +154,8 @@ impl ResponsesRequest {
             None => 0,
         };
         let stream = field(&fields, "stream").is_some_and(|raw| raw.trim() == "true");
+        let newest = turns.len().saturating_sub(2)..turns.len();
+        let marks = AgentMarks::read(items.iter(), newest.filter_map(|index| turns.get(index)));
         Ok(ResponsesBody::Turn(ResponsesRequest {
             fields,
             system: items,
@@ -159,6 +164,7 @@ impl ResponsesRequest {
             system_text: texts.join("\n\n"),
             tool_tokens,
             stream,
+            marks,
         }))
     }
 
@@ -280,6 +286,10 @@ impl AgentTurn for ResponsesRequest {
     /// The view's items after its system prompt (the agent's `instructions` and system items
     /// carry it).
     fn view(&self, turn: &TurnResult) -> crate::Result<Value> {
+        if self.marks.marks {
+            let written = marked_view(turn, &self.system_text, WireFormat::Responses, self.marks)?;
+            return Ok(input_items(written));
+        }
         Ok(view_items(after_agent_system(
             &turn.messages,
             &self.system_text,
@@ -290,7 +300,12 @@ impl AgentTurn for ResponsesRequest {
 /// `messages` as Responses input items: the core's writer, a leading system message it made
 /// `instructions` put back as the item it is (the agent's own `instructions` are sent).
 pub fn view_items(messages: &[Message]) -> Value {
-    let mut written = to_responses(messages);
+    input_items(to_responses(messages))
+}
+
+/// The items of a Responses request the core wrote (`input`, and `instructions` as the leading
+/// system item it was).
+fn input_items(mut written: Value) -> Value {
     let mut items = match written.get_mut("input").map(Value::take) {
         Some(Value::Array(items)) => items,
         _ => Vec::new(),

@@ -62,6 +62,7 @@ mod proxy_chat;
 mod proxy_conversations;
 mod proxy_idle;
 mod proxy_offload;
+mod proxy_openai_marks;
 mod proxy_responses;
 mod proxy_security;
 mod proxy_summarizer;
