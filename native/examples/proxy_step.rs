@@ -6,7 +6,9 @@
 //! then ten more turns each add the answer and a tool result; the table gives the median turn's
 //! time at the agent minus the upstream's own time (the proxy's work: reading the request,
 //! finding its conversation, appending, preparing the view, forwarding, recording the answer),
-//! the request's size, and the ratio between sizes.
+//! and the time the proxy adds over the same request sent by the agent straight to the
+//! upstream in the same turn (the baseline: the agent's transfer of its request, which it pays
+//! with or without the proxy, cancels out), the request's size, and the ratios between sizes.
 //!
 //! ```sh
 //! cargo run --release -p ctxkit --example proxy_step            # 1k and 10k messages
@@ -46,17 +48,23 @@ fn answer(turn: usize) -> Value {
     })
 }
 
-/// A loopback upstream answering each request with [`answer`]; the seconds it spent on each
-/// (from its first byte read to its answer written) are pushed to `spent`.
+/// A loopback upstream answering each request with [`answer`] (its `turn` counts the requests
+/// the proxy forwards); the seconds it spent on each of those (from its first byte read to its
+/// answer written) are pushed to `spent`. A request to [`DIRECT`] is the agent calling it
+/// without the proxy: answered the same way, neither counted nor timed.
 fn start_upstream(spent: Arc<Mutex<Vec<f64>>>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let url = format!("http://{}", listener.local_addr().expect("its address"));
     std::thread::spawn(move || {
-        for (turn, stream) in listener.incoming().flatten().enumerate() {
+        let mut turn = 0;
+        for stream in listener.incoming().flatten() {
             let mut reader = BufReader::new(stream);
             let mut line = String::new();
             let mut length = 0usize;
             let started = Instant::now();
+            let _ = reader.read_line(&mut line);
+            let direct = line.contains(DIRECT);
+            line.clear();
             while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
                 if let Some((name, value)) = line.split_once(':') {
                     if name.eq_ignore_ascii_case("content-length") {
@@ -74,14 +82,20 @@ fn start_upstream(spent: Arc<Mutex<Vec<f64>>>) -> String {
                 text.len()
             );
             let _ = reader.get_mut().write_all(reply.as_bytes());
-            spent
-                .lock()
-                .expect("the timings")
-                .push(started.elapsed().as_secs_f64());
+            if !direct {
+                turn += 1;
+                spent
+                    .lock()
+                    .expect("the timings")
+                    .push(started.elapsed().as_secs_f64());
+            }
         }
     });
     url
 }
+
+/// The path of the agent's direct calls to the upstream (the baseline without the proxy).
+const DIRECT: &str = "/direct/v1/messages";
 
 /// The agent's history: a task, then `count - 1` messages of calls and their results.
 fn history(count: usize) -> Vec<Value> {
@@ -138,12 +152,14 @@ struct Row {
     messages: usize,
     first: f64,
     turn: f64,
+    added: f64,
     bytes: usize,
 }
 
 fn measure(count: usize) -> Result<Row, String> {
     let spent = Arc::new(Mutex::new(Vec::new()));
     let upstream = start_upstream(spent.clone());
+    let upstream_url = upstream.clone();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let config = engine_config(WINDOW, ModelFamily::Claude);
     let engine = Engine::open(dir.path().join(".ctxkit/ctxkit.db"), dir.path(), config)
@@ -165,6 +181,7 @@ fn measure(count: usize) -> Result<Row, String> {
         "http://{}/v1/messages",
         proxy.local_addr().map_err(|e| e.to_string())?
     );
+    let direct_url = format!("{}{DIRECT}", upstream_url);
     std::thread::spawn(move || proxy.serve());
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -180,6 +197,7 @@ fn measure(count: usize) -> Result<Row, String> {
     let mut messages = history(count);
     let first = own(post(&agent, &url, &body(&messages))?, 0);
     let mut times = Vec::new();
+    let mut added = Vec::new();
     let mut bytes = 0;
     for turn in 0..TURNS {
         let answer = answer(turn);
@@ -189,13 +207,20 @@ fn measure(count: usize) -> Result<Row, String> {
             {"type": "tool_result", "tool_use_id": id, "content": format!("file {turn}: ok")}]}));
         let text = body(&messages);
         bytes = text.len();
-        times.push(own(post(&agent, &url, &text)?, turn + 1));
+        let direct = post(&agent, &direct_url, &text)?;
+        let proxied = post(&agent, &url, &text)?;
+        times.push(own(proxied, turn + 1));
+        added.push(proxied - direct);
     }
-    times.sort_by(f64::total_cmp);
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values.get(TURNS / 2).copied().unwrap_or_default()
+    };
     Ok(Row {
         messages: count,
         first,
-        turn: times.get(TURNS / 2).copied().unwrap_or_default(),
+        turn: median(times),
+        added: median(added),
         bytes,
     })
 }
@@ -209,20 +234,29 @@ fn main() -> Result<(), String> {
             .map(|a| a.parse().map_err(|_| format!("not a size: {a}")))
             .collect::<Result<_, _>>()?
     };
-    println!("| history (messages) | request body | first request (stores, compacts) | a turn: proxy's own time, median of {TURNS} |");
-    println!("|---|---|---|---|");
-    let mut before: Option<f64> = None;
+    println!(
+        "| history (messages) | request body | first request (stores, compacts) | a turn: \
+         the agent's time minus the upstream's, median of {TURNS} | a turn: added over the \
+         same request sent straight to the upstream, median of {TURNS} |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut before: Option<Row> = None;
     for size in sizes {
         let row = measure(size)?;
-        let ratio = before.map_or(String::new(), |b| format!(" (×{:.2})", row.turn / b));
+        let ratio = |now: f64, then: f64| format!(" (×{:.2})", now / then);
+        let (turn_ratio, added_ratio) = match &before {
+            Some(b) => (ratio(row.turn, b.turn), ratio(row.added, b.added)),
+            None => (String::new(), String::new()),
+        };
         println!(
-            "| {} | {:.2} MB | {:.1} ms | {:.2} ms{ratio} |",
+            "| {} | {:.2} MB | {:.1} ms | {:.2} ms{turn_ratio} | {:.2} ms{added_ratio} |",
             row.messages,
             row.bytes as f64 / 1e6,
             row.first * 1e3,
             row.turn * 1e3,
+            row.added * 1e3,
         );
-        before = Some(row.turn);
+        before = Some(row);
     }
     Ok(())
 }
