@@ -126,7 +126,9 @@ pub use render::{
 pub use repair::{
     repair_tool_pairs, repair_view, RepairReport, EMPTY_RESULT, LEADING_USER, MISSING_RESULT,
 };
-pub use responses::{from_responses, responses_turns, to_responses};
+pub use responses::{
+    from_responses, is_user_side_item, responses_turns, responses_turns_by_side, to_responses,
+};
 pub use validate::{
     validate, validate_anthropic, validate_gemini, validate_openai, validate_responses, Violation,
 };

@@ -62,14 +62,37 @@ impl RawList {
             .fold((0, 0), |(count, bytes), item| {
                 (count + 1, bytes + item.len())
             });
-        let mut text = String::with_capacity(bytes);
+        let mut text = String::with_capacity(bytes + count);
         let mut spans = Vec::with_capacity(count);
         for item in items {
+            if !text.is_empty() {
+                // Written as an array's elements are, so a run of them is one's inside.
+                text.push(',');
+            }
             let start = text.len();
             text.push_str(item);
             spans.push((start, text.len()));
         }
         RawList::from_parts(text, spans)
+    }
+
+    /// A list whose elements are `runs` of this one's (each range of indexes one element: the
+    /// text from its first element's start to its last's end, the separators between them
+    /// included: an array's inside), sharing this list's text. A range out of bounds or empty
+    /// is left out.
+    pub fn runs(&self, runs: &[std::ops::Range<usize>]) -> RawList {
+        let spans = runs
+            .iter()
+            .filter_map(|run| {
+                let first = self.spans.get(run.start)?;
+                let last = self.spans.get(run.end.checked_sub(1)?)?;
+                (run.start < run.end).then_some((first.0, last.1))
+            })
+            .collect();
+        RawList {
+            text: Arc::clone(&self.text),
+            spans,
+        }
     }
 
     /// How many elements.
@@ -126,6 +149,11 @@ pub(super) struct Split {
     /// How many bytes of the list field were parsed; the rest was known byte for byte from a
     /// recent request ([`SeenLists`]).
     pub parsed: usize,
+    /// The reader's notes kept for the list's first elements, those a recent request sent
+    /// byte for byte ([`SeenLists::note`]).
+    pub notes: Vec<u8>,
+    /// The list's id among the kept lists, to give it notes.
+    pub kept_as: Option<u64>,
 }
 
 /// What a `messages` that is not an array is refused with.
@@ -141,6 +169,7 @@ pub(super) fn split_body(body: &[u8], seen: &SeenLists) -> Result<(RawBody, usiz
         fields,
         listed,
         parsed,
+        ..
     } = split::split_at(body, "messages", "an array of messages", seen)?;
     let messages = match listed {
         None => return Err("the body has no `messages` field".to_owned()),
@@ -232,6 +261,12 @@ mod tests {
         let mut all = rest.clone();
         assert!(all.split_off(9).is_empty());
         assert_eq!(all, rest);
+        let whole = RawList::of([r#"{"a":1}"#, "[2, 3]", r#""é""#]);
+        let runs = whole.runs(&[0..1, 1..3, 2..9, 2..2]);
+        assert_eq!(
+            runs.iter().collect::<Vec<_>>(),
+            [r#"{"a":1}"#, r#"[2, 3],"é""#]
+        );
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! `developer` message items: they reach the upstream byte for byte (`instructions` untouched,
 //! the items at the head of `input`) and are the system text the budget counts. The
 //! conversation is every item after them, split as the agent re-sends it (the core's
-//! [`responses_turns`]: each user-side item alone, a run of assistant-side items, one answer's
-//! `output`, together), each such run one wire message, matched and recorded as the other
-//! APIs' messages are and read with the core's Responses reader only where needed.
+//! `responses_turns_by_side`: each user-side item alone, a run of assistant-side items, one
+//! answer's `output`, together), each such run one wire message, matched and recorded as the
+//! other APIs' messages are and read with the core's Responses reader only where needed. What
+//! each item is (its `type` and `role`) is read once: the items a recent request sent byte for
+//! byte come with what was read of them then (`seen`), so a turn reads its new items only.
 //!
 //! A request that names server-side state (`previous_response_id`, or a `conversation`) is the
 //! upstream's to complete: the proxy does not hold what it refers to, so the body is passed
@@ -23,7 +25,9 @@
 //! is read (every new one is, before anything is stored), named by its index in `input`.
 
 use ctxkit_core::tokens::{estimate_tool_schemas, ModelFamily};
-use ctxkit_core::wire::{from_responses, responses_turns, to_responses, WireFormat};
+use ctxkit_core::wire::{
+    from_responses, is_user_side_item, responses_turns_by_side, to_responses, WireFormat,
+};
 use ctxkit_core::{Message, Role};
 use serde_json::{json, Value};
 
@@ -61,7 +65,7 @@ pub struct ResponsesRequest {
     /// The agent's leading `system` and `developer` message items, each exactly as sent.
     system: RawList,
     /// The conversation's wire messages: a lone item as sent, or a run of assistant-side items
-    /// as a JSON array of them as sent.
+    /// as sent with the separators between them (the inside of a JSON array of them).
     pub turns: RawList,
     /// Where each of `turns` begins among the conversation's items.
     starts: Vec<usize>,
@@ -73,6 +77,10 @@ pub struct ResponsesRequest {
     pub stream: bool,
     /// Whether the agent marks its request for OpenAI's cache, and its system items' marks.
     marks: AgentMarks,
+    /// How many bytes of `input` were parsed; the rest a recent request had sent byte for byte.
+    pub parsed_bytes: usize,
+    /// How many items' `type` and `role` were read (the others were known from that request).
+    pub items_read: usize,
 }
 
 /// What the proxy reads of an item to split the input: its `type` and `role`.
@@ -103,8 +111,13 @@ impl ResponsesRequest {
         family: ModelFamily,
         seen: &SeenLists,
     ) -> Result<ResponsesBody, String> {
-        let Split { fields, listed, .. } =
-            split_at(body, "input", "a string or an array of items", seen)?;
+        let Split {
+            fields,
+            listed,
+            parsed,
+            notes,
+            kept_as,
+        } = split_at(body, "input", "a string or an array of items", seen)?;
         let stateful = STATEFUL_FIELDS
             .iter()
             .any(|name| field(&fields, name).is_some_and(|raw| raw.trim() != "null"));
@@ -123,15 +136,14 @@ impl ResponsesRequest {
         if items.is_empty() {
             return Err("input: empty; a request needs at least one item".to_owned());
         }
-        let heads = items
-            .iter()
-            .enumerate()
-            .map(|(index, raw)| {
-                serde_json::from_str::<Head>(raw)
-                    .map_err(|error| format!("input[{index}]: expected an item ({error})"))
-            })
-            .collect::<Result<Vec<Head>, String>>()?;
-        let leading = heads.iter().take_while(|head| head.is_system()).count();
+        // What each item is (read once per item: the items a recent request sent byte for
+        // byte come with the notes kept then).
+        let known_items = notes.len();
+        let notes = item_notes(&items, notes)?;
+        if let Some(id) = kept_as {
+            seen.note(id, notes.clone());
+        }
+        let leading = notes.iter().take_while(|note| *note & SYSTEM != 0).count();
         let mut texts = instructions_text(field(&fields, "instructions"))?;
         for (index, raw) in items.iter().take(leading).enumerate() {
             texts.push(system_item_text(raw, index)?);
@@ -144,7 +156,10 @@ impl ResponsesRequest {
                     .to_owned(),
             );
         }
-        let (turns, starts) = split_turns(&conversation, heads.get(leading..).unwrap_or_default())?;
+        let sides = notes.iter().skip(leading).map(|note| note & USER_SIDE != 0);
+        let runs = responses_turns_by_side(sides);
+        let starts = runs.iter().map(|run| run.start).collect();
+        let turns = conversation.runs(&runs);
         let tool_tokens = match field(&fields, "tools") {
             Some(raw) => {
                 let tools: Value =
@@ -154,8 +169,11 @@ impl ResponsesRequest {
             None => 0,
         };
         let stream = field(&fields, "stream").is_some_and(|raw| raw.trim() == "true");
-        let newest = turns.len().saturating_sub(2)..turns.len();
-        let marks = AgentMarks::read(items.iter(), newest.filter_map(|index| turns.get(index)));
+        let newest = conversation.len().saturating_sub(2)..conversation.len();
+        let marks = AgentMarks::read(
+            items.iter(),
+            newest.filter_map(|index| conversation.get(index)),
+        );
         Ok(ResponsesBody::Turn(ResponsesRequest {
             fields,
             system: items,
@@ -165,6 +183,8 @@ impl ResponsesRequest {
             tool_tokens,
             stream,
             marks,
+            parsed_bytes: parsed,
+            items_read: notes.len().saturating_sub(known_items),
         }))
     }
 
@@ -187,24 +207,24 @@ impl ResponsesRequest {
     }
 }
 
-/// The conversation's items as wire messages (see the module doc), and where each begins.
-fn split_turns(items: &RawList, heads: &[Head]) -> Result<(RawList, Vec<usize>), String> {
-    let shapes: Vec<Value> = heads
-        .iter()
-        .map(|head| json!({"type": head.kind, "role": head.role}))
-        .collect();
-    let mut turns = Vec::new();
-    let mut starts = Vec::new();
-    for run in responses_turns(&shapes) {
-        starts.push(run.start);
-        let taken: Vec<&str> = run.clone().filter_map(|at| items.get(at)).collect();
-        match taken.as_slice() {
-            [] => return Err("input: a run of items is empty".to_owned()),
-            [one] => turns.push((*one).to_owned()),
-            many => turns.push(format!("[{}]", many.join(","))),
-        }
+/// An item's note: a leading system or developer message ([`Head::is_system`]).
+const SYSTEM: u8 = 1;
+/// An item's note: on the user's side of the conversation (the core's `is_user_side_item`).
+const USER_SIDE: u8 = 2;
+
+/// Each item's notes ([`SYSTEM`], [`USER_SIDE`]): `known` for the first ones (kept from a
+/// recent request that sent them byte for byte), the rest read from the item's `type` and
+/// `role`; an item that is not an object is named.
+fn item_notes(items: &RawList, mut known: Vec<u8>) -> Result<Vec<u8>, String> {
+    known.truncate(items.len());
+    for index in known.len()..items.len() {
+        let raw = items.get(index).unwrap_or_default();
+        let head: Head = serde_json::from_str(raw)
+            .map_err(|error| format!("input[{index}]: expected an item ({error})"))?;
+        let side = is_user_side_item(head.kind.as_deref(), head.role.as_deref());
+        known.push(u8::from(head.is_system()) * SYSTEM + u8::from(side) * USER_SIDE);
     }
-    Ok((RawList::of(turns.iter().map(String::as_str)), starts))
+    Ok(known)
 }
 
 /// `instructions` as text for the budget (a string; the texts of an array of items), none
@@ -319,16 +339,12 @@ fn input_items(mut written: Value) -> Value {
     Value::Array(items)
 }
 
-/// A wire message of a Responses input (an item, or an array of a run of items) beginning at
-/// item `start`, read into the core's model after its parts' `prompt_cache_breakpoint` marks
+/// A wire message of a Responses input (an item, or a run of items with the separators between
+/// them: the inside of an array) beginning at item `start`, read into the core's model after its parts' `prompt_cache_breakpoint` marks
 /// are taken off; the error names the item by its index in `input`.
 pub fn read_turn(raw: &str, start: usize) -> Result<Vec<Message>, String> {
-    let value: Value =
-        serde_json::from_str(raw).map_err(|error| format!("input[{start}]: {error}"))?;
-    let mut items = match value {
-        Value::Array(items) => items,
-        item => vec![item],
-    };
+    let mut items: Vec<Value> = serde_json::from_str(&format!("[{raw}]"))
+        .map_err(|error| format!("input[{start}]: {error}"))?;
     for item in &mut items {
         for list in ["content", "output"] {
             if let Some(Value::Array(parts)) = item.get_mut(list) {

@@ -8,8 +8,10 @@
 //! the end of its last element that the request repeats exactly, so what is taken from it is
 //! what the request holds); bytes taken this way were validated when they were first parsed;
 //! at most [`KEPT_LISTS`] lists and [`KEPT_BYTES`] bytes are kept, the oldest dropped first; a
-//! list one request superseded (it repeated all of it) is dropped then. Nothing is written
-//! anywhere: the lists live in the proxy's memory only, as the request itself does.
+//! list one request superseded (it repeated all of it) is dropped then. A reader may keep a
+//! note (a byte) per element with a list ([`SeenLists::note`]: what it read of the element),
+//! given back with the elements a later request repeats. Nothing is written anywhere: the
+//! lists live in the proxy's memory only, as the request itself does.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,8 +33,16 @@ pub struct SeenLists {
 
 #[derive(Debug, Default)]
 struct Recent {
-    lists: VecDeque<(u64, RawList)>,
+    lists: VecDeque<Kept>,
     next_id: u64,
+}
+
+/// One kept list, its id and its elements' notes (as many as the reader gave).
+#[derive(Debug)]
+struct Kept {
+    id: u64,
+    list: RawList,
+    notes: Vec<u8>,
 }
 
 /// What a kept list says of a new list's text: the elements it repeats byte for byte.
@@ -42,6 +52,8 @@ pub(super) struct Known {
     pub text: Arc<str>,
     /// The repeated elements' spans in that text (the same in the new text).
     pub spans: Vec<(usize, usize)>,
+    /// The notes kept for the repeated elements (fewer when the reader gave fewer).
+    pub notes: Vec<u8>,
     /// Which kept list, and whether the new list repeats all of it.
     pub from: u64,
     pub whole: bool,
@@ -60,7 +72,7 @@ impl SeenLists {
     /// first element.
     pub(super) fn known(&self, text: &[u8]) -> Option<Known> {
         let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        for (id, list) in &recent.lists {
+        for Kept { id, list, notes } in &recent.lists {
             let (kept, spans) = list.parts();
             let Some(&(_, first_end)) = spans.first() else {
                 continue;
@@ -73,6 +85,7 @@ impl SeenLists {
             return Some(Known {
                 text: Arc::clone(kept),
                 spans: spans.get(..repeated).unwrap_or_default().to_vec(),
+                notes: notes.iter().take(repeated).copied().collect(),
                 from: *id,
                 whole: repeated == spans.len(),
             });
@@ -80,25 +93,41 @@ impl SeenLists {
         None
     }
 
-    /// Keeps `list` (as split, its text the list as sent) as the most recent; drops the kept
-    /// list it repeated whole (`superseded`), then the oldest beyond the bounds.
-    pub(super) fn remember(&self, list: &RawList, superseded: Option<u64>) {
+    /// Keeps `list` (as split, its text the list as sent) as the most recent, with `notes`
+    /// (those of the elements it repeated, as [`SeenLists::known`] gave them); drops the kept
+    /// list it repeated whole (`superseded`), then the oldest beyond the bounds. Its id.
+    pub(super) fn remember(&self, list: &RawList, notes: Vec<u8>, superseded: Option<u64>) -> u64 {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(old) = superseded {
-            recent.lists.retain(|(id, _)| *id != old);
+            recent.lists.retain(|kept| kept.id != old);
         }
         let id = recent.next_id;
         recent.next_id += 1;
-        recent.lists.push_front((id, list.clone()));
-        let mut bytes: usize = recent.lists.iter().map(|(_, l)| l.parts().0.len()).sum();
+        recent.lists.push_front(Kept {
+            id,
+            list: list.clone(),
+            notes,
+        });
+        let size = |kept: &Kept| kept.list.parts().0.len();
+        let mut bytes: usize = recent.lists.iter().map(size).sum();
         while recent.lists.len() > KEPT_LISTS || (bytes > KEPT_BYTES && recent.lists.len() > 1) {
-            if let Some((_, dropped)) = recent.lists.pop_back() {
-                bytes -= dropped.parts().0.len();
+            if let Some(dropped) = recent.lists.pop_back() {
+                bytes -= size(&dropped);
             }
         }
         if bytes > KEPT_BYTES {
             // A single list over the bound is not kept either.
             recent.lists.clear();
+        }
+        id
+    }
+
+    /// Sets the notes of the kept list `id` (one per element, from its first); nothing when it
+    /// is no longer kept.
+    pub(super) fn note(&self, id: u64, notes: Vec<u8>) {
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kept) = recent.lists.iter_mut().find(|kept| kept.id == id) {
+            kept.notes = notes;
         }
     }
 

@@ -30,6 +30,8 @@ pub(super) fn split_at(
     let mut fields = Vec::new();
     let mut listed = None;
     let mut parsed = 0;
+    let mut notes = Vec::new();
+    let mut kept_as = None;
     if !cursor.eat(b'}') {
         loop {
             cursor.skip_whitespace();
@@ -39,10 +41,12 @@ pub(super) fn split_at(
             let name: String = cursor.value().map_err(not_object)?;
             cursor.expect(b':', "':'").map_err(not_object)?;
             if name == key {
-                let (list, bytes) = read_list(&mut cursor, seen)
+                let read = read_list(&mut cursor, seen)
                     .map_err(|error| format!("{key}: expected {expecting} ({error})"))?;
-                listed = Some(list);
-                parsed += bytes;
+                listed = Some(read.listed);
+                parsed += read.parsed;
+                notes = read.notes;
+                kept_as = read.kept_as;
                 let placeholder =
                     RawValue::from_string("null".to_owned()).map_err(|error| error.to_string())?;
                 fields.push((name, placeholder));
@@ -68,22 +72,39 @@ pub(super) fn split_at(
         fields,
         listed,
         parsed,
+        notes,
+        kept_as,
     })
 }
 
-/// The list field's value at the cursor: an array's elements, or a string; and how many bytes
-/// of it were parsed (not known from [`SeenLists`]).
-fn read_list(cursor: &mut Cursor, seen: &SeenLists) -> Result<(Listed, usize), String> {
+/// The list field's value as read.
+struct ReadList {
+    listed: Listed,
+    /// Its bytes parsed (not known from a kept list).
+    parsed: usize,
+    /// The notes kept for its first elements (those a kept list repeated).
+    notes: Vec<u8>,
+    /// Its id among the kept lists (an array's).
+    kept_as: Option<u64>,
+}
+
+/// The list field's value at the cursor: an array's elements, or a string.
+fn read_list(cursor: &mut Cursor, seen: &SeenLists) -> Result<ReadList, String> {
     cursor.skip_whitespace();
     match cursor.peek() {
         Some(b'"') => {
             let start = cursor.at;
             let text: String = cursor.value()?;
-            Ok((Listed::Text(text), cursor.at - start))
+            Ok(ReadList {
+                listed: Listed::Text(text),
+                parsed: cursor.at - start,
+                notes: Vec::new(),
+                kept_as: None,
+            })
         }
         Some(b'[') => {
             cursor.at += 1;
-            read_items(cursor, seen).map(|(list, parsed)| (Listed::Items(list), parsed))
+            read_items(cursor, seen)
         }
         other => Err(format!(
             "found {} at byte {}",
@@ -95,7 +116,7 @@ fn read_list(cursor: &mut Cursor, seen: &SeenLists) -> Result<(Listed, usize), S
 
 /// An array's elements, the cursor just after its `[`: those a kept list repeats are taken
 /// from it, the rest parsed; the cursor ends after the `]`.
-fn read_items(cursor: &mut Cursor, seen: &SeenLists) -> Result<(RawList, usize), String> {
+fn read_items(cursor: &mut Cursor, seen: &SeenLists) -> Result<ReadList, String> {
     let start = cursor.at;
     let rest = cursor.bytes.get(start..).unwrap_or_default();
     let known = seen.known(rest);
@@ -127,9 +148,15 @@ fn read_items(cursor: &mut Cursor, seen: &SeenLists) -> Result<(RawList, usize),
     }
     text.push_str(new);
     let list = RawList::from_parts(text, spans);
+    let notes = known.as_ref().map(|k| k.notes.clone()).unwrap_or_default();
     let superseded = known.filter(|known| known.whole).map(|known| known.from);
-    seen.remember(&list, superseded);
-    Ok((list, end - start - known_len))
+    let kept_as = seen.remember(&list, notes.clone(), superseded);
+    Ok(ReadList {
+        listed: Listed::Items(list),
+        parsed: end - start - known_len,
+        notes,
+        kept_as: Some(kept_as),
+    })
 }
 
 /// What a value starting with `byte` is, for an error.

@@ -10,7 +10,10 @@
 
 use ctxkit::core::tokens::ModelFamily;
 use ctxkit::proxy::anthropic::{answer_messages, AgentRequest};
+use ctxkit::proxy::responses::{ResponsesBody, ResponsesRequest};
 use ctxkit::proxy::seen::SeenLists;
+
+use crate::common::responses::CodexAgent;
 use ctxkit::proxy::sessions::{engine_config, Admitted, Conversations};
 use ctxkit::Engine;
 use serde_json::{json, Value};
@@ -202,4 +205,46 @@ fn a_re_sent_history_is_compared_not_parsed_again() {
     messages[HISTORY / 2] = json!({"role": "user", "content": "An edited request."});
     let request = parse(&messages);
     assert!(request.parsed_bytes > whole / 3 && request.parsed_bytes < whole * 2 / 3);
+}
+
+#[test]
+fn a_responses_turn_reads_only_its_new_items() {
+    let seen = SeenLists::default();
+    let mut agent = CodexAgent::new("Find why the totals overflow.", false);
+    for turn in 0..HISTORY / 4 {
+        agent.take_answer(turn);
+    }
+    let parse = |agent: &CodexAgent| {
+        let body = agent.body();
+        match ResponsesRequest::parse_with(body.as_bytes(), ModelFamily::OpenAi, &seen).unwrap() {
+            ResponsesBody::Turn(request) => (request, body.len()),
+            ResponsesBody::Stateful => panic!("not stateful"),
+        }
+    };
+    let (first, _) = parse(&agent);
+    let items = agent.input.len() + 1;
+    assert_eq!(first.items_read, items, "a first request reads every item");
+    for turn in HISTORY / 4..HISTORY / 4 + 5 {
+        let before = agent.input.len();
+        agent.take_answer(turn);
+        let added = agent.input.len() - before;
+        let (request, bytes) = parse(&agent);
+        assert_eq!(request.items_read, added, "turn {turn}");
+        let new_bytes: usize = agent.input[before..]
+            .iter()
+            .map(|i| i.to_string().len() + 1)
+            .sum();
+        assert!(
+            request.parsed_bytes <= new_bytes,
+            "turn {turn} parsed {} of {bytes} bytes for {added} new items",
+            request.parsed_bytes
+        );
+        // The runs are the same as a fresh read's.
+        let fresh = match ResponsesRequest::parse(agent.body().as_bytes(), ModelFamily::OpenAi) {
+            Ok(ResponsesBody::Turn(fresh)) => fresh,
+            _ => panic!("unreadable"),
+        };
+        assert_eq!(request.turns, fresh.turns);
+        assert_eq!(fresh.items_read, agent.input.len() + 1);
+    }
 }

@@ -61,10 +61,26 @@ pub use write::to_responses;
 /// assert_eq!(responses_turns(input.as_array().unwrap()), vec![0..1, 1..3, 3..4, 4..5]);
 /// ```
 pub fn responses_turns(items: &[serde_json::Value]) -> Vec<std::ops::Range<usize>> {
+    responses_turns_by_side(items.iter().map(is_user_side))
+}
+
+/// [`responses_turns`] from each item's side alone (`true`: the user's side, as
+/// [`is_user_side_item`] says), for a shell that keeps the sides of items it has read before
+/// and need not build the items again.
+///
+/// ```
+/// use ctxkit_core::wire::responses_turns_by_side;
+/// assert_eq!(responses_turns_by_side([true, false, false, true]), vec![0..1, 1..3, 3..4]);
+/// ```
+pub fn responses_turns_by_side(
+    user_side: impl IntoIterator<Item = bool>,
+) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut run_start = None;
-    for (index, item) in items.iter().enumerate() {
-        if is_user_side(item) {
+    let mut count = 0;
+    for (index, user) in user_side.into_iter().enumerate() {
+        count = index + 1;
+        if user {
             if let Some(start) = run_start.take() {
                 runs.push(start..index);
             }
@@ -74,7 +90,7 @@ pub fn responses_turns(items: &[serde_json::Value]) -> Vec<std::ops::Range<usize
         }
     }
     if let Some(start) = run_start {
-        runs.push(start..items.len());
+        runs.push(start..count);
     }
     runs
 }
@@ -95,12 +111,15 @@ pub(crate) const CONTENT_PART_TYPES: [&str; 7] = [
 /// message, a tool's output): what may not follow a `reasoning` item, which the API wants
 /// followed by the item it led to.
 pub(crate) fn is_user_side(item: &serde_json::Value) -> bool {
-    let kind = item
-        .get("type")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or("message");
-    match kind {
-        "message" => item.get("role").and_then(serde_json::Value::as_str) != Some("assistant"),
+    let text = |key: &str| item.get(key).and_then(serde_json::Value::as_str);
+    is_user_side_item(text("type"), text("role"))
+}
+
+/// Whether an item whose `type` is `kind` (`None`: a message) and whose `role` is `role` is on
+/// the user's side of the conversation (a user, system or developer message, a tool's output).
+pub fn is_user_side_item(kind: Option<&str>, role: Option<&str>) -> bool {
+    match kind.unwrap_or("message") {
+        "message" => role != Some("assistant"),
         "item_reference" | "compaction" => false,
         other => other.ends_with("_output") || other == "mcp_approval_response",
     }
