@@ -22,7 +22,7 @@ use crate::convert::{expected, join, Result};
 /// `value` of a required field that `f` read as `None`: after [`Fields::finish`] succeeded,
 /// `None` cannot happen (an absent field is `missing`, a bad one its own error), but the
 /// error is kept so no path panics.
-fn present<T>(value: Option<T>, at: &str, key: &str) -> Result<T> {
+pub(super) fn present<T>(value: Option<T>, at: &str, key: &str) -> Result<T> {
     value.ok_or_else(|| CoreError::invalid(join(at, key), "missing"))
 }
 
@@ -181,7 +181,7 @@ pub(crate) fn usage_anchor(value: Value, at: &str) -> Result<UsageAnchor> {
 pub(crate) fn message(value: Value, at: &str) -> Result<Message> {
     let mut f = Fields::of(value, at)?;
     let role = f.require("role");
-    let content = f.or_default("content");
+    let content = f.get_with("content", super::content).unwrap_or_default();
     let tool_calls = f.list_or_default("tool_calls", tool_call);
     let tool_call_id = f.or_default("tool_call_id");
     let is_error = f.or_default("is_error");
