@@ -357,7 +357,7 @@ defaulted!(
         nudge_state => nudge_state,
         usage_anchor => optional(usage_anchor),
         refused_usage => optional(refused_usage),
-        summarizer_breaker,
+        summarizer_breaker => summarizer_breaker,
         frozen_prompt => optional(frozen_parts),
     ]
 );
@@ -489,7 +489,7 @@ mod tagged;
 pub(crate) use records::{
     cache_breakpoint, checkpoint, dropped_facts, entry, fallback, frozen_parts, message,
     nudge_state, pinned_fact, precis_options, read_messages, refused_usage, repair_report, skill,
-    todo_item, usage_anchor,
+    summarizer_breaker, todo_item, usage_anchor,
 };
 pub(crate) use tagged::{content, strategy};
 

@@ -114,6 +114,21 @@ fn records_read_as_derived() {
     for input in inputs(json!({"name": "n", "description": "d"})) {
         same(skill, input);
     }
+    for input in inputs(json!({"consecutive_failures": 2, "skip_compactions": 3})) {
+        same(summarizer_breaker, input);
+    }
+    for input in [
+        json!({"consecutive_timeouts": 2}),
+        json!({"consecutive_timeouts": 2, "consecutive_failures": 1}),
+        json!({"consecutive_timeouts": "x", "consecutive_failures": 1}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": "x"}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": 1, "aa": 1}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": 1, "consecutive_g": 1}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": 1, "zz": 1}),
+        json!({"consecutive_timeouts": -1, "skip_compactions": 5_000_000_000_u64}),
+    ] {
+        same(summarizer_breaker, input);
+    }
 }
 
 #[test]
