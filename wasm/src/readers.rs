@@ -357,7 +357,7 @@ defaulted!(
         nudge_state => nudge_state,
         usage_anchor => optional(usage_anchor),
         refused_usage => optional(refused_usage),
-        summarizer_breaker,
+        summarizer_breaker => summarizer_breaker,
         frozen_prompt => optional(frozen_parts),
     ]
 );
@@ -458,7 +458,7 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
     let d = Policy::default();
     let policy = Policy {
         family: f.or("family", d.family),
-        strategy: f.or("strategy", d.strategy),
+        strategy: f.get_with("strategy", strategy).unwrap_or(d.strategy),
         keep_last_messages: f.or("keep_last_messages", d.keep_last_messages),
         max_summary_tokens: f.or("max_summary_tokens", d.max_summary_tokens),
         summary_share_percent: f.or("summary_share_percent", d.summary_share_percent),
@@ -485,11 +485,13 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
 }
 
 mod records;
+mod tagged;
 pub(crate) use records::{
     cache_breakpoint, checkpoint, dropped_facts, entry, fallback, frozen_parts, message,
     nudge_state, pinned_fact, precis_options, read_messages, refused_usage, repair_report, skill,
-    todo_item, usage_anchor,
+    summarizer_breaker, todo_item, usage_anchor,
 };
+pub(crate) use tagged::{content, strategy};
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::importance::importance_of_text;
 use crate::model::Message;
 use crate::text::tag_fence;
 use crate::text::{head_bytes, single_line};
@@ -305,16 +306,17 @@ fn category(value: Option<&Value>) -> String {
 
 /// The importance rounded and clamped to 1..=10; [`DEFAULT_IMPORTANCE`] when not a number.
 fn importance(value: Option<&Value>) -> i32 {
-    let number = match value {
-        Some(Value::Number(number)) => number.as_f64(),
-        Some(Value::String(text)) => text.trim().parse::<f64>().ok(),
+    let rounded = match value {
+        Some(Value::Number(number)) => number
+            .as_f64()
+            .filter(|number| number.is_finite())
+            // Rounded and clamped first, so the cast is exact.
+            .map(|number| number.round().clamp(1.0, 10.0) as i32),
+        // As `parse::<f64>` would read it, without linking the float parser (`importance`).
+        Some(Value::String(text)) => importance_of_text(text.trim()),
         _ => None,
     };
-    match number.filter(|number| number.is_finite()) {
-        // Rounded and clamped first, so the cast is exact.
-        Some(number) => number.round().clamp(1.0, 10.0) as i32,
-        None => DEFAULT_IMPORTANCE,
-    }
+    rounded.unwrap_or(DEFAULT_IMPORTANCE)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //!   never stored.
 
 pub(crate) mod extraction;
+mod importance;
 pub(crate) mod nudge;
 pub(crate) mod precis;
 pub(crate) mod provenance;

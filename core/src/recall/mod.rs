@@ -33,6 +33,7 @@
 
 pub(crate) mod fact_search;
 pub(crate) mod guidance;
+mod integer;
 pub(crate) mod limits;
 pub(crate) mod matching;
 pub(crate) mod offload_hits;

@@ -12,6 +12,7 @@
 
 use serde_json::{Map, Value};
 
+use super::integer::{parse_i128, show_i128};
 use super::limits::{
     OFFLOAD_DEFAULT_LINES, OFFLOAD_MAX_LINES, QUERY_MAX_BYTES, QUERY_MAX_TERMS,
     READ_DEFAULT_MESSAGES, READ_MAX_MESSAGES, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT,
@@ -295,7 +296,7 @@ fn integer(fields: &Map<String, Value>, tool: &str, key: &str) -> Result<Option<
             .map(i128::from)
             .or_else(|| number.as_u64().map(i128::from))
             .or_else(|| number.as_f64().and_then(integral)),
-        Value::String(text) => text.trim().parse::<i128>().ok(),
+        Value::String(text) => parse_i128(text.trim()),
         _ => None,
     };
     number.map(Some).ok_or_else(|| {
@@ -317,13 +318,16 @@ fn integral(value: f64) -> Option<i128> {
 fn seq_argument(value: i128, at: &str) -> Result<u64> {
     match u64::try_from(value) {
         Ok(seq) if seq <= MAX_SEQ => Ok(seq),
-        Ok(_) => Err(CoreError::invalid(
+        Ok(seq) => Err(CoreError::invalid(
             at,
-            format!("{value} is past the last position a log can have ({MAX_SEQ})"),
+            format!("{seq} is past the last position a log can have ({MAX_SEQ})"),
         )),
         Err(_) => Err(CoreError::invalid(
             at,
-            format!("{value} is not a position: give a number from 1"),
+            format!(
+                "{} is not a position: give a number from 1",
+                show_i128(value)
+            ),
         )),
     }
 }

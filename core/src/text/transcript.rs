@@ -93,7 +93,8 @@ impl Default for TranscriptLimits {
 /// );
 /// ```
 pub fn render_transcript(messages: &[Message], limits: &TranscriptLimits) -> String {
-    let mut call_names: BTreeMap<&str, &str> = BTreeMap::new();
+    // Owned, as the ids-to-names maps of the writers: one BTreeMap type fewer in the .wasm.
+    let mut call_names: BTreeMap<String, String> = BTreeMap::new();
     let blocks: Vec<String> = messages
         .iter()
         .map(|message| {
@@ -101,11 +102,11 @@ pub fn render_transcript(messages: &[Message], limits: &TranscriptLimits) -> Str
                 message
                     .tool_call_id
                     .as_deref()
-                    .and_then(|id| call_names.get(id).copied())
+                    .and_then(|id| call_names.get(id).map(String::as_str))
             });
             let block = render_block(message, name, limits);
             for call in &message.tool_calls {
-                call_names.insert(call.id.as_str(), call.name.as_str());
+                call_names.insert(call.id.clone(), call.name.clone());
             }
             block
         })

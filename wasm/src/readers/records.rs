@@ -11,18 +11,19 @@ use ctxkit_core::memory::{NudgeState, PrecisOptions};
 use ctxkit_core::model::{Entry, Message, ProviderFields, ToolCall};
 use ctxkit_core::prompt::{FrozenParts, Skill};
 use ctxkit_core::tokens::{RefusedUsage, UsageAnchor};
+use ctxkit_core::turn::SummarizerBreaker;
 use ctxkit_core::wire::breakpoints::CacheBreakpoint;
 use ctxkit_core::wire::RepairReport;
 use ctxkit_core::CoreError;
 use serde_json::Value;
 
 use super::{list, optional, Fields};
-use crate::convert::{expected, join, Result};
+use crate::convert::{describe, expected, join, Result};
 
 /// `value` of a required field that `f` read as `None`: after [`Fields::finish`] succeeded,
 /// `None` cannot happen (an absent field is `missing`, a bad one its own error), but the
 /// error is kept so no path panics.
-fn present<T>(value: Option<T>, at: &str, key: &str) -> Result<T> {
+pub(super) fn present<T>(value: Option<T>, at: &str, key: &str) -> Result<T> {
     value.ok_or_else(|| CoreError::invalid(join(at, key), "missing"))
 }
 
@@ -181,7 +182,7 @@ pub(crate) fn usage_anchor(value: Value, at: &str) -> Result<UsageAnchor> {
 pub(crate) fn message(value: Value, at: &str) -> Result<Message> {
     let mut f = Fields::of(value, at)?;
     let role = f.require("role");
-    let content = f.or_default("content");
+    let content = f.get_with("content", super::content).unwrap_or_default();
     let tool_calls = f.list_or_default("tool_calls", tool_call);
     let tool_call_id = f.or_default("tool_call_id");
     let is_error = f.or_default("is_error");
@@ -234,6 +235,38 @@ pub(crate) fn provider_fields(value: Value, at: &str) -> Result<ProviderFields> 
         provider: present(provider, at, "provider")?,
         fields,
     })
+}
+
+/// A `SummarizerBreaker`: absent fields are 0, unknown fields refused, as derived; its old
+/// field name `consecutive_timeouts` reads as `consecutive_failures`, and both given is serde's
+/// `duplicate field`, at the second of them in key order (serde stops at that key).
+pub(crate) fn summarizer_breaker(value: Value, at: &str) -> Result<SummarizerBreaker> {
+    const NAMES: &[&str] = &[
+        "consecutive_failures",
+        "consecutive_timeouts",
+        "skip_compactions",
+    ];
+    let mut f = Fields::of(value, at)?;
+    let old_name = f
+        .fields
+        .keys()
+        .position(|key| key == "consecutive_timeouts");
+    if let Some(position) = old_name.filter(|_| f.fields.contains_key("consecutive_failures")) {
+        let error = describe(
+            join(at, "consecutive_timeouts"),
+            "duplicate field `consecutive_failures`",
+        );
+        f.fail(position, error);
+    }
+    let consecutive_failures = match f.get("consecutive_failures") {
+        Some(count) => count,
+        None => f.or_default("consecutive_timeouts"),
+    };
+    let breaker = SummarizerBreaker {
+        consecutive_failures,
+        skip_compactions: f.or_default("skip_compactions"),
+    };
+    f.finish_denying(NAMES).map(|()| breaker)
 }
 
 /// A `Checkpoint`; unknown fields are ignored, as derived.

@@ -201,8 +201,9 @@ impl Draft<'_> {
             rest
         };
         let mut mentioned = String::new();
-        let listed: BTreeSet<&str> =
-            crate::wire::fields::set_of(self.state.files.iter().map(|f| f.path.as_str()));
+        // Owned, as the other sets of paths: one BTreeSet type fewer in the .wasm.
+        let listed: BTreeSet<String> =
+            crate::wire::fields::set_of(self.state.files.iter().map(|f| f.path.clone()));
         let mentioned_files: Vec<String> = self
             .facts
             .files

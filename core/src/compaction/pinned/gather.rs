@@ -86,7 +86,9 @@ impl PinnedGatherer {
 #[derive(Debug, Default)]
 struct Facts {
     list: Vec<PinnedFact>,
-    seen: BTreeSet<(FactKind, String)>,
+    /// `kind` and text (`path\nsrc/a.rs`): strings, as the other sets, so the .wasm has one
+    /// BTreeSet type fewer (docs/performance.md, "Size").
+    seen: BTreeSet<String>,
     next_step: Option<PinnedFact>,
 }
 
@@ -99,7 +101,11 @@ impl Facts {
             self.next_step = Some(fact);
             return;
         }
-        if self.seen.insert((fact.kind, fact.text.clone())) {
+        // The kind's name has no newline, so the key is the pair.
+        if self
+            .seen
+            .insert(format!("{}\n{}", fact.kind.as_str(), fact.text))
+        {
             self.list.push(fact);
         }
     }

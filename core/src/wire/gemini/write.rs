@@ -25,13 +25,22 @@ fn to_gemini_refs(messages: &[&Message]) -> Value {
         .take_while(|message| message.role == Role::System)
         .count();
     let (systems, rest) = messages.split_at(leading.min(messages.len()));
-    // id → (name, whether the id is Gemini's own), for the responses.
-    let calls: BTreeMap<&str, (&str, bool)> = crate::wire::fields::map_of(
-        messages
+    // The calls, and id → the last call with it, for the responses. (An owned id and an
+    // index, a map type the core has already: one BTreeMap type fewer in the .wasm.)
+    let all_calls: Vec<&ToolCall> = messages
+        .iter()
+        .flat_map(|message| &message.tool_calls)
+        .collect();
+    let by_id: BTreeMap<String, usize> = crate::wire::fields::map_of(
+        all_calls
             .iter()
-            .flat_map(|message| &message.tool_calls)
-            .map(|call| (call.id.as_str(), (call.name.as_str(), !made_up_id(call)))),
+            .enumerate()
+            .map(|(index, call)| (call.id.clone(), index)),
     );
+    let calls = Calls {
+        all: &all_calls,
+        by_id: &by_id,
+    };
     let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
     let mut in_responses = false;
     for message in rest {
@@ -127,14 +136,25 @@ fn call_part(call: &ToolCall) -> Value {
     Value::Object(part)
 }
 
-fn response_part(message: &Message, calls: &BTreeMap<&str, (&str, bool)>) -> Value {
+/// The log's tool calls, and the index of the last with each id.
+struct Calls<'a> {
+    all: &'a [&'a ToolCall],
+    by_id: &'a BTreeMap<String, usize>,
+}
+
+fn response_part(message: &Message, calls: &Calls) -> Value {
     let id = message.tool_call_id.as_deref().unwrap_or_default();
-    let call = calls.get(id);
+    // (name, whether the id is Gemini's own)
+    let call = calls
+        .by_id
+        .get(id)
+        .and_then(|index| calls.all.get(*index))
+        .map(|call| (call.name.as_str(), !made_up_id(call)));
     // Gemini pairs a response with its call by name: the call's name wins over one the result
     // carried (a result may name its tool differently, and Gemini would then count a call
     // without its response).
     let name = call
-        .map(|(name, _)| *name)
+        .map(|(name, _)| name)
         .or(message.name.as_deref())
         .unwrap_or("unknown");
     let text = message.content.text();
@@ -146,7 +166,7 @@ fn response_part(message: &Message, calls: &BTreeMap<&str, (&str, bool)>) -> Val
         _ => json!({ "output": text }),
     };
     let mut function = Map::new();
-    if call.is_some_and(|(_, own_id)| *own_id) {
+    if call.is_some_and(|(_, own_id)| own_id) {
         function.insert("id".to_owned(), json!(id));
     }
     function.insert("name".to_owned(), json!(name));

@@ -30,12 +30,13 @@ fn to_responses_refs(messages: &[&Message]) -> Value {
             rest = after;
         }
     }
-    let custom_calls: std::collections::BTreeSet<&str> = crate::wire::fields::set_of(
+    // Owned ids, as in the other sets of ids: one BTreeSet type fewer in the .wasm.
+    let custom_calls: std::collections::BTreeSet<String> = crate::wire::fields::set_of(
         messages
             .iter()
             .flat_map(|message| &message.tool_calls)
             .filter(|call| is_custom(call.provider_fields.as_ref()))
-            .map(|call| call.id.as_str()),
+            .map(|call| call.id.clone()),
     );
     let mut items = Vec::new();
     for message in rest {
@@ -153,7 +154,7 @@ fn call_item(call: &ToolCall) -> Value {
     with_fields(item, fields)
 }
 
-fn output_item(message: &Message, custom_calls: &std::collections::BTreeSet<&str>) -> Value {
+fn output_item(message: &Message, custom_calls: &std::collections::BTreeSet<String>) -> Value {
     let id = message.tool_call_id.clone().unwrap_or_default();
     let output = match &message.content {
         Content::Text(text) => json!(text),

@@ -114,6 +114,21 @@ fn records_read_as_derived() {
     for input in inputs(json!({"name": "n", "description": "d"})) {
         same(skill, input);
     }
+    for input in inputs(json!({"consecutive_failures": 2, "skip_compactions": 3})) {
+        same(summarizer_breaker, input);
+    }
+    for input in [
+        json!({"consecutive_timeouts": 2}),
+        json!({"consecutive_timeouts": 2, "consecutive_failures": 1}),
+        json!({"consecutive_timeouts": "x", "consecutive_failures": 1}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": "x"}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": 1, "aa": 1}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": 1, "consecutive_g": 1}),
+        json!({"consecutive_timeouts": 1, "consecutive_failures": 1, "zz": 1}),
+        json!({"consecutive_timeouts": -1, "skip_compactions": 5_000_000_000_u64}),
+    ] {
+        same(summarizer_breaker, input);
+    }
 }
 
 #[test]
@@ -139,8 +154,6 @@ fn messages_read_as_derived() {
         json!({"role": 2}),
         json!({"content": 3, "role": "user"}),
         json!({"role": "user", "content": [{"type": "txt"}]}),
-        json!({"role": "user", "content": [{"type": "image", "source": {"type": "url"}}]}),
-        json!({"role": "user", "content": [{"type": "opaque", "provider": "x", "block": 1}]}),
         json!({"role": "assistant", "tool_calls": [{"id": "c", "name": "ls"}]}),
         json!({"role": "assistant", "tool_calls": [{"id": 1, "nme": "ls"}]}),
         json!({"role": "assistant", "tool_calls": null}),
@@ -150,6 +163,15 @@ fn messages_read_as_derived() {
     ] {
         same(message, input);
     }
+    // Below a part's tag, errors name the field (`crate::readers::tagged`).
+    assert_eq!(
+        message(
+            json!({"role": "user", "content": [{"type": "image", "source": {"type": "url"}}]}),
+            "x"
+        )
+        .map_err(|e| e.to_string()),
+        Err("x.content[0].source.url: missing".to_owned())
+    );
     assert_eq!(
         read_messages(json!(3), "messages").map_err(|e| e.to_string()),
         Err("messages: expected an array of messages, found a number".to_owned())
