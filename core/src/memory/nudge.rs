@@ -3,15 +3,24 @@
 //! Two reminders, driven by a small state machine whose state the caller keeps (it belongs to
 //! the session, not to one run of a program, so a restart does not reset the counters):
 //! - the memory nudge, every N turns (default 10): "save what you learned";
-//! - the stall nudge, when K turns (default 10) pass in which the agent acted but called no
-//!   progress tool (default `write_file`, `edit_file`, and the edit tools of Claude Code,
-//!   OpenHands, SWE-agent and Codex): fired once, then the count restarts.
+//! - the stall nudge, when K turns (default 10) pass in which the agent acted but changed no
+//!   file: fired once, then the count restarts.
+//!
+//! A change to a file is read from what a call writes, for any agent and any tool name
+//! ([`crate::facts::call_shape`]: a patch body, even inside a shell command, a
+//! `content`/`new_string`-like argument beside a path, an editor's `create`/`str_replace`, a
+//! command that removes files), or from a tool name whose words say it writes, edits, patches
+//! or replaces (`write_file`, `MultiEdit`, `str_replace_editor`: an edit tool whose arguments
+//! have a shape of their own), never from a list of products' tool names;
+//! [`NudgePolicy::progress_tools`] adds names of the caller's own (a tool whose arguments show
+//! no file, such as a `commit` or a `deploy`).
 //!
 //! Both can be tied to the agent's tools ([`NudgePolicy::agent_tools`]): when the caller says
-//! which tools its agent has, the stall nudge is off unless one of them is a progress tool, and
-//! the memory nudge is off unless one of them is a memory tool ([`NudgePolicy::memory_tools`]),
-//! so an agent that edits no files is never told it changed none, and one with no memory is
-//! never told to save to it.
+//! which tools its agent has, the stall nudge is off unless one of them changes files (a
+//! progress tool, or one whose name says it writes, edits, patches or replaces), and the memory
+//! nudge is off unless one of them is a memory tool ([`NudgePolicy::memory_tools`]), so an
+//! agent that edits no files is never told it changed none, and one with no memory is never
+//! told to save to it.
 //!
 //! [`advance_nudges`] reads only the entries appended since the previous turn, so its cost
 //! does not grow with the log. Nudges are placed at the very end of the view, after any tool
@@ -19,8 +28,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::facts::{call_shape, CallShape, FileAction};
 use crate::model::{first_after, Entry};
-use crate::model::{Message, Role};
+use crate::model::{Message, Role, ToolCall};
 
 /// When to nudge, and what to say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,20 +61,8 @@ impl Default for NudgePolicy {
         NudgePolicy {
             memory_every_turns: 10,
             stall_after_turns: 10,
-            // The reference design's file tools, and the edit tools of the agents in the corpus
-            // (Claude Code, OpenHands, SWE-agent) and of Codex.
-            progress_tools: [
-                "write_file",
-                "edit_file",
-                "Write",
-                "Edit",
-                "MultiEdit",
-                "NotebookEdit",
-                "str_replace_editor",
-                "apply_patch",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
+            // None: a change to a file is read from the call's arguments, for any agent.
+            progress_tools: Vec::new(),
             memory_tools: ["save_memory", "memory", "remember"]
                 .map(str::to_owned)
                 .to_vec(),
@@ -85,9 +83,15 @@ impl NudgePolicy {
     }
 
     /// Turns after which the stall nudge fires, 0 when it is off (configured off, or the
-    /// agent has no progress tool).
+    /// agent has no tool that changes files: no progress tool, and no tool whose name says it
+    /// writes, edits, patches or replaces).
     pub fn effective_stall_after_turns(&self) -> u32 {
-        if self.agent_has_any(&self.progress_tools) {
+        let changes_files = self.agent_tools.as_ref().is_none_or(|agent| {
+            agent
+                .iter()
+                .any(|tool| self.progress_tools.contains(tool) || names_a_file_change(tool))
+        });
+        if changes_files {
             self.stall_after_turns
         } else {
             0
@@ -169,7 +173,11 @@ pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -
     let progressed = new
         .iter()
         .flat_map(|entry| &entry.message.tool_calls)
-        .any(|call| policy.progress_tools.contains(&call.name));
+        .any(|call| {
+            policy.progress_tools.contains(&call.name)
+                || names_a_file_change(&call.name)
+                || changes_a_file(call)
+        });
 
     let turn = state.turn.saturating_add(1);
     let mut without_progress = if progressed {
@@ -206,6 +214,45 @@ pub fn advance_nudges(state: &NudgeState, log: &[Entry], policy: &NudgePolicy) -
             turns_without_progress: without_progress,
         },
     }
+}
+
+/// Whether `call`'s arguments show it changed a file: wrote, edited, made or removed one (a
+/// read, a search or a command that touches no file is no change).
+fn changes_a_file(call: &ToolCall) -> bool {
+    match call_shape(&call.name, &call.arguments) {
+        Some(CallShape::Files(files)) => {
+            files.iter().any(|(_, action)| *action != FileAction::Read)
+        }
+        Some(CallShape::Command { removed, .. }) => !removed.is_empty(),
+        None => false,
+    }
+}
+
+/// The verbs whose word in a tool's name says it changes files (`write_file`, `Edit`,
+/// `MultiEdit`, `str_replace_editor`, `apply_patch`): what the agent's tool list can say
+/// before any call shows it.
+const FILE_CHANGE_WORDS: [&str; 5] = ["write", "edit", "editor", "patch", "replace"];
+
+/// Whether a word of `tool`'s name (split at `_`, `-`, `.` and lower-to-upper case changes)
+/// is one of [`FILE_CHANGE_WORDS`].
+fn names_a_file_change(tool: &str) -> bool {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in tool.chars() {
+        let boundary = !c.is_alphanumeric() || (c.is_uppercase() && previous_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+        previous_lower = c.is_lowercase();
+    }
+    words.push(word);
+    words
+        .iter()
+        .any(|word| FILE_CHANGE_WORDS.contains(&word.as_str()))
 }
 
 #[cfg(test)]
@@ -262,6 +309,102 @@ mod tests {
         };
         let outcome = advance_nudges(&NudgeState::default(), &log, &with_both);
         assert_eq!(outcome.kinds, vec![NudgeKind::Memory, NudgeKind::Stall]);
+    }
+
+    #[test]
+    fn a_change_to_a_file_is_progress_whatever_the_tool_is_named() {
+        let policy = NudgePolicy {
+            memory_every_turns: 0,
+            stall_after_turns: 1,
+            ..NudgePolicy::default()
+        };
+        let call = |tool: &str, arguments: serde_json::Value| {
+            let message =
+                Message::assistant("", vec![ToolCall::new("c1", tool, arguments.to_string())]);
+            let log = [Entry::new(1, message, ModelFamily::OpenAi)];
+            advance_nudges(&NudgeState::default(), &log, &policy).kinds
+        };
+        let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** End Patch\nEOF";
+        // Codex's shell running a patch, a framework's tools writing and changing a file.
+        assert!(call(
+            "shell",
+            serde_json::json!({"command": ["bash", "-lc", patch]})
+        )
+        .is_empty());
+        assert!(call(
+            "save_note",
+            serde_json::json!({"path": "notes/a.md", "content": "x"})
+        )
+        .is_empty());
+        assert!(call(
+            "modify",
+            serde_json::json!({"path": "a.rs", "oldText": "a", "newText": "b"})
+        )
+        .is_empty());
+        assert!(call(
+            "shell",
+            serde_json::json!({"command": "rm -f build/out.txt"})
+        )
+        .is_empty());
+        // A read, a search and a command that changes no file are no progress.
+        for (tool, arguments) in [
+            ("read", serde_json::json!({"path": "a.rs"})),
+            ("grep", serde_json::json!({"pattern": "x", "path": "src"})),
+            (
+                "shell",
+                serde_json::json!({"command": ["bash", "-lc", "cargo test"]}),
+            ),
+        ] {
+            assert_eq!(call(tool, arguments), vec![NudgeKind::Stall], "{tool}");
+        }
+        // The caller's own progress tool counts by its name.
+        let deploy = NudgePolicy {
+            progress_tools: vec!["deploy".to_owned()],
+            ..policy.clone()
+        };
+        let log = [turn_with("deploy", 1)];
+        assert!(advance_nudges(&NudgeState::default(), &log, &deploy)
+            .kinds
+            .is_empty());
+    }
+
+    #[test]
+    fn an_agents_edit_tools_are_known_by_the_words_of_their_names() {
+        for tool in [
+            "write_file",
+            "Edit",
+            "MultiEdit",
+            "NotebookEdit",
+            "str_replace_editor",
+            "apply_patch",
+            "edit",
+        ] {
+            assert!(names_a_file_change(tool), "{tool}");
+        }
+        for tool in [
+            "shell",
+            "read_file",
+            "update_reservation",
+            "credit",
+            "rewrite_query",
+            "Bash",
+        ] {
+            assert!(!names_a_file_change(tool), "{tool}");
+        }
+        let policy = |tools: &[&str]| NudgePolicy {
+            agent_tools: Some(tools.iter().map(|t| (*t).to_owned()).collect()),
+            ..NudgePolicy::default()
+        };
+        assert_eq!(
+            policy(&["shell", "apply_patch"]).effective_stall_after_turns(),
+            10
+        );
+        assert_eq!(policy(&["search_flights"]).effective_stall_after_turns(), 0);
+        let own = NudgePolicy {
+            progress_tools: vec!["deploy".to_owned()],
+            ..policy(&["deploy"])
+        };
+        assert_eq!(own.effective_stall_after_turns(), 10);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::signals::{
 use super::state::{file_accesses, is_state_call, FileAccess};
 use super::{push_unique, whole_words, ExtractiveLimits};
 use crate::compaction::pinned::offloaded_path;
+use crate::facts::code_names;
 use crate::model::{Message, Role};
 use crate::text::user_words;
 
@@ -31,6 +32,9 @@ pub(super) struct Facts {
     pub(super) mentioned: Vec<String>,
     /// The paths the user's requests named, the most recent last.
     pub(super) requested: Vec<String>,
+    /// The code-shaped names each file read imports and defines (its own and the project's
+    /// first), one list per read, the most recent read's last.
+    pub(super) code_names: Vec<Vec<String>>,
     /// Code identifiers the assistant used: (identifier, messages whose prose or call targets
     /// name it, messages that only wrote it in a file's text, last use).
     identifier_uses: BTreeMap<String, (usize, usize, usize)>,
@@ -185,7 +189,20 @@ impl Facts {
         let index = by_id.or_else(|| (oldest_open > 0).then(|| self.calls.len() - oldest_open));
         if let Some(record) = index.and_then(|i| self.calls.get_mut(i)) {
             record.outcome = Some(outcome);
-            if !record.reads {
+            if record.reads {
+                // A read's content is no lead for paths, but what it imports and defines is
+                // what the agent goes on to call; only code-shaped names (`PageLayout`,
+                // `load_config`): a plain word is guessed again, not recalled.
+                let names: Vec<String> = code_names(text)
+                    .into_iter()
+                    .filter(|name| identifiers(name).next().is_some())
+                    .collect();
+                // A file read again is one read, the latest.
+                self.code_names.retain(|read| *read != names);
+                if !names.is_empty() {
+                    self.code_names.push(names);
+                }
+            } else {
                 let offloaded = offloaded_path(text);
                 for path in paths_named(text, offloaded.as_deref()) {
                     push_latest(&mut self.mentioned, path);

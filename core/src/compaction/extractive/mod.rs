@@ -84,6 +84,10 @@ impl Default for ExtractiveLimits {
 /// The label of the line of identifiers in use, as written and as read back.
 const IN_USE_LABEL: &str = "Identifiers in use (most used first): ";
 
+/// The label of the line of names the files the agent read import and define, as written and
+/// as read back.
+const CODE_NAMES_LABEL: &str = "Names the files read import or define (latest read first): ";
+
 /// The section headings, in order. LLM summaries are asked for the same ones.
 pub const SECTIONS: [&str; 5] = [
     "Goal",
@@ -235,8 +239,7 @@ pub fn extractive_summary_with(
     if !mentioned.is_empty() {
         critical.push_str(&cap_lines(mentioned.trim_end(), room / 4, "lines"));
     }
-    // Each section is within its share already (the narrative ones capped above).
-    let sections = [
+    let mut sections = [
         ("Goal", goal_section),
         ("Progress", draft.progress(room)),
         ("Key Decisions", draft.decisions(room)),
@@ -245,7 +248,26 @@ pub fn extractive_summary_with(
         ("Next Steps", next_steps),
         ("Critical Context", critical),
     ];
+    // Each section is within its share already (the narrative ones capped above); the names
+    // of the code read take what they leave.
+    let names = names_in_room(&draft, &sections);
+    let critical = &mut sections[6].1;
+    if !names.is_empty() && !critical.is_empty() && !critical.ends_with('\n') {
+        critical.push('\n');
+    }
+    critical.push_str(&names);
     render(sections, workdir)
+}
+
+/// The line of names the files read import and define, in what the other `sections` leave of
+/// the summary: it never takes the narrative's room.
+fn names_in_room(draft: &Draft, sections: &[(&str, String); 7]) -> String {
+    let used: usize = sections.iter().map(|(_, body)| body.len() + 24).sum();
+    let written = sections
+        .each_ref()
+        .map(|(_, body)| body.as_str())
+        .join("\n");
+    draft.code_names_line(&written, draft.limits.max_bytes.saturating_sub(used))
 }
 
 /// The working directory the paths are written relative to: the previous summary's (so every

@@ -2,7 +2,7 @@
 
 use super::mentioned::{read_back, read_back_labelled, REQUESTED_LABEL};
 use super::signals::{backticked_items, paths_in_text};
-use super::{one_line, IN_USE_LABEL, SECTIONS, STATE_SECTIONS};
+use super::{one_line, CODE_NAMES_LABEL, IN_USE_LABEL, SECTIONS, STATE_SECTIONS};
 use crate::compaction::pinned::{FactKind, PinnedFact};
 use crate::compaction::workdir::declared_working_directory;
 
@@ -29,6 +29,9 @@ pub(super) struct PreviousSummary {
     pub(super) identifiers: Vec<String>,
     /// The identifiers its Critical Context lists as in use, the most used first.
     pub(super) identifiers_in_use: Vec<String>,
+    /// The names its Critical Context lists as imported or defined by the files read, in
+    /// their order there.
+    pub(super) code_names: Vec<String>,
     pub(super) errors: Vec<String>,
     /// A summary without the expected headings, kept whole.
     pub(super) unparsed: Option<String>,
@@ -70,6 +73,8 @@ impl PreviousSummary {
                     for line in body.lines() {
                         if let Some(list) = line.strip_prefix("Files: ") {
                             parsed.files.extend(backticked_items(list));
+                        } else if let Some(list) = line.strip_prefix(CODE_NAMES_LABEL) {
+                            parsed.code_names = backticked_items(list);
                         } else if let Some(list) = line.strip_prefix(IN_USE_LABEL) {
                             parsed.identifiers_in_use = backticked_items(list);
                         } else if let Some(list) = line.strip_prefix("Identifiers: ") {

@@ -13,7 +13,7 @@ use super::lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
 use super::mentioned::{labelled_line, mentioned_line, push_latest, same_file, REQUESTED_LABEL};
 use super::previous::{without_headings, PreviousSummary};
 use super::state::State;
-use super::{ExtractiveLimits, IN_USE_LABEL};
+use super::{ExtractiveLimits, CODE_NAMES_LABEL, IN_USE_LABEL};
 use crate::compaction::pinned::{is_previous_summary, PinnedFact};
 use crate::compaction::workdir::{relative_to, relativize_text, workdir_line};
 use crate::model::{Message, Role};
@@ -147,6 +147,49 @@ impl Draft<'_> {
                 (*bytes <= limits.max_bytes / 8).then_some(item)
             })
             .collect()
+    }
+
+    /// The code-shaped names the files the agent read import and define (what it goes on to
+    /// call, render or search for), each read a fair share: one name of each read per round,
+    /// the most recent read's first, each read's own and the project's names before a
+    /// package's, the previous summary's line as the oldest read; leaving out any the summary
+    /// holds in `written` (its other sections): the line, within `room` (what the other
+    /// sections leave of the summary) and a sixteenth of the summary, so it never takes the
+    /// narrative's room and a big file read does not crowd out the other files.
+    pub(super) fn code_names_line(&self, written: &str, room: usize) -> String {
+        let names = self.code_names(written, room.min(self.limits.max_bytes / 16));
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!("{CODE_NAMES_LABEL}{}\n", backticked(&names))
+        }
+    }
+
+    fn code_names(&self, written: &str, max_bytes: usize) -> Vec<String> {
+        let mut reads: Vec<std::slice::Iter<'_, String>> = self
+            .facts
+            .code_names
+            .iter()
+            .rev()
+            .chain(std::iter::once(&self.earlier.code_names))
+            .map(|read| read.iter())
+            .collect();
+        let max_bytes = max_bytes.saturating_sub(CODE_NAMES_LABEL.len());
+        let (mut out, mut bytes) = (Vec::new(), 0);
+        while !reads.is_empty() {
+            reads.retain_mut(|read| {
+                let Some(name) = read.next() else {
+                    return false;
+                };
+                let fresh = !holds_word(written, name) && !out.contains(name);
+                if fresh && bytes + name.len() + 4 <= max_bytes {
+                    bytes += name.len() + 4;
+                    out.push(name.clone());
+                }
+                true
+            });
+        }
+        out
     }
 
     /// The Critical Context section's pinned part: the working directory (when no Files

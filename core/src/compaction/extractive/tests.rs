@@ -230,3 +230,99 @@ fn the_files_a_long_request_names_survive_its_cut_and_the_next_merge() {
     );
     assert!(merged_line.contains("`tool-29-check.cjs`"), "{merged_line}");
 }
+
+#[test]
+fn names_the_code_read_imports_and_defines_are_leads_within_their_share() {
+    // Any agent's read: a shell that prints a file (Codex's argv) and a path-only call.
+    let page = "\"use client\";\nimport { PageLayout } from \"@/components/PageLayout\";\nimport { Button } from \"@repo/ui/button\";\nexport default function TeamsPage() {\n  const localRows = 1;\n}\n";
+    let messages = [
+        Message::user("Make the teams page match the others"),
+        Message::assistant(
+            "",
+            vec![ToolCall::new(
+                "1",
+                "shell",
+                r#"{"command":["zsh","-lc","sed -n '1,200p' src/app/teams/page.tsx"],"workdir":"/u/app"}"#,
+            )],
+        ),
+        Message::tool_result("1", page, false),
+        Message::assistant(
+            "",
+            vec![ToolCall::new(
+                "2",
+                "open_file",
+                r#"{"path":"src/lib/rows.py"}"#,
+            )],
+        ),
+        Message::tool_result("2", "def load_rows(team_id):\n    pass\n", false),
+        // A search's output names code too, but is no file read: no names from it.
+        Message::assistant(
+            "",
+            vec![ToolCall::new(
+                "3",
+                "grep",
+                r#"{"pattern":"useTeams","path":"src"}"#,
+            )],
+        ),
+        Message::tool_result("3", "src/hooks.ts:1:export function useTeams() {}", false),
+    ];
+    let limits = ExtractiveLimits::default();
+    let summary = extractive_summary(&messages, None, &limits);
+    // One of each read per round, the latest read's first; plain words (`Button`) and a
+    // function's locals are left out.
+    assert!(
+        summary.contains(&format!(
+            "{CODE_NAMES_LABEL}`load_rows`, `PageLayout`, `TeamsPage`"
+        )),
+        "{summary}"
+    );
+    assert!(!summary.contains("localRows"), "{summary}");
+    assert!(!summary.contains("`Button`"), "{summary}");
+    // The next summary keeps them, merged with its own reads' names.
+    let next = [
+        Message::assistant(
+            "",
+            vec![ToolCall::new(
+                "4",
+                "read",
+                r#"{"path":"src/app/admin/page.tsx"}"#,
+            )],
+        ),
+        Message::tool_result("4", "export const AdminPage = () => null;\n", false),
+    ];
+    let merged = extractive_summary(&next, Some(&summary), &limits);
+    assert!(
+        merged.contains(&format!(
+            "{CODE_NAMES_LABEL}`AdminPage`, `load_rows`, `PageLayout`, `TeamsPage`"
+        )),
+        "{merged}"
+    );
+    // A read of a big file gives at most a sixteenth of the summary, and shares it with the
+    // other reads (here the previous summary's).
+    let big: String = (0..400)
+        .map(|n| format!("export function handler_{n}() {{}}\n"))
+        .collect();
+    let many = [
+        Message::assistant(
+            "",
+            vec![ToolCall::new("5", "read", r#"{"path":"src/handlers.ts"}"#)],
+        ),
+        Message::tool_result("5", big.as_str(), false),
+    ];
+    let bounded = extractive_summary(&many, Some(&summary), &limits);
+    let line = bounded
+        .lines()
+        .find(|line| line.starts_with(CODE_NAMES_LABEL))
+        .expect("the names line");
+    assert!(
+        line.len() <= CODE_NAMES_LABEL.len() + limits.max_bytes / 16,
+        "{line}"
+    );
+    assert!(
+        line.starts_with(&format!(
+            "{CODE_NAMES_LABEL}`handler_0`, `load_rows`, `handler_1`, `PageLayout`, `handler_2`, `TeamsPage`, `handler_3`, "
+        )),
+        "{line}"
+    );
+    assert!(!line.contains("`handler_399`"), "{line}");
+}
