@@ -119,8 +119,9 @@ impl Names {
     }
 }
 
-/// Every string value of `value`, in document order.
-fn strings_in<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+/// Every string value of `value`, in document order (pushed to `out`): where a tool's output
+/// or arguments hold their text, whatever the JSON around it.
+pub fn strings_in<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
     match value {
         serde_json::Value::String(text) => out.push(text),
         serde_json::Value::Array(items) => items.iter().for_each(|item| strings_in(item, out)),

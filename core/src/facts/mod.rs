@@ -19,7 +19,7 @@ mod paths;
 mod run_directory;
 
 pub use call::{call_shape, CallShape};
-pub use code_names::code_names;
+pub use code_names::{code_names, strings_in};
 pub use command::{read_paths, removed_paths, shell_command, ShellCommand};
 pub(crate) use file_names::is_known_extension;
 pub use patch::{is_patch, patch_files};

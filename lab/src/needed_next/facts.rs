@@ -14,7 +14,7 @@ use super::NeededKind;
 use ctxkit_core::compaction::relative_to;
 use ctxkit_core::compaction::{file_paths_in_arguments, identifiers, WRITTEN_KEYS as WRITTEN};
 use ctxkit_core::facts::paths_in_text;
-use ctxkit_core::facts::{is_patch, patch_files};
+use ctxkit_core::facts::{is_patch, patch_files, strings_in};
 use ctxkit_core::model::Message;
 
 /// The facts in a call's `arguments` (JSON text; anything else has none).
@@ -87,15 +87,6 @@ fn blank_patches(value: &mut serde_json::Value) {
         serde_json::Value::String(text) if is_patch(text) => text.clear(),
         serde_json::Value::Array(items) => items.iter_mut().for_each(blank_patches),
         serde_json::Value::Object(object) => object.values_mut().for_each(blank_patches),
-        _ => {}
-    }
-}
-
-fn strings_in<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
-    match value {
-        serde_json::Value::String(text) => out.push(text),
-        serde_json::Value::Array(items) => items.iter().for_each(|item| strings_in(item, out)),
-        serde_json::Value::Object(object) => object.values().for_each(|item| strings_in(item, out)),
         _ => {}
     }
 }
