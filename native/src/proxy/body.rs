@@ -150,7 +150,7 @@ pub(super) struct Split {
     /// recent request ([`SeenLists`]).
     pub parsed: usize,
     /// The reader's notes kept for the list's first elements, those a recent request sent
-    /// byte for byte ([`SeenLists::note`]).
+    /// byte for byte (`SeenLists::note`).
     pub notes: Vec<u8>,
     /// The list's id among the kept lists, to give it notes.
     pub kept_as: Option<u64>,

@@ -9,7 +9,7 @@
 //! what the request holds); bytes taken this way were validated when they were first parsed;
 //! at most [`KEPT_LISTS`] lists and [`KEPT_BYTES`] bytes are kept, the oldest dropped first; a
 //! list one request superseded (it repeated all of it) is dropped then. A reader may keep a
-//! note (a byte) per element with a list ([`SeenLists::note`]: what it read of the element),
+//! note (a byte) per element with a list (`SeenLists::note`: what it read of the element),
 //! given back with the elements a later request repeats. Nothing is written anywhere: the
 //! lists live in the proxy's memory only, as the request itself does.
 
