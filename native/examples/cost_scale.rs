@@ -142,6 +142,7 @@ fn strategies(count: usize, only: Option<&str>) -> Result<(), String> {
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
             marks: Default::default(),
+            working_directory: None,
         },
         pricing,
         call_times: Vec::new(),

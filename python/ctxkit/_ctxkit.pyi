@@ -57,6 +57,7 @@ class ImportedConversation(TypedDict):
     compactions: List[int]
     model: Optional[str]
     family: Optional[str]
+    working_directory: Optional[str]
 
 @type_check_only
 class ImportedTranscript(TypedDict):

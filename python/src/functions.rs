@@ -259,6 +259,7 @@ pub fn import_transcript<'py>(
                     .as_deref()
                     .and_then(ctxkit_core::tokens::ModelFamily::of_model)
                     .map(|family| family.as_str()),
+                "working_directory": session.working_directory,
             })
         })
         .collect();

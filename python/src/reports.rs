@@ -100,6 +100,8 @@ pub fn fidelity<'py>(
             ..EngineConfig::default()
         };
         config.policy.family = family;
+        // As the CLI's replay: the summaries name the directory the transcript records.
+        config.policy.working_directory = conversation.working_directory.clone();
         config.prompt.read_agents_md = false;
         config.prompt.working_directory =
             Some(ctxkit::reports::REPORT_WORKING_DIRECTORY.to_owned());

@@ -113,3 +113,15 @@ def test_import_transcript_from_text_and_path(tmp_path: pathlib.Path) -> None:
         ctxkit.import_transcript("[]", format="nope")
     with pytest.raises(ctxkit.StoreError):
         ctxkit.import_transcript(tmp_path / "missing.json")
+
+
+def test_import_transcript_gives_the_directory_the_transcript_records() -> None:
+    import json
+
+    pi = "\n".join(json.dumps(line) for line in [
+        {"type": "session", "version": 3, "id": "s", "cwd": "/home/u/app"},
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
+    ])
+    assert ctxkit.import_transcript(pi)["sessions"][0]["working_directory"] == "/home/u/app"
+    openai = json.dumps([{"role": "user", "content": "hi"}])
+    assert ctxkit.import_transcript(openai)["sessions"][0]["working_directory"] is None

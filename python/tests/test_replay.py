@@ -9,7 +9,7 @@ import datetime
 import json
 import pathlib
 import shutil
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -46,10 +46,12 @@ def steps(messages: List[Dict[str, Any]]) -> List[Tuple[List[Dict[str, Any]], Li
     return out
 
 
-def replay_in_python(messages: List[Dict[str, Any]], db: pathlib.Path, workdir: pathlib.Path) -> List[Dict[str, Any]]:
+def replay_in_python(messages: List[Dict[str, Any]], agent_dir: Optional[str], db: pathlib.Path, workdir: pathlib.Path) -> List[Dict[str, Any]]:
     stats = []
-    # The CLI's replay estimates for Claude by default (`--model-family claude`).
-    with ctxkit.Engine(db, workdir=workdir, window=WINDOW, offload=CLI_OFFLOAD, policy={"family": "claude"}) as engine:
+    # The CLI's replay estimates for Claude by default (`--model-family claude`), and its
+    # summaries name the directory the transcript records the agent ran in.
+    policy = {"family": "claude", "working_directory": agent_dir}
+    with ctxkit.Engine(db, workdir=workdir, window=WINDOW, offload=CLI_OFFLOAD, policy=policy) as engine:
         engine.create_session("r")
         for inputs, reply in steps(messages):
             if inputs:
@@ -69,7 +71,8 @@ def exported(db: pathlib.Path, workdir: pathlib.Path) -> Dict[str, Any]:
 def test_a_replay_through_python_equals_the_clis(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     workdir = tmp_path / "work"
     workdir.mkdir()
-    conversation = ctxkit.import_transcript(path)["sessions"][0]["messages"]
+    session = ctxkit.import_transcript(path)["sessions"][0]
+    conversation = session["messages"]
     for attempt in range(2):
         day = datetime.datetime.now(datetime.timezone.utc).date()
         cli_db, py_db = tmp_path / f"cli{attempt}.db", tmp_path / f"py{attempt}.db"
@@ -80,7 +83,7 @@ def test_a_replay_through_python_equals_the_clis(path: pathlib.Path, tmp_path: p
         ).splitlines() if line.strip()]
         # The offload files are named after the session: the CLI's go before Python writes its own.
         shutil.rmtree(workdir / ".ctxkit" / "tool_results", ignore_errors=True)
-        ours = replay_in_python(conversation, py_db, workdir)
+        ours = replay_in_python(conversation, session["working_directory"], py_db, workdir)
         # The system prompt carries today's date: a run across midnight (UTC) is run again.
         if datetime.datetime.now(datetime.timezone.utc).date() == day:
             break

@@ -126,6 +126,8 @@ export interface Policy {
   idle_margin_percent: number;
   /** The restore block a compaction keeps with its checkpoint: the latest content of the files read most recently before the cut, sent right after the summary (null: off). */
   restore: RestoreLimits | null;
+  /** The directory the agent works in, when the caller knows it: every summary names it and writes paths relative to it (absent or null: the directory the log shows; a value that is not an absolute directory on one line is not taken). */
+  working_directory?: string | null;
 }
 
 /**
@@ -153,6 +155,7 @@ export interface PolicyOptions {
   idle_trigger_percent?: number | null;
   idle_margin_percent?: number;
   restore?: Partial<RestoreLimits> | null;
+  working_directory?: string | null;
 }
 
 /** One item of the agent's todo list. */
@@ -227,6 +230,8 @@ export interface SummaryRequest {
    * not fit the window.
    */
   cache_safe_messages?: Message[];
+  /** The policy's `working_directory`: the summary names it and writes paths relative to it. Absent when the policy has none. */
+  working_directory?: string | null;
 }
 
 /** The session's nudge counters, carried from turn to turn. */

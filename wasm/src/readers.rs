@@ -228,6 +228,7 @@ pub(crate) fn summary_request(value: Value, at: &str) -> Result<SummaryRequest> 
             .unwrap_or_default(),
         answer_tag: f.or_default("answer_tag"),
         cache_safe_messages: f.list_or_default("cache_safe_messages", message),
+        working_directory: f.or_default("working_directory"),
     };
     f.finish().map(|()| request)
 }
@@ -450,6 +451,7 @@ const POLICY_FIELDS: &[&str] = &[
     "idle_trigger_percent",
     "idle_margin_percent",
     "restore",
+    "working_directory",
 ];
 
 /// A `Policy`: an absent field is the default policy's; unknown fields are refused.
@@ -480,6 +482,7 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
         restore: f
             .get_with("restore", optional(restore_limits))
             .unwrap_or(d.restore),
+        working_directory: f.or("working_directory", d.working_directory),
     };
     f.finish_denying(POLICY_FIELDS).map(|()| policy)
 }

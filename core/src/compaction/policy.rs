@@ -105,6 +105,14 @@ pub struct Policy {
     /// 200k and from 58/68 (85%) to 82/96 (85%) at 32k, and `ctxkit cost` went from 54.9% to
     /// 55.3% of the recorded cost at 200k (docs/reports/economics.md).
     pub restore: Option<RestoreLimits>,
+    /// The directory the agent works in, when the caller knows it (a transcript's own records,
+    /// [`crate::import::ImportedSession::working_directory`]; the harness's settings): every
+    /// summary names it and writes paths relative to it. `None` (the default): the directory
+    /// the log shows (a harness's `<environment_context>`, else the one most absolute paths of
+    /// the calls lie under). A value that is not an absolute directory on one line
+    /// ([`crate::text::is_working_directory`]) is not taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<String>,
 }
 
 impl Default for Policy {
@@ -125,6 +133,7 @@ impl Default for Policy {
             idle_trigger_percent: Some(50),
             idle_margin_percent: 10,
             restore: Some(RestoreLimits::default()),
+            working_directory: None,
         }
     }
 }

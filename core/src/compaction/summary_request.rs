@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::compaction::checkpoint::build_checkpoint;
 use crate::compaction::checkpoint::llm_summary_text;
 use crate::compaction::extractive::{
-    extractive_summary_with, log_state_appendix, pinned_from_summary,
+    extractive_summary_in, log_state_appendix, pinned_from_summary,
 };
 use crate::compaction::owned_goal::{goal_section, owned_summary};
 use crate::compaction::pinned::{
@@ -88,6 +88,11 @@ pub struct SummaryRequest {
     /// and when it would not fit the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_safe_messages: Vec<Message>,
+    /// The directory the agent works in, from the policy
+    /// ([`crate::compaction::Policy::working_directory`]): the summary made from this request
+    /// names it and writes paths relative to it. Absent when the policy has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<String>,
 }
 
 /// The limits of one summary: its estimate in tokens and its size in bytes.
@@ -222,6 +227,7 @@ pub fn summary_request(
         dropped_facts,
         answer_tag,
         cache_safe_messages: Vec::new(),
+        working_directory: None,
     }
 }
 
@@ -302,11 +308,12 @@ fn llm_checkpoint(
         .collect();
     // The Goal is the log's: the extractive summary's Goal section (the user's requests,
     // verbatim), then the model's text (see `owned_goal`).
-    let extractive = extractive_summary_with(
+    let extractive = extractive_summary_in(
         &messages,
         request.previous_summary.as_deref(),
         limits,
         &request.pinned,
+        request.working_directory.as_deref(),
     );
     let goal = goal_section(&extractive).unwrap_or(NO_REQUEST_GOAL);
     let owned = owned_summary(goal, answered);
@@ -346,11 +353,12 @@ pub fn answer_extractively(
     limits.max_bytes = limits.max_bytes.min(bytes_for_limit);
     let mut attempt = 0;
     loop {
-        let summary = extractive_summary_with(
+        let summary = extractive_summary_in(
             &messages,
             request.previous_summary.as_deref(),
             &limits,
             &request.pinned,
+            request.working_directory.as_deref(),
         );
         let tokens = estimate_text(&summary, family);
         attempt += 1;

@@ -139,6 +139,7 @@ pub(crate) fn summarize_tier(
         &policy.transcript_limits(&input.budget),
     );
     request.restore = restore;
+    request.working_directory = policy.working_directory.clone();
     if policy.summary_mode == SummaryMode::CacheSafe {
         request.cache_safe_messages = cache_safe_messages(
             &request,

@@ -39,6 +39,9 @@ pub struct CodexSession {
     pub compactions: Vec<CompactionMarker>,
     /// The first model a `turn_context` names.
     pub model: Option<String>,
+    /// The first working directory the rollout records (`session_meta`'s or a
+    /// `turn_context`'s `cwd`).
+    pub cwd: Option<String>,
 }
 
 /// Reads a Codex rollout (the text of its `.jsonl` file).
@@ -81,12 +84,23 @@ struct Reader {
 }
 
 impl Reader {
+    /// Keeps the first `cwd` a `session_meta` or `turn_context` payload names.
+    fn note_cwd(&mut self, payload: &Value) {
+        if self.session.cwd.is_none() {
+            let cwd = payload.get("cwd").and_then(Value::as_str);
+            self.session.cwd = cwd.filter(|dir| !dir.trim().is_empty()).map(str::to_owned);
+        }
+    }
+
     fn line(&mut self, value: &Value, number: usize) -> Result<()> {
         let kind = value
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let payload = value.get("payload");
+        if let Some(payload) = payload.filter(|_| matches!(kind, "session_meta" | "turn_context")) {
+            self.note_cwd(payload);
+        }
         match (kind, payload) {
             ("session_meta", Some(meta)) => self.instructions(meta),
             ("turn_context", Some(context)) => {

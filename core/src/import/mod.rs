@@ -45,6 +45,7 @@ use serde_json::Value;
 
 use crate::error::{CoreError, Result};
 use crate::model::Message;
+use crate::text::is_working_directory;
 use crate::wire::{
     from_ai_sdk, from_anthropic, from_gemini, from_langchain, from_openai, from_responses,
     index_path,
@@ -148,6 +149,12 @@ pub struct ImportedSession {
     /// The model the transcript names for this conversation (its first), when it names one:
     /// [`crate::tokens::ModelFamily::of_model`] gives the tokenizer family to estimate with.
     pub model: Option<String>,
+    /// The directory the agent ran in, as the transcript's own records give it (pi's header
+    /// `cwd`, the `cwd` of Claude Code's lines, Codex's `session_meta`/`turn_context` `cwd`):
+    /// the first one named. A shell passes it on as [`crate::compaction::Policy::working_directory`],
+    /// so the summaries name it and write paths relative to it. `None` when the format has no
+    /// such record or the transcript names no absolute directory.
+    pub working_directory: Option<String>,
 }
 
 impl ImportedSession {
@@ -157,6 +164,7 @@ impl ImportedSession {
             messages,
             compactions: Vec::new(),
             model: None,
+            working_directory: None,
         }
     }
 }
@@ -183,6 +191,7 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
                 label,
                 model: session.api_calls.first().map(|call| call.model.clone()),
                 compactions: marker_indices(&session.compactions),
+                working_directory: session.cwd.filter(|dir| is_working_directory(dir)),
                 messages: session.messages,
             })
             .collect(),
@@ -205,6 +214,7 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
                 label: None,
                 compactions: marker_indices(&session.compactions),
                 model: session.model,
+                working_directory: session.cwd.filter(|dir| is_working_directory(dir)),
                 messages: session.messages,
             }]
         }
@@ -214,6 +224,7 @@ pub fn import_transcript(text: &str, format: Option<TranscriptFormat>) -> Result
                 label: None,
                 compactions: marker_indices(&session.compactions),
                 model: session.model,
+                working_directory: session.cwd.filter(|dir| is_working_directory(dir)),
                 messages: session.messages,
             }]
         }
@@ -296,10 +307,14 @@ fn import_openai_file(value: &Value) -> Result<Vec<ImportedSession>> {
                 messages,
                 compactions: Vec::new(),
                 model: None,
+                working_directory: None,
             })
         })
         .collect()
 }
+
+#[cfg(test)]
+mod working_directory_tests;
 
 #[cfg(test)]
 mod tests {

@@ -203,6 +203,7 @@ fn openhands_run(value: &Value, at: &str) -> Result<ImportedSession> {
         messages,
         compactions: Vec::new(),
         model: None,
+        working_directory: None,
     })
 }
 

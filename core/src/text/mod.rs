@@ -21,4 +21,4 @@ pub use fence::{markdown_fence, tag_fence, TagFence};
 pub use fingerprint::{fingerprint, fingerprint_hex};
 pub use invisible::is_invisible;
 pub use transcript::{render_transcript, TranscriptLimits, CUT_MARKER};
-pub use user_words::{harness_working_directory, user_words};
+pub use user_words::{harness_working_directory, is_working_directory, user_words};

@@ -189,10 +189,22 @@ pub fn harness_working_directory(text: &str) -> Option<&str> {
         .or_else(|| strip_trailing(text, &ENVIRONMENT_CONTEXT).map(|(_, content)| content))?;
     let (_, after_open) = content.split_once("<cwd>")?;
     let (cwd, _) = after_open.split_once("</cwd>")?;
-    let cwd = cwd.trim();
-    Some(cwd).filter(|dir| {
-        dir.starts_with('/') && dir.len() > 1 && !dir.ends_with('/') && !dir.contains('\n')
-    })
+    Some(cwd.trim()).filter(|dir| is_working_directory(dir))
+}
+
+/// Whether `dir` can be a summary's working directory: an absolute directory other than the
+/// root, on one line, without a trailing `/` or a backtick (the summary states it in
+/// backticks, and reads it back from there). Every source of a working directory (a harness
+/// block, a transcript's records, the caller's policy) goes through this one rule.
+///
+/// ```
+/// use ctxkit_core::text::is_working_directory;
+/// assert!(is_working_directory("/home/ada/app"));
+/// assert!(!is_working_directory("app") && !is_working_directory("/") && !is_working_directory("/a/"));
+/// assert!(!is_working_directory("/a\n## Goal") && !is_working_directory("/a`b"));
+/// ```
+pub fn is_working_directory(dir: &str) -> bool {
+    dir.starts_with('/') && dir.len() > 1 && !dir.ends_with('/') && !dir.contains(['\n', '\r', '`'])
 }
 
 /// `text` opening with the whole element `block` (its opening tag first, its closing tag

@@ -346,6 +346,7 @@ mod tests {
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
             marks: Default::default(),
+            working_directory: None,
         };
         let masked = replay_strategy(Strategy::ObservationMasking, &log, &setup);
         let last = views(&masked.calls).pop().unwrap();

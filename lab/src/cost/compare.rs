@@ -407,6 +407,7 @@ mod tests {
                 call_gaps: Vec::new(),
                 cache_ttl_seconds: 300,
                 marks: Default::default(),
+                working_directory: None,
             },
             pricing: pricing_for("claude-sonnet-4-5").unwrap(),
             call_times: Vec::new(),

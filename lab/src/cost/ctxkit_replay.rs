@@ -86,6 +86,10 @@ pub(crate) fn replay_ctxkit(
             agent_tools: Some(tools.into_iter().map(str::to_owned).collect()),
             ..policy.nudges.clone()
         },
+        working_directory: setup
+            .working_directory
+            .clone()
+            .or_else(|| policy.working_directory.clone()),
         ..policy.clone()
     };
     let offload = OffloadPolicy::default();

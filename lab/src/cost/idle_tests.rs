@@ -61,6 +61,7 @@ fn setup(turns: usize, pause_at: usize, pause: i64) -> CostSetup {
             call_gaps: call_gaps(&times),
             cache_ttl_seconds: 300,
             marks: Default::default(),
+            working_directory: None,
         },
         pricing,
         call_times: times,

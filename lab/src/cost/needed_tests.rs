@@ -147,6 +147,7 @@ fn every_strategy_is_measured_the_same_way() {
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
             marks: Default::default(),
+            working_directory: None,
         },
         pricing: pricing_for("claude-sonnet-4-5").unwrap(),
         call_times: Vec::new(),

@@ -121,6 +121,10 @@ pub struct ReplaySetup {
     pub cache_ttl_seconds: u64,
     /// The cost marks ctxkit's strategies compact by (the baselines have none).
     pub marks: CostMarks,
+    /// The directory the agent ran in, as the transcript records it
+    /// ([`ctxkit_core::import::ImportedSession::working_directory`]): ctxkit's summaries name
+    /// it ([`Policy::working_directory`]); the baselines do not use it.
+    pub working_directory: Option<String>,
 }
 
 /// The cost marks of ctxkit's budget ([`Budget::cost_trigger_tokens`],
@@ -297,6 +301,7 @@ mod tests {
             call_gaps: Vec::new(),
             cache_ttl_seconds: 300,
             marks: CostMarks::default(),
+            working_directory: None,
         }
     }
 

@@ -159,6 +159,7 @@ pub fn cost_report(text: &str, options: &CostOptions<'_>) -> Result<CostReport> 
             call_gaps: call_gaps(&times),
             cache_ttl_seconds: u64::try_from(pricing.cache.ttl_seconds).unwrap_or(0),
             marks: options.marks,
+            working_directory: session.working_directory.clone(),
         },
         pricing: pricing.clone(),
         call_times: times,

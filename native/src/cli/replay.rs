@@ -106,13 +106,14 @@ pub(super) fn scratch_replay<T>(
         json: true,
         show_summary: false,
     };
-    let (name, steps) = load_steps(&replay)?;
+    let (name, steps, working_directory) = load_steps(&replay)?;
     let mut config = EngineConfig {
         budget: Budget::for_window(source.window),
         summarizer: summarizer_config(source.summarizer)?,
         ..EngineConfig::default()
     };
     config.policy.family = source.model_family.into();
+    config.policy.working_directory = working_directory;
     config.prompt.read_agents_md = false;
     config.prompt.working_directory = Some(ctxkit::reports::REPORT_WORKING_DIRECTORY.to_owned());
     config.memory.in_prompt = false;
@@ -163,7 +164,7 @@ pub enum SummarizerArg {
 /// the session is adopted), and the next open removes them; until then the next replay picks
 /// another name, so as not to write over them.
 pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
-    let (name, steps) = load_steps(&args)?;
+    let (name, steps, working_directory) = load_steps(&args)?;
     let base = format!("replay-{name}");
     let summarizer = summarizer_config(args.summarizer)?;
     let mut config = EngineConfig {
@@ -172,6 +173,8 @@ pub fn run(places: &Places, args: ReplayArgs) -> Result<(), Failure> {
         ..EngineConfig::default()
     };
     config.policy.family = args.model_family.into();
+    // The directory the transcript records the agent ran in: the summaries name it.
+    config.policy.working_directory = working_directory;
     // A replay shows the pipeline on a session from elsewhere: the system prompt must not
     // depend on this machine's AGENTS.md or memories.
     config.prompt.read_agents_md = false;
@@ -373,8 +376,9 @@ pub(super) fn summarizer_config(choice: SummarizerArg) -> Result<SummarizerConfi
         .map_err(|e| Failure::usage(format!("--summarizer {}: {e}", choice.as_str())))
 }
 
-/// The steps to replay and a short name for the session.
-fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
+/// The steps to replay, a short name for the session and the working directory the
+/// transcript records (none for the built-in demo).
+fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>, Option<String>), Failure> {
     let Some(file) = &args.file else {
         let steps = demo_session()
             .into_iter()
@@ -385,7 +389,7 @@ fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
                     .collect(),
             })
             .collect();
-        return Ok(("demo".to_owned(), steps));
+        return Ok(("demo".to_owned(), steps, None));
     };
     let (file_name, text) = read_text(Some(file))?;
     let imported = import_transcript(&text, args.format.to_core())
@@ -401,7 +405,11 @@ fn load_steps(args: &ReplayArgs) -> Result<(String, Vec<Step>), Failure> {
                 args.index
             ))
         })?;
-    Ok((session_stem(file), split_steps(session.messages)))
+    Ok((
+        session_stem(file),
+        split_steps(session.messages),
+        session.working_directory,
+    ))
 }
 
 /// The first of `base`, `base-2`, `base-3`... that names no session and whose offload

@@ -45,6 +45,7 @@ use crate::compaction::pinned::{cap_pinned, gather_pinned, FactKind, PinnedFact}
 use crate::compaction::workdir::{workdir_line, working_directory};
 use crate::facts::stated_run_directory;
 use crate::model::Message;
+use crate::text::is_working_directory;
 
 /// Bounds on the extractive summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,6 +147,20 @@ pub fn extractive_summary_with(
     limits: &ExtractiveLimits,
     pinned: &[PinnedFact],
 ) -> String {
+    extractive_summary_in(messages, previous, limits, pinned, None)
+}
+
+/// [`extractive_summary_with`] for an agent known to work in `known_workdir` (the caller's
+/// [`crate::compaction::Policy::working_directory`]): the summary states that directory and
+/// writes paths relative to it, whatever the log shows. A directory that fails
+/// [`is_working_directory`] is not taken.
+pub(crate) fn extractive_summary_in(
+    messages: &[Message],
+    previous: Option<&str>,
+    limits: &ExtractiveLimits,
+    pinned: &[PinnedFact],
+    known_workdir: Option<&str>,
+) -> String {
     let facts = Facts::gather(messages, limits);
     let earlier = merged_earlier(messages, previous);
     let of_kind = |kind: FactKind| -> Vec<String> {
@@ -167,7 +182,7 @@ pub fn extractive_summary_with(
             next_steps.push_str(&format!("\n- {step}"));
         }
     }
-    let workdir = summary_workdir(earlier.workdir.as_deref(), messages);
+    let workdir = summary_workdir(earlier.workdir.as_deref(), known_workdir, messages);
     let workdir = workdir.as_deref();
     let mut state =
         State::from_previous(earlier.file_entries.as_deref(), earlier.commands.as_deref());
@@ -275,8 +290,16 @@ fn names_in_room(draft: &Draft, sections: &[(&str, String); 7]) -> String {
 /// show a directory above the previous one (the first part of a session worked in one folder
 /// of the project), the summary moves up to it and the previous entries are rebased onto it.
 /// A log whose paths point into several trees has no directory most of them lie under; the
-/// folder its commands say they run in is then the base.
-fn summary_workdir(before: Option<&str>, messages: &[Message]) -> Option<String> {
+/// folder its commands say they run in is then the base. A directory the caller knows comes
+/// before all of these (the previous entries are rebased onto it).
+fn summary_workdir(
+    before: Option<&str>,
+    known: Option<&str>,
+    messages: &[Message],
+) -> Option<String> {
+    if let Some(known) = known.filter(|dir| is_working_directory(dir)) {
+        return Some(known.to_owned());
+    }
     let inferred = working_directory(messages).or_else(|| stated_run_directory(messages));
     match (before, inferred) {
         (Some(before), Some(now)) if before.starts_with(&format!("{now}/")) => Some(now),
@@ -293,3 +316,6 @@ pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, i
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod known_workdir_tests;

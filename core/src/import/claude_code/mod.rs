@@ -69,6 +69,9 @@ pub struct ClaudeCodeSession {
     pub api_calls: Vec<ApiCall>,
     /// Where Claude Code compacted the conversation, in order.
     pub compactions: Vec<CompactionMarker>,
+    /// The working directory the first conversation line records (`cwd`), where one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 /// One call to the Anthropic API, as the transcript records it.
@@ -208,6 +211,8 @@ struct SessionBuilder {
     response_index: BTreeMap<String, usize>,
     api_calls: Vec<ApiCall>,
     compactions: Vec<CompactionMarker>,
+    /// The first `cwd` a conversation line of this session records.
+    cwd: Option<String>,
 }
 
 impl SessionBuilder {
@@ -217,7 +222,12 @@ impl SessionBuilder {
         if optional_bool(line, "", "isSidechain")? && self.skip_sidechains {
             return Ok(());
         }
-        match required_str(line, "", "type")? {
+        let kind = required_str(line, "", "type")?;
+        if self.cwd.is_none() && matches!(kind, "user" | "assistant") {
+            let cwd = optional_str(line, "", "cwd")?;
+            self.cwd = cwd.filter(|dir| !dir.trim().is_empty()).map(str::to_owned);
+        }
+        match kind {
             "assistant" => self.add_assistant(line, number),
             "user" => self.add_user(line),
             "system" if optional_str(line, "", "subtype")? == Some("compact_boundary") => {
@@ -356,6 +366,7 @@ impl SessionBuilder {
             messages,
             api_calls: self.api_calls,
             compactions: self.compactions,
+            cwd: self.cwd,
         }
     }
 }
