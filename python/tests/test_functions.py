@@ -125,3 +125,28 @@ def test_import_transcript_gives_the_directory_the_transcript_records() -> None:
     assert ctxkit.import_transcript(pi)["sessions"][0]["working_directory"] == "/home/u/app"
     openai = json.dumps([{"role": "user", "content": "hi"}])
     assert ctxkit.import_transcript(openai)["sessions"][0]["working_directory"] is None
+
+
+def test_policy_working_directory_is_what_summaries_state(tmp_path: pathlib.Path) -> None:
+    import json
+    import re
+
+    # Calls that name files relative to where the agent runs: the log alone does not say where.
+    messages: list = [{"role": "user", "content": "Make the parser accept empty lists"}]
+    for i in range(14):
+        call = {"id": f"c{i}", "name": "read", "arguments": json.dumps({"path": f"src/m{i}.rs"})}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": " ".join(f"v{i}x{w}" for w in range(700))})
+    stated = []
+    for name, directory in (("known", "/srv/agent/app"), ("unknown", None)):
+        with ctxkit.Engine(tmp_path / f"{name}.db", workdir=tmp_path, window=16_000, offload=False,
+                           policy={"working_directory": directory}) as engine:
+            engine.create_session("r")
+            engine.append("r", messages)
+            engine.prepare("r", format="ctxkit")
+            summaries = [c["summary"] for c in engine.export("r")["checkpoints"]]
+            assert summaries, name
+            stated.append(re.findall(r"^Working directory: `([^`]*)`", summaries[-1], re.M))
+    assert stated == [["/srv/agent/app"], []]
+    with pytest.raises(ctxkit.InvalidInputError, match="working_directory"):
+        ctxkit.Engine(tmp_path / "bad.db", workdir=tmp_path, policy={"working_directory": 7})
