@@ -13,15 +13,16 @@ use crate::model::{Message, ToolCall};
 use crate::tokens::ModelFamily;
 use crate::Entry;
 
+/// An assistant message calling `tool` on `path`, given as the argument `key`.
+fn read(id: &str, tool: &str, key: &str, path: &str) -> Message {
+    let arguments = serde_json::json!({ key: path }).to_string();
+    Message::assistant("", vec![ToolCall::new(id, tool, arguments)])
+}
+
 /// A session whose calls name files relative to where the agent runs (as pi's or a framework
 /// agent's tools may): nothing in the log says which directory that is.
 fn relative_log() -> Vec<Message> {
-    let read = |id: &str, path: &str| {
-        Message::assistant(
-            "",
-            vec![ToolCall::new(id, "read", format!(r#"{{"path":"{path}"}}"#))],
-        )
-    };
+    let read = |id: &str, path: &str| read(id, "read", "path", path);
     vec![
         Message::user("Make the parser accept empty lists"),
         read("1", "src/parser.rs"),
@@ -48,16 +49,7 @@ fn a_known_directory_is_stated_and_paths_stay_relative_to_it() {
 
 #[test]
 fn a_known_directory_comes_before_the_one_the_paths_suggest() {
-    let read = |id: &str, path: &str| {
-        Message::assistant(
-            "",
-            vec![ToolCall::new(
-                id,
-                "Read",
-                format!(r#"{{"file_path":"{path}"}}"#),
-            )],
-        )
-    };
+    let read = |id: &str, path: &str| read(id, "Read", "file_path", path);
     let log = [
         Message::user("Tidy the library"),
         read("1", "/home/ada/app/lib/a.ex"),
