@@ -23,7 +23,7 @@
 //! touches its input, and borrows every message it does not change. A log with no non-system
 //! message left after repair stays empty: repair never invents a conversation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::model::ViewMessage;
 use crate::model::{Content, Message, Role};
@@ -133,11 +133,6 @@ fn repair_exchange<'a>(
         .map(|call| unique_id(&call.id, used_ids))
         .collect();
 
-    // Calls still waiting for a result, by original id, in call order (ids may repeat).
-    let mut waiting: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (index, call) in assistant.tool_calls.iter().enumerate().rev() {
-        waiting.entry(call.id.as_str()).or_default().push(index);
-    }
     let mut results: Vec<Option<ViewMessage<'a>>> = vec![None; final_ids.len()];
     let mut others = Vec::new();
     let mut seen_other = false;
@@ -147,11 +142,13 @@ fn repair_exchange<'a>(
             others.push(message);
             continue;
         }
-        let call_index = message
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| waiting.get_mut(id))
-            .and_then(Vec::pop);
+        // The first call with this original id still waiting for a result (ids may repeat):
+        // found by a scan of the message's calls rather than a map of them, one B-tree type
+        // fewer in the .wasm (docs/performance.md, "Size").
+        let call_index = message.tool_call_id.as_deref().and_then(|id| {
+            let mut calls = assistant.tool_calls.iter().zip(&results);
+            calls.position(|(call, result)| call.id == id && result.is_none())
+        });
         match call_index.and_then(|index| results.get_mut(index)) {
             Some(slot) => {
                 report.moved_results += usize::from(seen_other);
