@@ -15,7 +15,7 @@
 //! path of the offending value and whose problem says what was expected and what was found.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
@@ -41,10 +41,50 @@ pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTre
 }
 
 /// `items` as a set, inserted one by one ([`object_of`] says why not `collect()`).
-pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
-    let mut set = BTreeSet::new();
+pub(crate) fn set_of(items: impl IntoIterator<Item = String>) -> StringSet {
+    let mut set = StringSet::default();
     set.extend(items);
     set
+}
+
+/// A set of strings, in their order, as `BTreeSet<String>` is: kept as the keys of a
+/// `BTreeMap<String, usize>`, a map type the core uses already, because each key and value type
+/// compiles its own B-tree code into the npm module (docs/performance.md, "Size").
+#[derive(Debug, Default, Clone)]
+pub(crate) struct StringSet(BTreeMap<String, usize>);
+
+impl StringSet {
+    /// Adds `item`; false when it was there already (the set unchanged).
+    pub(crate) fn insert(&mut self, item: String) -> bool {
+        self.0.insert(item, 0).is_none()
+    }
+
+    /// Whether `item` is in the set.
+    pub(crate) fn contains(&self, item: &str) -> bool {
+        self.0.contains_key(item)
+    }
+
+    /// Takes `item` out; false when it was not there.
+    pub(crate) fn remove(&mut self, item: &str) -> bool {
+        self.0.remove(item).is_some()
+    }
+}
+
+impl Extend<String> for StringSet {
+    fn extend<I: IntoIterator<Item = String>>(&mut self, items: I) {
+        for item in items {
+            self.insert(item);
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a StringSet {
+    type Item = &'a String;
+    type IntoIter = std::collections::btree_map::Keys<'a, String, usize>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.keys()
+    }
 }
 
 /// Sorts `items` by `compare`, stably, as `sort_by` does. `sort_by` compiles the standard
@@ -215,6 +255,8 @@ mod tests {
             ("k".to_owned(), Value::Bool(true)),
         ]);
         assert_eq!(object.get("k"), Some(&Value::Bool(true)));
-        assert_eq!(set_of([2, 1, 2]).into_iter().collect::<Vec<_>>(), [1, 2]);
+        let set = set_of(["b", "a", "b"].map(str::to_owned));
+        assert_eq!((&set).into_iter().collect::<Vec<_>>(), ["a", "b"]);
+        assert!(set.contains("a") && !set.contains("c"));
     }
 }

@@ -23,10 +23,10 @@
 //! touches its input, and borrows every message it does not change. A log with no non-system
 //! message left after repair stays empty: repair never invents a conversation.
 
-use std::collections::BTreeSet;
 
 use crate::model::ViewMessage;
 use crate::model::{Content, Message, Role};
+use crate::wire::fields::StringSet;
 
 /// Result text for a call whose result is not in the view.
 pub const MISSING_RESULT: &str = "[Tool result unavailable: context was compacted]";
@@ -86,7 +86,7 @@ pub fn repair_tool_pairs(messages: &[Message]) -> Vec<Message> {
 pub fn repair_view<'a>(messages: Vec<ViewMessage<'a>>) -> (Vec<ViewMessage<'a>>, RepairReport) {
     let mut report = RepairReport::default();
     let mut out: Vec<ViewMessage<'a>> = Vec::with_capacity(messages.len() + 1);
-    let mut used_ids = BTreeSet::new();
+    let mut used_ids = StringSet::default();
     let mut rest = messages.into_iter().peekable();
 
     while let Some(message) = rest.next() {
@@ -123,7 +123,7 @@ pub fn repair_view<'a>(messages: Vec<ViewMessage<'a>>) -> (Vec<ViewMessage<'a>>,
 fn repair_exchange<'a>(
     assistant: ViewMessage<'a>,
     exchange: Vec<ViewMessage<'a>>,
-    used_ids: &mut BTreeSet<String>,
+    used_ids: &mut StringSet,
     out: &mut Vec<ViewMessage<'a>>,
     report: &mut RepairReport,
 ) {
@@ -217,7 +217,7 @@ fn is_blank(message: &Message) -> bool {
 }
 
 /// `id` made valid for Anthropic (`^[a-zA-Z0-9_-]+$`) and unique among `used`; records it.
-fn unique_id(id: &str, used: &mut BTreeSet<String>) -> String {
+fn unique_id(id: &str, used: &mut StringSet) -> String {
     let mut base: String = id
         .chars()
         .map(|c| {

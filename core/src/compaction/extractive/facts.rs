@@ -1,7 +1,9 @@
 //! One pass over the covered messages, gathering what the summary quotes: requests, calls
 //! with their key argument and outcome, decisions, paths, identifiers, error lines.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use crate::wire::fields::StringSet;
 
 use super::mentioned::{has_file_name, paths_named, push_latest};
 use super::signals::{
@@ -64,9 +66,9 @@ struct Outcome {
 /// What [`Facts::gather`] has taken already, so each file, identifier and error is kept once.
 #[derive(Default)]
 struct Seen {
-    files: BTreeSet<String>,
-    identifiers: BTreeSet<String>,
-    errors: BTreeSet<String>,
+    files: StringSet,
+    identifiers: StringSet,
+    errors: StringSet,
 }
 
 impl Facts {
@@ -120,8 +122,8 @@ impl Facts {
         // in one call does not outrank what the agent kept coming back to.
         // What it says and where its calls go count first; the code its calls
         // write (read again from the file when needed) only among equals.
-        let mut used: BTreeSet<String> = crate::wire::fields::set_of(identifiers(text));
-        let mut wrote = BTreeSet::new();
+        let mut used = crate::wire::fields::set_of(identifiers(text));
+        let mut wrote = StringSet::default();
         for call in &message.tool_calls {
             let (targets, written) = argument_identifiers(&call.arguments);
             used.extend(targets);

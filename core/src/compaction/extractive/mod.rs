@@ -12,7 +12,6 @@
 //! merges instead of starting over, so file paths, the goal and errors survive any number of
 //! compactions.
 
-use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -285,7 +284,7 @@ fn summary_workdir(before: Option<&str>, messages: &[Message]) -> Option<String>
     }
 }
 
-pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, item: String) {
+pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut crate::wire::fields::StringSet, item: String) {
     if seen.insert(item.clone()) {
         list.push(item);
     }

@@ -1,6 +1,5 @@
 //! Finding the pinned facts of the messages a checkpoint covers.
 
-use std::collections::BTreeSet;
 
 use super::{FactKind, PinnedFact};
 use crate::compaction::extractive::one_line;
@@ -88,7 +87,7 @@ struct Facts {
     list: Vec<PinnedFact>,
     /// `kind` and text (`path\nsrc/a.rs`): strings, as the other sets, so the .wasm has one
     /// BTreeSet type fewer (docs/performance.md, "Size").
-    seen: BTreeSet<String>,
+    seen: crate::wire::fields::StringSet,
     next_step: Option<PinnedFact>,
 }
 

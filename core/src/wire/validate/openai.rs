@@ -11,7 +11,6 @@
 //! - a `prompt_cache_breakpoint` is on a `text`, `image_url` or `file` part of a message that is
 //!   not the assistant's, as `{"mode": "explicit"}`, at most four in the request.
 
-use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -157,8 +156,8 @@ struct OpenCalls {
     at: String,
     /// In call order, so the error lists ids as the model wrote them.
     order: Vec<String>,
-    all: BTreeSet<String>,
-    waiting: BTreeSet<String>,
+    all: crate::wire::fields::StringSet,
+    waiting: crate::wire::fields::StringSet,
 }
 
 fn open_calls(message: &Value, at: &str, violations: &mut Vec<Violation>) -> Option<OpenCalls> {
@@ -169,8 +168,8 @@ fn open_calls(message: &Value, at: &str, violations: &mut Vec<Violation>) -> Opt
     let mut open = OpenCalls {
         at: at.to_owned(),
         order: Vec::new(),
-        all: BTreeSet::new(),
-        waiting: BTreeSet::new(),
+        all: crate::wire::fields::StringSet::default(),
+        waiting: crate::wire::fields::StringSet::default(),
     };
     for (call_index, call) in calls.iter().enumerate() {
         let id = str_field(call, "id").unwrap_or_default().to_owned();
