@@ -141,6 +141,21 @@ pub(crate) fn index_path(at: &str, index: usize) -> String {
     format!("{at}[{index}]")
 }
 
+/// `read` of each element of `items` with its path (`<at>[<index>]`), in order, up to the first
+/// error. A loop through a function pointer: `map(..).collect::<Result<Vec<_>>>()` compiled its
+/// adapters and collection for every call site, this once per element type.
+pub(crate) fn read_each<T>(
+    items: &[Value],
+    at: &str,
+    read: fn(&Value, &str) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        out.push(read(item, &index_path(at, index))?);
+    }
+    Ok(out)
+}
+
 /// `value` as an object, or an error at `at`.
 pub(crate) fn as_object<'a>(value: &'a Value, at: &str, what: &str) -> Result<&'a Object> {
     value.as_object().ok_or_else(|| expected(at, what, value))

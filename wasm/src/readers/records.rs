@@ -88,11 +88,7 @@ impl Fields<'_> {
 /// (`messages[3].role: missing`); another value is `expected an array of messages, found ...`.
 pub(crate) fn read_messages(value: Value, at: &str) -> Result<Vec<Message>> {
     match value {
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(index, item)| message(item, &format!("{at}[{index}]")))
-            .collect(),
+        items @ Value::Array(_) => list(items, at, message),
         other => Err(expected(at, "an array of messages", &other)),
     }
 }
