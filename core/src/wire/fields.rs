@@ -92,22 +92,28 @@ impl<'a> IntoIterator for &'a StringSet {
 /// instead, in the one sort [`sort_positions`] compiles for the whole crate, then moves each
 /// item to its place (equal items keep their order, as the positions start in order).
 pub(crate) fn sort_stable_by<T>(items: &mut Vec<T>, mut compare: impl FnMut(&T, &T) -> Ordering) {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    sort_positions(&mut order, &mut |a, b| match (items.get(a), items.get(b)) {
+    let order = sorted_positions(items.len(), &mut |a, b| match (items.get(a), items.get(b)) {
         (Some(a), Some(b)) => compare(a, b),
         _ => Ordering::Equal,
     });
-    let mut slots: Vec<Option<T>> = items.drain(..).map(Some).collect();
-    items.extend(
-        order
-            .into_iter()
-            .filter_map(|position| slots.get_mut(position).and_then(Option::take)),
-    );
+    // Plain loops: iterator adapters here were compiled anew for every item type.
+    let mut slots: Vec<Option<T>> = Vec::with_capacity(items.len());
+    for item in items.drain(..) {
+        slots.push(Some(item));
+    }
+    for position in order {
+        if let Some(item) = slots.get_mut(position).and_then(Option::take) {
+            items.push(item);
+        }
+    }
 }
 
-/// `order` sorted by `compare`, stably: not generic, so compiled once.
-fn sort_positions(order: &mut [usize], compare: &mut dyn FnMut(usize, usize) -> Ordering) {
+/// The positions `0..len` sorted by `compare`, stably: not generic, so compiled once.
+#[inline(never)]
+fn sorted_positions(len: usize, compare: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
     order.sort_by(|&a, &b| compare(a, b));
+    order
 }
 
 /// The kind of a JSON value, worded for "expected X, found Y".

@@ -40,6 +40,16 @@ pub fn gather_pinned<'m>(
     previous: &[PinnedFact],
     todos: &[TodoItem],
 ) -> Vec<PinnedFact> {
+    let mut facts = carried_facts(previous, todos);
+    for message in covered {
+        facts.gather(message);
+    }
+    facts.into_list()
+}
+
+/// [`gather_pinned`]'s facts before the covered messages': the previous ones and the open
+/// tasks. Not generic, so compiled once rather than once per iterator the callers pass.
+fn carried_facts(previous: &[PinnedFact], todos: &[TodoItem]) -> Facts {
     let mut facts = Facts::default();
     let tasks: Vec<PinnedFact> = todos
         .iter()
@@ -55,10 +65,7 @@ pub fn gather_pinned<'m>(
     for task in tasks {
         facts.push(task);
     }
-    for message in covered {
-        facts.gather(message);
-    }
-    facts.into_list()
+    facts
 }
 
 /// The pinned facts of a log read one message at a time, as [`gather_pinned`] would find them
