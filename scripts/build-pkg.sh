@@ -90,8 +90,13 @@ fi
 # came out about 3% larger raw and 1.6 KB smaller gzipped (docs/performance.md, "Size").
 # --always-inline-max-function-size=3 (binaryen's default 2): functions of 3 bytes' body inlined
 # everywhere, 0.5 KB gzipped off; 4 and more made it larger again.
-step "wasm-opt -O2 --converge --one-caller-inline-max-function-size=10 --always-inline-max-function-size=3 --low-memory-unused (binaryen)"
-pkg/node_modules/.bin/wasm-opt -O2 --converge --one-caller-inline-max-function-size=10 --always-inline-max-function-size=3 --low-memory-unused --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int \
+# --reorder-functions-by-name (after the optimizations, while the name section is still there;
+# --strip-debug drops it from the output): the functions in the order of their names, so the
+# instances of one generic function and the functions of one module sit together, where gzip's
+# 32 KB window finds what they repeat: 5.2 KB gzipped off. The order changes no behaviour (calls
+# and the exports go by index and name, which binaryen keeps in step).
+step "wasm-opt -O2 --converge --one-caller-inline-max-function-size=10 --always-inline-max-function-size=3 --reorder-functions-by-name --low-memory-unused (binaryen)"
+pkg/node_modules/.bin/wasm-opt -O2 --converge --one-caller-inline-max-function-size=10 --always-inline-max-function-size=3 --reorder-functions-by-name --low-memory-unused --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
   "$work/web/ctxkit_bg.wasm" -o "$out/ctxkit_bg.wasm"
 
