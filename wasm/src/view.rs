@@ -15,7 +15,6 @@
 //! the rendered view is what the core's wire converters write, so it passes that provider's
 //! validator whenever the core's view does; a cached rendering equals a fresh one.
 
-
 use ctxkit_core::compaction::{
     fill_window_defaults, splice_responses_items, Budget, Policy, TodoItem,
 };
@@ -329,7 +328,7 @@ impl ViewCache {
             None => before.iter().position(|(cached, _)| *cached == seq)?,
         };
         *next = found + 1;
-        self.messages.get_mut(found).and_then(|(_, value)| value.take())
+        self.messages.get_mut(found)?.1.take()
     }
 }
 

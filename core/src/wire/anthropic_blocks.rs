@@ -20,8 +20,7 @@ use serde_json::{json, Value};
 
 use super::crossing::{crossing, omitted_note, Crossing};
 use super::fields::{
-    as_object, expected, field_path, has_only_keys, optional_bool, required,
-    required_str,
+    as_object, expected, field_path, has_only_keys, optional_bool, required, required_str,
 };
 use crate::error::{CoreError, Result};
 use crate::model::{Content, ImageSource, Part, Provider, ToolCall};

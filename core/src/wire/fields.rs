@@ -92,10 +92,13 @@ impl<'a> IntoIterator for &'a StringSet {
 /// instead, in the one sort [`sort_positions`] compiles for the whole crate, then moves each
 /// item to its place (equal items keep their order, as the positions start in order).
 pub(crate) fn sort_stable_by<T>(items: &mut Vec<T>, mut compare: impl FnMut(&T, &T) -> Ordering) {
-    let order = sorted_positions(items.len(), &mut |a, b| match (items.get(a), items.get(b)) {
-        (Some(a), Some(b)) => compare(a, b),
-        _ => Ordering::Equal,
-    });
+    let order = sorted_positions(
+        items.len(),
+        &mut |a, b| match (items.get(a), items.get(b)) {
+            (Some(a), Some(b)) => compare(a, b),
+            _ => Ordering::Equal,
+        },
+    );
     // Plain loops: iterator adapters here were compiled anew for every item type.
     let mut slots: Vec<Option<T>> = Vec::with_capacity(items.len());
     for item in items.drain(..) {

@@ -41,8 +41,7 @@ use serde_json::{json, Map, Value};
 
 use super::crossing::{crossing, Crossing};
 use super::fields::{
-    as_object, expected, field_path, has_only_keys, optional_str, required,
-    required_str, Object,
+    as_object, expected, field_path, has_only_keys, optional_str, required, required_str, Object,
 };
 use crate::error::{CoreError, Result};
 use crate::model::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};

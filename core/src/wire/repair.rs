@@ -23,7 +23,6 @@
 //! touches its input, and borrows every message it does not change. A log with no non-system
 //! message left after repair stays empty: repair never invents a conversation.
 
-
 use crate::model::ViewMessage;
 use crate::model::{Content, Message, Role};
 use crate::wire::fields::StringSet;

@@ -12,6 +12,7 @@
 //! merges instead of starting over, so file paths, the goal and errors survive any number of
 //! compactions.
 
+use crate::wire::fields::StringSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -284,7 +285,7 @@ fn summary_workdir(before: Option<&str>, messages: &[Message]) -> Option<String>
     }
 }
 
-pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut crate::wire::fields::StringSet, item: String) {
+pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut StringSet, item: String) {
     if seen.insert(item.clone()) {
         list.push(item);
     }

@@ -6,7 +6,6 @@
 //! [`super::extractive_summary_with`] decides each section's share of the summary and calls
 //! these in order; each one only fills its share, so the summary stays within its size.
 
-
 use super::facts::Facts;
 use super::lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
 use super::mentioned::{labelled_line, mentioned_line, push_latest, same_file, REQUESTED_LABEL};
@@ -244,8 +243,7 @@ impl Draft<'_> {
         };
         let mut mentioned = String::new();
         // Owned, as the other sets of paths: one BTreeSet type fewer in the .wasm.
-        let listed =
-            crate::wire::fields::set_of(self.state.files.iter().map(|f| f.path.clone()));
+        let listed = crate::wire::fields::set_of(self.state.files.iter().map(|f| f.path.clone()));
         let mentioned_files: Vec<String> = self
             .facts
             .files

@@ -1,6 +1,5 @@
 //! Finding the pinned facts of the messages a checkpoint covers.
 
-
 use super::{FactKind, PinnedFact};
 use crate::compaction::extractive::one_line;
 use crate::compaction::extractive::signals::{backticked_identifiers, paths_in_text, telling_line};

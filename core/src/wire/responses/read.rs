@@ -247,9 +247,9 @@ fn read_message(object: &Object, at: &str) -> Result<Item> {
 fn output_content(value: &Value, at: &str) -> Result<Content> {
     match value {
         Value::String(text) => Ok(Content::Text(text.clone())),
-        Value::Array(parts) => Ok(Content::Parts(
-            crate::wire::fields::read_each(parts, at, read_part)?,
-        )),
+        Value::Array(parts) => Ok(Content::Parts(crate::wire::fields::read_each(
+            parts, at, read_part,
+        )?)),
         other => Err(expected(at, "a string or an array of content parts", other)),
     }
 }

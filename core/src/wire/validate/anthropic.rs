@@ -11,7 +11,6 @@
 //! - in a user message, `tool_result` blocks come before any other block (ctxkit's wording:
 //!   the API's documentation states the rule, its error text varies).
 
-
 use serde_json::Value;
 
 use super::{str_field, violation, Violation};

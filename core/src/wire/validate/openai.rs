@@ -11,7 +11,6 @@
 //! - a `prompt_cache_breakpoint` is on a `text`, `image_url` or `file` part of a message that is
 //!   not the assistant's, as `{"mode": "explicit"}`, at most four in the request.
 
-
 use serde_json::Value;
 
 use super::cache_marks::{check_count, check_mark};
@@ -196,7 +195,7 @@ fn report_unanswered(calls: OpenCalls, violations: &mut Vec<Violation>) {
     let missing: Vec<&str> = calls
         .order
         .iter()
-        .filter(|id| calls.waiting.contains(*id))
+        .filter(|id| calls.waiting.contains(id))
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {
