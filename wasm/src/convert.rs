@@ -188,14 +188,13 @@ fn write_error(error: serde_wasm_bindgen::Error) -> CoreError {
 
 /// `value` with every BigInt in it, at any depth of its arrays and plain objects (which
 /// [`to_js`] just made), replaced by the nearest double: what `JSON.parse` gives for an integer
-/// a double cannot hold exactly (`as f64` rounds to nearest, ties to even, as the reading of a
-/// decimal literal does; the BigInts come from 64-bit integers, which an i128 holds).
+/// a double cannot hold exactly (JS's `Number` of a BigInt rounds to nearest, ties to even, as
+/// the reading of a decimal literal does). Converted by JS rather than through an `i128`, which
+/// linked the BigInt reader and the 128-bit integer to double conversion (docs/performance.md,
+/// "Size").
 fn numbers_for_bigints(value: JsValue) -> JsValue {
     if value.is_bigint() {
-        return match i128::try_from(value) {
-            Ok(integer) => JsValue::from_f64(integer as f64),
-            Err(value) => value,
-        };
+        return JsValue::from_f64(js_number(&value));
     }
     if let Some(array) = value.dyn_ref::<js_sys::Array>() {
         for index in 0..array.length() {
@@ -210,6 +209,13 @@ fn numbers_for_bigints(value: JsValue) -> JsValue {
         }
     }
     value
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// JS's `Number(value)`: for a BigInt, the double nearest to it (ties to even).
+    #[wasm_bindgen(js_name = Number)]
+    fn js_number(value: &JsValue) -> f64;
 }
 
 /// A small result object as a JS value, written through a `serde_json::Value`: its keys come

@@ -405,25 +405,6 @@ defaulted!(
     ]
 );
 
-/// An array read element by element with `read` (paths `<at>[<index>]`); another value is
-/// `invalid type: <kind>, expected an array`, as serde's `Vec` reader says it.
-#[inline(never)]
-pub(crate) fn list<T>(
-    value: Value,
-    at: &str,
-    read: fn(Value, &str) -> Result<T>,
-) -> Result<Vec<T>> {
-    let items = match value {
-        Value::Array(items) => items,
-        other => decode::<Vec<Value>>(other, at)?,
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(index, item)| read(item, &format!("{at}[{index}]")))
-        .collect()
-}
-
 /// `read` for an `Option`: null is `None`, as serde reads an `Option` field.
 pub(crate) fn optional<T>(
     read: fn(Value, &str) -> Result<T>,
@@ -490,7 +471,7 @@ pub(crate) fn policy(value: Value, at: &str) -> Result<Policy> {
 mod records;
 mod tagged;
 pub(crate) use records::{
-    cache_breakpoint, checkpoint, dropped_facts, entry, fallback, frozen_parts, message,
+    cache_breakpoint, checkpoint, dropped_facts, entry, fallback, frozen_parts, list, message,
     nudge_state, pinned_fact, precis_options, read_messages, refused_usage, repair_report, skill,
     summarizer_breaker, todo_item, usage_anchor,
 };

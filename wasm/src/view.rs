@@ -15,8 +15,6 @@
 //! the rendered view is what the core's wire converters write, so it passes that provider's
 //! validator whenever the core's view does; a cached rendering equals a fresh one.
 
-use std::collections::BTreeMap;
-
 use ctxkit_core::compaction::{
     fill_window_defaults, splice_responses_items, Budget, Policy, TodoItem,
 };
@@ -308,12 +306,30 @@ fn render_shape(
     }
 }
 
-/// The JS forms of log messages an `Engine` showed in its last view, by `seq`, for one format.
+/// The JS forms of log messages an `Engine` showed in its last view, for one format.
 #[derive(Debug, Default)]
 pub struct ViewCache {
     format: Option<WireFormat>,
-    messages: BTreeMap<u64, JsValue>,
+    /// The last view's log messages by `seq`, in its order (`None` once taken): a list, not a
+    /// map, as the next view shows them in the same order, so a lookup from the last match finds
+    /// them at once, and no B-tree is compiled for these types (docs/performance.md, "Size").
+    messages: Vec<(u64, Option<JsValue>)>,
     system: Option<(String, JsValue)>,
+}
+
+impl ViewCache {
+    /// Takes the JS form of the log message `seq`, looking from `next` (after the last one
+    /// found) to the end first, then from the start; sets `next` after the one found.
+    fn take(&mut self, seq: u64, next: &mut usize) -> Option<JsValue> {
+        let start = (*next).min(self.messages.len());
+        let (before, after) = self.messages.split_at(start);
+        let found = match after.iter().position(|(cached, _)| *cached == seq) {
+            Some(offset) => start + offset,
+            None => before.iter().position(|(cached, _)| *cached == seq)?,
+        };
+        *next = found + 1;
+        self.messages.get_mut(found)?.1.take()
+    }
 }
 
 /// `view` in `format`, reusing (and refilling) `cache` (of JS values) for the ctxkit, OpenAI
@@ -351,17 +367,18 @@ pub fn render_cached(
             cache.system = Some((view.system.clone(), value));
         }
     }
-    let mut shown = BTreeMap::new();
+    let mut shown = Vec::new();
+    let mut next = 0;
     for item in &view.messages {
         // A message borrowed from the log is the log's own, unchanged: its form can be shared.
         let from_log = item.seq.filter(|_| item.is_borrowed());
-        let value = match from_log.and_then(|seq| cache.messages.remove(&seq)) {
+        let value = match from_log.and_then(|seq| cache.take(seq, &mut next)) {
             Some(value) => value,
             None => frozen(message_to_js(&item.message, format)?),
         };
         list.push(&value);
         if let Some(seq) = from_log {
-            shown.insert(seq, value);
+            shown.push((seq, Some(value)));
         }
     }
     cache.messages = shown;

@@ -93,8 +93,8 @@ impl Default for TranscriptLimits {
 /// );
 /// ```
 pub fn render_transcript(messages: &[Message], limits: &TranscriptLimits) -> String {
-    // Owned, as the ids-to-names maps of the writers: one BTreeMap type fewer in the .wasm.
-    let mut call_names: BTreeMap<String, String> = BTreeMap::new();
+    // The writers' ids-to-names map: one BTreeMap type fewer in the .wasm.
+    let mut call_names = CallNames::default();
     let blocks: Vec<String> = messages
         .iter()
         .map(|message| {
@@ -102,16 +102,41 @@ pub fn render_transcript(messages: &[Message], limits: &TranscriptLimits) -> Str
                 message
                     .tool_call_id
                     .as_deref()
-                    .and_then(|id| call_names.get(id).map(String::as_str))
+                    .and_then(|id| call_names.get(id))
             });
             let block = render_block(message, name, limits);
             for call in &message.tool_calls {
-                call_names.insert(call.id.clone(), call.name.clone());
+                call_names.insert(call);
             }
             block
         })
         .collect();
     fit_blocks(&blocks, limits.total_bytes)
+}
+
+/// Tool calls' names by id. Each id maps to a position in a list of names (a
+/// `BTreeMap<String, usize>`, a type the core has already, rather than a map of id to name:
+/// each key and value type compiles its own B-tree code, docs/performance.md, "Size").
+#[derive(Default)]
+pub(crate) struct CallNames<'a> {
+    by_id: BTreeMap<String, usize>,
+    names: Vec<&'a str>,
+}
+
+impl<'a> CallNames<'a> {
+    /// Notes `call`'s name under its id, replacing an earlier call's of the same id.
+    pub(crate) fn insert(&mut self, call: &'a crate::model::ToolCall) {
+        self.by_id.insert(call.id.clone(), self.names.len());
+        self.names.push(&call.name);
+    }
+
+    /// The name of the call `id` names, if any.
+    pub(crate) fn get(&self, id: &str) -> Option<&'a str> {
+        self.by_id
+            .get(id)
+            .and_then(|&at| self.names.get(at))
+            .copied()
+    }
 }
 
 /// One message as a block; `tool_name` names the tool of a tool result (from the message's

@@ -20,8 +20,7 @@ use serde_json::{json, Value};
 
 use super::crossing::{crossing, omitted_note, Crossing};
 use super::fields::{
-    as_object, expected, field_path, has_only_keys, index_path, optional_bool, required,
-    required_str,
+    as_object, expected, field_path, has_only_keys, optional_bool, required, required_str,
 };
 use crate::error::{CoreError, Result};
 use crate::model::{Content, ImageSource, Part, Provider, ToolCall};
@@ -106,20 +105,18 @@ pub(crate) fn block_from_anthropic(value: &Value, at: &str) -> Result<Block> {
 /// Reads the blocks of a `content` array that may only hold parts (a `tool_result`'s content,
 /// the top-level `system`): a `tool_use` or `tool_result` there is an error.
 pub(crate) fn parts_from_anthropic(blocks: &[Value], at: &str) -> Result<Vec<Part>> {
-    blocks
-        .iter()
-        .enumerate()
-        .map(|(index, value)| {
-            let block_at = index_path(at, index);
-            match block_from_anthropic(value, &block_at)? {
-                Block::Part(part) => Ok(part),
-                Block::ToolUse(_) | Block::ToolResult(_) => Err(CoreError::invalid(
-                    field_path(&block_at, "type"),
-                    "tool_use and tool_result blocks are not allowed here",
-                )),
-            }
-        })
-        .collect()
+    crate::wire::fields::read_each(blocks, at, part_from_anthropic)
+}
+
+/// One block of [`parts_from_anthropic`]'s array, at `block_at`.
+fn part_from_anthropic(value: &Value, block_at: &str) -> Result<Part> {
+    match block_from_anthropic(value, block_at)? {
+        Block::Part(part) => Ok(part),
+        Block::ToolUse(_) | Block::ToolResult(_) => Err(CoreError::invalid(
+            field_path(block_at, "type"),
+            "tool_use and tool_result blocks are not allowed here",
+        )),
+    }
 }
 
 /// The content of a message whose tool blocks were taken out: no parts read as empty text and a

@@ -167,17 +167,17 @@ pub fn arguments_object(arguments: &str) -> Map<String, Value> {
     }
 }
 
-/// The name of each call in `messages`, by id: formats that name a tool result by its tool
-/// (Gemini, the AI SDK) look it up here when the result does not carry one.
-pub(crate) fn call_names<M: Borrow<Message>>(
-    messages: &[M],
-) -> std::collections::BTreeMap<String, String> {
-    crate::wire::fields::map_of(
-        messages
-            .iter()
-            .flat_map(|message| message.borrow().tool_calls.iter())
-            .map(|call| (call.id.clone(), call.name.clone())),
-    )
+/// The name of each call in `messages`, by id (the last call of an id wins): formats that name a
+/// tool result by its tool (Gemini, the AI SDK) look it up here when the result does not carry
+/// one.
+pub(crate) fn call_names<'a>(messages: &[&'a Message]) -> crate::text::transcript::CallNames<'a> {
+    let mut names = crate::text::transcript::CallNames::default();
+    for message in messages {
+        for call in &message.tool_calls {
+            names.insert(call);
+        }
+    }
+    names
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! path of the offending value and whose problem says what was expected and what was found.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
@@ -41,10 +41,50 @@ pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTre
 }
 
 /// `items` as a set, inserted one by one ([`object_of`] says why not `collect()`).
-pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
-    let mut set = BTreeSet::new();
+pub(crate) fn set_of(items: impl IntoIterator<Item = String>) -> StringSet {
+    let mut set = StringSet::default();
     set.extend(items);
     set
+}
+
+/// A set of strings, in their order, as `BTreeSet<String>` is: kept as the keys of a
+/// `BTreeMap<String, usize>`, a map type the core uses already, because each key and value type
+/// compiles its own B-tree code into the npm module (docs/performance.md, "Size").
+#[derive(Debug, Default, Clone)]
+pub(crate) struct StringSet(BTreeMap<String, usize>);
+
+impl StringSet {
+    /// Adds `item`; false when it was there already (the set unchanged).
+    pub(crate) fn insert(&mut self, item: String) -> bool {
+        self.0.insert(item, 0).is_none()
+    }
+
+    /// Whether `item` is in the set.
+    pub(crate) fn contains(&self, item: &str) -> bool {
+        self.0.contains_key(item)
+    }
+
+    /// Takes `item` out; false when it was not there.
+    pub(crate) fn remove(&mut self, item: &str) -> bool {
+        self.0.remove(item).is_some()
+    }
+}
+
+impl Extend<String> for StringSet {
+    fn extend<I: IntoIterator<Item = String>>(&mut self, items: I) {
+        for item in items {
+            self.insert(item);
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a StringSet {
+    type Item = &'a String;
+    type IntoIter = std::collections::btree_map::Keys<'a, String, usize>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.keys()
+    }
 }
 
 /// Sorts `items` by `compare`, stably, as `sort_by` does. `sort_by` compiles the standard
@@ -52,22 +92,31 @@ pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> 
 /// instead, in the one sort [`sort_positions`] compiles for the whole crate, then moves each
 /// item to its place (equal items keep their order, as the positions start in order).
 pub(crate) fn sort_stable_by<T>(items: &mut Vec<T>, mut compare: impl FnMut(&T, &T) -> Ordering) {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    sort_positions(&mut order, &mut |a, b| match (items.get(a), items.get(b)) {
-        (Some(a), Some(b)) => compare(a, b),
-        _ => Ordering::Equal,
-    });
-    let mut slots: Vec<Option<T>> = items.drain(..).map(Some).collect();
-    items.extend(
-        order
-            .into_iter()
-            .filter_map(|position| slots.get_mut(position).and_then(Option::take)),
+    let order = sorted_positions(
+        items.len(),
+        &mut |a, b| match (items.get(a), items.get(b)) {
+            (Some(a), Some(b)) => compare(a, b),
+            _ => Ordering::Equal,
+        },
     );
+    // Plain loops: iterator adapters here were compiled anew for every item type.
+    let mut slots: Vec<Option<T>> = Vec::with_capacity(items.len());
+    for item in items.drain(..) {
+        slots.push(Some(item));
+    }
+    for position in order {
+        if let Some(item) = slots.get_mut(position).and_then(Option::take) {
+            items.push(item);
+        }
+    }
 }
 
-/// `order` sorted by `compare`, stably: not generic, so compiled once.
-fn sort_positions(order: &mut [usize], compare: &mut dyn FnMut(usize, usize) -> Ordering) {
+/// The positions `0..len` sorted by `compare`, stably: not generic, so compiled once.
+#[inline(never)]
+fn sorted_positions(len: usize, compare: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
     order.sort_by(|&a, &b| compare(a, b));
+    order
 }
 
 /// The kind of a JSON value, worded for "expected X, found Y".
@@ -99,6 +148,21 @@ pub(crate) fn field_path(at: &str, key: &str) -> String {
 /// The path of element `index` inside the array at `at`.
 pub(crate) fn index_path(at: &str, index: usize) -> String {
     format!("{at}[{index}]")
+}
+
+/// `read` of each element of `items` with its path (`<at>[<index>]`), in order, up to the first
+/// error. A loop through a function pointer: `map(..).collect::<Result<Vec<_>>>()` compiled its
+/// adapters and collection for every call site, this once per element type.
+pub(crate) fn read_each<T>(
+    items: &[Value],
+    at: &str,
+    read: fn(&Value, &str) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        out.push(read(item, &index_path(at, index))?);
+    }
+    Ok(out)
 }
 
 /// `value` as an object, or an error at `at`.
@@ -215,6 +279,8 @@ mod tests {
             ("k".to_owned(), Value::Bool(true)),
         ]);
         assert_eq!(object.get("k"), Some(&Value::Bool(true)));
-        assert_eq!(set_of([2, 1, 2]).into_iter().collect::<Vec<_>>(), [1, 2]);
+        let set = set_of(["b", "a", "b"].map(str::to_owned));
+        assert_eq!((&set).into_iter().collect::<Vec<_>>(), ["a", "b"]);
+        assert!(set.contains("a") && !set.contains("c"));
     }
 }

@@ -41,8 +41,7 @@ use serde_json::{json, Map, Value};
 
 use super::crossing::{crossing, Crossing};
 use super::fields::{
-    as_object, expected, field_path, has_only_keys, index_path, optional_str, required,
-    required_str, Object,
+    as_object, expected, field_path, has_only_keys, optional_str, required, required_str, Object,
 };
 use crate::error::{CoreError, Result};
 use crate::model::{Content, ImageSource, Message, Part, Provider, Role, ToolCall};
@@ -68,10 +67,7 @@ pub fn from_openai(messages: &Value) -> Result<Vec<Message>> {
             ))
         }
     };
-    list.iter()
-        .enumerate()
-        .map(|(index, message)| message_from_openai(message, &index_path("messages", index)))
-        .collect()
+    crate::wire::fields::read_each(list, "messages", message_from_openai)
 }
 
 /// Writes messages as a Chat Completions `messages` array. Never fails: what OpenAI has no
@@ -94,13 +90,11 @@ fn message_from_openai(value: &Value, at: &str) -> Result<Message> {
         None => return Err(CoreError::invalid(content_at, "missing")),
         Some(Value::Null) => Content::Text(String::new()),
         Some(Value::String(text)) => Content::Text(text.clone()),
-        Some(Value::Array(parts)) => Content::Parts(
-            parts
-                .iter()
-                .enumerate()
-                .map(|(index, part)| part_from_openai(part, &index_path(&content_at, index)))
-                .collect::<Result<_>>()?,
-        ),
+        Some(Value::Array(parts)) => Content::Parts(crate::wire::fields::read_each(
+            parts,
+            &content_at,
+            part_from_openai,
+        )?),
         Some(other) => {
             return Err(expected(
                 &content_at,
@@ -121,13 +115,11 @@ fn message_from_openai(value: &Value, at: &str) -> Result<Message> {
     let tool_calls = match object.get("tool_calls") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(calls)) if calls.is_empty() => Vec::new(),
-        Some(Value::Array(calls)) if role == Role::Assistant => calls
-            .iter()
-            .enumerate()
-            .map(|(index, call)| {
-                tool_call_from_openai(call, &index_path(&field_path(at, "tool_calls"), index))
-            })
-            .collect::<Result<_>>()?,
+        Some(Value::Array(calls)) if role == Role::Assistant => crate::wire::fields::read_each(
+            calls,
+            &field_path(at, "tool_calls"),
+            tool_call_from_openai,
+        )?,
         Some(Value::Array(_)) => {
             return Err(CoreError::invalid(
                 field_path(at, "tool_calls"),

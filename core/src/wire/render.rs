@@ -162,6 +162,16 @@ pub fn render_messages_cached<M: std::borrow::Borrow<Message>>(
     format: WireFormat,
     breakpoints: &[CacheBreakpoint],
 ) -> Result<Value> {
+    // The body once, for `&Message`, rather than once per `M` the callers use.
+    let messages: Vec<&Message> = messages.iter().map(std::borrow::Borrow::borrow).collect();
+    render_refs_cached(&messages, format, breakpoints)
+}
+
+fn render_refs_cached(
+    messages: &[&Message],
+    format: WireFormat,
+    breakpoints: &[CacheBreakpoint],
+) -> Result<Value> {
     if matches!(format, WireFormat::Openai | WireFormat::Responses) && !breakpoints.is_empty() {
         let skip = usize::from(breakpoints.iter().any(|b| b.after_message.is_none()));
         let marked = mark_openai(messages, breakpoints, skip, format);
@@ -178,7 +188,7 @@ pub fn render_messages_cached<M: std::borrow::Borrow<Message>>(
         // written into `system`, not as message blocks.
         let leading = conversation
             .iter()
-            .take_while(|message| message.borrow().role == Role::System)
+            .take_while(|message| message.role == Role::System)
             .count();
         counts.iter_mut().take(leading).for_each(|count| *count = 0);
         mark_anthropic(&mut request, breakpoints, &counts);

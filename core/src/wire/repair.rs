@@ -23,10 +23,9 @@
 //! touches its input, and borrows every message it does not change. A log with no non-system
 //! message left after repair stays empty: repair never invents a conversation.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::model::ViewMessage;
 use crate::model::{Content, Message, Role};
+use crate::wire::fields::StringSet;
 
 /// Result text for a call whose result is not in the view.
 pub const MISSING_RESULT: &str = "[Tool result unavailable: context was compacted]";
@@ -86,7 +85,7 @@ pub fn repair_tool_pairs(messages: &[Message]) -> Vec<Message> {
 pub fn repair_view<'a>(messages: Vec<ViewMessage<'a>>) -> (Vec<ViewMessage<'a>>, RepairReport) {
     let mut report = RepairReport::default();
     let mut out: Vec<ViewMessage<'a>> = Vec::with_capacity(messages.len() + 1);
-    let mut used_ids = BTreeSet::new();
+    let mut used_ids = StringSet::default();
     let mut rest = messages.into_iter().peekable();
 
     while let Some(message) = rest.next() {
@@ -123,7 +122,7 @@ pub fn repair_view<'a>(messages: Vec<ViewMessage<'a>>) -> (Vec<ViewMessage<'a>>,
 fn repair_exchange<'a>(
     assistant: ViewMessage<'a>,
     exchange: Vec<ViewMessage<'a>>,
-    used_ids: &mut BTreeSet<String>,
+    used_ids: &mut StringSet,
     out: &mut Vec<ViewMessage<'a>>,
     report: &mut RepairReport,
 ) {
@@ -133,11 +132,6 @@ fn repair_exchange<'a>(
         .map(|call| unique_id(&call.id, used_ids))
         .collect();
 
-    // Calls still waiting for a result, by original id, in call order (ids may repeat).
-    let mut waiting: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (index, call) in assistant.tool_calls.iter().enumerate().rev() {
-        waiting.entry(call.id.as_str()).or_default().push(index);
-    }
     let mut results: Vec<Option<ViewMessage<'a>>> = vec![None; final_ids.len()];
     let mut others = Vec::new();
     let mut seen_other = false;
@@ -147,11 +141,13 @@ fn repair_exchange<'a>(
             others.push(message);
             continue;
         }
-        let call_index = message
-            .tool_call_id
-            .as_deref()
-            .and_then(|id| waiting.get_mut(id))
-            .and_then(Vec::pop);
+        // The first call with this original id still waiting for a result (ids may repeat):
+        // found by a scan of the message's calls rather than a map of them, one B-tree type
+        // fewer in the .wasm (docs/performance.md, "Size").
+        let call_index = message.tool_call_id.as_deref().and_then(|id| {
+            let mut calls = assistant.tool_calls.iter().zip(&results);
+            calls.position(|(call, result)| call.id == id && result.is_none())
+        });
         match call_index.and_then(|index| results.get_mut(index)) {
             Some(slot) => {
                 report.moved_results += usize::from(seen_other);
@@ -220,7 +216,7 @@ fn is_blank(message: &Message) -> bool {
 }
 
 /// `id` made valid for Anthropic (`^[a-zA-Z0-9_-]+$`) and unique among `used`; records it.
-fn unique_id(id: &str, used: &mut BTreeSet<String>) -> String {
+fn unique_id(id: &str, used: &mut StringSet) -> String {
     let mut base: String = id
         .chars()
         .map(|c| {

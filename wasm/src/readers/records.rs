@@ -17,8 +17,41 @@ use ctxkit_core::wire::RepairReport;
 use ctxkit_core::CoreError;
 use serde_json::Value;
 
-use super::{list, optional, Fields};
-use crate::convert::{describe, expected, join, Result};
+use super::{optional, Fields};
+use crate::convert::{decode, describe, expected, join, Result};
+
+/// An array read element by element with `read` (paths `<at>[<index>]`); another value is
+/// `invalid type: <kind>, expected an array`, as serde's `Vec` reader says it.
+#[inline(never)]
+pub(crate) fn list<T>(
+    value: Value,
+    at: &str,
+    read: fn(Value, &str) -> Result<T>,
+) -> Result<Vec<T>> {
+    // A plain loop over non-generic steps: the iterator chain compiled its adapters and
+    // collection (GenericShunt, try_fold, from_iter...) anew for every element type.
+    let items = array_items(value, at)?;
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        out.push(read(item, &element_path(at, index))?);
+    }
+    Ok(out)
+}
+
+/// [`list`]'s array, or its error.
+#[inline(never)]
+fn array_items(value: Value, at: &str) -> Result<Vec<Value>> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => decode::<Vec<Value>>(other, at),
+    }
+}
+
+/// `<at>[<index>]`.
+#[inline(never)]
+fn element_path(at: &str, index: usize) -> String {
+    format!("{at}[{index}]")
+}
 
 /// `value` of a required field that `f` read as `None`: after [`Fields::finish`] succeeded,
 /// `None` cannot happen (an absent field is `missing`, a bad one its own error), but the
@@ -55,11 +88,7 @@ impl Fields<'_> {
 /// (`messages[3].role: missing`); another value is `expected an array of messages, found ...`.
 pub(crate) fn read_messages(value: Value, at: &str) -> Result<Vec<Message>> {
     match value {
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(index, item)| message(item, &format!("{at}[{index}]")))
-            .collect(),
+        items @ Value::Array(_) => list(items, at, message),
         other => Err(expected(at, "an array of messages", &other)),
     }
 }

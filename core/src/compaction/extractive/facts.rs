@@ -1,7 +1,9 @@
 //! One pass over the covered messages, gathering what the summary quotes: requests, calls
 //! with their key argument and outcome, decisions, paths, identifiers, error lines.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use crate::wire::fields::StringSet;
 
 use super::mentioned::{has_file_name, paths_named, push_latest};
 use super::signals::{
@@ -35,9 +37,13 @@ pub(super) struct Facts {
     /// The code-shaped names each file read imports and defines (its own and the project's
     /// first), one list per read, the most recent read's last.
     pub(super) code_names: Vec<Vec<String>>,
-    /// Code identifiers the assistant used: (identifier, messages whose prose or call targets
-    /// name it, messages that only wrote it in a file's text, last use).
-    identifier_uses: BTreeMap<String, (usize, usize, usize)>,
+    /// Code identifiers the assistant used, each with its position in `uses` (a
+    /// `BTreeMap<String, usize>`, a type the core has already: each key and value type
+    /// compiles its own B-tree code, docs/performance.md, "Size").
+    identifier_uses: BTreeMap<String, usize>,
+    /// Per identifier: (messages whose prose or call targets name it, messages that only wrote
+    /// it in a file's text, last use).
+    uses: Vec<(usize, usize, usize)>,
 }
 
 struct CallRecord {
@@ -60,9 +66,9 @@ struct Outcome {
 /// What [`Facts::gather`] has taken already, so each file, identifier and error is kept once.
 #[derive(Default)]
 struct Seen {
-    files: BTreeSet<String>,
-    identifiers: BTreeSet<String>,
-    errors: BTreeSet<String>,
+    files: StringSet,
+    identifiers: StringSet,
+    errors: StringSet,
 }
 
 impl Facts {
@@ -116,8 +122,8 @@ impl Facts {
         // in one call does not outrank what the agent kept coming back to.
         // What it says and where its calls go count first; the code its calls
         // write (read again from the file when needed) only among equals.
-        let mut used: BTreeSet<String> = crate::wire::fields::set_of(identifiers(text));
-        let mut wrote = BTreeSet::new();
+        let mut used = crate::wire::fields::set_of(identifiers(text));
+        let mut wrote = StringSet::default();
         for call in &message.tool_calls {
             let (targets, written) = argument_identifiers(&call.arguments);
             used.extend(targets);
@@ -125,11 +131,11 @@ impl Facts {
         }
         for identifier in &wrote {
             if !used.contains(identifier) {
-                use_identifier(&mut self.identifier_uses, identifier, position, true);
+                use_identifier(self, identifier, position, true);
             }
         }
         for identifier in &used {
-            use_identifier(&mut self.identifier_uses, identifier, position, false);
+            use_identifier(self, identifier, position, false);
         }
         for call in &message.tool_calls {
             for path in file_paths_in_arguments(&call.arguments) {
@@ -299,8 +305,12 @@ impl Facts {
     /// ones (most used first), then the rest; among equals the ones also written most, then
     /// the latest.
     pub(super) fn ranked_identifiers(&self, cap: usize, earlier: &[String]) -> Vec<String> {
-        let mut ranked: Vec<(&String, &(usize, usize, usize))> =
-            self.identifier_uses.iter().collect();
+        let mut ranked: Vec<(&String, &(usize, usize, usize))> = Vec::new();
+        for (identifier, &at) in &self.identifier_uses {
+            if let Some(uses) = self.uses.get(at) {
+                ranked.push((identifier, uses));
+            }
+        }
         crate::wire::fields::sort_stable_by(&mut ranked, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let (often, rest): (Vec<_>, Vec<_>) = ranked.into_iter().partition(|(_, uses)| uses.0 > 1);
         let mut out: Vec<String> = often.into_iter().map(|(id, _)| id.clone()).collect();
@@ -329,13 +339,18 @@ impl Facts {
     }
 }
 
-fn use_identifier(
-    uses: &mut BTreeMap<String, (usize, usize, usize)>,
-    identifier: &str,
-    position: usize,
-    written_only: bool,
-) {
-    let entry = uses.entry(identifier.to_owned()).or_default();
+fn use_identifier(facts: &mut Facts, identifier: &str, position: usize, written_only: bool) {
+    let next = facts.uses.len();
+    let at = *facts
+        .identifier_uses
+        .entry(identifier.to_owned())
+        .or_insert(next);
+    if at == next {
+        facts.uses.push((0, 0, 0));
+    }
+    let Some(entry) = facts.uses.get_mut(at) else {
+        return;
+    };
     if written_only {
         entry.1 += 1;
     } else {

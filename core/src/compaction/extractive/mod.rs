@@ -12,7 +12,7 @@
 //! merges instead of starting over, so file paths, the goal and errors survive any number of
 //! compactions.
 
-use std::collections::BTreeSet;
+use crate::wire::fields::StringSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -308,7 +308,7 @@ fn summary_workdir(
     }
 }
 
-pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut BTreeSet<String>, item: String) {
+pub(super) fn push_unique(list: &mut Vec<String>, seen: &mut StringSet, item: String) {
     if seen.insert(item.clone()) {
         list.push(item);
     }

@@ -87,7 +87,7 @@ impl PreviousSummary {
                     if parsed.files.is_empty() {
                         parsed.files = paths_in_text(body);
                     }
-                    let mut seen = std::collections::BTreeSet::new();
+                    let mut seen = crate::wire::fields::StringSet::default();
                     parsed.files.retain(|path| seen.insert(path.clone()));
                 }
                 _ => {}

@@ -6,8 +6,6 @@
 //! [`super::extractive_summary_with`] decides each section's share of the summary and calls
 //! these in order; each one only fills its share, so the summary stays within its size.
 
-use std::collections::BTreeSet;
-
 use super::facts::Facts;
 use super::lines::{backticked, cap_lines, holds_word, list_items, quoted_lines};
 use super::mentioned::{labelled_line, mentioned_line, push_latest, same_file, REQUESTED_LABEL};
@@ -93,7 +91,7 @@ impl Draft<'_> {
         for path in &self.facts.mentioned {
             push_latest(&mut named, relative(path, self.workdir));
         }
-        let other: BTreeSet<String> = crate::wire::fields::set_of(
+        let other = crate::wire::fields::set_of(
             self.facts
                 .files
                 .iter()
@@ -245,8 +243,7 @@ impl Draft<'_> {
         };
         let mut mentioned = String::new();
         // Owned, as the other sets of paths: one BTreeSet type fewer in the .wasm.
-        let listed: BTreeSet<String> =
-            crate::wire::fields::set_of(self.state.files.iter().map(|f| f.path.clone()));
+        let listed = crate::wire::fields::set_of(self.state.files.iter().map(|f| f.path.clone()));
         let mentioned_files: Vec<String> = self
             .facts
             .files
@@ -307,7 +304,7 @@ impl Draft<'_> {
             decision_items.extend(list_items(before));
         }
         decision_items.extend(self.facts.decisions.iter().map(|d| format!("- {d}")));
-        let mut seen = BTreeSet::new();
+        let mut seen = crate::wire::fields::StringSet::default();
         decision_items.retain(|item| seen.insert(item.clone()));
         cap_lines(&decision_items.join("\n"), room / 5, "decisions")
     }
@@ -318,7 +315,7 @@ impl Draft<'_> {
 /// (the first stays), no list label left without its items and no empty section.
 pub(super) fn render(sections: [(&str, String); 7], workdir: Option<&str>) -> String {
     let mut out = String::new();
-    let mut written = BTreeSet::new();
+    let mut written = crate::wire::fields::StringSet::default();
     for (name, body) in sections {
         let body = body.trim_end();
         // Line by line: a line that changes directory keeps its paths as written.

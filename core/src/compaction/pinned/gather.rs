@@ -1,7 +1,5 @@
 //! Finding the pinned facts of the messages a checkpoint covers.
 
-use std::collections::BTreeSet;
-
 use super::{FactKind, PinnedFact};
 use crate::compaction::extractive::one_line;
 use crate::compaction::extractive::signals::{backticked_identifiers, paths_in_text, telling_line};
@@ -41,6 +39,16 @@ pub fn gather_pinned<'m>(
     previous: &[PinnedFact],
     todos: &[TodoItem],
 ) -> Vec<PinnedFact> {
+    let mut facts = carried_facts(previous, todos);
+    for message in covered {
+        facts.gather(message);
+    }
+    facts.into_list()
+}
+
+/// [`gather_pinned`]'s facts before the covered messages': the previous ones and the open
+/// tasks. Not generic, so compiled once rather than once per iterator the callers pass.
+fn carried_facts(previous: &[PinnedFact], todos: &[TodoItem]) -> Facts {
     let mut facts = Facts::default();
     let tasks: Vec<PinnedFact> = todos
         .iter()
@@ -56,10 +64,7 @@ pub fn gather_pinned<'m>(
     for task in tasks {
         facts.push(task);
     }
-    for message in covered {
-        facts.gather(message);
-    }
-    facts.into_list()
+    facts
 }
 
 /// The pinned facts of a log read one message at a time, as [`gather_pinned`] would find them
@@ -88,7 +93,7 @@ struct Facts {
     list: Vec<PinnedFact>,
     /// `kind` and text (`path\nsrc/a.rs`): strings, as the other sets, so the .wasm has one
     /// BTreeSet type fewer (docs/performance.md, "Size").
-    seen: BTreeSet<String>,
+    seen: crate::wire::fields::StringSet,
     next_step: Option<PinnedFact>,
 }
 

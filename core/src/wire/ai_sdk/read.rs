@@ -184,11 +184,7 @@ fn tool_result(value: &Value, at: &str) -> Result<Message> {
             let items = items
                 .as_array()
                 .ok_or_else(|| expected(&value_at, "an array of content items", items))?;
-            let parts = items
-                .iter()
-                .enumerate()
-                .map(|(index, item)| output_item(item, &index_path(&value_at, index)))
-                .collect::<Result<_>>()?;
+            let parts = crate::wire::fields::read_each(items, &value_at, output_item)?;
             (Content::Parts(parts), false)
         }
         kind if WHOLE_OUTPUTS.contains(&kind) || !plain => (whole(), kind.starts_with("error-")),

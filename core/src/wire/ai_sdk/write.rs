@@ -1,12 +1,12 @@
 //! Writing the model as AI SDK `ModelMessage`s (see [`super`] for the mapping).
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
 use super::{MESSAGE_FIELDS, WHOLE_OUTPUTS};
 use crate::model::{Content, ImageSource, Message, Part, Provider, ProviderFields, Role, ToolCall};
+use crate::text::transcript::CallNames;
 use crate::wire::crossing::{call_names, crossing, Crossing};
 
 /// Writes messages as an array of `ModelMessage`s. Never fails: what the AI SDK has no place
@@ -104,12 +104,12 @@ fn call_value(call: &ToolCall) -> Value {
     with_fields(object, own_fields(call.provider_fields.as_ref()))
 }
 
-fn tool_result(message: &Message, names: &BTreeMap<String, String>) -> Value {
+fn tool_result(message: &Message, names: &CallNames<'_>) -> Value {
     let id = message.tool_call_id.clone().unwrap_or_default();
     let name = message
         .name
         .clone()
-        .or_else(|| names.get(&id).cloned())
+        .or_else(|| names.get(&id).map(str::to_owned))
         .unwrap_or_default();
     let output = match &message.content {
         Content::Text(text) if message.is_error => json!({"type": "error-text", "value": text}),

@@ -105,6 +105,23 @@ pub fn place_breakpoints<M: Borrow<Message>>(
     has_summary: bool,
     trailing_nudges: usize,
 ) -> Vec<CacheBreakpoint> {
+    let stable = messages.len().saturating_sub(trailing_nudges);
+    let last_assistant = messages
+        .get(..stable)
+        .unwrap_or_default()
+        .iter()
+        .rposition(|message| message.borrow().role == Role::Assistant);
+    placed_breakpoints(stable, last_assistant, has_system, has_summary)
+}
+
+/// [`place_breakpoints`] given the number of `stable` messages and the last assistant message
+/// among them: not generic, so compiled once rather than once per message type.
+fn placed_breakpoints(
+    stable: usize,
+    last_assistant: Option<usize>,
+    has_system: bool,
+    has_summary: bool,
+) -> Vec<CacheBreakpoint> {
     let mut placed = Vec::with_capacity(MAX_BREAKPOINTS);
     if has_system {
         placed.push(CacheBreakpoint {
@@ -112,7 +129,6 @@ pub fn place_breakpoints<M: Borrow<Message>>(
             after_message: None,
         });
     }
-    let stable = messages.len().saturating_sub(trailing_nudges);
     let mut add = |reason, index: usize| {
         if placed.iter().all(|b| b.after_message != Some(index)) {
             placed.push(CacheBreakpoint {
@@ -124,11 +140,6 @@ pub fn place_breakpoints<M: Borrow<Message>>(
     if has_summary && stable > 0 {
         add(BreakpointReason::Summary, 0);
     }
-    let last_assistant = messages
-        .get(..stable)
-        .unwrap_or_default()
-        .iter()
-        .rposition(|message| message.borrow().role == Role::Assistant);
     if let Some(previous_end) = last_assistant.and_then(|index| index.checked_sub(1)) {
         add(BreakpointReason::PreviousTurn, previous_end);
     }

@@ -32,10 +32,7 @@ pub fn from_langchain(value: &Value) -> Result<Vec<Message>> {
             ))
         }
     };
-    list.iter()
-        .enumerate()
-        .map(|(index, message)| read_message(message, &index_path("messages", index)))
-        .collect()
+    crate::wire::fields::read_each(list, "messages", read_message)
 }
 
 /// The message's type and the object holding its fields, whichever form it is in.
@@ -94,13 +91,11 @@ fn read_message(value: &Value, at: &str) -> Result<Message> {
     let content = match data.get("content") {
         None | Some(Value::Null) => Content::Text(String::new()),
         Some(Value::String(text)) => Content::Text(text.clone()),
-        Some(Value::Array(blocks)) => Content::Parts(
-            blocks
-                .iter()
-                .enumerate()
-                .map(|(index, block)| read_block(block, &index_path(&content_at, index)))
-                .collect::<Result<_>>()?,
-        ),
+        Some(Value::Array(blocks)) => Content::Parts(crate::wire::fields::read_each(
+            blocks,
+            &content_at,
+            read_block,
+        )?),
         Some(other) => {
             return Err(expected(
                 &content_at,

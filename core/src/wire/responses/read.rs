@@ -219,13 +219,11 @@ fn read_message(object: &Object, at: &str) -> Result<Item> {
     let content_at = field_path(at, "content");
     let content = match required(object, at, "content")? {
         Value::String(text) => Content::Text(text.clone()),
-        Value::Array(parts) => Content::Parts(
-            parts
-                .iter()
-                .enumerate()
-                .map(|(index, part)| read_part(part, &index_path(&content_at, index)))
-                .collect::<Result<_>>()?,
-        ),
+        Value::Array(parts) => Content::Parts(crate::wire::fields::read_each(
+            parts,
+            &content_at,
+            read_part,
+        )?),
         other => {
             return Err(expected(
                 &content_at,
@@ -249,13 +247,9 @@ fn read_message(object: &Object, at: &str) -> Result<Item> {
 fn output_content(value: &Value, at: &str) -> Result<Content> {
     match value {
         Value::String(text) => Ok(Content::Text(text.clone())),
-        Value::Array(parts) => Ok(Content::Parts(
-            parts
-                .iter()
-                .enumerate()
-                .map(|(index, part)| read_part(part, &index_path(at, index)))
-                .collect::<Result<_>>()?,
-        )),
+        Value::Array(parts) => Ok(Content::Parts(crate::wire::fields::read_each(
+            parts, at, read_part,
+        )?)),
         other => Err(expected(at, "a string or an array of content parts", other)),
     }
 }

@@ -31,7 +31,7 @@ fn to_responses_refs(messages: &[&Message]) -> Value {
         }
     }
     // Owned ids, as in the other sets of ids: one BTreeSet type fewer in the .wasm.
-    let custom_calls: std::collections::BTreeSet<String> = crate::wire::fields::set_of(
+    let custom_calls = crate::wire::fields::set_of(
         messages
             .iter()
             .flat_map(|message| &message.tool_calls)
@@ -154,7 +154,7 @@ fn call_item(call: &ToolCall) -> Value {
     with_fields(item, fields)
 }
 
-fn output_item(message: &Message, custom_calls: &std::collections::BTreeSet<String>) -> Value {
+fn output_item(message: &Message, custom_calls: &crate::wire::fields::StringSet) -> Value {
     let id = message.tool_call_id.clone().unwrap_or_default();
     let output = match &message.content {
         Content::Text(text) => json!(text),

@@ -11,8 +11,6 @@
 //! - in a user message, `tool_result` blocks come before any other block (ctxkit's wording:
 //!   the API's documentation states the rule, its error text varies).
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use super::{str_field, violation, Violation};
@@ -49,7 +47,7 @@ pub fn validate_anthropic(request: &Value) -> Vec<Violation> {
         ));
     }
 
-    let mut seen_ids = BTreeSet::new();
+    let mut seen_ids = crate::wire::fields::StringSet::default();
     let mut previous_tool_uses: Vec<String> = Vec::new();
     let last = messages.len().saturating_sub(1);
     for (index, message) in messages.iter().enumerate() {
@@ -144,7 +142,7 @@ struct MessageAt<'m> {
 fn check_blocks(
     blocks: &[&Value],
     message: &MessageAt<'_>,
-    seen_ids: &mut BTreeSet<String>,
+    seen_ids: &mut crate::wire::fields::StringSet,
     violations: &mut Vec<Violation>,
 ) -> Vec<String> {
     let mut tool_uses = Vec::new();

@@ -11,8 +11,6 @@
 //! - a `prompt_cache_breakpoint` is on a `text`, `image_url` or `file` part of a message that is
 //!   not the assistant's, as `{"mode": "explicit"}`, at most four in the request.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use super::cache_marks::{check_count, check_mark};
@@ -157,8 +155,8 @@ struct OpenCalls {
     at: String,
     /// In call order, so the error lists ids as the model wrote them.
     order: Vec<String>,
-    all: BTreeSet<String>,
-    waiting: BTreeSet<String>,
+    all: crate::wire::fields::StringSet,
+    waiting: crate::wire::fields::StringSet,
 }
 
 fn open_calls(message: &Value, at: &str, violations: &mut Vec<Violation>) -> Option<OpenCalls> {
@@ -169,8 +167,8 @@ fn open_calls(message: &Value, at: &str, violations: &mut Vec<Violation>) -> Opt
     let mut open = OpenCalls {
         at: at.to_owned(),
         order: Vec::new(),
-        all: BTreeSet::new(),
-        waiting: BTreeSet::new(),
+        all: crate::wire::fields::StringSet::default(),
+        waiting: crate::wire::fields::StringSet::default(),
     };
     for (call_index, call) in calls.iter().enumerate() {
         let id = str_field(call, "id").unwrap_or_default().to_owned();
@@ -197,7 +195,7 @@ fn report_unanswered(calls: OpenCalls, violations: &mut Vec<Violation>) {
     let missing: Vec<&str> = calls
         .order
         .iter()
-        .filter(|id| calls.waiting.contains(*id))
+        .filter(|id| calls.waiting.contains(id))
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {

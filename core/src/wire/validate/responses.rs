@@ -143,12 +143,22 @@ fn input_items(request: &Value) -> Result<Option<&Vec<Value>>, Violation> {
     }
 }
 
-/// The tool calls of the input so far, each with the item index it is at, whether an output
-/// answered it, and whether it is a custom tool call; and their order.
+/// The tool calls of the input so far, in input order, each with the item index it is at,
+/// whether an output answered it, and whether it is a custom tool call; and each call's
+/// position in that list by its id (a `BTreeMap<String, usize>`, a type the core has already:
+/// each key and value type compiles its own B-tree code, docs/performance.md, "Size").
 #[derive(Default)]
 struct Calls {
-    by_id: BTreeMap<String, (usize, bool, bool)>,
-    order: Vec<String>,
+    by_id: BTreeMap<String, usize>,
+    calls: Vec<Call>,
+}
+
+/// One tool call of [`Calls`].
+struct Call {
+    id: String,
+    index: usize,
+    answered: bool,
+    custom: bool,
 }
 
 impl Calls {
@@ -173,8 +183,13 @@ impl Calls {
                 format!("Duplicate value for 'call_id' of '{id}' in 'input'."),
             ));
         } else {
-            self.by_id.insert(id.to_owned(), (index, false, custom));
-            self.order.push(id.to_owned());
+            self.by_id.insert(id.to_owned(), self.calls.len());
+            self.calls.push(Call {
+                id: id.to_owned(),
+                index,
+                answered: false,
+                custom,
+            });
         }
         if str_field(item, "name").is_none_or(str::is_empty) {
             violations.push(violation(
@@ -193,11 +208,10 @@ impl Calls {
         violations: &mut Vec<Violation>,
     ) {
         let id = str_field(item, "call_id").unwrap_or_default();
-        match self.by_id.get_mut(id) {
-            Some((_, answered, is_custom)) if *is_custom == custom && !*answered => {
-                *answered = true;
-            }
-            Some((_, true, _)) => violations.push(violation(
+        let call = self.by_id.get(id).and_then(|&at| self.calls.get_mut(at));
+        match call {
+            Some(call) if call.custom == custom && !call.answered => call.answered = true,
+            Some(Call { answered: true, .. }) => violations.push(violation(
                 format!("{at}.call_id"),
                 format!("Duplicate tool output found for call_id {id}."),
             )),
@@ -222,15 +236,13 @@ impl Calls {
 
     /// Every call no output answered, in input order.
     fn check_unanswered(&self, violations: &mut Vec<Violation>) {
-        // Looked up in `by_id` rather than collected into a set of the answered ids: one
-        // BTreeSet type fewer in the .wasm (docs/performance.md, "Size").
-        let answered = |id: &str| matches!(self.by_id.get(id), Some((_, answered, _)) if *answered);
-        for id in self.order.iter().filter(|id| !answered(id.as_str())) {
-            let index = self.by_id.get(id).map_or(0, |(index, _, _)| *index);
-            violations.push(violation(
-                format!("input[{index}]"),
-                format!("No tool output found for function call {id}."),
-            ));
+        for call in &self.calls {
+            if !call.answered {
+                violations.push(violation(
+                    format!("input[{}]", call.index),
+                    format!("No tool output found for function call {}.", call.id),
+                ));
+            }
         }
     }
 }
