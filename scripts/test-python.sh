@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package's tests, from a fresh clone: builds the wheel (maturin, abi3, the test profile) into
+# The Python package's tests, from a fresh clone: builds the wheel (maturin, abi3, the dev profile) into
 # a throwaway virtual environment that has the adapters' pinned packages
 # (python/requirements-test.txt: pydantic-ai, langchain, langgraph, openai-agents), builds the
 # CLI the corpus tests compare against, type-checks the examples with mypy --strict, and runs
@@ -25,12 +25,14 @@ venv="$scratch/venv/bin"
 step "python: the pinned test packages (python/requirements-test.txt)"
 "$venv/pip" install -q --disable-pip-version-check -r python/requirements-test.txt
 
-# The test profile (opt-level 1, debug assertions on), in target/debug: the dependencies scripts/test.sh's
-# cargo test compiled there are reused, so only the crates whose features differ for the wheel
-# (PyO3's, the shell's) are compiled. A profile of its own rebuilt the whole tree: 3.5 minutes
-# of the run on two cores, against about one (docs/performance.md, "The test suite").
-step "python: the wheel (maturin build, the test profile), installed into the throwaway environment"
-(cd python && "$venv/maturin" build --profile test --quiet --out "$scratch/wheels")
+# The dev profile, which is the test profile's settings (Cargo.toml: opt-level 1, debug
+# assertions on), in target/debug: the dependencies scripts/test.sh's cargo test compiled there
+# are reused, so only the crates whose features differ for the wheel (PyO3's, the shell's) are
+# compiled: about a minute on two cores, where a profile of its own rebuilt the whole tree in 3.5
+# (docs/performance.md, "The test suite"). Not `--profile test`: cargo rustc then compiles the
+# library as a test harness, an executable Python cannot load.
+step "python: the wheel (maturin build, the dev profile), installed into the throwaway environment"
+(cd python && "$venv/maturin" build --profile dev --quiet --out "$scratch/wheels")
 "$venv/pip" install -q --disable-pip-version-check "$scratch"/wheels/ctxkit_core-*.whl
 
 step "python: the CLI the corpus tests compare with (the build scripts/test.sh's cargo test made)"
