@@ -10,10 +10,9 @@
 //! (`ctxkit::reports`), the CLI's too; `python/tests/test_corpus.py` checks the rows against
 //! the CLI's output on the corpus.
 
-use ctxkit::reports::{measure_fidelity, play_steps, session_stem, split_steps};
+use ctxkit::reports::{measure_fidelity, play_steps, report_config, session_stem, split_steps};
 use ctxkit::store::SqliteStore;
-use ctxkit::{Engine, EngineConfig};
-use ctxkit_core::compaction::Budget;
+use ctxkit::Engine;
 use ctxkit_core::import::import_transcript;
 use ctxkit_core::tokens::ModelFamily;
 use ctxkit_core::CoreError;
@@ -95,17 +94,8 @@ pub fn fidelity<'py>(
                 format!("{index}: the file holds {count} conversation(s)"),
             ))
         })?;
-        let mut config = EngineConfig {
-            budget: Budget::for_window(window),
-            ..EngineConfig::default()
-        };
-        config.policy.family = family;
-        // As the CLI's replay: the summaries name the directory the transcript records.
-        config.policy.working_directory = conversation.working_directory.clone();
-        config.prompt.read_agents_md = false;
-        config.prompt.working_directory =
-            Some(ctxkit::reports::REPORT_WORKING_DIRECTORY.to_owned());
-        config.memory.in_prompt = false;
+        // The CLI's replay configuration: one function, so both give the same rows.
+        let config = report_config(window, family, conversation.working_directory.clone());
         let scratch = tempfile::tempdir().map_err(|e| {
             PyErrSource::Native(ctxkit::Error::io(
                 "create a temporary folder",

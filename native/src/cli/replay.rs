@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use ctxkit::files::open_folder_inside;
 use ctxkit::llm::{Api, LlmEndpoint, SummarizerConfig};
 use ctxkit::offload::discard_offload;
-use ctxkit::reports::{session_stem, split_steps, Step};
+use ctxkit::reports::{report_config, session_stem, split_steps, Step};
 use ctxkit::store::SqliteStore;
 use ctxkit::{Engine, EngineConfig};
 use ctxkit_core::compaction::{Budget, Checkpoint};
@@ -107,16 +107,10 @@ pub(super) fn scratch_replay<T>(
         show_summary: false,
     };
     let (name, steps, working_directory) = load_steps(&replay)?;
-    let mut config = EngineConfig {
-        budget: Budget::for_window(source.window),
+    let config = EngineConfig {
         summarizer: summarizer_config(source.summarizer)?,
-        ..EngineConfig::default()
+        ..report_config(source.window, source.model_family.into(), working_directory)
     };
-    config.policy.family = source.model_family.into();
-    config.policy.working_directory = working_directory;
-    config.prompt.read_agents_md = false;
-    config.prompt.working_directory = Some(ctxkit::reports::REPORT_WORKING_DIRECTORY.to_owned());
-    config.memory.in_prompt = false;
     let folder_of = |session: &str| {
         config
             .offload

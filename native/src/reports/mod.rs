@@ -18,5 +18,5 @@ pub mod probe;
 pub mod probe_guard;
 pub mod steps;
 
-pub use fidelity::{measure_fidelity, FidelityReport, REPORT_WORKING_DIRECTORY};
+pub use fidelity::{measure_fidelity, report_config, FidelityReport, REPORT_WORKING_DIRECTORY};
 pub use steps::{play_steps, session_stem, split_steps, Step};
